@@ -1,0 +1,218 @@
+//! Sandbox benchmarks (`make bench`): per-job cost, throughput, compile and
+//! load times, guest vs native compute, memory per live instance.
+//!
+//! Not a test: it prints figures (a markdown table) for docs/BENCHMARKS.md.
+//! Every speed figure is set against a peer measured in the same run (the
+//! native twin, the unmetered engine) so a noisy machine skews both sides.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use airlock::sandbox::{
+    Completion, JobInput, Limits, LoadedComponent, LocalServices, Sandbox, SandboxConfig,
+};
+
+fn guest(name: &str) -> Vec<u8> {
+    let dir = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target"));
+    let path = dir
+        .join("wasm32-wasip2/release")
+        .join(format!("{}.wasm", name.replace('-', "_")));
+    std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}; run `make guests`", path.display()))
+}
+
+fn job(data: &str) -> JobInput {
+    JobInput {
+        id: "bench".into(),
+        queue: "bench".into(),
+        name: "bench".into(),
+        data: data.into(),
+        attempt: 1,
+        max_attempts: 1,
+        enqueued_at_ms: 0,
+        parent: None,
+    }
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    let idx = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[idx]
+}
+
+fn micros(d: Duration) -> String {
+    format!("{:.1} µs", d.as_secs_f64() * 1e6)
+}
+
+fn millis(d: Duration) -> String {
+    format!("{:.2} ms", d.as_secs_f64() * 1e3)
+}
+
+fn rss_bytes() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches(" kB").trim().parse::<u64>().ok())
+        .map(|kb| kb * 1024)
+        .unwrap_or(0)
+}
+
+fn run_once(
+    sandbox: &Sandbox,
+    component: &LoadedComponent,
+    data: &str,
+    limits: &Limits,
+) -> Duration {
+    let outcome = sandbox.run(
+        component,
+        &job(data),
+        limits,
+        Box::new(LocalServices::new()),
+        None,
+    );
+    assert!(
+        matches!(outcome.completion, Completion::Completed(_)),
+        "{:?}",
+        outcome.completion
+    );
+    outcome.wall_time
+}
+
+fn main() {
+    let cache = tempfile_dir();
+    let config = SandboxConfig {
+        max_instances: 1024,
+        cache_dir: Some(cache.clone()),
+        ..SandboxConfig::default()
+    };
+    let sandbox = Arc::new(Sandbox::new(config.clone()).expect("sandbox"));
+    let metered = Limits::default();
+    let unmetered = Limits {
+        fuel: None,
+        ..Limits::default()
+    };
+    println!("| benchmark | result |");
+    println!("|---|---|");
+
+    // Compile from source vs load the precompiled artifact.
+    let payment = guest("payment-webhook");
+    let started = Instant::now();
+    sandbox.load(&payment).expect("load");
+    let compile = started.elapsed();
+    let restarted = Sandbox::new(config.clone()).expect("sandbox");
+    let started = Instant::now();
+    restarted.load(&payment).expect("load");
+    let load = started.elapsed();
+    assert_eq!(restarted.compilations(), 0);
+    drop(restarted);
+    println!(
+        "| compile payment-webhook ({} KiB) | {} |",
+        payment.len() / 1024,
+        millis(compile)
+    );
+    println!(
+        "| load precompiled artifact | {} ({:.0}× faster) |",
+        millis(load),
+        compile.as_secs_f64() / load.as_secs_f64()
+    );
+
+    // Per-job cost of the smallest guest: instantiate, call, drop.
+    let noop = sandbox.load(&guest("noop")).expect("load");
+    for limits in [&metered, &unmetered] {
+        for _ in 0..500 {
+            run_once(&sandbox, &noop, "{}", limits);
+        }
+        let mut samples: Vec<Duration> = (0..10_000)
+            .map(|_| run_once(&sandbox, &noop, "{}", limits))
+            .collect();
+        samples.sort();
+        let label = if limits.fuel.is_some() {
+            "fuel"
+        } else {
+            "no fuel"
+        };
+        println!(
+            "| noop per-job sandbox cost ({label}) | p50 {} · p99 {} |",
+            micros(percentile(&samples, 0.5)),
+            micros(percentile(&samples, 0.99))
+        );
+    }
+    let started = Instant::now();
+    let n = 20_000;
+    for _ in 0..n {
+        run_once(&sandbox, &noop, "{}", &metered);
+    }
+    let rate = n as f64 / started.elapsed().as_secs_f64();
+    println!("| noop runs/s on one core (fuel) | {rate:.0} |");
+    if std::env::var("AIRLOCK_BENCH_ONLY").as_deref() == Ok("noop") {
+        return;
+    }
+
+    // Compute: the cpu-bound guest against the same code compiled natively.
+    let cpu = sandbox.load(&guest("cpu-bound")).expect("load");
+    let rounds = 2_000_000u64;
+    let data = format!(r#"{{"rounds":{rounds},"seed":"bench"}}"#);
+    let big = Limits {
+        fuel: Some(500_000_000_000),
+        timeout: Duration::from_secs(120),
+        ..Limits::default()
+    };
+    let big_unmetered = Limits {
+        fuel: None,
+        ..big.clone()
+    };
+    run_once(&sandbox, &cpu, &data, &big);
+    run_once(&sandbox, &cpu, &data, &big_unmetered);
+    let best = |f: &dyn Fn() -> Duration| (0..5).map(|_| f()).min().unwrap();
+    let native = best(&|| {
+        let started = Instant::now();
+        std::hint::black_box(cpu_bound_core::hash_chain("bench", rounds));
+        started.elapsed()
+    });
+    let fueled = best(&|| run_once(&sandbox, &cpu, &data, &big));
+    let unfueled = best(&|| run_once(&sandbox, &cpu, &data, &big_unmetered));
+    println!(
+        "| cpu-bound native ({rounds} sha256 rounds) | {} |",
+        millis(native)
+    );
+    println!(
+        "| cpu-bound guest, fuel | {} ({:.2}× native) |",
+        millis(fueled),
+        fueled.as_secs_f64() / native.as_secs_f64()
+    );
+    println!(
+        "| cpu-bound guest, no fuel | {} ({:.2}× native) |",
+        millis(unfueled),
+        unfueled.as_secs_f64() / native.as_secs_f64()
+    );
+
+    // Memory held by live instances.
+    let count = 200;
+    let before = rss_bytes();
+    let live: Vec<_> = (0..count)
+        .map(|_| {
+            sandbox
+                .instantiate_idle(&payment_loaded(&sandbox, &payment), &metered)
+                .expect("instantiate")
+        })
+        .collect();
+    let after = rss_bytes();
+    println!(
+        "| memory per live instance (payment-webhook, {count} live) | {:.0} KiB RSS |",
+        (after.saturating_sub(before)) as f64 / count as f64 / 1024.0
+    );
+    drop(live);
+    let _ = std::fs::remove_dir_all(cache);
+}
+
+fn payment_loaded(sandbox: &Sandbox, bytes: &[u8]) -> Arc<LoadedComponent> {
+    sandbox.load(bytes).expect("load")
+}
+
+fn tempfile_dir() -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("airlock-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    dir
+}

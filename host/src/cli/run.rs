@@ -1,0 +1,264 @@
+//! `airlock run`: a handler author's local test loop.
+//!
+//! Runs one job without Redis: steps, sleeps and the KV store live in
+//! memory for the duration of the command. A durable sleep is honoured for
+//! real (the job is re-run after the wake-up time, replaying its steps), or
+//! skipped with `--skip-sleeps`.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use anyhow::Context as _;
+use clap::Args;
+
+use crate::sandbox::{
+    Completion, FailureKind, HostServices, JobInput, Limits, LocalServices, RunOutcome, Sandbox,
+    SandboxConfig,
+};
+
+/// Arguments of `airlock run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The handler component (`.wasm`).
+    pub handler: PathBuf,
+    /// The job's data, as JSON.
+    #[arg(long, default_value = "{}")]
+    pub data: String,
+    /// The job name.
+    #[arg(long, default_value = "local")]
+    pub name: String,
+    /// Fuel budget (`off` to run without fuel, bounded by the timeout only).
+    #[arg(long)]
+    pub fuel: Option<String>,
+    /// Memory cap, e.g. `64MiB`.
+    #[arg(long)]
+    pub memory: Option<String>,
+    /// Wall-clock deadline, e.g. `5s`, `500ms`.
+    #[arg(long)]
+    pub timeout: Option<String>,
+    /// Which attempt to report to the handler.
+    #[arg(long, default_value_t = 1)]
+    pub attempt: u32,
+    /// Run the job this many times with the same in-memory state (shows
+    /// idempotency: the second run of the e-mail handler skips).
+    #[arg(long, default_value_t = 1)]
+    pub repeat: u32,
+    /// Do not wait out durable sleeps: wake the job at once.
+    #[arg(long)]
+    pub skip_sleeps: bool,
+    /// Print the outcome as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Exit code for a failure kind: 0 is success, 1 a usage or load error.
+pub fn exit_code(kind: FailureKind) -> i32 {
+    match kind {
+        FailureKind::GuestRetry => 2,
+        FailureKind::GuestFatal => 3,
+        FailureKind::FuelExhausted => 4,
+        FailureKind::MemoryLimit => 5,
+        FailureKind::Timeout => 6,
+        FailureKind::StackOverflow => 7,
+        FailureKind::MemoryFault => 8,
+        FailureKind::Trap => 9,
+        FailureKind::InvalidOutput => 10,
+        FailureKind::OutputTooLarge => 11,
+        FailureKind::Instantiation => 12,
+        FailureKind::HostUnavailable => 13,
+    }
+}
+
+fn limits_from(args: &RunArgs) -> anyhow::Result<Limits> {
+    // The local runner sets limits directly (up to the host maxima): it is
+    // the author's own machine, there is no queue binding to stay under.
+    let mut limits = Limits::default();
+    match args.fuel.as_deref() {
+        None => {}
+        Some("off") => limits.fuel = None,
+        Some(text) => {
+            let fuel: u64 = text
+                .replace('_', "")
+                .parse()
+                .with_context(|| format!("--fuel: `{text}` is not a number or `off`"))?;
+            limits.fuel = Some(fuel);
+        }
+    }
+    if let Some(text) = &args.memory {
+        let size: bytesize::ByteSize = text
+            .parse()
+            .map_err(|e| anyhow::anyhow!("--memory: `{text}` is not a size like 64MiB: {e}"))?;
+        limits.memory_bytes = size.as_u64();
+    }
+    if let Some(text) = &args.timeout {
+        let timeout = humantime::parse_duration(text)
+            .with_context(|| format!("--timeout: `{text}` is not a duration like 5s"))?;
+        limits.timeout = timeout;
+    }
+    limits
+        .check_within(&SandboxConfig::default().maxima)
+        .map_err(|e| anyhow::anyhow!("--{}: {}", flag_for(e.field), e.message))?;
+    Ok(limits)
+}
+
+fn flag_for(field: &str) -> &str {
+    match field {
+        "memoryBytes" => "memory",
+        "timeoutMs" => "timeout",
+        other => other,
+    }
+}
+
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+/// Runs the command; returns the exit code.
+pub async fn execute(args: RunArgs) -> anyhow::Result<i32> {
+    serde_json::from_str::<serde::de::IgnoredAny>(&args.data)
+        .with_context(|| format!("--data: not valid JSON: {}", args.data))?;
+    let limits = limits_from(&args)?;
+    let bytes = std::fs::read(&args.handler)
+        .with_context(|| format!("cannot read {}", args.handler.display()))?;
+
+    let config = SandboxConfig {
+        max_instances: 4,
+        cache_dir: Some(super::default_cache_dir()),
+        ..SandboxConfig::default()
+    };
+    let sandbox = Arc::new(Sandbox::new(config)?);
+    let component = {
+        let sandbox = sandbox.clone();
+        tokio::task::spawn_blocking(move || sandbox.load(&bytes)).await?
+    }
+    .with_context(|| format!("{} is not a usable handler", args.handler.display()))?;
+
+    let services = LocalServices::new();
+    let job = JobInput {
+        id: format!("local-{}", now_ms()),
+        queue: "local".into(),
+        name: args.name.clone(),
+        data: args.data.clone(),
+        attempt: args.attempt,
+        max_attempts: args.attempt.max(1),
+        enqueued_at_ms: now_ms(),
+        parent: None,
+    };
+
+    let mut last = None;
+    for repetition in 1..=args.repeat.max(1) {
+        if args.repeat > 1 && !args.json {
+            println!("── run {repetition} of {} ──", args.repeat);
+        }
+        last = Some(run_until_done(&sandbox, &component, &job, &limits, &services, &args).await);
+    }
+    let outcome = last.expect("at least one run");
+    Ok(match &outcome.completion {
+        Completion::Completed(_) => 0,
+        Completion::Failed(f) => exit_code(f.kind),
+        Completion::Suspended { .. } => 0,
+    })
+}
+
+/// Runs the job, re-running it after each durable sleep as a queue host
+/// would, and reports every run.
+async fn run_until_done(
+    sandbox: &Arc<Sandbox>,
+    component: &Arc<crate::sandbox::LoadedComponent>,
+    job: &JobInput,
+    limits: &Limits,
+    services: &LocalServices,
+    args: &RunArgs,
+) -> RunOutcome {
+    loop {
+        let outcome = sandbox
+            .run_blocking(
+                component.clone(),
+                job.clone(),
+                limits.clone(),
+                Box::new(services.clone()) as Box<dyn HostServices>,
+                None,
+            )
+            .await;
+        report(&outcome, services, args);
+        let Completion::Suspended { wake_at_ms } = outcome.completion else {
+            return outcome;
+        };
+        let wait = Duration::from_millis(wake_at_ms.saturating_sub(now_ms()));
+        if args.skip_sleeps {
+            eprintln!(
+                "durable sleep of {} skipped (--skip-sleeps); resuming",
+                humantime::format_duration(wait)
+            );
+            services.wake_sleeps_now();
+        } else {
+            eprintln!(
+                "durable sleep: resuming in {} (use --skip-sleeps to skip)",
+                humantime::format_duration(wait)
+            );
+            tokio::time::sleep(wait).await;
+        }
+    }
+}
+
+fn report(outcome: &RunOutcome, services: &LocalServices, args: &RunArgs) {
+    let progress: Vec<serde_json::Value> = services
+        .store()
+        .lock()
+        .map(|mut s| s.progress.drain(..).map(|p| p.to_json()).collect())
+        .unwrap_or_default();
+    if args.json {
+        let (status, result, failure) = match &outcome.completion {
+            Completion::Completed(output) => (
+                "completed",
+                serde_json::from_str(output).unwrap_or(serde_json::Value::Null),
+                None,
+            ),
+            Completion::Failed(f) => ("failed", serde_json::Value::Null, Some(f.clone())),
+            Completion::Suspended { .. } => ("suspended", serde_json::Value::Null, None),
+        };
+        let doc = serde_json::json!({
+            "status": status,
+            "result": result,
+            "failure": failure,
+            "progress": progress,
+            "logs": outcome.logs,
+            "logsDroppedBytes": outcome.logs_dropped_bytes,
+            "fuelUsed": outcome.fuel_used,
+            "peakMemoryBytes": outcome.peak_memory_bytes,
+            "wallTimeMs": outcome.wall_time.as_secs_f64() * 1000.0,
+        });
+        println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+        return;
+    }
+    for p in &progress {
+        println!("progress  {p}");
+    }
+    for line in &outcome.logs {
+        println!("log       {}", line.render());
+    }
+    if outcome.logs_dropped_bytes > 0 {
+        println!(
+            "log       ... {} more bytes dropped (log cap reached)",
+            outcome.logs_dropped_bytes
+        );
+    }
+    match &outcome.completion {
+        Completion::Completed(output) => println!("result    {output}"),
+        Completion::Failed(f) => println!("failed    {}: {}", f.kind, f.message),
+        Completion::Suspended { wake_at_ms } => println!("suspended until {wake_at_ms}"),
+    }
+    println!(
+        "measured  fuel {}  memory {}  time {:.3} ms",
+        outcome
+            .fuel_used
+            .map(|f| f.to_string())
+            .unwrap_or_else(|| "unmetered".into()),
+        bytesize::ByteSize(outcome.peak_memory_bytes),
+        outcome.wall_time.as_secs_f64() * 1000.0
+    );
+}

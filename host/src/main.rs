@@ -1,0 +1,20 @@
+use clap::Parser;
+
+#[tokio::main]
+async fn main() {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| "airlock=info,warn".into()),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let cli = airlock::cli::Cli::parse();
+    match airlock::cli::execute(cli).await {
+        Ok(code) => std::process::exit(code),
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            std::process::exit(1);
+        }
+    }
+}

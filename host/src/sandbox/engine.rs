@@ -1,0 +1,124 @@
+//! The wasmtime engines and the epoch ticker that enforces deadlines.
+//!
+//! Airlock keeps two engines: a *metered* one that compiles fuel checks into
+//! guest code (the CPU budget every job runs under by default) and an
+//! *unmetered* one for queues that opt out of fuel and rely on the epoch
+//! deadline alone. Fuel is compiled in, so the two cannot share compiled code.
+
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use sha2::{Digest, Sha256};
+use wasmtime::component::{HasSelf, Linker};
+use wasmtime::{Config, Engine, InstanceAllocationStrategy, OptLevel, PoolingAllocationConfig};
+
+use super::bindings::Handler;
+use super::state::RunState;
+
+/// Engine-wide settings.
+#[derive(Debug, Clone)]
+pub struct EngineSettings {
+    /// Live instances per engine (the pooling allocator's slot count).
+    pub max_instances: u32,
+    /// Largest linear memory any guest may have (pool slot size).
+    pub max_memory_bytes: u64,
+    /// Wasm stack limit; deep recursion traps with `stack_overflow`.
+    pub max_wasm_stack: usize,
+}
+
+/// One engine with its linker and the key of its compiled-code format.
+pub struct EngineHandle {
+    /// The engine.
+    pub engine: Engine,
+    /// Linker with WASI and the Airlock imports.
+    pub linker: Linker<RunState>,
+    /// Identifies this engine's compiled-code format (wasmtime version,
+    /// target, flags, fuel...): part of the on-disk artifact key so a stale
+    /// artifact is never loaded into an incompatible engine.
+    pub artifact_key: String,
+}
+
+impl EngineHandle {
+    /// Builds an engine (`metered` or not) and its linker.
+    pub fn new(settings: &EngineSettings, metered: bool) -> anyhow::Result<Self> {
+        let mut pool = PoolingAllocationConfig::default();
+        let n = settings.max_instances.max(1);
+        pool.total_component_instances(n)
+            // Rust components carry a few core instances and at most a couple
+            // of memories and tables each.
+            .total_core_instances(n * 8)
+            .total_memories(n * 2)
+            .total_tables(n * 4)
+            .max_memory_size(settings.max_memory_bytes as usize)
+            // Reset small memories with memset instead of madvise: cheaper
+            // for the many short jobs that touch little memory.
+            .linear_memory_keep_resident(0)
+            .table_keep_resident(64 << 10);
+
+        let mut config = Config::new();
+        config
+            .wasm_component_model(true)
+            .consume_fuel(metered)
+            .epoch_interruption(true)
+            .max_wasm_stack(settings.max_wasm_stack)
+            .cranelift_opt_level(OptLevel::Speed)
+            .allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
+        let engine = Engine::new(&config)?;
+
+        let mut linker = Linker::new(&engine);
+        wasmtime_wasi::p2::add_to_linker_sync(&mut linker)?;
+        Handler::add_to_linker::<RunState, HasSelf<RunState>>(&mut linker, |state| state)?;
+
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        engine.precompile_compatibility_hash().hash(&mut hasher);
+        let artifact_key = hex::encode(&Sha256::digest(hasher.finish().to_le_bytes())[..8]);
+
+        Ok(EngineHandle {
+            engine,
+            linker,
+            artifact_key,
+        })
+    }
+}
+
+/// Advances the engines' epoch on a fixed tick; a store's deadline is a
+/// number of ticks. Stops when dropped.
+pub struct EpochTicker {
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl EpochTicker {
+    /// Starts ticking `engines` every `tick`.
+    pub fn start(engines: Vec<Engine>, tick: Duration) -> Self {
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let thread = std::thread::Builder::new()
+            .name("airlock-epoch".into())
+            .spawn(move || {
+                while !flag.load(Ordering::Relaxed) {
+                    std::thread::sleep(tick);
+                    for engine in &engines {
+                        engine.increment_epoch();
+                    }
+                }
+            })
+            .expect("spawn epoch ticker thread");
+        EpochTicker {
+            stop,
+            thread: Some(thread),
+        }
+    }
+}
+
+impl Drop for EpochTicker {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}

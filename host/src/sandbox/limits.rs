@@ -1,0 +1,276 @@
+//! Resource limits for one job run, and how they combine.
+//!
+//! Limits come in three layers, each only able to tighten the one above:
+//! the host's [`HostMaxima`] (operator configuration), the per-queue or
+//! per-handler [`Limits`] (a binding's configuration), and a job's
+//! [`LimitsOverride`] (set at enqueue time). A job may lower a limit, never
+//! raise it; trying is an error naming the field, not a silent clamp.
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+/// Everything that bounds one run of a guest.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Limits {
+    /// CPU budget in fuel units (roughly one per wasm instruction). `None`
+    /// runs the guest without fuel metering, bounded by `timeout` alone:
+    /// fuel instrumentation costs some throughput on loop-heavy code.
+    pub fuel: Option<u64>,
+    /// Cap on the guest's linear memory, summed over all its memories.
+    pub memory_bytes: u64,
+    /// Wall-clock deadline for the whole run, enforced by epoch interruption.
+    #[serde(with = "duration_ms")]
+    pub timeout: Duration,
+    /// Largest accepted return value (JSON text), in bytes.
+    pub max_output_bytes: u64,
+    /// Log bytes kept per run (guest logs plus stdout/stderr); the rest is
+    /// counted and dropped so a log flood cannot exhaust host memory.
+    pub max_log_bytes: u64,
+    /// Durable steps a single run may record.
+    pub max_steps: u32,
+    /// Largest recorded step result (or KV value), in bytes.
+    pub max_step_bytes: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            fuel: Some(2_000_000_000),
+            memory_bytes: 64 << 20,
+            timeout: Duration::from_secs(30),
+            max_output_bytes: 1 << 20,
+            max_log_bytes: 64 << 10,
+            max_steps: 1_000,
+            max_step_bytes: 1 << 20,
+        }
+    }
+}
+
+/// The operator's ceiling for every limit on this host: no queue binding or
+/// job can ask for more.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HostMaxima {
+    /// Highest fuel budget; also the budget of a run that asks for none when
+    /// `allow_unmetered` is false.
+    pub fuel: u64,
+    /// Whether queues may run guests without fuel metering.
+    pub allow_unmetered: bool,
+    /// Largest memory cap (also sizes the instance pool's memory slots).
+    pub memory_bytes: u64,
+    /// Longest timeout.
+    #[serde(with = "duration_ms")]
+    pub timeout: Duration,
+    /// Largest return value.
+    pub max_output_bytes: u64,
+    /// Most log bytes per run.
+    pub max_log_bytes: u64,
+    /// Most steps per run.
+    pub max_steps: u32,
+    /// Largest step result.
+    pub max_step_bytes: u64,
+}
+
+impl Default for HostMaxima {
+    fn default() -> Self {
+        HostMaxima {
+            fuel: 1_000_000_000_000,
+            allow_unmetered: true,
+            memory_bytes: 1 << 30,
+            timeout: Duration::from_secs(15 * 60),
+            max_output_bytes: 16 << 20,
+            max_log_bytes: 1 << 20,
+            max_steps: 10_000,
+            max_step_bytes: 4 << 20,
+        }
+    }
+}
+
+/// A request to tighten some limits (from a job's options or the CLI).
+/// `None` keeps the inherited value.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct LimitsOverride {
+    /// Lower fuel budget.
+    pub fuel: Option<u64>,
+    /// Lower memory cap, in bytes.
+    pub memory_bytes: Option<u64>,
+    /// Shorter timeout, in milliseconds.
+    pub timeout_ms: Option<u64>,
+    /// Smaller output cap.
+    pub max_output_bytes: Option<u64>,
+    /// Smaller log cap.
+    pub max_log_bytes: Option<u64>,
+    /// Fewer steps.
+    pub max_steps: Option<u32>,
+    /// Smaller step results.
+    pub max_step_bytes: Option<u64>,
+}
+
+/// A limit that was asked to go up instead of down, or past a maximum.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("limit `{field}`: {message}")]
+pub struct LimitError {
+    /// The offending field, in the JSON spelling (`memoryBytes`, ...).
+    pub field: &'static str,
+    /// What was wrong with it.
+    pub message: String,
+}
+
+fn lower<T: PartialOrd + std::fmt::Display + Copy>(
+    field: &'static str,
+    current: T,
+    requested: Option<T>,
+) -> Result<T, LimitError> {
+    match requested {
+        None => Ok(current),
+        Some(r) if r <= current => Ok(r),
+        Some(r) => Err(LimitError {
+            field,
+            message: format!("{r} is above the allowed {current}; a job may only lower limits"),
+        }),
+    }
+}
+
+impl Limits {
+    /// These limits tightened by `request`; raising any limit is an error.
+    pub fn lowered_by(&self, request: &LimitsOverride) -> Result<Limits, LimitError> {
+        let fuel = match (self.fuel, request.fuel) {
+            (current, None) => current,
+            // An unmetered queue accepts a job that wants a fuel budget.
+            (None, Some(f)) => Some(f),
+            (Some(current), Some(f)) => Some(lower("fuel", current, Some(f))?),
+        };
+        let timeout_ms = lower(
+            "timeoutMs",
+            self.timeout.as_millis() as u64,
+            request.timeout_ms,
+        )?;
+        Ok(Limits {
+            fuel,
+            memory_bytes: lower("memoryBytes", self.memory_bytes, request.memory_bytes)?,
+            timeout: Duration::from_millis(timeout_ms),
+            max_output_bytes: lower(
+                "maxOutputBytes",
+                self.max_output_bytes,
+                request.max_output_bytes,
+            )?,
+            max_log_bytes: lower("maxLogBytes", self.max_log_bytes, request.max_log_bytes)?,
+            max_steps: lower("maxSteps", self.max_steps, request.max_steps)?,
+            max_step_bytes: lower("maxStepBytes", self.max_step_bytes, request.max_step_bytes)?,
+        })
+    }
+
+    /// Checks these limits against the host's maxima, naming the first field
+    /// over its maximum. Zero limits are refused too: they can never run.
+    pub fn check_within(&self, max: &HostMaxima) -> Result<(), LimitError> {
+        fn within<T: PartialOrd + std::fmt::Display + Default>(
+            field: &'static str,
+            value: T,
+            max: T,
+        ) -> Result<(), LimitError> {
+            if value == T::default() {
+                return Err(LimitError {
+                    field,
+                    message: "must be greater than zero".into(),
+                });
+            }
+            if value > max {
+                return Err(LimitError {
+                    field,
+                    message: format!("{value} is above this host's maximum of {max}"),
+                });
+            }
+            Ok(())
+        }
+        match self.fuel {
+            Some(f) => within("fuel", f, max.fuel)?,
+            None if !max.allow_unmetered => {
+                return Err(LimitError {
+                    field: "fuel",
+                    message: "this host does not allow running without fuel metering".into(),
+                });
+            }
+            None => {}
+        }
+        within("memoryBytes", self.memory_bytes, max.memory_bytes)?;
+        within(
+            "timeoutMs",
+            self.timeout.as_millis() as u64,
+            max.timeout.as_millis() as u64,
+        )?;
+        within(
+            "maxOutputBytes",
+            self.max_output_bytes,
+            max.max_output_bytes,
+        )?;
+        within("maxLogBytes", self.max_log_bytes, max.max_log_bytes)?;
+        within("maxSteps", self.max_steps, max.max_steps)?;
+        within("maxStepBytes", self.max_step_bytes, max.max_step_bytes)?;
+        Ok(())
+    }
+}
+
+/// Durations travel as whole milliseconds in JSON (`"timeout": 30000`).
+mod duration_ms {
+    use std::time::Duration;
+
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_u64(d.as_millis() as u64)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+        Ok(Duration::from_millis(u64::deserialize(d)?))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_job_may_lower_but_never_raise() {
+        let base = Limits::default();
+        let lowered = base
+            .lowered_by(&LimitsOverride {
+                memory_bytes: Some(1 << 20),
+                timeout_ms: Some(100),
+                ..Default::default()
+            })
+            .unwrap();
+        assert_eq!(lowered.memory_bytes, 1 << 20);
+        assert_eq!(lowered.timeout, Duration::from_millis(100));
+        assert_eq!(lowered.fuel, base.fuel);
+
+        let err = base
+            .lowered_by(&LimitsOverride {
+                fuel: Some(base.fuel.unwrap() + 1),
+                ..Default::default()
+            })
+            .unwrap_err();
+        assert_eq!(err.field, "fuel");
+    }
+
+    #[test]
+    fn limits_over_the_host_maxima_name_the_field() {
+        let max = HostMaxima {
+            memory_bytes: 32 << 20,
+            ..Default::default()
+        };
+        let err = Limits::default().check_within(&max).unwrap_err();
+        assert_eq!(err.field, "memoryBytes");
+        let unmetered = Limits {
+            fuel: None,
+            ..Default::default()
+        };
+        let strict = HostMaxima {
+            allow_unmetered: false,
+            ..Default::default()
+        };
+        assert_eq!(unmetered.check_within(&strict).unwrap_err().field, "fuel");
+    }
+}

@@ -1,0 +1,273 @@
+//! The capped log of one run: guest `log` calls plus captured stdout/stderr.
+//!
+//! A guest can write without end (a log flood, a `println!` in a hot loop);
+//! the host must not buffer that without end. The sink keeps lines until a
+//! byte cap, then only counts what it drops, so memory per run is bounded by
+//! the cap whatever the guest does.
+
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+use wasmtime_wasi::cli::{IsTerminal, StdoutStream};
+use wasmtime_wasi::p2::{OutputStream, Pollable, StreamResult};
+
+/// Where a log line came from and how severe it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogLevel {
+    /// Very detailed tracing.
+    Trace,
+    /// Debugging detail.
+    Debug,
+    /// Normal operation.
+    Info,
+    /// Something odd the job survived.
+    Warn,
+    /// A failure.
+    Error,
+    /// A line the guest printed to stdout.
+    Stdout,
+    /// A line the guest printed to stderr.
+    Stderr,
+}
+
+impl LogLevel {
+    /// Lowercase name, as shown in job logs (`[warn] ...`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LogLevel::Trace => "trace",
+            LogLevel::Debug => "debug",
+            LogLevel::Info => "info",
+            LogLevel::Warn => "warn",
+            LogLevel::Error => "error",
+            LogLevel::Stdout => "stdout",
+            LogLevel::Stderr => "stderr",
+        }
+    }
+}
+
+/// One captured line.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LogLine {
+    /// When the guest wrote it, in milliseconds since the Unix epoch.
+    pub at_ms: u64,
+    /// Severity or stream.
+    pub level: LogLevel,
+    /// The text, without trailing newline.
+    pub message: String,
+}
+
+impl LogLine {
+    /// `[level] message`, the form written to BullMQ job logs.
+    pub fn render(&self) -> String {
+        format!("[{}] {}", self.level.as_str(), self.message)
+    }
+}
+
+/// Called for each line the sink keeps, while the guest is still running
+/// (the queue worker streams them into BullMQ's job log).
+pub type LogListener = Arc<dyn Fn(&LogLine) + Send + Sync>;
+
+/// The capped store of a run's log lines.
+pub struct LogSink {
+    /// Bytes of message text kept so far.
+    kept_bytes: u64,
+    /// The cap on `kept_bytes`.
+    cap_bytes: u64,
+    /// Bytes refused because the cap was reached.
+    dropped_bytes: u64,
+    lines: Vec<LogLine>,
+    /// stdout bytes after the last newline, waiting for the rest of the line.
+    stdout_partial: Vec<u8>,
+    /// Same for stderr.
+    stderr_partial: Vec<u8>,
+    listener: Option<LogListener>,
+}
+
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+impl LogSink {
+    /// An empty sink keeping at most `cap_bytes` of text.
+    pub fn new(cap_bytes: u64, listener: Option<LogListener>) -> Self {
+        LogSink {
+            kept_bytes: 0,
+            cap_bytes,
+            dropped_bytes: 0,
+            lines: Vec::new(),
+            stdout_partial: Vec::new(),
+            stderr_partial: Vec::new(),
+            listener,
+        }
+    }
+
+    /// Keeps `message` if it fits under the cap, else counts it as dropped.
+    pub fn push(&mut self, level: LogLevel, message: &str) {
+        let len = message.len() as u64;
+        if self.kept_bytes + len > self.cap_bytes {
+            self.dropped_bytes += len;
+            return;
+        }
+        self.kept_bytes += len;
+        let line = LogLine {
+            at_ms: now_ms(),
+            level,
+            message: message.to_string(),
+        };
+        if let Some(listener) = &self.listener {
+            listener(&line);
+        }
+        self.lines.push(line);
+    }
+
+    /// Appends raw stream bytes, emitting a line per newline.
+    fn write_stream(&mut self, level: LogLevel, bytes: &[u8]) {
+        let mut partial = std::mem::take(match level {
+            LogLevel::Stderr => &mut self.stderr_partial,
+            _ => &mut self.stdout_partial,
+        });
+        for chunk in bytes.split_inclusive(|b| *b == b'\n') {
+            if let Some(line) = chunk.strip_suffix(b"\n") {
+                partial.extend_from_slice(line);
+                let text = String::from_utf8_lossy(&partial).into_owned();
+                self.push(level, &text);
+                partial.clear();
+            } else if self.kept_bytes + (partial.len() + chunk.len()) as u64 <= self.cap_bytes {
+                partial.extend_from_slice(chunk);
+            } else {
+                // An endless line: it could never be kept whole.
+                self.dropped_bytes += chunk.len() as u64;
+            }
+        }
+        *match level {
+            LogLevel::Stderr => &mut self.stderr_partial,
+            _ => &mut self.stdout_partial,
+        } = partial;
+    }
+
+    /// Emits unterminated stream output and returns the kept lines and the
+    /// dropped byte count.
+    pub fn finish(&mut self) -> (Vec<LogLine>, u64) {
+        for level in [LogLevel::Stdout, LogLevel::Stderr] {
+            let partial = std::mem::take(match level {
+                LogLevel::Stderr => &mut self.stderr_partial,
+                _ => &mut self.stdout_partial,
+            });
+            if !partial.is_empty() {
+                self.push(level, &String::from_utf8_lossy(&partial));
+            }
+        }
+        (std::mem::take(&mut self.lines), self.dropped_bytes)
+    }
+}
+
+/// A shared handle on a run's sink, given to WASI as stdout or stderr.
+#[derive(Clone)]
+pub struct CapturedStream {
+    sink: Arc<Mutex<LogSink>>,
+    level: LogLevel,
+}
+
+impl CapturedStream {
+    /// Captures into `sink`, tagging lines with `level` (stdout or stderr).
+    pub fn new(sink: Arc<Mutex<LogSink>>, level: LogLevel) -> Self {
+        CapturedStream { sink, level }
+    }
+
+    fn write_bytes(&self, bytes: &[u8]) {
+        if let Ok(mut sink) = self.sink.lock() {
+            sink.write_stream(self.level, bytes);
+        }
+    }
+}
+
+impl IsTerminal for CapturedStream {
+    fn is_terminal(&self) -> bool {
+        false
+    }
+}
+
+impl StdoutStream for CapturedStream {
+    fn p2_stream(&self) -> Box<dyn OutputStream> {
+        Box::new(self.clone())
+    }
+
+    fn async_stream(&self) -> Box<dyn tokio::io::AsyncWrite + Send + Sync> {
+        Box::new(self.clone())
+    }
+}
+
+/// Writes never fail and never block: past the cap they are only counted,
+/// so a guest's `println!` never panics because its log is full.
+impl OutputStream for CapturedStream {
+    fn write(&mut self, bytes: bytes::Bytes) -> StreamResult<()> {
+        self.write_bytes(&bytes);
+        Ok(())
+    }
+
+    fn flush(&mut self) -> StreamResult<()> {
+        Ok(())
+    }
+
+    fn check_write(&mut self) -> StreamResult<usize> {
+        Ok(64 * 1024)
+    }
+}
+
+#[wasmtime_wasi::async_trait]
+impl Pollable for CapturedStream {
+    async fn ready(&mut self) {}
+}
+
+impl tokio::io::AsyncWrite for CapturedStream {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        _cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        self.write_bytes(buf);
+        Poll::Ready(Ok(buf.len()))
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_past_the_cap_are_counted_not_kept() {
+        let mut sink = LogSink::new(10, None);
+        sink.push(LogLevel::Info, "12345");
+        sink.push(LogLevel::Info, "123456");
+        sink.push(LogLevel::Info, "12345");
+        let (lines, dropped) = sink.finish();
+        assert_eq!(lines.len(), 2);
+        assert_eq!(dropped, 6);
+    }
+
+    #[test]
+    fn stream_bytes_are_split_into_lines() {
+        let mut sink = LogSink::new(1000, None);
+        sink.write_stream(LogLevel::Stdout, b"hel");
+        sink.write_stream(LogLevel::Stdout, b"lo\nwor");
+        sink.write_stream(LogLevel::Stderr, b"oops\n");
+        let (lines, _) = sink.finish();
+        let texts: Vec<_> = lines.iter().map(|l| l.render()).collect();
+        assert_eq!(texts, ["[stdout] hello", "[stderr] oops", "[stdout] wor"]);
+    }
+}

@@ -1,0 +1,518 @@
+//! The sandbox: compiles handler components once and runs each job in a
+//! fresh, limited instance.
+//!
+//! A run goes through these steps:
+//! 1. pick the metered or unmetered engine (does the job run under fuel?);
+//! 2. take the handler's pre-instantiated form for that engine, compiling it
+//!    on first use (or loading the precompiled artifact from disk);
+//! 3. build a new `Store` holding a WASI context with nothing but clocks,
+//!    random and captured stdout/stderr, the memory limiter, the fuel budget
+//!    and an epoch deadline;
+//! 4. instantiate from the pooling allocator and call `run`;
+//! 5. classify how it ended ([`FailureKind`]) and measure fuel, peak memory
+//!    and wall time; the store and instance are dropped, so nothing leaks
+//!    into the next job.
+//!
+//! Runs are synchronous and CPU-bound: call [`Sandbox::run`] from a thread
+//! that may block, or [`Sandbox::run_blocking`] from async code, which moves
+//! it to tokio's blocking pool so guests never stall the async workers that
+//! renew job locks.
+
+pub mod bindings;
+mod cache;
+mod engine;
+pub mod limits;
+pub mod logs;
+pub mod outcome;
+pub mod services;
+mod state;
+mod validate;
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use sha2::{Digest, Sha256};
+use wasmtime::component::Component;
+use wasmtime::{Store, Trap};
+use wasmtime_wasi::WasiCtxBuilder;
+
+use self::bindings::{HandlerPre, Job, JobError, JobRef};
+use self::cache::ArtifactCache;
+use self::engine::{EngineHandle, EngineSettings, EpochTicker};
+pub use self::limits::{HostMaxima, LimitError, Limits, LimitsOverride};
+use self::logs::{CapturedStream, LogSink};
+pub use self::logs::{LogLevel, LogLine, LogListener};
+pub use self::outcome::{Completion, Failure, FailureKind, RunOutcome};
+pub use self::services::{HostServices, LocalServices, Progress, ServiceError};
+use self::state::{RunState, Suspend};
+pub use self::validate::{ComponentInfo, ValidationError};
+
+/// How the sandbox is set up; fixed for the life of the process.
+#[derive(Debug, Clone)]
+pub struct SandboxConfig {
+    /// The ceiling for every limit.
+    pub maxima: HostMaxima,
+    /// Live instances per engine (pool slots). Runs beyond this wait for
+    /// nothing: they fail with `instantiation`, so callers bound their
+    /// concurrency below it.
+    pub max_instances: u32,
+    /// Wasm stack limit in bytes.
+    pub max_wasm_stack: usize,
+    /// Where compiled components are kept between restarts (`None`: memory only).
+    pub cache_dir: Option<PathBuf>,
+    /// Epoch tick: the granularity of timeouts.
+    pub epoch_tick: Duration,
+    /// Largest component accepted, in bytes.
+    pub max_component_bytes: usize,
+}
+
+impl Default for SandboxConfig {
+    fn default() -> Self {
+        SandboxConfig {
+            maxima: HostMaxima::default(),
+            max_instances: 256,
+            max_wasm_stack: 512 << 10,
+            cache_dir: None,
+            epoch_tick: Duration::from_millis(2),
+            max_component_bytes: 32 << 20,
+        }
+    }
+}
+
+/// The job a run is for, as handed to the guest.
+#[derive(Debug, Clone, Default)]
+pub struct JobInput {
+    /// Job id.
+    pub id: String,
+    /// Queue name.
+    pub queue: String,
+    /// Job name.
+    pub name: String,
+    /// Job data, JSON text.
+    pub data: String,
+    /// This attempt, from 1.
+    pub attempt: u32,
+    /// Attempts allowed.
+    pub max_attempts: u32,
+    /// Enqueue time, ms since the Unix epoch.
+    pub enqueued_at_ms: u64,
+    /// Flow parent `(queue, id)`, if any.
+    pub parent: Option<(String, String)>,
+}
+
+/// A handler component, validated and compiled (lazily per engine).
+pub struct LoadedComponent {
+    /// sha256 of the component bytes, hex.
+    pub digest: String,
+    /// What the component imports and exports.
+    pub info: ComponentInfo,
+    bytes: Arc<[u8]>,
+    metered: OnceLock<Result<HandlerPre<RunState>, String>>,
+    unmetered: OnceLock<Result<HandlerPre<RunState>, String>>,
+}
+
+impl std::fmt::Debug for LoadedComponent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LoadedComponent")
+            .field("digest", &self.digest)
+            .field("size", &self.info.size)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Compiles and runs handler components. Share it (`Arc`) across threads.
+pub struct Sandbox {
+    config: SandboxConfig,
+    metered: EngineHandle,
+    unmetered: EngineHandle,
+    artifacts: Option<ArtifactCache>,
+    loaded: Mutex<HashMap<String, Arc<LoadedComponent>>>,
+    /// Components compiled from source (not loaded from the artifact cache)
+    /// since start: how the tests see that a restart did not recompile.
+    compilations: AtomicU64,
+    _ticker: EpochTicker,
+}
+
+/// sha256 of `bytes`, lowercase hex: a component's identity everywhere.
+pub fn digest_of(bytes: &[u8]) -> String {
+    hex::encode(Sha256::digest(bytes))
+}
+
+impl Sandbox {
+    /// Builds both engines and starts the epoch ticker.
+    pub fn new(config: SandboxConfig) -> anyhow::Result<Self> {
+        let settings = EngineSettings {
+            max_instances: config.max_instances,
+            max_memory_bytes: config.maxima.memory_bytes,
+            max_wasm_stack: config.max_wasm_stack,
+        };
+        let metered = EngineHandle::new(&settings, true)?;
+        let unmetered = EngineHandle::new(&settings, false)?;
+        let ticker = EpochTicker::start(
+            vec![metered.engine.clone(), unmetered.engine.clone()],
+            config.epoch_tick,
+        );
+        let artifacts = match &config.cache_dir {
+            Some(dir) => Some(ArtifactCache::open(dir)?),
+            None => None,
+        };
+        Ok(Sandbox {
+            config,
+            metered,
+            unmetered,
+            artifacts,
+            loaded: Mutex::new(HashMap::new()),
+            compilations: AtomicU64::new(0),
+            _ticker: ticker,
+        })
+    }
+
+    /// How many components this sandbox compiled from source (artifact
+    /// cache misses).
+    pub fn compilations(&self) -> u64 {
+        self.compilations.load(Ordering::Relaxed)
+    }
+
+    /// The configuration this sandbox was built with.
+    pub fn config(&self) -> &SandboxConfig {
+        &self.config
+    }
+
+    /// Validates `bytes` as an Airlock handler and compiles it for the
+    /// metered engine, or returns the cached result for the same digest.
+    /// Blocking: compilation takes a while for large components.
+    pub fn load(&self, bytes: &[u8]) -> Result<Arc<LoadedComponent>, ValidationError> {
+        let digest = digest_of(bytes);
+        if let Some(found) = self.loaded.lock().unwrap().get(&digest) {
+            return Ok(found.clone());
+        }
+        let (info, pre) = self.compile(&digest, bytes, &self.metered)?;
+        let loaded = Arc::new(LoadedComponent {
+            digest: digest.clone(),
+            info,
+            bytes: Arc::from(bytes),
+            metered: OnceLock::from(Ok(pre)),
+            unmetered: OnceLock::new(),
+        });
+        self.loaded
+            .lock()
+            .unwrap()
+            .entry(digest)
+            .or_insert(loaded.clone());
+        Ok(loaded)
+    }
+
+    /// The already-loaded component with this digest, if any.
+    pub fn get_loaded(&self, digest: &str) -> Option<Arc<LoadedComponent>> {
+        self.loaded.lock().unwrap().get(digest).cloned()
+    }
+
+    /// Forgets a loaded component (its compiled code is freed once no run
+    /// holds it). The disk artifact stays for a later reload.
+    pub fn unload(&self, digest: &str) {
+        self.loaded.lock().unwrap().remove(digest);
+    }
+
+    /// Validates without keeping anything: what an upload check needs.
+    pub fn inspect(&self, bytes: &[u8]) -> Result<ComponentInfo, ValidationError> {
+        let digest = digest_of(bytes);
+        self.compile(&digest, bytes, &self.metered)
+            .map(|(info, _)| info)
+    }
+
+    fn compile(
+        &self,
+        digest: &str,
+        bytes: &[u8],
+        engine: &EngineHandle,
+    ) -> Result<(ComponentInfo, HandlerPre<RunState>), ValidationError> {
+        validate::check_header(bytes, self.config.max_component_bytes)?;
+        let component = match self.artifacts.as_ref().and_then(|c| c.load(digest, engine)) {
+            Some(component) => component,
+            None => {
+                self.compilations.fetch_add(1, Ordering::Relaxed);
+                let component = Component::new(&engine.engine, bytes)
+                    .map_err(|e| ValidationError::Invalid(format!("{e:#}")))?;
+                if let Some(cache) = &self.artifacts {
+                    cache.store(digest, engine, &component);
+                }
+                component
+            }
+        };
+        let info = validate::describe(&engine.engine, &component, digest, bytes.len());
+        let instance_pre = engine
+            .linker
+            .instantiate_pre(&component)
+            .map_err(|e| ValidationError::Imports(validate::explain_link_error(&e, &info)))?;
+        let pre = HandlerPre::new(instance_pre)
+            .map_err(|e| ValidationError::Exports(format!("{e:#}")))?;
+        Ok((info, pre))
+    }
+
+    fn handler_pre(
+        &self,
+        component: &LoadedComponent,
+        metered: bool,
+    ) -> Result<HandlerPre<RunState>, String> {
+        let (slot, engine) = if metered {
+            (&component.metered, &self.metered)
+        } else {
+            (&component.unmetered, &self.unmetered)
+        };
+        slot.get_or_init(|| {
+            self.compile(&component.digest, &component.bytes, engine)
+                .map(|(_, pre)| pre)
+                .map_err(|e| e.to_string())
+        })
+        .clone()
+    }
+
+    /// Runs one job to completion on the calling thread.
+    pub fn run(
+        &self,
+        component: &LoadedComponent,
+        job: &JobInput,
+        limits: &Limits,
+        services: Box<dyn HostServices>,
+        log_listener: Option<LogListener>,
+    ) -> RunOutcome {
+        let started = Instant::now();
+        let sink = Arc::new(Mutex::new(LogSink::new(limits.max_log_bytes, log_listener)));
+        let finish = |completion, fuel_used, peak_memory_bytes, sink: &Arc<Mutex<LogSink>>| {
+            let (logs, logs_dropped_bytes) = sink.lock().unwrap().finish();
+            RunOutcome {
+                completion,
+                fuel_used,
+                peak_memory_bytes,
+                wall_time: started.elapsed(),
+                logs,
+                logs_dropped_bytes,
+            }
+        };
+        if let Err(e) = limits.check_within(&self.config.maxima) {
+            let failure = Failure::new(FailureKind::Instantiation, e.to_string());
+            return finish(Completion::Failed(failure), None, 0, &sink);
+        }
+
+        let pre = match self.handler_pre(component, limits.fuel.is_some()) {
+            Ok(pre) => pre,
+            Err(e) => {
+                let failure = Failure::new(FailureKind::Instantiation, e);
+                return finish(Completion::Failed(failure), None, 0, &sink);
+            }
+        };
+        let engine = if limits.fuel.is_some() {
+            &self.metered
+        } else {
+            &self.unmetered
+        };
+
+        let wasi = WasiCtxBuilder::new()
+            .stdout(CapturedStream::new(sink.clone(), LogLevel::Stdout))
+            .stderr(CapturedStream::new(sink.clone(), LogLevel::Stderr))
+            .allow_tcp(false)
+            .allow_udp(false)
+            .allow_ip_name_lookup(false)
+            .build();
+        let state = RunState::new(wasi, sink.clone(), services, limits.clone());
+        let mut store = Store::new(&engine.engine, state);
+        store.limiter(|state| &mut state.limiter);
+        if let Some(fuel) = limits.fuel {
+            store
+                .set_fuel(fuel)
+                .expect("fuel is enabled on the metered engine");
+        }
+        let tick = self.config.epoch_tick.as_nanos().max(1);
+        let ticks = limits.timeout.as_nanos().div_ceil(tick) as u64 + 1;
+        store.set_epoch_deadline(ticks);
+        store.epoch_deadline_trap();
+
+        let wit_job = Job {
+            id: job.id.clone(),
+            queue: job.queue.clone(),
+            name: job.name.clone(),
+            data: job.data.clone(),
+            attempt: job.attempt.max(1),
+            max_attempts: job.max_attempts.max(1),
+            enqueued_at_ms: job.enqueued_at_ms,
+            started_at_ms: now_ms(),
+            parent: job.parent.as_ref().map(|(queue, id)| JobRef {
+                queue: queue.clone(),
+                id: id.clone(),
+            }),
+        };
+
+        let result = pre
+            .instantiate(&mut store)
+            .and_then(|handler| handler.call_run(&mut store, &wit_job));
+        let fuel_used = limits
+            .fuel
+            .map(|budget| budget - store.get_fuel().unwrap_or(0));
+        let completion = classify(result, store.data(), limits);
+        let peak = store.data().limiter.peak_bytes();
+        drop(store);
+        finish(completion, fuel_used, peak, &sink)
+    }
+
+    /// Instantiates `component` without running it and keeps the instance
+    /// alive until the returned value is dropped: lets benchmarks measure
+    /// the memory a live instance costs.
+    pub fn instantiate_idle(
+        &self,
+        component: &LoadedComponent,
+        limits: &Limits,
+    ) -> anyhow::Result<Box<dyn std::any::Any + Send>> {
+        let pre = self
+            .handler_pre(component, limits.fuel.is_some())
+            .map_err(anyhow::Error::msg)?;
+        let engine = if limits.fuel.is_some() {
+            &self.metered
+        } else {
+            &self.unmetered
+        };
+        let sink = Arc::new(Mutex::new(LogSink::new(limits.max_log_bytes, None)));
+        let wasi = WasiCtxBuilder::new().build();
+        let state = RunState::new(wasi, sink, Box::new(LocalServices::new()), limits.clone());
+        let mut store = Store::new(&engine.engine, state);
+        store.limiter(|state| &mut state.limiter);
+        if let Some(fuel) = limits.fuel {
+            store.set_fuel(fuel)?;
+        }
+        store.set_epoch_deadline(u64::MAX / 2);
+        let instance = pre.instantiate(&mut store)?;
+        Ok(Box::new((store, instance)))
+    }
+
+    /// [`Sandbox::run`] on tokio's blocking pool, for async callers.
+    pub async fn run_blocking(
+        self: &Arc<Self>,
+        component: Arc<LoadedComponent>,
+        job: JobInput,
+        limits: Limits,
+        services: Box<dyn HostServices>,
+        log_listener: Option<LogListener>,
+    ) -> RunOutcome {
+        let sandbox = self.clone();
+        let started = Instant::now();
+        match tokio::task::spawn_blocking(move || {
+            sandbox.run(&component, &job, &limits, services, log_listener)
+        })
+        .await
+        {
+            Ok(outcome) => outcome,
+            // Only a bug in the host itself can get here; the job still gets
+            // a definite, retryable outcome rather than vanishing.
+            Err(e) => RunOutcome {
+                completion: Completion::Failed(Failure::new(
+                    FailureKind::Instantiation,
+                    format!("sandbox thread failed: {e}"),
+                )),
+                fuel_used: None,
+                peak_memory_bytes: 0,
+                wall_time: started.elapsed(),
+                logs: Vec::new(),
+                logs_dropped_bytes: 0,
+            },
+        }
+    }
+}
+
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+/// Turns the raw result of a run into a [`Completion`], naming the true
+/// reason a guest was stopped.
+fn classify(
+    result: wasmtime::Result<Result<String, JobError>>,
+    state: &RunState,
+    limits: &Limits,
+) -> Completion {
+    match result {
+        Ok(Ok(output)) => {
+            if output.len() as u64 > limits.max_output_bytes {
+                return Completion::Failed(Failure::new(
+                    FailureKind::OutputTooLarge,
+                    format!(
+                        "output is {} bytes, the limit is {}",
+                        output.len(),
+                        limits.max_output_bytes
+                    ),
+                ));
+            }
+            match serde_json::from_str::<serde::de::IgnoredAny>(&output) {
+                Ok(_) => Completion::Completed(output),
+                Err(e) => Completion::Failed(Failure::new(
+                    FailureKind::InvalidOutput,
+                    format!("output is not valid JSON: {e}"),
+                )),
+            }
+        }
+        Ok(Err(JobError::Retry(message))) => {
+            let kind = if state.service_outage.is_some() {
+                FailureKind::HostUnavailable
+            } else {
+                FailureKind::GuestRetry
+            };
+            Completion::Failed(Failure::new(kind, message))
+        }
+        Ok(Err(JobError::Fatal(message))) => {
+            Completion::Failed(Failure::new(FailureKind::GuestFatal, message))
+        }
+        Err(err) => {
+            if err.downcast_ref::<Suspend>().is_some()
+                && let Some(wake_at_ms) = state.suspended_until
+            {
+                return Completion::Suspended { wake_at_ms };
+            }
+            Completion::Failed(classify_trap(&err, state, limits))
+        }
+    }
+}
+
+fn classify_trap(err: &wasmtime::Error, state: &RunState, limits: &Limits) -> Failure {
+    let trap = err.downcast_ref::<Trap>().copied();
+    if state.limiter.limit_hit && trap != Some(Trap::OutOfFuel) && trap != Some(Trap::Interrupt) {
+        return Failure::new(
+            FailureKind::MemoryLimit,
+            format!(
+                "guest tried to grow its memory past the {} cap (peak {})",
+                bytesize::ByteSize(limits.memory_bytes),
+                bytesize::ByteSize(state.limiter.peak_bytes())
+            ),
+        );
+    }
+    match trap {
+        Some(Trap::OutOfFuel) => Failure::new(
+            FailureKind::FuelExhausted,
+            format!(
+                "fuel budget of {} exhausted",
+                limits.fuel.unwrap_or_default()
+            ),
+        ),
+        Some(Trap::Interrupt) => Failure::new(
+            FailureKind::Timeout,
+            format!(
+                "deadline of {} passed",
+                humantime::format_duration(limits.timeout)
+            ),
+        ),
+        Some(Trap::StackOverflow) => {
+            Failure::new(FailureKind::StackOverflow, "wasm call stack exhausted")
+        }
+        Some(Trap::MemoryOutOfBounds) => Failure::new(
+            FailureKind::MemoryFault,
+            "out-of-bounds memory access (often a shadow-stack overflow)",
+        ),
+        _ => match &state.panic_message {
+            Some(message) => Failure::new(FailureKind::GuestRetry, format!("panicked: {message}")),
+            None => Failure::new(FailureKind::Trap, format!("{err}")),
+        },
+    }
+}

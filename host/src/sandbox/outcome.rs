@@ -1,0 +1,166 @@
+//! What a guest run produced: result, failure kind, and measurements.
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use super::logs::LogLine;
+
+/// Why a run failed. The kind decides whether BullMQ retries the job: only
+/// [`FailureKind::GuestRetry`] (and a store that was unreachable) is worth
+/// another attempt; a guest killed for breaking a limit would break it again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FailureKind {
+    /// The fuel budget ran out (CPU limit).
+    FuelExhausted,
+    /// The guest tried to grow its memory past the cap.
+    MemoryLimit,
+    /// The wall-clock deadline passed.
+    Timeout,
+    /// The wasm call stack overflowed (unbounded recursion).
+    StackOverflow,
+    /// An out-of-bounds memory access (often a shadow-stack overflow).
+    MemoryFault,
+    /// Any other trap: `unreachable`, division by zero, a bad indirect call.
+    Trap,
+    /// The guest returned a retryable error (or panicked).
+    GuestRetry,
+    /// The guest returned a fatal error: do not retry.
+    GuestFatal,
+    /// The return value is not valid JSON.
+    InvalidOutput,
+    /// The return value is larger than the output cap.
+    OutputTooLarge,
+    /// The component could not be instantiated (pool exhausted, link error).
+    Instantiation,
+    /// A backing store (Redis) failed while the guest needed it.
+    HostUnavailable,
+}
+
+impl FailureKind {
+    /// The stable snake_case name used in `failedReason`, metrics and JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FailureKind::FuelExhausted => "fuel_exhausted",
+            FailureKind::MemoryLimit => "memory_limit",
+            FailureKind::Timeout => "timeout",
+            FailureKind::StackOverflow => "stack_overflow",
+            FailureKind::MemoryFault => "memory_fault",
+            FailureKind::Trap => "trap",
+            FailureKind::GuestRetry => "guest_retry",
+            FailureKind::GuestFatal => "guest_fatal",
+            FailureKind::InvalidOutput => "invalid_output",
+            FailureKind::OutputTooLarge => "output_too_large",
+            FailureKind::Instantiation => "instantiation",
+            FailureKind::HostUnavailable => "host_unavailable",
+        }
+    }
+
+    /// Parses the name produced by [`FailureKind::as_str`].
+    pub fn parse(name: &str) -> Option<FailureKind> {
+        FailureKind::ALL
+            .iter()
+            .copied()
+            .find(|k| k.as_str() == name)
+    }
+
+    /// Every kind, for metrics and docs.
+    pub const ALL: [FailureKind; 12] = [
+        FailureKind::FuelExhausted,
+        FailureKind::MemoryLimit,
+        FailureKind::Timeout,
+        FailureKind::StackOverflow,
+        FailureKind::MemoryFault,
+        FailureKind::Trap,
+        FailureKind::GuestRetry,
+        FailureKind::GuestFatal,
+        FailureKind::InvalidOutput,
+        FailureKind::OutputTooLarge,
+        FailureKind::Instantiation,
+        FailureKind::HostUnavailable,
+    ];
+
+    /// Whether another attempt could succeed. Sandbox kills are final: the
+    /// same code on the same input breaks the same limit again. Instantiation
+    /// failures (a full instance pool) and store outages are transient.
+    pub fn is_retryable(self) -> bool {
+        matches!(
+            self,
+            FailureKind::GuestRetry | FailureKind::Instantiation | FailureKind::HostUnavailable
+        )
+    }
+}
+
+impl std::fmt::Display for FailureKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A failed run: its kind and a human-readable message.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Failure {
+    /// What stopped the run.
+    pub kind: FailureKind,
+    /// Details: the guest's error message, the trap, the limit that was hit.
+    pub message: String,
+}
+
+impl Failure {
+    /// A failure of `kind` with `message`.
+    pub fn new(kind: FailureKind, message: impl Into<String>) -> Self {
+        Failure {
+            kind,
+            message: message.into(),
+        }
+    }
+
+    /// `kind: message`, the form stored in BullMQ's `failedReason` so any
+    /// BullMQ tool shows why a job failed.
+    pub fn reason(&self) -> String {
+        format!("{}: {}", self.kind, self.message)
+    }
+}
+
+/// How the run ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Completion {
+    /// The guest returned this JSON text.
+    Completed(String),
+    /// The run failed.
+    Failed(Failure),
+    /// The guest called a durable sleep: park the job until this time
+    /// (milliseconds since the Unix epoch), then run it again.
+    Suspended {
+        /// When the job should run again.
+        wake_at_ms: u64,
+    },
+}
+
+/// Everything a run produced.
+#[derive(Debug, Clone)]
+pub struct RunOutcome {
+    /// How it ended.
+    pub completion: Completion,
+    /// Fuel consumed; `None` when the run was not metered.
+    pub fuel_used: Option<u64>,
+    /// Highest total linear-memory size the guest reached, in bytes.
+    pub peak_memory_bytes: u64,
+    /// Wall time of the run, instantiation included.
+    pub wall_time: Duration,
+    /// Captured log lines (guest logs, stdout, stderr), capped in bytes.
+    pub logs: Vec<LogLine>,
+    /// Log bytes dropped because the cap was reached.
+    pub logs_dropped_bytes: u64,
+}
+
+impl RunOutcome {
+    /// The failure, if the run failed.
+    pub fn failure(&self) -> Option<&Failure> {
+        match &self.completion {
+            Completion::Failed(f) => Some(f),
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,204 @@
+//! The stores behind a guest's durable imports (steps, sleeps, KV, children).
+//!
+//! The sandbox does not know where job state lives. It calls these methods
+//! synchronously, from the thread running the guest, and the caller decides:
+//! [`LocalServices`] keeps everything in memory for `airlock run`; the queue
+//! host backs them with Redis next to the job.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// Why a service call failed; mirrors the WIT `host-error` variant.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ServiceError {
+    /// This host has no store for the feature.
+    #[error("unsupported: {0}")]
+    Unsupported(String),
+    /// The arguments were refused.
+    #[error("invalid: {0}")]
+    Invalid(String),
+    /// A size or count limit was hit.
+    #[error("limit exceeded: {0}")]
+    LimitExceeded(String),
+    /// The store is unreachable right now.
+    #[error("unavailable: {0}")]
+    Unavailable(String),
+}
+
+/// A progress report from the guest.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Progress {
+    /// 0 to 100.
+    Percent(u8),
+    /// Any JSON value.
+    Json(serde_json::Value),
+}
+
+impl Progress {
+    /// The JSON value stored as BullMQ's `progress` field.
+    pub fn to_json(&self) -> serde_json::Value {
+        match self {
+            Progress::Percent(p) => serde_json::Value::from(*p),
+            Progress::Json(v) => v.clone(),
+        }
+    }
+}
+
+/// Outcome of one flow child, as handed to the parent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChildResult {
+    /// The child's queue.
+    pub queue: String,
+    /// The child's job id.
+    pub id: String,
+    /// `Ok(return value JSON)` or `Err(failure reason)`.
+    pub outcome: Result<String, String>,
+}
+
+/// What a running guest can reach outside its sandbox. Every method runs on
+/// the guest's thread and may block (on Redis, say); none may panic.
+pub trait HostServices: Send {
+    /// Stores a progress report. Best effort.
+    fn progress(&mut self, value: Progress);
+
+    /// The recorded result of step `step_id`, if any.
+    fn step_lookup(&mut self, step_id: &str) -> Result<Option<String>, ServiceError>;
+
+    /// Records the result of step `step_id`.
+    fn step_record(&mut self, step_id: &str, output: &str) -> Result<(), ServiceError>;
+
+    /// The recorded wake-up time of sleep `sleep_id`, if it was reached before.
+    fn sleep_lookup(&mut self, sleep_id: &str) -> Result<Option<u64>, ServiceError>;
+
+    /// Records the wake-up time of sleep `sleep_id`.
+    fn sleep_record(&mut self, sleep_id: &str, wake_at_ms: u64) -> Result<(), ServiceError>;
+
+    /// Outcomes of this job's flow children.
+    fn children_results(&mut self) -> Result<Vec<ChildResult>, ServiceError>;
+
+    /// Reads a KV key.
+    fn kv_get(&mut self, key: &str) -> Result<Option<String>, ServiceError>;
+
+    /// Writes a KV key; `only_if_absent` makes it a first-writer-wins claim.
+    /// Returns whether the value was written.
+    fn kv_set(
+        &mut self,
+        key: &str,
+        value: &str,
+        ttl: Option<Duration>,
+        only_if_absent: bool,
+    ) -> Result<bool, ServiceError>;
+
+    /// Deletes a KV key; whether it existed.
+    fn kv_delete(&mut self, key: &str) -> Result<bool, ServiceError>;
+}
+
+/// In-memory state for [`LocalServices`], shared across runs of one job so
+/// the local runner can replay steps after a sleep and show idempotency.
+#[derive(Default)]
+pub struct LocalStore {
+    steps: HashMap<String, String>,
+    sleeps: HashMap<String, u64>,
+    kv: HashMap<String, (String, Option<Instant>)>,
+    /// Progress reports in order, for the runner to print.
+    pub progress: Vec<Progress>,
+}
+
+/// [`HostServices`] without Redis: what `airlock run` and the sandbox tests
+/// use. Steps, sleeps and KV live in a [`LocalStore`]; there are no flows.
+#[derive(Clone, Default)]
+pub struct LocalServices {
+    store: Arc<Mutex<LocalStore>>,
+}
+
+impl LocalServices {
+    /// Services over a fresh, empty store.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The shared store, to inspect after a run.
+    pub fn store(&self) -> Arc<Mutex<LocalStore>> {
+        self.store.clone()
+    }
+
+    fn with<T>(&self, f: impl FnOnce(&mut LocalStore) -> T) -> T {
+        let mut guard = self.store.lock().unwrap_or_else(|p| p.into_inner());
+        f(&mut guard)
+    }
+}
+
+impl HostServices for LocalServices {
+    fn progress(&mut self, value: Progress) {
+        self.with(|s| s.progress.push(value));
+    }
+
+    fn step_lookup(&mut self, step_id: &str) -> Result<Option<String>, ServiceError> {
+        Ok(self.with(|s| s.steps.get(step_id).cloned()))
+    }
+
+    fn step_record(&mut self, step_id: &str, output: &str) -> Result<(), ServiceError> {
+        self.with(|s| s.steps.insert(step_id.to_string(), output.to_string()));
+        Ok(())
+    }
+
+    fn sleep_lookup(&mut self, sleep_id: &str) -> Result<Option<u64>, ServiceError> {
+        Ok(self.with(|s| s.sleeps.get(sleep_id).copied()))
+    }
+
+    fn sleep_record(&mut self, sleep_id: &str, wake_at_ms: u64) -> Result<(), ServiceError> {
+        self.with(|s| s.sleeps.insert(sleep_id.to_string(), wake_at_ms));
+        Ok(())
+    }
+
+    fn children_results(&mut self) -> Result<Vec<ChildResult>, ServiceError> {
+        Ok(Vec::new())
+    }
+
+    fn kv_get(&mut self, key: &str) -> Result<Option<String>, ServiceError> {
+        Ok(self.with(|s| match s.kv.get(key) {
+            Some((_, Some(expiry))) if *expiry <= Instant::now() => None,
+            Some((v, _)) => Some(v.clone()),
+            None => None,
+        }))
+    }
+
+    fn kv_set(
+        &mut self,
+        key: &str,
+        value: &str,
+        ttl: Option<Duration>,
+        only_if_absent: bool,
+    ) -> Result<bool, ServiceError> {
+        let present = self.kv_get(key)?.is_some();
+        if only_if_absent && present {
+            return Ok(false);
+        }
+        let expiry = ttl.map(|t| Instant::now() + t);
+        self.with(|s| s.kv.insert(key.to_string(), (value.to_string(), expiry)));
+        Ok(true)
+    }
+
+    fn kv_delete(&mut self, key: &str) -> Result<bool, ServiceError> {
+        let present = self.kv_get(key)?.is_some();
+        self.with(|s| s.kv.remove(key));
+        Ok(present)
+    }
+}
+
+impl LocalServices {
+    /// Moves every recorded sleep's wake-up time to now, as promoting a
+    /// sleeping job through Airlock does.
+    pub fn wake_sleeps_now(&self) {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_millis() as u64)
+            .unwrap_or(0);
+        self.with(|s| {
+            for wake_at in s.sleeps.values_mut() {
+                *wake_at = (*wake_at).min(now);
+            }
+        });
+    }
+}

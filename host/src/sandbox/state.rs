@@ -1,0 +1,372 @@
+//! Per-run store data: WASI context, limits bookkeeping, captured logs, and
+//! the implementation of the `airlock:job/context` imports.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use wasmtime::ResourceLimiter;
+use wasmtime::component::ResourceTable;
+use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+
+use super::bindings::airlock::job::{context, types};
+use super::bindings::{ChildOutcome, ChildResult, HostError, JobRef, LogLevel, Progress};
+use super::limits::Limits;
+use super::logs::{LogLevel as SinkLevel, LogSink};
+use super::services::{self, HostServices, ServiceError};
+
+/// Longest step id, sleep id or KV key a guest may use.
+const MAX_KEY_BYTES: usize = 512;
+/// Largest progress JSON kept.
+const MAX_PROGRESS_BYTES: usize = 64 << 10;
+/// Longest panic message kept.
+const MAX_PANIC_BYTES: usize = 4 << 10;
+
+/// The error a durable sleep raises to stop the guest; the sandbox turns it
+/// into [`super::Completion::Suspended`].
+#[derive(Debug, thiserror::Error)]
+#[error("job suspended by a durable sleep")]
+pub struct Suspend;
+
+/// Tracks linear-memory growth against the run's cap.
+///
+/// Wasmtime asks before every growth (including the initial allocation), so
+/// the running total here is the guest's memory footprint and its maximum is
+/// the run's peak.
+pub struct MemoryLimiter {
+    cap_bytes: u64,
+    total_bytes: u64,
+    peak_bytes: u64,
+    /// Set when a growth was refused, so a trap that follows (Rust aborts
+    /// on allocation failure) is reported as the memory limit it really is.
+    pub limit_hit: bool,
+    /// The last allowed growth, undone if the growth then fails.
+    last_growth: u64,
+}
+
+impl MemoryLimiter {
+    fn new(cap_bytes: u64) -> Self {
+        MemoryLimiter {
+            cap_bytes,
+            total_bytes: 0,
+            peak_bytes: 0,
+            limit_hit: false,
+            last_growth: 0,
+        }
+    }
+
+    /// Highest total linear memory reached.
+    pub fn peak_bytes(&self) -> u64 {
+        self.peak_bytes
+    }
+}
+
+impl ResourceLimiter for MemoryLimiter {
+    fn memory_growing(
+        &mut self,
+        current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        let growth = (desired - current) as u64;
+        if self.total_bytes + growth > self.cap_bytes {
+            self.limit_hit = true;
+            return Ok(false);
+        }
+        self.total_bytes += growth;
+        self.peak_bytes = self.peak_bytes.max(self.total_bytes);
+        self.last_growth = growth;
+        Ok(true)
+    }
+
+    fn memory_grow_failed(&mut self, _error: wasmtime::Error) -> wasmtime::Result<()> {
+        self.total_bytes -= self.last_growth;
+        self.limit_hit = true;
+        Ok(())
+    }
+
+    fn table_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        // Tables hold function references; a million is far past any real
+        // handler and keeps a hostile one from using host memory this way.
+        Ok(desired <= 1_000_000)
+    }
+
+    fn instances(&self) -> usize {
+        64
+    }
+
+    fn tables(&self) -> usize {
+        64
+    }
+
+    fn memories(&self) -> usize {
+        16
+    }
+}
+
+/// Everything one store (one run) owns.
+pub struct RunState {
+    wasi: WasiCtx,
+    table: ResourceTable,
+    /// Memory accounting and the memory cap.
+    pub limiter: MemoryLimiter,
+    /// The run's capped log, shared with the captured stdout/stderr.
+    pub logs: Arc<Mutex<LogSink>>,
+    services: Box<dyn HostServices>,
+    limits: Limits,
+    steps_recorded: u32,
+    /// The guest's last words before aborting, from the SDK's panic hook.
+    pub panic_message: Option<String>,
+    /// Set by a durable sleep that stopped the guest.
+    pub suspended_until: Option<u64>,
+    /// A store outage seen during the run; a retry error that follows is
+    /// reported as `host_unavailable`.
+    pub service_outage: Option<String>,
+}
+
+impl RunState {
+    /// State for one run under `limits`.
+    pub fn new(
+        wasi: WasiCtx,
+        logs: Arc<Mutex<LogSink>>,
+        services: Box<dyn HostServices>,
+        limits: Limits,
+    ) -> Self {
+        RunState {
+            wasi,
+            table: ResourceTable::new(),
+            limiter: MemoryLimiter::new(limits.memory_bytes),
+            logs,
+            services,
+            limits,
+            steps_recorded: 0,
+            panic_message: None,
+            suspended_until: None,
+            service_outage: None,
+        }
+    }
+
+    fn log_line(&self, level: SinkLevel, message: &str) {
+        if let Ok(mut sink) = self.logs.lock() {
+            sink.push(level, message);
+        }
+    }
+
+    /// Converts a service error for the guest, remembering outages.
+    fn host_error(&mut self, err: ServiceError) -> HostError {
+        match err {
+            ServiceError::Unsupported(m) => HostError::Unsupported(m),
+            ServiceError::Invalid(m) => HostError::Invalid(m),
+            ServiceError::LimitExceeded(m) => HostError::LimitExceeded(m),
+            ServiceError::Unavailable(m) => {
+                self.service_outage = Some(m.clone());
+                HostError::Unavailable(m)
+            }
+        }
+    }
+
+    fn check_key(what: &str, key: &str) -> Result<(), HostError> {
+        if key.is_empty() {
+            return Err(HostError::Invalid(format!("{what} must not be empty")));
+        }
+        if key.len() > MAX_KEY_BYTES {
+            return Err(HostError::Invalid(format!(
+                "{what} is {} bytes, the maximum is {MAX_KEY_BYTES}",
+                key.len()
+            )));
+        }
+        Ok(())
+    }
+
+    fn check_value(&self, what: &str, value: &str) -> Result<(), HostError> {
+        if value.len() as u64 > self.limits.max_step_bytes {
+            return Err(HostError::LimitExceeded(format!(
+                "{what} is {} bytes, the maximum is {}",
+                value.len(),
+                self.limits.max_step_bytes
+            )));
+        }
+        Ok(())
+    }
+}
+
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+impl WasiView for RunState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
+    }
+}
+
+impl types::Host for RunState {}
+
+impl context::Host for RunState {
+    fn report_progress(&mut self, value: Progress) {
+        let progress = match value {
+            Progress::Percent(p) => services::Progress::Percent(p.min(100)),
+            Progress::Json(text) if text.len() <= MAX_PROGRESS_BYTES => {
+                match serde_json::from_str(&text) {
+                    Ok(v) => services::Progress::Json(v),
+                    Err(e) => {
+                        self.log_line(SinkLevel::Warn, &format!("ignored progress report: {e}"));
+                        return;
+                    }
+                }
+            }
+            Progress::Json(text) => {
+                self.log_line(
+                    SinkLevel::Warn,
+                    &format!(
+                        "ignored progress report of {} bytes (max {MAX_PROGRESS_BYTES})",
+                        text.len()
+                    ),
+                );
+                return;
+            }
+        };
+        self.services.progress(progress);
+    }
+
+    fn log(&mut self, level: LogLevel, message: String) {
+        let level = match level {
+            LogLevel::Trace => SinkLevel::Trace,
+            LogLevel::Debug => SinkLevel::Debug,
+            LogLevel::Info => SinkLevel::Info,
+            LogLevel::Warn => SinkLevel::Warn,
+            LogLevel::Error => SinkLevel::Error,
+        };
+        self.log_line(level, &message);
+    }
+
+    fn step_lookup(&mut self, step_id: String) -> Result<Option<String>, HostError> {
+        Self::check_key("step id", &step_id)?;
+        self.services
+            .step_lookup(&step_id)
+            .map_err(|e| self.host_error(e))
+    }
+
+    fn step_record(&mut self, step_id: String, output: String) -> Result<(), HostError> {
+        Self::check_key("step id", &step_id)?;
+        self.check_value("step result", &output)?;
+        if self.steps_recorded >= self.limits.max_steps {
+            return Err(HostError::LimitExceeded(format!(
+                "a run may record at most {} steps",
+                self.limits.max_steps
+            )));
+        }
+        if let Err(e) = serde_json::from_str::<serde::de::IgnoredAny>(&output) {
+            return Err(HostError::Invalid(format!("step result is not JSON: {e}")));
+        }
+        self.services
+            .step_record(&step_id, &output)
+            .map_err(|e| self.host_error(e))?;
+        self.steps_recorded += 1;
+        Ok(())
+    }
+
+    fn sleep_until(
+        &mut self,
+        step_id: String,
+        wake_at_ms: u64,
+    ) -> wasmtime::Result<Result<(), HostError>> {
+        if let Err(e) = Self::check_key("sleep id", &step_id) {
+            return Ok(Err(e));
+        }
+        let now = now_ms();
+        let wake_at = match self.services.sleep_lookup(&step_id) {
+            Err(e) => return Ok(Err(self.host_error(e))),
+            // The first recorded wake-up time wins on every replay.
+            Ok(Some(recorded)) => recorded,
+            Ok(None) if wake_at_ms <= now => return Ok(Ok(())),
+            Ok(None) => {
+                if let Err(e) = self.services.sleep_record(&step_id, wake_at_ms) {
+                    return Ok(Err(self.host_error(e)));
+                }
+                wake_at_ms
+            }
+        };
+        if wake_at <= now {
+            return Ok(Ok(()));
+        }
+        self.suspended_until = Some(wake_at);
+        Err(wasmtime::Error::new(Suspend))
+    }
+
+    fn children_results(&mut self) -> Result<Vec<ChildResult>, HostError> {
+        let results = self
+            .services
+            .children_results()
+            .map_err(|e| self.host_error(e))?;
+        Ok(results
+            .into_iter()
+            .map(|r| ChildResult {
+                child: JobRef {
+                    queue: r.queue,
+                    id: r.id,
+                },
+                outcome: match r.outcome {
+                    Ok(value) => ChildOutcome::Completed(value),
+                    Err(reason) => ChildOutcome::Failed(reason),
+                },
+            })
+            .collect())
+    }
+
+    fn kv_get(&mut self, key: String) -> Result<Option<String>, HostError> {
+        Self::check_key("kv key", &key)?;
+        self.services.kv_get(&key).map_err(|e| self.host_error(e))
+    }
+
+    fn kv_set(&mut self, key: String, value: String, ttl_ms: Option<u64>) -> Result<(), HostError> {
+        Self::check_key("kv key", &key)?;
+        self.check_value("kv value", &value)?;
+        self.services
+            .kv_set(&key, &value, ttl_ms.map(Duration::from_millis), false)
+            .map(|_| ())
+            .map_err(|e| self.host_error(e))
+    }
+
+    fn kv_set_if_absent(
+        &mut self,
+        key: String,
+        value: String,
+        ttl_ms: Option<u64>,
+    ) -> Result<bool, HostError> {
+        Self::check_key("kv key", &key)?;
+        self.check_value("kv value", &value)?;
+        self.services
+            .kv_set(&key, &value, ttl_ms.map(Duration::from_millis), true)
+            .map_err(|e| self.host_error(e))
+    }
+
+    fn kv_delete(&mut self, key: String) -> Result<bool, HostError> {
+        Self::check_key("kv key", &key)?;
+        self.services
+            .kv_delete(&key)
+            .map_err(|e| self.host_error(e))
+    }
+
+    fn report_panic(&mut self, mut message: String) {
+        if message.len() > MAX_PANIC_BYTES {
+            let mut end = MAX_PANIC_BYTES;
+            while !message.is_char_boundary(end) {
+                end -= 1;
+            }
+            message.truncate(end);
+        }
+        self.log_line(SinkLevel::Error, &format!("panicked: {message}"));
+        self.panic_message = Some(message);
+    }
+}

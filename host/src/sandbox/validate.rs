@@ -1,0 +1,177 @@
+//! Checks that a blob is an Airlock handler component before anything runs
+//! it, and explains precisely why when it is not.
+
+use serde::{Deserialize, Serialize};
+use wasmtime::Engine;
+use wasmtime::component::Component;
+
+/// WASI 0.2 packages the host links (with everything but clocks, random and
+/// stdio denied at runtime).
+const PROVIDED_WASI: [&str; 6] = ["cli", "clocks", "filesystem", "io", "random", "sockets"];
+
+/// Why a blob was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ValidationError {
+    /// Over the size cap.
+    #[error("component is {size} bytes, the maximum is {max}")]
+    TooLarge {
+        /// Size of the upload.
+        size: usize,
+        /// The cap.
+        max: usize,
+    },
+    /// Not WebAssembly at all.
+    #[error("not a WebAssembly binary (missing the \\0asm header)")]
+    NotWasm,
+    /// A core module where a component was expected.
+    #[error(
+        "this is a core WebAssembly module, not a component: build the handler for the \
+         wasm32-wasip2 target (or wrap it with `wasm-tools component new`)"
+    )]
+    CoreModule,
+    /// Malformed or uncompilable.
+    #[error("invalid component: {0}")]
+    Invalid(String),
+    /// Imports something the host does not provide.
+    #[error("unsupported imports: {0}")]
+    Imports(String),
+    /// Does not export the Airlock `handler` world.
+    #[error("does not export the airlock:job handler world: {0}")]
+    Exports(String),
+}
+
+impl ValidationError {
+    /// A short machine-readable code for API errors.
+    pub fn code(&self) -> &'static str {
+        match self {
+            ValidationError::TooLarge { .. } => "component_too_large",
+            ValidationError::NotWasm => "not_wasm",
+            ValidationError::CoreModule => "core_module",
+            ValidationError::Invalid(_) => "invalid_component",
+            ValidationError::Imports(_) => "unsupported_imports",
+            ValidationError::Exports(_) => "wrong_world",
+        }
+    }
+}
+
+/// What a validated component imports and exports.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ComponentInfo {
+    /// sha256 of the bytes, hex.
+    pub digest: String,
+    /// Size in bytes.
+    pub size: usize,
+    /// Imported interface names (`airlock:job/context@0.1.0`, `wasi:...`).
+    pub imports: Vec<String>,
+    /// Exported names (`run`).
+    pub exports: Vec<String>,
+}
+
+/// Rejects what is obviously not a component before compiling anything.
+pub fn check_header(bytes: &[u8], max: usize) -> Result<(), ValidationError> {
+    if bytes.len() > max {
+        return Err(ValidationError::TooLarge {
+            size: bytes.len(),
+            max,
+        });
+    }
+    if bytes.len() < 8 || &bytes[..4] != b"\0asm" {
+        return Err(ValidationError::NotWasm);
+    }
+    // Bytes 4..8 are the version; byte 6 is the layer: 0 core, 1 component.
+    if bytes[6] == 0 {
+        return Err(ValidationError::CoreModule);
+    }
+    Ok(())
+}
+
+/// Lists a compiled component's imports and exports.
+pub fn describe(
+    engine: &Engine,
+    component: &Component,
+    digest: &str,
+    size: usize,
+) -> ComponentInfo {
+    let ty = component.component_type();
+    ComponentInfo {
+        digest: digest.to_string(),
+        size,
+        imports: ty
+            .imports(engine)
+            .map(|(name, _)| name.to_string())
+            .collect(),
+        exports: ty
+            .exports(engine)
+            .map(|(name, _)| name.to_string())
+            .collect(),
+    }
+}
+
+/// Whether the host provides an import of this name.
+fn is_provided(name: &str) -> bool {
+    let Some((package, version)) = name.split_once('@') else {
+        return false;
+    };
+    if let Some(rest) = package.strip_prefix("airlock:job/") {
+        return matches!(rest, "context" | "types") && version.starts_with("0.1.");
+    }
+    if let Some(rest) = package.strip_prefix("wasi:") {
+        let wasi_package = rest.split('/').next().unwrap_or_default();
+        return PROVIDED_WASI.contains(&wasi_package) && version.starts_with("0.2.");
+    }
+    false
+}
+
+/// Turns a linker failure into a message naming the offending imports.
+pub fn explain_link_error(err: &wasmtime::Error, info: &ComponentInfo) -> String {
+    let unknown: Vec<&str> = info
+        .imports
+        .iter()
+        .map(String::as_str)
+        .filter(|name| !is_provided(name))
+        .collect();
+    if unknown.is_empty() {
+        format!("{err:#}")
+    } else {
+        format!(
+            "the component imports {} which Airlock does not provide; a handler may import \
+             airlock:job/context@0.1.x and the WASI 0.2 interfaces of {}",
+            unknown
+                .iter()
+                .map(|n| format!("`{n}`"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            PROVIDED_WASI.join(", ")
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn headers_are_told_apart() {
+        assert_eq!(
+            check_header(b"hello world", 100),
+            Err(ValidationError::NotWasm)
+        );
+        let core = b"\0asm\x01\0\0\0";
+        assert_eq!(check_header(core, 100), Err(ValidationError::CoreModule));
+        let component = b"\0asm\x0d\0\x01\0";
+        assert_eq!(check_header(component, 100), Ok(()));
+        assert!(matches!(
+            check_header(component, 4),
+            Err(ValidationError::TooLarge { .. })
+        ));
+    }
+
+    #[test]
+    fn provided_imports() {
+        assert!(is_provided("airlock:job/context@0.1.0"));
+        assert!(is_provided("wasi:io/streams@0.2.3"));
+        assert!(!is_provided("wasi:http/outgoing-handler@0.2.0"));
+        assert!(!is_provided("airlock:job/context@0.2.0"));
+        assert!(!is_provided("evil"));
+    }
+}
