@@ -1,0 +1,73 @@
+//! Transactional e-mail delivery with an idempotency key, as an Airlock
+//! handler.
+//!
+//! Input: `{ "to": "a@example.com", "subject": "Hi", "idempotencyKey": "welcome-42" }`
+//! (`idempotencyKey` defaults to the job id). The first run with a key
+//! "sends" the mail and remembers the key for 24 hours in the handler's KV
+//! store; any later run with the same key returns `skipped_duplicate`
+//! without sending again — the pattern that makes at-least-once delivery
+//! safe for side effects.
+
+use std::time::Duration;
+
+use airlock_guest::{Context, JobError};
+use serde::{Deserialize, Serialize};
+
+const REMEMBER_FOR: Duration = Duration::from_secs(24 * 60 * 60);
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Email {
+    to: String,
+    subject: String,
+    #[serde(default)]
+    idempotency_key: Option<String>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Delivery {
+    status: &'static str,
+    idempotency_key: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    message_id: Option<String>,
+}
+
+fn deliver(ctx: &Context, email: Email) -> Result<Delivery, JobError> {
+    if !email.to.contains('@') {
+        return Err(JobError::fatal(format!(
+            "invalid recipient address `{}`",
+            email.to
+        )));
+    }
+    let key = email
+        .idempotency_key
+        .unwrap_or_else(|| ctx.job().id.clone());
+    let kv_key = format!("email-sent:{key}");
+    if ctx.kv().get(&kv_key)?.is_some() {
+        ctx.info(format!("e-mail {key} already sent, skipping"));
+        ctx.progress(100);
+        return Ok(Delivery {
+            status: "skipped_duplicate",
+            idempotency_key: key,
+            message_id: None,
+        });
+    }
+    ctx.progress(50);
+    let message_id = format!("msg_{key}");
+    ctx.info(format!(
+        "sent \"{}\" to {} as {message_id}",
+        email.subject, email.to
+    ));
+    // Remember only after sending: a crash before this line resends (at
+    // least once), never silently drops the mail.
+    ctx.kv().set(&kv_key, &message_id, Some(REMEMBER_FOR))?;
+    ctx.progress(100);
+    Ok(Delivery {
+        status: "sent",
+        idempotency_key: key,
+        message_id: Some(message_id),
+    })
+}
+
+airlock_guest::handler!(deliver);
