@@ -1,0 +1,56 @@
+//! Shared helpers for Airlock's integration tests: where the built guests
+//! and the `airlock` binary are, and (for queue tests) a private
+//! `redis-server` per test.
+
+use std::path::{Path, PathBuf};
+
+/// The workspace root.
+pub fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("tests/ sits in the workspace root")
+        .to_path_buf()
+}
+
+/// Cargo's target directory (honours `CARGO_TARGET_DIR`).
+pub fn target_dir() -> PathBuf {
+    match std::env::var_os("CARGO_TARGET_DIR") {
+        Some(dir) => PathBuf::from(dir),
+        None => workspace_root().join("target"),
+    }
+}
+
+/// Path of a built guest, by crate name (`payment-webhook`).
+///
+/// Panics with the fix when guests have not been built: tests must run real
+/// guests, never skip them.
+pub fn guest_path(crate_name: &str) -> PathBuf {
+    let file = format!("{}.wasm", crate_name.replace('-', "_"));
+    let path = target_dir()
+        .join("wasm32-wasip2")
+        .join("release")
+        .join(file);
+    assert!(
+        path.exists(),
+        "guest {} is not built ({}); run `make guests` first",
+        crate_name,
+        path.display()
+    );
+    path
+}
+
+/// The bytes of a built guest.
+pub fn guest_bytes(crate_name: &str) -> Vec<u8> {
+    std::fs::read(guest_path(crate_name)).expect("read guest")
+}
+
+/// Path of the `airlock` binary built by `cargo build`.
+pub fn airlock_bin() -> PathBuf {
+    let path = target_dir().join("debug").join("airlock");
+    assert!(
+        path.exists(),
+        "airlock binary missing at {}; run `cargo build` first (make test does)",
+        path.display()
+    );
+    path
+}

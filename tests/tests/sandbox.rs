@@ -1,0 +1,504 @@
+//! The sandbox against real guests: every hostile guest is stopped with its
+//! true failure kind, the host survives, and runs never share state.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use airlock::sandbox::{
+    Completion, FailureKind, JobInput, Limits, LoadedComponent, LocalServices, RunOutcome, Sandbox,
+    SandboxConfig,
+};
+use airlock_tests::guest_bytes;
+
+fn sandbox() -> Arc<Sandbox> {
+    Arc::new(
+        Sandbox::new(SandboxConfig {
+            max_instances: 64,
+            ..SandboxConfig::default()
+        })
+        .expect("sandbox"),
+    )
+}
+
+fn load(sandbox: &Sandbox, guest: &str) -> Arc<LoadedComponent> {
+    sandbox
+        .load(&guest_bytes(guest))
+        .unwrap_or_else(|e| panic!("{guest} should load: {e}"))
+}
+
+fn job(data: &str) -> JobInput {
+    JobInput {
+        id: "job-1".into(),
+        queue: "test".into(),
+        name: "test".into(),
+        data: data.into(),
+        attempt: 1,
+        max_attempts: 1,
+        enqueued_at_ms: 0,
+        parent: None,
+    }
+}
+
+/// Small limits so hostile guests are stopped quickly.
+fn tight() -> Limits {
+    Limits {
+        fuel: Some(50_000_000),
+        memory_bytes: 16 << 20,
+        timeout: Duration::from_secs(10),
+        ..Limits::default()
+    }
+}
+
+fn run(sandbox: &Sandbox, component: &LoadedComponent, data: &str, limits: &Limits) -> RunOutcome {
+    sandbox.run(
+        component,
+        &job(data),
+        limits,
+        Box::new(LocalServices::new()),
+        None,
+    )
+}
+
+fn failure_kind(outcome: &RunOutcome) -> FailureKind {
+    match &outcome.completion {
+        Completion::Failed(f) => f.kind,
+        other => panic!("expected a failure, got {other:?}"),
+    }
+}
+
+#[test]
+fn hostile_guests_fail_with_their_true_kind() {
+    let sandbox = sandbox();
+    let cases: [(&str, &str, Limits, &[FailureKind]); 7] = [
+        (
+            "hostile-infinite-loop",
+            "{}",
+            tight(),
+            &[FailureKind::FuelExhausted],
+        ),
+        (
+            "hostile-infinite-loop",
+            "{}",
+            Limits {
+                fuel: None,
+                timeout: Duration::from_millis(200),
+                ..tight()
+            },
+            &[FailureKind::Timeout],
+        ),
+        (
+            "hostile-memory-bomb",
+            "{}",
+            tight(),
+            &[FailureKind::MemoryLimit],
+        ),
+        // Unbounded recursion exhausts either the wasm stack or Rust's
+        // shadow stack in linear memory, whichever is smaller for its frames.
+        (
+            "hostile-deep-recursion",
+            "{}",
+            tight(),
+            &[FailureKind::StackOverflow, FailureKind::MemoryFault],
+        ),
+        (
+            "hostile-panic",
+            r#"{"message":"boom"}"#,
+            tight(),
+            &[FailureKind::GuestRetry],
+        ),
+        (
+            "hostile-huge-output",
+            r#"{"bytes":2000000}"#,
+            Limits {
+                fuel: Some(2_000_000_000),
+                ..tight()
+            },
+            &[FailureKind::OutputTooLarge],
+        ),
+        (
+            "hostile-invalid-output",
+            "{}",
+            tight(),
+            &[FailureKind::InvalidOutput],
+        ),
+    ];
+    for (guest, data, limits, expected) in cases {
+        let component = load(&sandbox, guest);
+        let outcome = run(&sandbox, &component, data, &limits);
+        let kind = failure_kind(&outcome);
+        assert!(
+            expected.contains(&kind),
+            "{guest}: expected {expected:?}, got {kind} ({:?})",
+            outcome.failure()
+        );
+    }
+}
+
+#[test]
+fn fuel_and_memory_are_measured_against_their_limits() {
+    let sandbox = sandbox();
+    let looping = load(&sandbox, "hostile-infinite-loop");
+    let outcome = run(&sandbox, &looping, "{}", &tight());
+    assert_eq!(outcome.fuel_used, Some(50_000_000), "all fuel is used up");
+
+    let bomb = load(&sandbox, "hostile-memory-bomb");
+    let outcome = run(&sandbox, &bomb, "{}", &tight());
+    assert!(outcome.peak_memory_bytes <= 16 << 20);
+    assert!(
+        outcome.peak_memory_bytes > 8 << 20,
+        "the bomb got close to its cap: {}",
+        outcome.peak_memory_bytes
+    );
+    // The allocator's complaint on stderr is captured into the job's log.
+    assert!(
+        outcome
+            .logs
+            .iter()
+            .any(|l| l.message.contains("memory allocation")),
+        "{:?}",
+        outcome.logs
+    );
+}
+
+#[test]
+fn a_panic_is_retryable_and_carries_its_message() {
+    let sandbox = sandbox();
+    let component = load(&sandbox, "hostile-panic");
+    let outcome = run(
+        &sandbox,
+        &component,
+        r#"{"message":"disk on fire"}"#,
+        &tight(),
+    );
+    let failure = outcome.failure().expect("failed");
+    assert_eq!(failure.kind, FailureKind::GuestRetry);
+    assert!(
+        failure.message.contains("disk on fire"),
+        "{}",
+        failure.message
+    );
+    assert!(failure.kind.is_retryable());
+}
+
+#[test]
+fn guest_errors_keep_retry_and_fatal_apart() {
+    let sandbox = sandbox();
+    let payment = load(&sandbox, "payment-webhook");
+    let outcome = run(
+        &sandbox,
+        &payment,
+        r#"{"transactionId":"t1","amount":0}"#,
+        &tight(),
+    );
+    let failure = outcome.failure().expect("failed");
+    assert_eq!(failure.kind, FailureKind::GuestFatal);
+    assert_eq!(failure.message, "Invalid transaction amount");
+
+    // Input that does not fit the handler's type is fatal and names the field.
+    let outcome = run(
+        &sandbox,
+        &payment,
+        r#"{"transactionId":"t1","amount":"a lot"}"#,
+        &tight(),
+    );
+    let failure = outcome.failure().expect("failed");
+    assert_eq!(failure.kind, FailureKind::GuestFatal);
+    assert!(failure.message.contains("`amount`"), "{}", failure.message);
+
+    let outcome = run(&sandbox, &payment, r#"{"amount":5}"#, &tight());
+    assert!(
+        outcome.failure().unwrap().message.contains("transactionId"),
+        "{:?}",
+        outcome.failure()
+    );
+}
+
+#[test]
+fn payment_webhook_reports_progress_and_result() {
+    let sandbox = sandbox();
+    let payment = load(&sandbox, "payment-webhook");
+    let services = LocalServices::new();
+    let outcome = sandbox.run(
+        &payment,
+        &job(r#"{"transactionId":"tx_9","amount":12.5}"#),
+        &tight(),
+        Box::new(services.clone()),
+        None,
+    );
+    match outcome.completion {
+        Completion::Completed(output) => {
+            let value: serde_json::Value = serde_json::from_str(&output).unwrap();
+            assert_eq!(
+                value,
+                serde_json::json!({"processed": true, "ledgerRecordId": "led_tx_9"})
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    let progress: Vec<_> = services
+        .store()
+        .lock()
+        .unwrap()
+        .progress
+        .iter()
+        .map(|p| p.to_json())
+        .collect();
+    assert_eq!(progress, [10, 50, 100].map(serde_json::Value::from));
+    assert!(outcome.fuel_used.unwrap() > 0);
+    assert!(outcome.peak_memory_bytes > 0);
+}
+
+#[test]
+fn a_log_flood_is_capped_and_the_job_still_completes() {
+    let sandbox = sandbox();
+    let flood = load(&sandbox, "hostile-log-flood");
+    let limits = Limits {
+        fuel: Some(5_000_000_000),
+        max_log_bytes: 8 << 10,
+        ..tight()
+    };
+    let outcome = run(&sandbox, &flood, r#"{"lines":20000}"#, &limits);
+    assert_eq!(outcome.completion, Completion::Completed("20000".into()));
+    let kept: usize = outcome.logs.iter().map(|l| l.message.len()).sum();
+    assert!(kept <= 8 << 10, "kept {kept} bytes");
+    assert!(
+        outcome.logs_dropped_bytes > 500_000,
+        "{}",
+        outcome.logs_dropped_bytes
+    );
+    // Both the log import and stdout were captured.
+    assert!(
+        outcome
+            .logs
+            .iter()
+            .any(|l| l.render().starts_with("[info] log line 0"))
+    );
+    assert!(
+        outcome
+            .logs
+            .iter()
+            .any(|l| l.render().starts_with("[stdout] stdout line 0"))
+    );
+}
+
+#[test]
+fn every_escape_attempt_is_denied() {
+    let sandbox = sandbox();
+    let escape = load(&sandbox, "hostile-sandbox-escape");
+    let outcome = run(&sandbox, &escape, "{}", &tight());
+    let Completion::Completed(output) = outcome.completion else {
+        panic!("{:?}", outcome.completion);
+    };
+    let attempts: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_str(&output).unwrap();
+    for attempt in [
+        "read_file",
+        "read_dir",
+        "write_file",
+        "env_vars",
+        "env_home",
+        "args",
+        "tcp_connect",
+        "udp_bind",
+        "dns_lookup",
+    ] {
+        let result = attempts[attempt].as_str().unwrap();
+        assert!(result.starts_with("denied"), "{attempt}: {result}");
+    }
+}
+
+#[test]
+fn good_jobs_still_run_after_a_thousand_hostile_runs() {
+    let sandbox = sandbox();
+    let hostile: Vec<(Arc<LoadedComponent>, &str)> = [
+        ("hostile-infinite-loop", "{}"),
+        ("hostile-memory-bomb", "{}"),
+        ("hostile-deep-recursion", "{}"),
+        ("hostile-panic", "{}"),
+        ("hostile-invalid-output", "{}"),
+    ]
+    .into_iter()
+    .map(|(guest, data)| (load(&sandbox, guest), data))
+    .collect();
+    let limits = Limits {
+        fuel: Some(5_000_000),
+        memory_bytes: 4 << 20,
+        ..tight()
+    };
+    for i in 0..1000 {
+        let (component, data) = &hostile[i % hostile.len()];
+        let outcome = run(&sandbox, component, data, &limits);
+        assert!(outcome.failure().is_some(), "hostile run {i} must fail");
+    }
+    let payment = load(&sandbox, "payment-webhook");
+    let outcome = run(
+        &sandbox,
+        &payment,
+        r#"{"transactionId":"after","amount":1}"#,
+        &tight(),
+    );
+    assert!(
+        matches!(outcome.completion, Completion::Completed(ref o) if o.contains("led_after")),
+        "{:?}",
+        outcome.completion
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_instances_never_share_state() {
+    let sandbox = sandbox();
+    let probe = load(&sandbox, "isolation-probe");
+    let mut tasks = Vec::new();
+    for i in 0..32 {
+        let mut input = job(r#"{"spin":5000000}"#);
+        input.id = format!("probe-{i}");
+        let (sandbox, probe) = (sandbox.clone(), probe.clone());
+        // Spawned, so all 32 runs are in flight on the blocking pool at once.
+        tasks.push(tokio::spawn(async move {
+            let limits = Limits {
+                fuel: Some(2_000_000_000),
+                ..tight()
+            };
+            sandbox
+                .run_blocking(probe, input, limits, Box::new(LocalServices::new()), None)
+                .await
+        }));
+    }
+    for (i, task) in tasks.into_iter().enumerate() {
+        let outcome = task.await.unwrap();
+        let Completion::Completed(output) = outcome.completion else {
+            panic!("probe {i}: {:?}", outcome.completion);
+        };
+        let seen: serde_json::Value = serde_json::from_str(&output).unwrap();
+        let id = format!("probe-{i}");
+        assert_eq!(seen["runsSeen"], 1, "probe {i} saw another run's counter");
+        assert_eq!(seen["stampBefore"], serde_json::Value::Null, "probe {i}");
+        assert_eq!(seen["stampAfter"], serde_json::Value::from(id), "probe {i}");
+    }
+}
+
+#[test]
+fn a_durable_workflow_replays_steps_after_its_sleep() {
+    let sandbox = sandbox();
+    let workflow = load(&sandbox, "order-workflow");
+    let services = LocalServices::new();
+    let data = r#"{"orderId":"o-7","amount":120,"reviewDelayMs":3600000}"#;
+    let first = sandbox.run(
+        &workflow,
+        &job(data),
+        &tight(),
+        Box::new(services.clone()),
+        None,
+    );
+    let Completion::Suspended { wake_at_ms } = first.completion else {
+        panic!("expected the workflow to sleep, got {:?}", first.completion);
+    };
+    assert!(
+        first
+            .logs
+            .iter()
+            .any(|l| l.message.contains("charging order o-7"))
+    );
+
+    // Still asleep: running it again (a stalled-job recovery, say) parks it
+    // again at the same wake-up time without charging twice.
+    let early = sandbox.run(
+        &workflow,
+        &job(data),
+        &tight(),
+        Box::new(services.clone()),
+        None,
+    );
+    assert_eq!(early.completion, Completion::Suspended { wake_at_ms });
+
+    services.wake_sleeps_now();
+    let second = sandbox.run(
+        &workflow,
+        &job(data),
+        &tight(),
+        Box::new(services.clone()),
+        None,
+    );
+    let Completion::Completed(output) = &second.completion else {
+        panic!("{:?}", second.completion);
+    };
+    assert!(output.contains(r#""chargeId":"ch_o-7""#), "{output}");
+    for outcome in [&early, &second] {
+        assert!(
+            !outcome.logs.iter().any(|l| l.message.contains("charging")),
+            "a replay must not charge again: {:?}",
+            outcome.logs
+        );
+    }
+    let mut kv = services.clone();
+    use airlock::sandbox::HostServices;
+    assert_eq!(kv.kv_get("charges:o-7").unwrap().as_deref(), Some("1"));
+}
+
+#[test]
+fn email_delivery_is_idempotent_through_the_kv_store() {
+    let sandbox = sandbox();
+    let email = load(&sandbox, "email-delivery");
+    let services = LocalServices::new();
+    let data = r#"{"to":"a@example.com","subject":"Welcome","idempotencyKey":"welcome-1"}"#;
+    let outputs: Vec<String> = (0..2)
+        .map(|_| {
+            match sandbox
+                .run(
+                    &email,
+                    &job(data),
+                    &tight(),
+                    Box::new(services.clone()),
+                    None,
+                )
+                .completion
+            {
+                Completion::Completed(o) => o,
+                other => panic!("{other:?}"),
+            }
+        })
+        .collect();
+    assert!(outputs[0].contains(r#""status":"sent""#), "{}", outputs[0]);
+    assert!(
+        outputs[1].contains(r#""status":"skipped_duplicate""#),
+        "{}",
+        outputs[1]
+    );
+}
+
+#[test]
+fn a_restarted_host_loads_compiled_artifacts_instead_of_recompiling() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = SandboxConfig {
+        max_instances: 4,
+        cache_dir: Some(dir.path().to_path_buf()),
+        ..SandboxConfig::default()
+    };
+    let bytes = guest_bytes("noop");
+    let first = Sandbox::new(config.clone()).unwrap();
+    first.load(&bytes).unwrap();
+    assert_eq!(first.compilations(), 1);
+    drop(first);
+
+    let second = Sandbox::new(config).unwrap();
+    let component = second.load(&bytes).unwrap();
+    assert_eq!(second.compilations(), 0, "the artifact cache was not used");
+    let outcome = second.run(
+        &component,
+        &job("{}"),
+        &tight(),
+        Box::new(LocalServices::new()),
+        None,
+    );
+    assert_eq!(outcome.completion, Completion::Completed("null".into()));
+}
+
+#[test]
+fn uploads_that_are_not_handlers_are_refused_with_the_reason() {
+    let sandbox = sandbox();
+    let err = sandbox.load(b"definitely not wasm").unwrap_err();
+    assert_eq!(err.code(), "not_wasm");
+    // A core module: the magic number with version 1.
+    let err = sandbox.load(b"\0asm\x01\0\0\0").unwrap_err();
+    assert_eq!(err.code(), "core_module");
+}
