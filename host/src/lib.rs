@@ -3,7 +3,19 @@
 //!
 //! - [`sandbox`] compiles handler components and runs each job in a fresh
 //!   instance under fuel, memory and time limits.
+//! - [`queue`] wraps BullMQ (the `bullmq-official` crate) behind Airlock types.
+//! - [`registry`] keeps handler components and queue bindings in Redis.
+//! - [`worker`] runs bound queues: one BullMQ worker per queue, one sandbox
+//!   instance per job.
+//! - [`store`] is Airlock's own Redis handle and key layout.
+//! - [`api`] is the HTTP API; [`metrics`] its Prometheus series.
 //! - [`cli`] is the `airlock` command line.
 
+pub mod api;
 pub mod cli;
+pub mod metrics;
+pub mod queue;
+pub mod registry;
 pub mod sandbox;
+pub mod store;
+pub mod worker;

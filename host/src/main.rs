@@ -8,7 +8,11 @@ async fn main() {
                 .unwrap_or_else(|_| "airlock=info,warn".into()),
         )
         .with_writer(std::io::stderr)
+        // Colours only for a terminal: logs in files stay greppable.
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
+    // TLS for the CLI's HTTPS connections uses ring.
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let cli = airlock::cli::Cli::parse();
     match airlock::cli::execute(cli).await {
         Ok(code) => std::process::exit(code),

@@ -1,14 +1,25 @@
 //! The `airlock` command line: one binary for running a handler locally,
-//! serving queues, and talking to a running host's HTTP API.
+//! serving queues and the API, and talking to a running host's HTTP API.
 
+mod client;
+mod remote;
 mod run;
+mod serve;
 
 use clap::{Parser, Subcommand};
+
+pub use self::run::exit_code;
 
 /// Airlock runs untrusted background jobs as WebAssembly components.
 #[derive(Debug, Parser)]
 #[command(name = "airlock", version, about)]
 pub struct Cli {
+    /// Where the API is (for the remote commands).
+    #[command(flatten)]
+    pub connection: client::Connection,
+    /// Print JSON instead of human-readable output.
+    #[arg(long, global = true)]
+    pub json: bool,
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
@@ -20,12 +31,43 @@ pub enum Command {
     /// Run one job through a handler locally, without Redis, and print its
     /// progress, logs, result and measurements.
     Run(run::RunArgs),
+    /// Run a worker host: a BullMQ worker per bound queue, each job in its
+    /// own sandbox instance; with `--listen`, the HTTP API too.
+    Serve(serve::ServeArgs),
+    /// Upload a handler component.
+    Deploy(remote::DeployArgs),
+    /// Queue bindings: bind, list, get, pause, resume.
+    #[command(subcommand)]
+    Queue(remote::QueueCommand),
+    /// Enqueue a job (`--wait` follows it to the end with a progress bar).
+    Enqueue(remote::EnqueueArgs),
+    /// List a queue's jobs in one state.
+    Jobs(remote::JobsArgs),
+    /// Show one job (`<queue>:<id>`), logs included.
+    Job {
+        /// The job, as `<queue>:<id>`.
+        job: String,
+    },
+    /// Retry a failed job (`<queue>:<id>`).
+    Retry {
+        /// The job, as `<queue>:<id>`.
+        job: String,
+    },
 }
 
 /// Runs the parsed command; returns the process exit code.
 pub async fn execute(cli: Cli) -> anyhow::Result<i32> {
+    let conn = &cli.connection;
+    let json = cli.json;
     match cli.command {
         Command::Run(args) => run::execute(args).await,
+        Command::Serve(args) => serve::execute(args).await,
+        Command::Deploy(args) => remote::deploy(conn, json, args).await,
+        Command::Queue(cmd) => remote::queue(conn, json, cmd).await,
+        Command::Enqueue(args) => remote::enqueue(conn, json, args).await,
+        Command::Jobs(args) => remote::jobs(conn, json, args).await,
+        Command::Job { job } => remote::job(conn, json, &job).await,
+        Command::Retry { job } => remote::retry(conn, json, &job).await,
     }
 }
 

@@ -67,6 +67,7 @@ pub fn exit_code(kind: FailureKind) -> i32 {
         FailureKind::OutputTooLarge => 11,
         FailureKind::Instantiation => 12,
         FailureKind::HostUnavailable => 13,
+        FailureKind::Capacity => 14,
     }
 }
 

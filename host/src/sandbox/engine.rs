@@ -27,6 +27,9 @@ pub struct EngineSettings {
     pub max_memory_bytes: u64,
     /// Wasm stack limit; deep recursion traps with `stack_overflow`.
     pub max_wasm_stack: usize,
+    /// Bytes at the start of each linear memory reset with `memset` instead
+    /// of being handed back to the kernel between jobs (see SandboxConfig).
+    pub memory_keep_resident: usize,
 }
 
 /// One engine with its linker and the key of its compiled-code format.
@@ -53,9 +56,7 @@ impl EngineHandle {
             .total_memories(n * 2)
             .total_tables(n * 4)
             .max_memory_size(settings.max_memory_bytes as usize)
-            // Reset small memories with memset instead of madvise: cheaper
-            // for the many short jobs that touch little memory.
-            .linear_memory_keep_resident(0)
+            .linear_memory_keep_resident(settings.memory_keep_resident)
             .table_keep_resident(64 << 10);
 
         let mut config = Config::new();

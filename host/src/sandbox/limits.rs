@@ -11,7 +11,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 /// Everything that bounds one run of a guest.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Limits {
     /// CPU budget in fuel units (roughly one per wasm instruction). `None`
@@ -20,8 +20,10 @@ pub struct Limits {
     pub fuel: Option<u64>,
     /// Cap on the guest's linear memory, summed over all its memories.
     pub memory_bytes: u64,
-    /// Wall-clock deadline for the whole run, enforced by epoch interruption.
-    #[serde(with = "duration_ms")]
+    /// Wall-clock deadline for the whole run, enforced by epoch interruption
+    /// (JSON: `timeoutMs`).
+    #[serde(rename = "timeoutMs", with = "duration_ms")]
+    #[schema(value_type = u64)]
     pub timeout: Duration,
     /// Largest accepted return value (JSON text), in bytes.
     pub max_output_bytes: u64,
@@ -50,7 +52,7 @@ impl Default for Limits {
 
 /// The operator's ceiling for every limit on this host: no queue binding or
 /// job can ask for more.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct HostMaxima {
     /// Highest fuel budget; also the budget of a run that asks for none when
@@ -60,8 +62,9 @@ pub struct HostMaxima {
     pub allow_unmetered: bool,
     /// Largest memory cap (also sizes the instance pool's memory slots).
     pub memory_bytes: u64,
-    /// Longest timeout.
-    #[serde(with = "duration_ms")]
+    /// Longest timeout (JSON: `timeoutMs`).
+    #[serde(rename = "timeoutMs", with = "duration_ms")]
+    #[schema(value_type = u64)]
     pub timeout: Duration,
     /// Largest return value.
     pub max_output_bytes: u64,
@@ -90,7 +93,7 @@ impl Default for HostMaxima {
 
 /// A request to tighten some limits (from a job's options or the CLI).
 /// `None` keeps the inherited value.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct LimitsOverride {
     /// Lower fuel budget.
@@ -135,6 +138,24 @@ fn lower<T: PartialOrd + std::fmt::Display + Copy>(
 }
 
 impl Limits {
+    /// These limits with the fields set in `settings` replaced (raising is
+    /// allowed: this is how a queue binding configures its limits; check the
+    /// result with [`Limits::check_within`]).
+    pub fn with_settings(&self, settings: &LimitsOverride) -> Limits {
+        Limits {
+            fuel: settings.fuel.or(self.fuel),
+            memory_bytes: settings.memory_bytes.unwrap_or(self.memory_bytes),
+            timeout: settings
+                .timeout_ms
+                .map(Duration::from_millis)
+                .unwrap_or(self.timeout),
+            max_output_bytes: settings.max_output_bytes.unwrap_or(self.max_output_bytes),
+            max_log_bytes: settings.max_log_bytes.unwrap_or(self.max_log_bytes),
+            max_steps: settings.max_steps.unwrap_or(self.max_steps),
+            max_step_bytes: settings.max_step_bytes.unwrap_or(self.max_step_bytes),
+        }
+    }
+
     /// These limits tightened by `request`; raising any limit is an error.
     pub fn lowered_by(&self, request: &LimitsOverride) -> Result<Limits, LimitError> {
         let fuel = match (self.fuel, request.fuel) {

@@ -67,6 +67,12 @@ pub struct SandboxConfig {
     pub epoch_tick: Duration,
     /// Largest component accepted, in bytes.
     pub max_component_bytes: usize,
+    /// Bytes at the start of each linear memory that the pooling allocator
+    /// resets with `memset` between jobs instead of `madvise`. `madvise` is
+    /// cheaper on one thread, but on a busy multi-threaded host every call
+    /// shoots down TLBs on the other cores and the next job page-faults the
+    /// memory back in; see docs/BENCHMARKS.md.
+    pub memory_keep_resident: usize,
 }
 
 impl Default for SandboxConfig {
@@ -78,6 +84,7 @@ impl Default for SandboxConfig {
             cache_dir: None,
             epoch_tick: Duration::from_millis(2),
             max_component_bytes: 32 << 20,
+            memory_keep_resident: 0,
         }
     }
 }
@@ -148,6 +155,7 @@ impl Sandbox {
             max_instances: config.max_instances,
             max_memory_bytes: config.maxima.memory_bytes,
             max_wasm_stack: config.max_wasm_stack,
+            memory_keep_resident: config.memory_keep_resident,
         };
         let metered = EngineHandle::new(&settings, true)?;
         let unmetered = EngineHandle::new(&settings, false)?;
@@ -243,10 +251,11 @@ impl Sandbox {
             }
         };
         let info = validate::describe(&engine.engine, &component, digest, bytes.len());
+        validate::check_imports(&info)?;
         let instance_pre = engine
             .linker
             .instantiate_pre(&component)
-            .map_err(|e| ValidationError::Imports(validate::explain_link_error(&e, &info)))?;
+            .map_err(|e| ValidationError::Imports(format!("{e:#}")))?;
         let pre = HandlerPre::new(instance_pre)
             .map_err(|e| ValidationError::Exports(format!("{e:#}")))?;
         Ok((info, pre))
@@ -345,13 +354,16 @@ impl Sandbox {
             }),
         };
 
-        let result = pre
-            .instantiate(&mut store)
-            .and_then(|handler| handler.call_run(&mut store, &wit_job));
+        let completion = match pre.instantiate(&mut store) {
+            Ok(handler) => {
+                let result = handler.call_run(&mut store, &wit_job);
+                classify(result, store.data(), limits)
+            }
+            Err(e) => Completion::Failed(classify_instantiation(&e, store.data(), limits)),
+        };
         let fuel_used = limits
             .fuel
             .map(|budget| budget - store.get_fuel().unwrap_or(0));
-        let completion = classify(result, store.data(), limits);
         let peak = store.data().limiter.peak_bytes();
         drop(store);
         finish(completion, fuel_used, peak, &sink)
@@ -474,6 +486,28 @@ fn classify(
             Completion::Failed(classify_trap(&err, state, limits))
         }
     }
+}
+
+fn classify_instantiation(err: &wasmtime::Error, state: &RunState, limits: &Limits) -> Failure {
+    if err
+        .downcast_ref::<wasmtime::PoolConcurrencyLimitError>()
+        .is_some()
+    {
+        return Failure::new(
+            FailureKind::Capacity,
+            format!("the instance pool of this host is full: {err}"),
+        );
+    }
+    if state.limiter.limit_hit {
+        return Failure::new(
+            FailureKind::MemoryLimit,
+            format!(
+                "the component's initial memory does not fit the {} cap",
+                bytesize::ByteSize(limits.memory_bytes)
+            ),
+        );
+    }
+    classify_trap(err, state, limits)
 }
 
 fn classify_trap(err: &wasmtime::Error, state: &RunState, limits: &Limits) -> Failure {

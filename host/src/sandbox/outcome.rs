@@ -32,8 +32,11 @@ pub enum FailureKind {
     InvalidOutput,
     /// The return value is larger than the output cap.
     OutputTooLarge,
-    /// The component could not be instantiated (pool exhausted, link error).
+    /// The component could not be instantiated or compiled, or the run's
+    /// limits are over this host's maxima: a configuration problem.
     Instantiation,
+    /// This host's instance pool was full: transient, the job is put back.
+    Capacity,
     /// A backing store (Redis) failed while the guest needed it.
     HostUnavailable,
 }
@@ -53,6 +56,7 @@ impl FailureKind {
             FailureKind::InvalidOutput => "invalid_output",
             FailureKind::OutputTooLarge => "output_too_large",
             FailureKind::Instantiation => "instantiation",
+            FailureKind::Capacity => "capacity",
             FailureKind::HostUnavailable => "host_unavailable",
         }
     }
@@ -66,7 +70,7 @@ impl FailureKind {
     }
 
     /// Every kind, for metrics and docs.
-    pub const ALL: [FailureKind; 12] = [
+    pub const ALL: [FailureKind; 13] = [
         FailureKind::FuelExhausted,
         FailureKind::MemoryLimit,
         FailureKind::Timeout,
@@ -78,17 +82,24 @@ impl FailureKind {
         FailureKind::InvalidOutput,
         FailureKind::OutputTooLarge,
         FailureKind::Instantiation,
+        FailureKind::Capacity,
         FailureKind::HostUnavailable,
     ];
 
     /// Whether another attempt could succeed. Sandbox kills are final: the
-    /// same code on the same input breaks the same limit again. Instantiation
-    /// failures (a full instance pool) and store outages are transient.
+    /// same code on the same input breaks the same limit again.
     pub fn is_retryable(self) -> bool {
         matches!(
             self,
-            FailureKind::GuestRetry | FailureKind::Instantiation | FailureKind::HostUnavailable
+            FailureKind::GuestRetry | FailureKind::Capacity | FailureKind::HostUnavailable
         )
+    }
+
+    /// Whether the failure is the host's, not the job's: a full instance
+    /// pool or a Redis outage. A queue host puts such a job back without
+    /// counting an attempt.
+    pub fn is_infrastructure(self) -> bool {
+        matches!(self, FailureKind::Capacity | FailureKind::HostUnavailable)
     }
 }
 

@@ -55,7 +55,7 @@ impl ValidationError {
 }
 
 /// What a validated component imports and exports.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct ComponentInfo {
     /// sha256 of the bytes, hex.
     pub digest: String,
@@ -122,8 +122,10 @@ fn is_provided(name: &str) -> bool {
     false
 }
 
-/// Turns a linker failure into a message naming the offending imports.
-pub fn explain_link_error(err: &wasmtime::Error, info: &ComponentInfo) -> String {
+/// Refuses a component importing anything the host does not provide —
+/// even an import the linker could satisfy trivially (an empty instance):
+/// the policy is an allow-list, not "whatever links".
+pub fn check_imports(info: &ComponentInfo) -> Result<(), ValidationError> {
     let unknown: Vec<&str> = info
         .imports
         .iter()
@@ -131,19 +133,18 @@ pub fn explain_link_error(err: &wasmtime::Error, info: &ComponentInfo) -> String
         .filter(|name| !is_provided(name))
         .collect();
     if unknown.is_empty() {
-        format!("{err:#}")
-    } else {
-        format!(
-            "the component imports {} which Airlock does not provide; a handler may import \
-             airlock:job/context@0.1.x and the WASI 0.2 interfaces of {}",
-            unknown
-                .iter()
-                .map(|n| format!("`{n}`"))
-                .collect::<Vec<_>>()
-                .join(", "),
-            PROVIDED_WASI.join(", ")
-        )
+        return Ok(());
     }
+    Err(ValidationError::Imports(format!(
+        "the component imports {} which Airlock does not provide; a handler may import \
+         airlock:job/context@0.1.x and the WASI 0.2 interfaces of {}",
+        unknown
+            .iter()
+            .map(|n| format!("`{n}`"))
+            .collect::<Vec<_>>()
+            .join(", "),
+        PROVIDED_WASI.join(", ")
+    )))
 }
 
 #[cfg(test)]

@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# `make run`: a local Airlock platform with the example handlers deployed.
+#
+# - Redis on 127.0.0.1:${AIRLOCK_REDIS_PORT:-6379} (installed with apt-get when
+#   missing), data and AOF under .airlock/redis/ in the project;
+# - one Airlock host with the HTTP API on ${AIRLOCK_LISTEN:-127.0.0.1:8080};
+# - the example handlers deployed and their queues bound;
+# - an admin token kept in .airlock/token (created on first run).
+# Ctrl-C stops the host and the Redis it started.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$root"
+state="$root/.airlock"
+mkdir -p "$state/redis"
+target="${CARGO_TARGET_DIR:-$root/target}"
+airlock="$target/debug/airlock"
+guests="$target/wasm32-wasip2/release"
+port="${AIRLOCK_REDIS_PORT:-6379}"
+listen="${AIRLOCK_LISTEN:-127.0.0.1:8080}"
+url="http://$listen"
+
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+if ! command -v redis-server >/dev/null; then
+  echo "installing redis-server"
+  as_root apt-get update -qq && as_root apt-get install -y -qq redis-server
+fi
+
+if [ ! -s "$state/token" ]; then
+  head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$state/token"
+fi
+token=$(cat "$state/token")
+
+started_redis=""
+if redis-cli -p "$port" ping >/dev/null 2>&1; then
+  echo "using the Redis already running on port $port"
+else
+  redis-server --port "$port" --bind 127.0.0.1 --dir "$state/redis" \
+    --appendonly yes --appendfsync everysec --save '' \
+    --maxmemory-policy noeviction --daemonize yes \
+    --pidfile "$state/redis/redis.pid" --logfile "$state/redis/redis.log"
+  started_redis=yes
+  for _ in $(seq 50); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.1; done
+fi
+
+cleanup() {
+  [ -n "${host_pid:-}" ] && kill "$host_pid" 2>/dev/null && wait "$host_pid" 2>/dev/null
+  if [ -n "$started_redis" ]; then redis-cli -p "$port" shutdown >/dev/null 2>&1 || true; fi
+}
+trap cleanup EXIT
+trap 'exit 0' INT TERM
+
+"$airlock" serve --redis "redis://127.0.0.1:$port" --listen "$listen" \
+  --tokens "admin:local:$token" --host-id local &
+host_pid=$!
+for _ in $(seq 100); do curl -sf "$url/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
+
+export AIRLOCK_URL="$url" AIRLOCK_TOKEN="$token"
+deploy() { "$airlock" deploy "$guests/$2.wasm" --name "$1" >/dev/null && echo "deployed $1"; }
+deploy payment-webhook payment_webhook
+deploy email-delivery email_delivery
+deploy order-workflow order_workflow
+deploy noop noop
+"$airlock" queue bind payments --handler payment-webhook --attempts 5 --backoff exponential:2000 >/dev/null
+"$airlock" queue bind emails --handler email-delivery --attempts 3 --backoff fixed:1000 >/dev/null
+"$airlock" queue bind orders --handler order-workflow --attempts 3 --backoff exponential:1000 >/dev/null
+"$airlock" queue bind noop --handler noop --concurrency 50 >/dev/null
+echo "bound queues: payments, emails, orders, noop"
+
+cat <<MSG
+
+Airlock is running.
+  API     $url   (OpenAPI document: $url/openapi.json)
+  token   $token   (admin; kept in .airlock/token)
+  Redis   redis://127.0.0.1:$port   (AOF under .airlock/redis)
+
+Try it:
+  curl -s -X POST $url/v1/queues/payments/jobs \\
+    -H "Authorization: Bearer $token" -H 'Content-Type: application/json' \\
+    -d '{"name":"payment","data":{"transactionId":"tx_1","amount":42.5}}'
+
+  export AIRLOCK_URL=$url AIRLOCK_TOKEN=$token
+  $airlock enqueue payments '{"transactionId":"tx_2","amount":10}' --wait
+  $airlock enqueue orders '{"orderId":"o-1","amount":99,"reviewDelayMs":5000}' --wait
+
+Ctrl-C to stop.
+MSG
+wait "$host_pid"

@@ -1,0 +1,229 @@
+//! Bearer-token authentication with roles.
+//!
+//! Tokens come from configuration (a JSON file or `AIRLOCK_TOKENS`), are
+//! kept only as SHA-256 digests, compared in constant time against every
+//! configured token (no early exit that would leak which one matched or how
+//! much of it), and never logged.
+
+use std::path::Path;
+
+use axum::extract::FromRequestParts;
+use axum::http::StatusCode;
+use axum::http::request::Parts;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use subtle::ConstantTimeEq;
+
+use super::ApiState;
+use super::error::ApiError;
+
+/// What a token may do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// Everything: handlers, bindings, schedules, destructive actions.
+    Admin,
+    /// Enqueue jobs and events, read the jobs it enqueued.
+    Producer,
+    /// Read everything, change nothing.
+    Reader,
+    /// Trigger schedules on demand (the `CRON_SECRET` pattern).
+    Cron,
+}
+
+impl Role {
+    fn parse(s: &str) -> Option<Role> {
+        match s {
+            "admin" => Some(Role::Admin),
+            "producer" => Some(Role::Producer),
+            "reader" => Some(Role::Reader),
+            "cron" => Some(Role::Cron),
+            _ => None,
+        }
+    }
+}
+
+/// One configured token, as a digest.
+#[derive(Clone)]
+struct Token {
+    name: String,
+    role: Role,
+    digest: [u8; 32],
+}
+
+/// A token entry of the tokens file.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TokenEntry {
+    name: String,
+    role: Role,
+    token: String,
+}
+
+/// The configured tokens.
+#[derive(Clone, Default)]
+pub struct Tokens {
+    tokens: Vec<Token>,
+}
+
+impl std::fmt::Debug for Tokens {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Names and roles only: never the secrets (or their digests).
+        f.debug_list()
+            .entries(self.tokens.iter().map(|t| (&t.name, t.role)))
+            .finish()
+    }
+}
+
+/// Shortest accepted token: a guessable token is no token.
+const MIN_TOKEN_LEN: usize = 16;
+
+impl Tokens {
+    fn push(&mut self, name: String, role: Role, secret: &str) -> anyhow::Result<()> {
+        if secret.len() < MIN_TOKEN_LEN {
+            anyhow::bail!("token `{name}` is shorter than {MIN_TOKEN_LEN} characters");
+        }
+        self.tokens.push(Token {
+            name,
+            role,
+            digest: Sha256::digest(secret.as_bytes()).into(),
+        });
+        Ok(())
+    }
+
+    /// Parses `role:name:token` entries separated by commas
+    /// (`AIRLOCK_TOKENS=admin:ops:s3cret...,producer:web:...`).
+    pub fn parse_list(list: &str) -> anyhow::Result<Tokens> {
+        let mut tokens = Tokens::default();
+        for (i, entry) in list
+            .split(',')
+            .map(str::trim)
+            .filter(|e| !e.is_empty())
+            .enumerate()
+        {
+            let mut parts = entry.splitn(3, ':');
+            let (Some(role), Some(name), Some(secret)) = (parts.next(), parts.next(), parts.next())
+            else {
+                anyhow::bail!("AIRLOCK_TOKENS entry {} is not `role:name:token`", i + 1);
+            };
+            let role = Role::parse(role).ok_or_else(|| {
+                anyhow::anyhow!("AIRLOCK_TOKENS entry {}: unknown role `{role}`", i + 1)
+            })?;
+            tokens.push(name.to_string(), role, secret)?;
+        }
+        Ok(tokens)
+    }
+
+    /// Reads a JSON file `[{"name": "ops", "role": "admin", "token": "..."}]`.
+    pub fn from_file(path: &Path) -> anyhow::Result<Tokens> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| anyhow::anyhow!("cannot read tokens file {}: {e}", path.display()))?;
+        let entries: Vec<TokenEntry> = serde_json::from_str(&text)
+            .map_err(|e| anyhow::anyhow!("tokens file {}: {e}", path.display()))?;
+        let mut tokens = Tokens::default();
+        for entry in entries {
+            tokens.push(entry.name, entry.role, &entry.token)?;
+        }
+        Ok(tokens)
+    }
+
+    /// Merges two sets.
+    pub fn extend(&mut self, other: Tokens) {
+        self.tokens.extend(other.tokens);
+    }
+
+    /// Whether any token is configured.
+    pub fn is_empty(&self) -> bool {
+        self.tokens.is_empty()
+    }
+
+    /// The caller a presented token belongs to, if any. Every configured
+    /// token is compared, always.
+    fn authenticate(&self, presented: &str) -> Option<Caller> {
+        let digest: [u8; 32] = Sha256::digest(presented.as_bytes()).into();
+        let mut found: Option<Caller> = None;
+        for token in &self.tokens {
+            let matches: bool = token.digest.ct_eq(&digest).into();
+            if matches && found.is_none() {
+                found = Some(Caller {
+                    name: token.name.clone(),
+                    role: token.role,
+                });
+            }
+        }
+        found
+    }
+}
+
+/// An authenticated caller.
+#[derive(Debug, Clone)]
+pub struct Caller {
+    /// The token's name (recorded as the producer of jobs it enqueues).
+    pub name: String,
+    /// Its role.
+    pub role: Role,
+}
+
+impl Caller {
+    /// Refuses (403) unless the caller has one of `roles` (admin always may).
+    pub fn require(&self, roles: &[Role]) -> Result<(), ApiError> {
+        if self.role == Role::Admin || roles.contains(&self.role) {
+            return Ok(());
+        }
+        Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            "forbidden",
+            format!(
+                "a {:?} token may not do this; it needs one of {:?}",
+                self.role, roles
+            )
+            .to_lowercase(),
+        ))
+    }
+
+    /// Whether the caller may read any job (not only its own).
+    pub fn reads_everything(&self) -> bool {
+        matches!(self.role, Role::Admin | Role::Reader)
+    }
+}
+
+impl FromRequestParts<ApiState> for Caller {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &ApiState) -> Result<Self, ApiError> {
+        let unauthorized = |m: &str| ApiError::new(StatusCode::UNAUTHORIZED, "unauthorized", m);
+        let header = parts
+            .headers
+            .get(axum::http::header::AUTHORIZATION)
+            .ok_or_else(|| unauthorized("missing `Authorization: Bearer <token>` header"))?;
+        let value = header
+            .to_str()
+            .map_err(|_| unauthorized("malformed Authorization header"))?;
+        let token = value
+            .strip_prefix("Bearer ")
+            .ok_or_else(|| unauthorized("the Authorization header must be `Bearer <token>`"))?;
+        state
+            .tokens()
+            .authenticate(token.trim())
+            .ok_or_else(|| unauthorized("unknown token"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_parse_and_authenticate() {
+        let tokens =
+            Tokens::parse_list("admin:ops:aaaaaaaaaaaaaaaaaaaa, producer:web:bbbbbbbbbbbbbbbbbbbb")
+                .unwrap();
+        let caller = tokens.authenticate("bbbbbbbbbbbbbbbbbbbb").unwrap();
+        assert_eq!(caller.name, "web");
+        assert_eq!(caller.role, Role::Producer);
+        assert!(tokens.authenticate("cccccccccccccccccccc").is_none());
+        assert!(Tokens::parse_list("admin:ops:short").is_err());
+        assert!(Tokens::parse_list("boss:ops:aaaaaaaaaaaaaaaaaaaa").is_err());
+        assert!(!format!("{tokens:?}").contains("aaaa"));
+    }
+}

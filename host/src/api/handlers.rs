@@ -1,0 +1,169 @@
+//! `/v1/handlers`: upload, list, inspect and delete handler components.
+
+use axum::Json;
+use axum::body::Bytes;
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderMap, StatusCode};
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
+
+use super::ApiState;
+use super::auth::{Caller, Role};
+use super::error::{ApiError, ErrorBody};
+use crate::registry::{HandlerDetails, HandlerVersion};
+
+/// Query of an upload.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct UploadQuery {
+    /// A version label for this upload (`v1.4.0`, a git sha).
+    pub version: Option<String>,
+}
+
+/// A handler as listed.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct HandlerSummary {
+    /// Handler name.
+    pub name: String,
+    /// Current digest.
+    pub digest: String,
+    /// Current version label.
+    pub version: Option<String>,
+    /// Component size.
+    pub size: usize,
+    /// Upload time of the current version (ms since the epoch).
+    pub uploaded_at: u64,
+    /// Number of uploaded versions.
+    pub versions: usize,
+}
+
+/// The handler list.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct HandlerList {
+    /// Handlers by name.
+    pub handlers: Vec<HandlerSummary>,
+}
+
+/// Upload a handler component (raw `application/wasm` body). It is
+/// validated — a component, exporting the Airlock `handler` world,
+/// importing nothing the host does not provide — then stored under its
+/// sha256 digest and made the handler's current version.
+#[utoipa::path(
+    operation_id = "handlers_upload",
+    post,
+    path = "/v1/handlers/{name}",
+    tag = "handlers",
+    params(("name" = String, Path, description = "Handler name"), UploadQuery),
+    request_body(content = Vec<u8>, content_type = "application/wasm"),
+    responses(
+        (status = 201, description = "Stored and current", body = HandlerVersion),
+        (status = 400, description = "Bad name or version", body = ErrorBody),
+        (status = 413, description = "Component too large", body = ErrorBody),
+        (status = 415, description = "Not application/wasm", body = ErrorBody),
+        (status = 422, description = "Not a valid handler component", body = ErrorBody),
+    ),
+    security(("bearer" = []))
+)]
+pub async fn upload(
+    State(state): State<ApiState>,
+    caller: Caller,
+    Path(name): Path<String>,
+    Query(query): Query<UploadQuery>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<(StatusCode, Json<HandlerVersion>), ApiError> {
+    caller.require(&[Role::Admin])?;
+    let content_type = headers
+        .get(axum::http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    if content_type != "application/wasm" && content_type != "application/octet-stream" {
+        return Err(ApiError::new(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "unsupported_media_type",
+            "upload the component as the raw body with Content-Type: application/wasm",
+        ));
+    }
+    let version = state
+        .registry()
+        .deploy(&name, body.to_vec(), query.version)
+        .await?;
+    Ok((StatusCode::CREATED, Json(version)))
+}
+
+/// List handlers.
+#[utoipa::path(
+    operation_id = "handlers_list",
+    get,
+    path = "/v1/handlers",
+    tag = "handlers",
+    responses((status = 200, description = "OK", body = HandlerList), (status = 401, description = "Missing or unknown token", body = ErrorBody)),
+    security(("bearer" = []))
+)]
+pub async fn list(
+    State(state): State<ApiState>,
+    caller: Caller,
+) -> Result<Json<HandlerList>, ApiError> {
+    caller.require(&[Role::Reader, Role::Producer])?;
+    let handlers = state
+        .registry()
+        .handlers()
+        .await?
+        .into_iter()
+        .map(|h| HandlerSummary {
+            name: h.name,
+            digest: h.current.digest,
+            version: h.current.version,
+            size: h.current.size,
+            uploaded_at: h.current.uploaded_at,
+            versions: h.versions.len(),
+        })
+        .collect();
+    Ok(Json(HandlerList { handlers }))
+}
+
+/// A handler with its digest history and the imports/exports of its
+/// current component.
+#[utoipa::path(
+    operation_id = "handlers_get",
+    get,
+    path = "/v1/handlers/{name}",
+    tag = "handlers",
+    params(("name" = String, Path, description = "Handler name")),
+    responses((status = 200, description = "OK", body = HandlerDetails), (status = 404, description = "Not found", body = ErrorBody)),
+    security(("bearer" = []))
+)]
+pub async fn get(
+    State(state): State<ApiState>,
+    caller: Caller,
+    Path(name): Path<String>,
+) -> Result<Json<HandlerDetails>, ApiError> {
+    caller.require(&[Role::Reader, Role::Producer])?;
+    Ok(Json(state.registry().handler(&name).await?))
+}
+
+/// Delete a handler (refused with 409 while a queue binds it). Stored
+/// components stay for jobs pinned to them.
+#[utoipa::path(
+    operation_id = "handlers_delete",
+    delete,
+    path = "/v1/handlers/{name}",
+    tag = "handlers",
+    params(("name" = String, Path, description = "Handler name")),
+    responses(
+        (status = 204, description = "Deleted"),
+        (status = 404, description = "Not found", body = ErrorBody),
+        (status = 409, description = "Still bound", body = ErrorBody)
+    ),
+    security(("bearer" = []))
+)]
+pub async fn delete(
+    State(state): State<ApiState>,
+    caller: Caller,
+    Path(name): Path<String>,
+) -> Result<StatusCode, ApiError> {
+    caller.require(&[Role::Admin])?;
+    state.registry().delete_handler(&name).await?;
+    Ok(StatusCode::NO_CONTENT)
+}

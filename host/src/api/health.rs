@@ -1,0 +1,81 @@
+//! Health, readiness and Prometheus metrics.
+
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::IntoResponse;
+
+use super::ApiState;
+use super::auth::{Caller, Role};
+use super::error::{ApiError, ErrorBody};
+use crate::metrics::DepthLabels;
+
+/// Liveness: the process answers.
+#[utoipa::path(operation_id = "health_healthz", get, path = "/healthz", tag = "health", responses((status = 200, description = "ok", body = String)))]
+pub async fn healthz() -> &'static str {
+    "ok"
+}
+
+/// Readiness: Redis answers.
+#[utoipa::path(
+    operation_id = "health_readyz",
+    get,
+    path = "/readyz",
+    tag = "health",
+    responses((status = 200, description = "OK", body = String), (status = 503, description = "Redis unreachable", body = String))
+)]
+pub async fn readyz(State(state): State<ApiState>) -> impl IntoResponse {
+    if state.queues().ping().await {
+        (StatusCode::OK, "ready")
+    } else {
+        (StatusCode::SERVICE_UNAVAILABLE, "redis unreachable")
+    }
+}
+
+/// Prometheus metrics: job runs by outcome and failure kind, durations,
+/// fuel, memory, queue depths, live hosts. Needs a reader token (Prometheus
+/// scrape configs carry one with `authorization: credentials`).
+#[utoipa::path(
+    operation_id = "health_metrics",
+    get,
+    path = "/metrics",
+    tag = "health",
+    responses((status = 200, description = "Prometheus text format", body = String), (status = 401, description = "Missing or unknown token", body = ErrorBody)),
+    security(("bearer" = []))
+)]
+pub async fn metrics(
+    State(state): State<ApiState>,
+    caller: Caller,
+) -> Result<impl IntoResponse, ApiError> {
+    caller.require(&[Role::Reader])?;
+    let metrics = &state.host().metrics;
+    if let Ok(bindings) = state.registry().bindings().await {
+        for binding in bindings {
+            if let Ok(counts) = state.queues().counts(&binding.queue).await {
+                for (job_state, n) in [
+                    ("waiting", counts.waiting),
+                    ("active", counts.active),
+                    ("delayed", counts.delayed),
+                    ("prioritized", counts.prioritized),
+                    ("waiting-children", counts.waiting_children),
+                    ("completed", counts.completed),
+                    ("failed", counts.failed),
+                ] {
+                    metrics
+                        .queue_depth
+                        .get_or_create(&DepthLabels {
+                            queue: binding.queue.clone(),
+                            state: job_state.to_string(),
+                        })
+                        .set(n as i64);
+                }
+            }
+        }
+    }
+    Ok((
+        [(
+            axum::http::header::CONTENT_TYPE,
+            "text/plain; version=0.0.4",
+        )],
+        metrics.render(),
+    ))
+}

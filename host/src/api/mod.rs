@@ -1,0 +1,187 @@
+//! The HTTP API (axum), versioned under `/v1`, JSON in and out.
+//!
+//! Every route but the health checks needs a bearer token ([`auth`]); every
+//! error is a status with a JSON body naming the problem ([`error`]). The
+//! OpenAPI document at `/openapi.json` is generated from the route
+//! definitions themselves (utoipa), so it cannot drift from the code.
+//!
+//! | area | module |
+//! |---|---|
+//! | handler components | [`handlers`] |
+//! | queue bindings, counts, pause, drain/clean/obliterate | [`queues`] |
+//! | enqueue, list, inspect, retry, remove, promote, wait | [`jobs`] |
+//! | Server-Sent Events | [`events`] |
+//! | `/healthz`, `/readyz`, `/metrics`, `/openapi.json` | [`health`] |
+
+pub mod auth;
+pub mod error;
+pub mod events;
+pub mod handlers;
+pub mod health;
+pub mod jobs;
+pub mod queues;
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use utoipa::OpenApi;
+use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use self::auth::Tokens;
+use crate::queue::QueueService;
+use crate::registry::Registry;
+use crate::worker::HostContext;
+
+/// Request size limits.
+#[derive(Debug, Clone)]
+pub struct BodyLimits {
+    /// Largest handler upload (the component size cap).
+    pub max_upload_bytes: usize,
+    /// Largest job data, per job.
+    pub max_job_data_bytes: usize,
+    /// Largest JSON request (a bulk enqueue).
+    pub max_json_bytes: usize,
+}
+
+impl Default for BodyLimits {
+    fn default() -> Self {
+        BodyLimits {
+            max_upload_bytes: 32 << 20,
+            max_job_data_bytes: 1 << 20,
+            max_json_bytes: 16 << 20,
+        }
+    }
+}
+
+/// What every route can reach.
+#[derive(Clone)]
+pub struct ApiState {
+    host: Arc<HostContext>,
+    tokens: Arc<Tokens>,
+    limits: Arc<BodyLimits>,
+}
+
+impl ApiState {
+    /// State over a host's context, with its tokens and limits.
+    pub fn new(host: Arc<HostContext>, tokens: Tokens, limits: BodyLimits) -> Self {
+        ApiState {
+            host,
+            tokens: Arc::new(tokens),
+            limits: Arc::new(limits),
+        }
+    }
+
+    /// The configured tokens.
+    pub fn tokens(&self) -> &Tokens {
+        &self.tokens
+    }
+
+    /// Request size limits.
+    pub fn limits(&self) -> &BodyLimits {
+        &self.limits
+    }
+
+    /// The queues.
+    pub fn queues(&self) -> &QueueService {
+        &self.host.queues
+    }
+
+    /// The registry.
+    pub fn registry(&self) -> &Registry {
+        &self.host.registry
+    }
+
+    /// The host context.
+    pub fn host(&self) -> &Arc<HostContext> {
+        &self.host
+    }
+}
+
+/// The OpenAPI document's fixed parts; paths and schemas come from the routes.
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "Airlock",
+        description = "Run untrusted background jobs as WebAssembly components on BullMQ queues.",
+        version = "0.1.0"
+    ),
+    modifiers(&BearerAuth),
+    tags(
+        (name = "handlers", description = "Handler components"),
+        (name = "queues", description = "Queue bindings and queue actions"),
+        (name = "jobs", description = "Jobs"),
+        (name = "events", description = "Live events (Server-Sent Events)"),
+        (name = "health", description = "Health, readiness, metrics")
+    )
+)]
+struct ApiDoc;
+
+struct BearerAuth;
+
+impl utoipa::Modify for BearerAuth {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        let components = openapi.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            "bearer",
+            SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
+        );
+    }
+}
+
+/// The routes and the OpenAPI document describing them.
+pub fn routes(state: ApiState) -> (Router, utoipa::openapi::OpenApi) {
+    let limits = state.limits.clone();
+    let uploads = OpenApiRouter::new()
+        .routes(routes!(handlers::upload))
+        .layer(DefaultBodyLimit::max(limits.max_upload_bytes));
+    let json = OpenApiRouter::new()
+        .routes(routes!(handlers::list))
+        .routes(routes!(handlers::get, handlers::delete))
+        .routes(routes!(queues::list))
+        .routes(routes!(queues::get, queues::bind, queues::unbind))
+        .routes(routes!(queues::pause))
+        .routes(routes!(queues::resume))
+        .routes(routes!(queues::drain))
+        .routes(routes!(queues::clean))
+        .routes(routes!(queues::obliterate))
+        .routes(routes!(jobs::enqueue, jobs::list))
+        .routes(routes!(jobs::enqueue_bulk))
+        .routes(routes!(jobs::get, jobs::remove))
+        .routes(routes!(jobs::retry))
+        .routes(routes!(jobs::promote))
+        .routes(routes!(jobs::repin))
+        .routes(routes!(jobs::wait))
+        .routes(routes!(events::queue_events))
+        .routes(routes!(events::job_events))
+        .routes(routes!(health::healthz))
+        .routes(routes!(health::readyz))
+        .routes(routes!(health::metrics))
+        .layer(DefaultBodyLimit::max(limits.max_json_bytes));
+    let (router, api) = OpenApiRouter::with_openapi(ApiDoc::openapi())
+        .merge(uploads)
+        .merge(json)
+        .with_state(state)
+        .split_for_parts();
+    (router, api)
+}
+
+/// The complete application: routes plus `/openapi.json` (which, like
+/// every route but the health checks, needs a token).
+pub fn router(state: ApiState) -> Router {
+    let (router, api) = routes(state.clone());
+    let doc = Arc::new(api);
+    router.route(
+        "/openapi.json",
+        axum::routing::get(move |caller: Result<auth::Caller, error::ApiError>| {
+            let doc = doc.clone();
+            async move {
+                caller?;
+                Ok::<_, error::ApiError>(axum::Json(doc.as_ref().clone()))
+            }
+        })
+        .with_state(state),
+    )
+}

@@ -1,0 +1,331 @@
+//! `/v1/queues`: bindings (which handler runs a queue, limits, concurrency,
+//! default job options), counts, pause/resume, and the destructive actions
+//! (drain, clean, obliterate), which need the queue's name as confirmation.
+
+use axum::Json;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use super::ApiState;
+use super::auth::{Caller, Role};
+use super::error::{ApiError, ErrorBody, JsonBody};
+use crate::queue::{JobState, QueueCounts, validate_queue_name};
+use crate::registry::{Binding, BindingSpec, RegistryError};
+
+/// A queue: its binding and job counts.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct QueueView {
+    /// The binding.
+    #[serde(flatten)]
+    pub binding: Binding,
+    /// Jobs per state.
+    pub counts: QueueCounts,
+}
+
+/// The queue list.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct QueueList {
+    /// Bound queues by name.
+    pub queues: Vec<QueueView>,
+}
+
+/// Confirmation of a destructive action: must repeat the queue name.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DrainRequest {
+    /// The queue's name, to confirm.
+    pub confirm: String,
+    /// Also remove delayed jobs.
+    #[serde(default)]
+    pub delayed: bool,
+}
+
+/// Clean finished (or other) jobs older than a grace period.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CleanRequest {
+    /// The queue's name, to confirm.
+    pub confirm: String,
+    /// The state to clean (`completed`, `failed`, `delayed`, `waiting`...).
+    pub state: String,
+    /// Only jobs older than this many milliseconds.
+    #[serde(default)]
+    pub grace_ms: u64,
+    /// At most this many jobs (default 1000).
+    #[serde(default)]
+    pub limit: Option<u32>,
+}
+
+/// Remove the queue and every job in it.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ObliterateRequest {
+    /// The queue's name, to confirm.
+    pub confirm: String,
+    /// Also when jobs are active.
+    #[serde(default)]
+    pub force: bool,
+}
+
+/// Result of a clean.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Cleaned {
+    /// Ids of the removed jobs.
+    pub removed: Vec<String>,
+}
+
+fn confirm(queue: &str, given: &str) -> Result<(), ApiError> {
+    if queue != given {
+        return Err(ApiError::field(
+            "confirm",
+            format!("must repeat the queue name `{queue}` to confirm this destructive action"),
+        ));
+    }
+    Ok(())
+}
+
+async fn view(state: &ApiState, binding: Binding) -> Result<QueueView, ApiError> {
+    let counts = state
+        .queues()
+        .counts(&binding.queue)
+        .await
+        .map_err(ApiError::unavailable)?;
+    Ok(QueueView { binding, counts })
+}
+
+async fn bound(state: &ApiState, queue: &str) -> Result<Binding, ApiError> {
+    validate_queue_name(queue).map_err(|e| ApiError::field("queue", e.message))?;
+    Ok(state.registry().binding(queue).await?)
+}
+
+/// Create or replace a queue's binding.
+#[utoipa::path(
+    operation_id = "queues_bind",
+    put,
+    path = "/v1/queues/{queue}",
+    tag = "queues",
+    params(("queue" = String, Path, description = "Queue name")),
+    request_body = BindingSpec,
+    responses((status = 200, description = "OK", body = QueueView), (status = 400, description = "Invalid request (the error names the field)", body = ErrorBody), (status = 403, description = "The token's role may not do this", body = ErrorBody)),
+    security(("bearer" = []))
+)]
+pub async fn bind(
+    State(state): State<ApiState>,
+    caller: Caller,
+    Path(queue): Path<String>,
+    JsonBody(spec): JsonBody<BindingSpec>,
+) -> Result<Json<QueueView>, ApiError> {
+    caller.require(&[Role::Admin])?;
+    let binding = state.registry().bind(&queue, &spec).await?;
+    Ok(Json(view(&state, binding).await?))
+}
+
+/// List bound queues with their counts.
+#[utoipa::path(
+    operation_id = "queues_list",
+    get,
+    path = "/v1/queues",
+    tag = "queues",
+    responses((status = 200, description = "OK", body = QueueList)),
+    security(("bearer" = []))
+)]
+pub async fn list(
+    State(state): State<ApiState>,
+    caller: Caller,
+) -> Result<Json<QueueList>, ApiError> {
+    caller.require(&[Role::Reader, Role::Producer])?;
+    let mut queues = Vec::new();
+    for binding in state.registry().bindings().await? {
+        queues.push(view(&state, binding).await?);
+    }
+    Ok(Json(QueueList { queues }))
+}
+
+/// A queue's binding and counts.
+#[utoipa::path(
+    operation_id = "queues_get",
+    get,
+    path = "/v1/queues/{queue}",
+    tag = "queues",
+    params(("queue" = String, Path, description = "Queue name")),
+    responses((status = 200, description = "OK", body = QueueView), (status = 404, description = "Not found", body = ErrorBody)),
+    security(("bearer" = []))
+)]
+pub async fn get(
+    State(state): State<ApiState>,
+    caller: Caller,
+    Path(queue): Path<String>,
+) -> Result<Json<QueueView>, ApiError> {
+    caller.require(&[Role::Reader, Role::Producer])?;
+    let binding = bound(&state, &queue).await?;
+    Ok(Json(view(&state, binding).await?))
+}
+
+/// Remove a queue's binding; its jobs stay (and wait for a new binding).
+#[utoipa::path(
+    operation_id = "queues_unbind",
+    delete,
+    path = "/v1/queues/{queue}",
+    tag = "queues",
+    params(("queue" = String, Path, description = "Queue name")),
+    responses((status = 204, description = "No content"), (status = 404, description = "Not found", body = ErrorBody)),
+    security(("bearer" = []))
+)]
+pub async fn unbind(
+    State(state): State<ApiState>,
+    caller: Caller,
+    Path(queue): Path<String>,
+) -> Result<StatusCode, ApiError> {
+    caller.require(&[Role::Admin])?;
+    state.registry().unbind(&queue).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// Pause a queue: no host takes new jobs from it.
+#[utoipa::path(
+    operation_id = "queues_pause",
+    post,
+    path = "/v1/queues/{queue}/pause",
+    tag = "queues",
+    params(("queue" = String, Path, description = "Queue name")),
+    responses((status = 200, description = "OK", body = QueueView), (status = 404, description = "Not found", body = ErrorBody)),
+    security(("bearer" = []))
+)]
+pub async fn pause(
+    State(state): State<ApiState>,
+    caller: Caller,
+    Path(queue): Path<String>,
+) -> Result<Json<QueueView>, ApiError> {
+    caller.require(&[Role::Admin])?;
+    let binding = bound(&state, &queue).await?;
+    state
+        .queues()
+        .pause(&queue)
+        .await
+        .map_err(ApiError::unavailable)?;
+    Ok(Json(view(&state, binding).await?))
+}
+
+/// Resume a paused queue.
+#[utoipa::path(
+    operation_id = "queues_resume",
+    post,
+    path = "/v1/queues/{queue}/resume",
+    tag = "queues",
+    params(("queue" = String, Path, description = "Queue name")),
+    responses((status = 200, description = "OK", body = QueueView), (status = 404, description = "Not found", body = ErrorBody)),
+    security(("bearer" = []))
+)]
+pub async fn resume(
+    State(state): State<ApiState>,
+    caller: Caller,
+    Path(queue): Path<String>,
+) -> Result<Json<QueueView>, ApiError> {
+    caller.require(&[Role::Admin])?;
+    let binding = bound(&state, &queue).await?;
+    state
+        .queues()
+        .resume(&queue)
+        .await
+        .map_err(ApiError::unavailable)?;
+    Ok(Json(view(&state, binding).await?))
+}
+
+/// Remove every waiting (and optionally delayed) job.
+#[utoipa::path(
+    operation_id = "queues_drain",
+    post,
+    path = "/v1/queues/{queue}/drain",
+    tag = "queues",
+    params(("queue" = String, Path, description = "Queue name")),
+    request_body = DrainRequest,
+    responses((status = 200, description = "OK", body = QueueView), (status = 400, description = "Invalid request (the error names the field)", body = ErrorBody)),
+    security(("bearer" = []))
+)]
+pub async fn drain(
+    State(state): State<ApiState>,
+    caller: Caller,
+    Path(queue): Path<String>,
+    JsonBody(req): JsonBody<DrainRequest>,
+) -> Result<Json<QueueView>, ApiError> {
+    caller.require(&[Role::Admin])?;
+    confirm(&queue, &req.confirm)?;
+    let binding = bound(&state, &queue).await?;
+    state
+        .queues()
+        .drain(&queue, req.delayed)
+        .await
+        .map_err(ApiError::unavailable)?;
+    Ok(Json(view(&state, binding).await?))
+}
+
+/// Remove jobs of one state older than a grace period.
+#[utoipa::path(
+    operation_id = "queues_clean",
+    post,
+    path = "/v1/queues/{queue}/clean",
+    tag = "queues",
+    params(("queue" = String, Path, description = "Queue name")),
+    request_body = CleanRequest,
+    responses((status = 200, description = "OK", body = Cleaned), (status = 400, description = "Invalid request (the error names the field)", body = ErrorBody)),
+    security(("bearer" = []))
+)]
+pub async fn clean(
+    State(state): State<ApiState>,
+    caller: Caller,
+    Path(queue): Path<String>,
+    JsonBody(req): JsonBody<CleanRequest>,
+) -> Result<Json<Cleaned>, ApiError> {
+    caller.require(&[Role::Admin])?;
+    confirm(&queue, &req.confirm)?;
+    bound(&state, &queue).await?;
+    let job_state = JobState::parse(&req.state)
+        .ok_or_else(|| ApiError::field("state", format!("unknown state `{}`", req.state)))?;
+    let removed = state
+        .queues()
+        .clean(&queue, job_state, req.grace_ms, req.limit.unwrap_or(1000))
+        .await
+        .map_err(ApiError::unavailable)?;
+    Ok(Json(Cleaned { removed }))
+}
+
+/// Delete the queue, all its jobs, and its binding.
+#[utoipa::path(
+    operation_id = "queues_obliterate",
+    post,
+    path = "/v1/queues/{queue}/obliterate",
+    tag = "queues",
+    params(("queue" = String, Path, description = "Queue name")),
+    request_body = ObliterateRequest,
+    responses((status = 204, description = "No content"), (status = 400, description = "Invalid request (the error names the field)", body = ErrorBody), (status = 409, description = "Conflict with the current state", body = ErrorBody)),
+    security(("bearer" = []))
+)]
+pub async fn obliterate(
+    State(state): State<ApiState>,
+    caller: Caller,
+    Path(queue): Path<String>,
+    JsonBody(req): JsonBody<ObliterateRequest>,
+) -> Result<StatusCode, ApiError> {
+    caller.require(&[Role::Admin])?;
+    confirm(&queue, &req.confirm)?;
+    validate_queue_name(&queue).map_err(|e| ApiError::field("queue", e.message))?;
+    // BullMQ obliterates only paused queues: no worker may take a job
+    // while its keys are being deleted.
+    state
+        .queues()
+        .pause(&queue)
+        .await
+        .map_err(ApiError::unavailable)?;
+    state
+        .queues()
+        .obliterate(&queue, req.force)
+        .await
+        .map_err(|e| ApiError::conflict(format!("{e:#}")))?;
+    match state.registry().unbind(&queue).await {
+        Ok(()) | Err(RegistryError::NotFound(_)) => Ok(StatusCode::NO_CONTENT),
+        Err(e) => Err(e.into()),
+    }
+}

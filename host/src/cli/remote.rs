@@ -1,0 +1,509 @@
+//! The CLI's remote commands: they talk to a running host's HTTP API.
+//!
+//! Human output by default; `--json` prints the API's JSON for scripts.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use clap::{Args, Subcommand};
+use futures::StreamExt;
+use reqwest::Method;
+use serde_json::{Value, json};
+
+use super::client::{ApiClient, Connection};
+use super::run::exit_code;
+use crate::sandbox::FailureKind;
+
+/// `airlock deploy`.
+#[derive(Debug, Args)]
+pub struct DeployArgs {
+    /// The handler component.
+    pub file: PathBuf,
+    /// Handler name.
+    #[arg(long)]
+    pub name: String,
+    /// Version label.
+    #[arg(long)]
+    pub version: Option<String>,
+}
+
+/// `airlock queue ...`.
+#[derive(Debug, Subcommand)]
+pub enum QueueCommand {
+    /// Create or replace a queue's binding.
+    Bind(Box<BindArgs>),
+    /// List bound queues with counts.
+    List,
+    /// Show a queue.
+    Get {
+        /// Queue name.
+        queue: String,
+    },
+    /// Pause a queue.
+    Pause {
+        /// Queue name.
+        queue: String,
+    },
+    /// Resume a queue.
+    Resume {
+        /// Queue name.
+        queue: String,
+    },
+}
+
+/// `airlock queue bind`.
+#[derive(Debug, Args)]
+pub struct BindArgs {
+    /// Queue name.
+    pub queue: String,
+    /// Handler name.
+    #[arg(long)]
+    pub handler: String,
+    /// Jobs at once per host.
+    #[arg(long)]
+    pub concurrency: Option<usize>,
+    /// Fuel budget per job, or `off` for deadline-only limits.
+    #[arg(long)]
+    pub fuel: Option<String>,
+    /// Memory cap, e.g. `64MiB`.
+    #[arg(long)]
+    pub memory: Option<String>,
+    /// Deadline per job, e.g. `30s`.
+    #[arg(long)]
+    pub timeout: Option<String>,
+    /// Default attempts.
+    #[arg(long)]
+    pub attempts: Option<u32>,
+    /// Default backoff: `exponential:2000` or `fixed:500` (ms).
+    #[arg(long)]
+    pub backoff: Option<String>,
+    /// Default removeOnComplete: `true`, `false` or a count.
+    #[arg(long)]
+    pub remove_on_complete: Option<String>,
+    /// Default removeOnFail: `true`, `false` or a count.
+    #[arg(long)]
+    pub remove_on_fail: Option<String>,
+    /// Event names that enqueue jobs here (comma-separated).
+    #[arg(long, value_delimiter = ',')]
+    pub events: Vec<String>,
+}
+
+/// `airlock enqueue`.
+#[derive(Debug, Args)]
+pub struct EnqueueArgs {
+    /// Queue name.
+    pub queue: String,
+    /// Job data (JSON).
+    pub data: String,
+    /// Job name.
+    #[arg(long)]
+    pub name: Option<String>,
+    /// Job options (BullMQ JSON), e.g. `{"attempts":3,"delay":1000}`.
+    #[arg(long)]
+    pub opts: Option<String>,
+    /// Follow the job: live progress, then the result or the failure.
+    #[arg(long)]
+    pub wait: bool,
+}
+
+/// `airlock jobs`.
+#[derive(Debug, Args)]
+pub struct JobsArgs {
+    /// Queue name.
+    pub queue: String,
+    /// State to list.
+    #[arg(long, default_value = "waiting")]
+    pub state: String,
+    /// Page size.
+    #[arg(long, default_value_t = 50)]
+    pub limit: usize,
+    /// Offset.
+    #[arg(long, default_value_t = 0)]
+    pub start: usize,
+}
+
+fn parse_json(flag: &str, text: &str) -> anyhow::Result<Value> {
+    serde_json::from_str(text).with_context(|| format!("{flag}: not valid JSON: {text}"))
+}
+
+fn retention(flag: &str, text: &str) -> anyhow::Result<Value> {
+    match text {
+        "true" => Ok(json!(true)),
+        "false" => Ok(json!(false)),
+        n => n
+            .parse::<u64>()
+            .map(Value::from)
+            .with_context(|| format!("{flag}: expected true, false or a count, got `{n}`")),
+    }
+}
+
+fn print(json_output: bool, value: &Value, human: impl FnOnce(&Value)) {
+    if json_output {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(value).unwrap_or_default()
+        );
+    } else {
+        human(value);
+    }
+}
+
+fn fmt_counts(counts: &Value) -> String {
+    [
+        "waiting",
+        "active",
+        "delayed",
+        "prioritized",
+        "waitingChildren",
+        "completed",
+        "failed",
+    ]
+    .iter()
+    .map(|k| format!("{k} {}", counts[*k]))
+    .collect::<Vec<_>>()
+    .join("  ")
+}
+
+/// `airlock deploy`.
+pub async fn deploy(conn: &Connection, json_output: bool, args: DeployArgs) -> anyhow::Result<i32> {
+    let bytes = std::fs::read(&args.file)
+        .with_context(|| format!("cannot read {}", args.file.display()))?;
+    let client = ApiClient::new(conn)?;
+    let mut path = format!("/v1/handlers/{}", args.name);
+    if let Some(v) = &args.version {
+        path.push_str(&format!("?version={v}"));
+    }
+    let version: Value = client.upload(&path, bytes).await?;
+    print(json_output, &version, |v| {
+        println!(
+            "deployed {} {} ({} bytes)",
+            args.name,
+            v["digest"].as_str().unwrap_or(""),
+            v["size"]
+        );
+    });
+    Ok(0)
+}
+
+/// `airlock queue ...`.
+pub async fn queue(conn: &Connection, json_output: bool, cmd: QueueCommand) -> anyhow::Result<i32> {
+    let client = ApiClient::new(conn)?;
+    let view: Value = match cmd {
+        QueueCommand::Bind(args) => {
+            let args = *args;
+            let mut limits = serde_json::Map::new();
+            let mut spec = json!({"handler": args.handler});
+            match args.fuel.as_deref() {
+                Some("off") => spec["metered"] = json!(false),
+                Some(n) => {
+                    let fuel: u64 = n
+                        .replace('_', "")
+                        .parse()
+                        .with_context(|| format!("--fuel: `{n}` is not a number or `off`"))?;
+                    limits.insert("fuel".into(), json!(fuel));
+                }
+                None => {}
+            }
+            if let Some(m) = &args.memory {
+                let size: bytesize::ByteSize = m
+                    .parse()
+                    .map_err(|e| anyhow::anyhow!("--memory: `{m}`: {e}"))?;
+                limits.insert("memoryBytes".into(), json!(size.as_u64()));
+            }
+            if let Some(t) = &args.timeout {
+                let d =
+                    humantime::parse_duration(t).with_context(|| format!("--timeout: `{t}`"))?;
+                limits.insert("timeoutMs".into(), json!(d.as_millis() as u64));
+            }
+            spec["limits"] = Value::Object(limits);
+            if let Some(c) = args.concurrency {
+                spec["concurrency"] = json!(c);
+            }
+            let mut defaults = serde_json::Map::new();
+            if let Some(a) = args.attempts {
+                defaults.insert("attempts".into(), json!(a));
+            }
+            if let Some(b) = &args.backoff {
+                let (kind, delay) = b.split_once(':').with_context(|| {
+                    format!("--backoff: expected `exponential:2000` or `fixed:500`, got `{b}`")
+                })?;
+                let delay: u64 = delay
+                    .parse()
+                    .with_context(|| format!("--backoff: `{delay}` is not milliseconds"))?;
+                defaults.insert("backoff".into(), json!({"type": kind, "delay": delay}));
+            }
+            if let Some(r) = &args.remove_on_complete {
+                defaults.insert(
+                    "removeOnComplete".into(),
+                    retention("--remove-on-complete", r)?,
+                );
+            }
+            if let Some(r) = &args.remove_on_fail {
+                defaults.insert("removeOnFail".into(), retention("--remove-on-fail", r)?);
+            }
+            spec["defaultJobOptions"] = Value::Object(defaults);
+            if !args.events.is_empty() {
+                spec["events"] = json!(args.events);
+            }
+            client
+                .json(Method::PUT, &format!("/v1/queues/{}", args.queue), &spec)
+                .await?
+        }
+        QueueCommand::List => {
+            let list: Value = client.get("/v1/queues").await?;
+            print(json_output, &list, |l| {
+                for q in l["queues"].as_array().into_iter().flatten() {
+                    println!(
+                        "{:<24} handler {:<20} concurrency {:<4} {}",
+                        q["queue"].as_str().unwrap_or(""),
+                        q["handler"].as_str().unwrap_or(""),
+                        q["concurrency"],
+                        fmt_counts(&q["counts"])
+                    );
+                }
+            });
+            return Ok(0);
+        }
+        QueueCommand::Get { queue } => client.get(&format!("/v1/queues/{queue}")).await?,
+        QueueCommand::Pause { queue } => {
+            client
+                .json(
+                    Method::POST,
+                    &format!("/v1/queues/{queue}/pause"),
+                    &json!({}),
+                )
+                .await?
+        }
+        QueueCommand::Resume { queue } => {
+            client
+                .json(
+                    Method::POST,
+                    &format!("/v1/queues/{queue}/resume"),
+                    &json!({}),
+                )
+                .await?
+        }
+    };
+    print(json_output, &view, |q| {
+        println!("queue       {}", q["queue"].as_str().unwrap_or(""));
+        println!("handler     {}", q["handler"].as_str().unwrap_or(""));
+        println!("concurrency {}", q["concurrency"]);
+        println!("limits      {}", q["limits"]);
+        println!("defaults    {}", q["defaultJobOptions"]);
+        println!("paused      {}", q["counts"]["paused"]);
+        println!("jobs        {}", fmt_counts(&q["counts"]));
+    });
+    Ok(0)
+}
+
+/// The exit code for a failed job, from the kind in its `failedReason`.
+fn failure_exit_code(reason: &str) -> i32 {
+    reason
+        .split_once(':')
+        .and_then(|(kind, _)| FailureKind::parse(kind))
+        .map(exit_code)
+        .unwrap_or(1)
+}
+
+/// `airlock enqueue`.
+pub async fn enqueue(
+    conn: &Connection,
+    json_output: bool,
+    args: EnqueueArgs,
+) -> anyhow::Result<i32> {
+    let client = ApiClient::new(conn)?;
+    let mut body = json!({"data": parse_json("data", &args.data)?});
+    if let Some(name) = &args.name {
+        body["name"] = json!(name);
+    }
+    if let Some(opts) = &args.opts {
+        body["opts"] = parse_json("--opts", opts)?;
+    }
+    let accepted: Value = client
+        .json(
+            Method::POST,
+            &format!("/v1/queues/{}/jobs", args.queue),
+            &body,
+        )
+        .await?;
+    let job_ref = accepted["ref"].as_str().unwrap_or_default().to_string();
+    if !args.wait {
+        print(json_output, &accepted, |a| {
+            let dup = if a["duplicate"] == json!(true) {
+                " (duplicate: nothing added)"
+            } else {
+                ""
+            };
+            println!("enqueued {job_ref}{dup}");
+        });
+        return Ok(0);
+    }
+    follow(&client, json_output, &job_ref).await
+}
+
+/// Follows a job's events with a progress bar until it finishes.
+async fn follow(client: &ApiClient, json_output: bool, job_ref: &str) -> anyhow::Result<i32> {
+    let bar = if json_output {
+        indicatif::ProgressBar::hidden()
+    } else {
+        let bar = indicatif::ProgressBar::new(100);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{spinner} {msg:<10} [{bar:30}] {pos:>3}% {elapsed}",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+            .progress_chars("=> "),
+        );
+        bar.enable_steady_tick(Duration::from_millis(120));
+        bar.set_message("waiting");
+        bar
+    };
+    let path = format!("/v1/jobs/{job_ref}/events");
+    let mut events = Box::pin(client.events(&path).await?);
+    while let Some(event) = events.next().await {
+        let (name, data) = event?;
+        match name.as_str() {
+            "state" => {
+                let state = data["state"].as_str().unwrap_or("");
+                if let Some(p) = data["progress"].as_u64() {
+                    bar.set_position(p.min(100));
+                }
+                if state == "completed" || state == "failed" {
+                    break;
+                }
+                bar.set_message(state.to_string());
+            }
+            "active" => bar.set_message("running"),
+            "progress" => {
+                if let Some(p) = data["data"]["progress"].as_u64() {
+                    bar.set_position(p.min(100));
+                } else {
+                    bar.set_message(format!("{}", data["data"]["progress"]));
+                }
+            }
+            "delayed" | "waiting" => bar.set_message(name.clone()),
+            "completed" | "failed" => break,
+            _ => {}
+        }
+    }
+    bar.finish_and_clear();
+    let job: Value = client.get(&format!("/v1/jobs/{job_ref}")).await?;
+    match job["state"].as_str() {
+        Some("completed") => {
+            print(json_output, &job, |j| {
+                println!("{job_ref} completed");
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&j["returnvalue"]).unwrap_or_default()
+                );
+            });
+            Ok(0)
+        }
+        Some("failed") => {
+            let reason = job["failedReason"].as_str().unwrap_or("").to_string();
+            print(json_output, &job, |_| {
+                eprintln!("{job_ref} failed: {reason}");
+            });
+            Ok(failure_exit_code(&reason))
+        }
+        other => anyhow::bail!(
+            "the event stream ended with the job still {}",
+            other.unwrap_or("unknown")
+        ),
+    }
+}
+
+/// `airlock jobs`.
+pub async fn jobs(conn: &Connection, json_output: bool, args: JobsArgs) -> anyhow::Result<i32> {
+    let client = ApiClient::new(conn)?;
+    let page: Value = client
+        .get(&format!(
+            "/v1/queues/{}/jobs?state={}&start={}&limit={}",
+            args.queue, args.state, args.start, args.limit
+        ))
+        .await?;
+    print(json_output, &page, |p| {
+        for j in p["jobs"].as_array().into_iter().flatten() {
+            let outcome = match j["state"].as_str() {
+                Some("failed") => j["failedReason"].as_str().unwrap_or("").to_string(),
+                Some("completed") => j["returnvalue"].to_string(),
+                _ => format!("progress {}", j["progress"]),
+            };
+            println!(
+                "{}:{:<12} {:<10} {:<20} attempts {}  {}",
+                j["queue"].as_str().unwrap_or(""),
+                j["id"].as_str().unwrap_or(""),
+                j["state"].as_str().unwrap_or(""),
+                j["name"].as_str().unwrap_or(""),
+                j["attemptsMade"],
+                outcome
+            );
+        }
+        if let Some(next) = p["next"].as_u64() {
+            println!("more: --start {next}");
+        }
+    });
+    Ok(0)
+}
+
+/// `airlock job`.
+pub async fn job(conn: &Connection, json_output: bool, job_ref: &str) -> anyhow::Result<i32> {
+    let client = ApiClient::new(conn)?;
+    let job: Value = client.get(&format!("/v1/jobs/{job_ref}")).await?;
+    print(json_output, &job, |j| {
+        let s = |k: &str| {
+            j[k].as_str()
+                .map(str::to_string)
+                .unwrap_or_else(|| j[k].to_string())
+        };
+        println!("job         {job_ref}");
+        println!("name        {}", s("name"));
+        println!("state       {}", s("state"));
+        println!(
+            "attempts    {} made, {} started",
+            j["attemptsMade"], j["attemptsStarted"]
+        );
+        println!("progress    {}", j["progress"]);
+        println!("data        {}", j["data"]);
+        if j["returnvalue"] != Value::Null {
+            println!("result      {}", j["returnvalue"]);
+        }
+        if let Some(reason) = j["failedReason"].as_str() {
+            println!("failed      {reason}");
+        }
+        println!("handler     {}", s("handlerDigest"));
+        println!(
+            "measured    fuel {}  memory {} bytes  time {} ms",
+            j["metrics"]["fuelUsed"], j["metrics"]["peakMemoryBytes"], j["metrics"]["wallTimeMs"]
+        );
+        let steps = j["steps"].as_array().map(|a| a.len()).unwrap_or(0);
+        if steps > 0 {
+            println!("steps       {}", j["steps"]);
+        }
+        println!("logs ({}):", j["logCount"]);
+        for line in j["logs"].as_array().into_iter().flatten() {
+            println!("  {}", line.as_str().unwrap_or(""));
+        }
+    });
+    Ok(0)
+}
+
+/// `airlock retry`.
+pub async fn retry(conn: &Connection, json_output: bool, job_ref: &str) -> anyhow::Result<i32> {
+    let client = ApiClient::new(conn)?;
+    let result: Value = client
+        .json(
+            Method::POST,
+            &format!("/v1/jobs/{job_ref}/retry"),
+            &json!({}),
+        )
+        .await?;
+    print(json_output, &result, |r| {
+        println!(
+            "{job_ref} is {} again",
+            r["job"]["state"].as_str().unwrap_or("waiting")
+        );
+    });
+    Ok(0)
+}

@@ -1,0 +1,219 @@
+//! `airlock serve`: a worker host (and, with `--listen`, the HTTP API).
+//!
+//! Startup: connect to Redis (retrying until it answers), build the sandbox,
+//! start the supervisor that keeps one BullMQ worker per bound queue, and
+//! serve HTTP. On SIGTERM or SIGINT: stop fetching, give running jobs
+//! `--grace` to finish, exit. Jobs still running then are left locked; their
+//! locks expire and another host's stalled check recovers them.
+
+use std::collections::HashSet;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::Args;
+use tokio::sync::watch;
+
+use crate::api::auth::Tokens;
+use crate::api::{ApiState, BodyLimits};
+use crate::metrics::Metrics;
+use crate::queue::{QueueService, WorkerSettings};
+use crate::registry::Registry;
+use crate::sandbox::{Sandbox, SandboxConfig};
+use crate::store::Store;
+use crate::worker::HostContext;
+use crate::worker::loader::ComponentLoader;
+use crate::worker::supervisor::Supervisor;
+
+/// Arguments of `airlock serve`.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Redis URL.
+    #[arg(long, env = "AIRLOCK_REDIS", default_value = "redis://127.0.0.1:6379")]
+    pub redis: String,
+    /// Key prefix of the BullMQ queues (`{bull}` style hash tags for Cluster).
+    #[arg(long, env = "AIRLOCK_PREFIX", default_value = "bull")]
+    pub prefix: String,
+    /// Serve only these queues (comma-separated); default: every bound queue.
+    #[arg(long, value_delimiter = ',')]
+    pub queues: Option<Vec<String>>,
+    /// This host's id (default: hostname and a random suffix).
+    #[arg(long, env = "AIRLOCK_HOST_ID")]
+    pub host_id: Option<String>,
+    /// Address for the HTTP API, e.g. `127.0.0.1:8080`.
+    #[arg(long, env = "AIRLOCK_LISTEN")]
+    pub listen: Option<SocketAddr>,
+    /// Run no workers: serve only the HTTP API.
+    #[arg(long)]
+    pub no_workers: bool,
+    /// Job lock duration; renewed at half of it while a job runs.
+    #[arg(long, default_value = "30s", value_parser = humantime::parse_duration)]
+    pub lock_duration: Duration,
+    /// How often to look for stalled jobs (lock expired).
+    #[arg(long, default_value = "30s", value_parser = humantime::parse_duration)]
+    pub stalled_interval: Duration,
+    /// Times a job may stall before it fails.
+    #[arg(long, default_value_t = 1)]
+    pub max_stalled_count: u32,
+    /// On shutdown, how long running jobs get to finish.
+    #[arg(long, default_value = "30s", value_parser = humantime::parse_duration)]
+    pub grace: Duration,
+    /// How often to check the registry for changed bindings and handlers.
+    #[arg(long, default_value = "500ms", value_parser = humantime::parse_duration)]
+    pub poll: Duration,
+    /// Instance pool size per engine.
+    #[arg(long, default_value_t = 256)]
+    pub max_instances: u32,
+    /// Directory for compiled components.
+    #[arg(long, env = "AIRLOCK_CACHE_DIR")]
+    pub cache_dir: Option<PathBuf>,
+    /// API tokens file: `[{"name": "ops", "role": "admin", "token": "..."}]`.
+    #[arg(long, env = "AIRLOCK_TOKENS_FILE")]
+    pub tokens_file: Option<PathBuf>,
+    /// API tokens as `role:name:token,...` (roles: admin, producer, reader, cron).
+    #[arg(long, env = "AIRLOCK_TOKENS", hide_env_values = true)]
+    pub tokens: Option<String>,
+    /// Largest job data accepted by the API, e.g. `1MiB`.
+    #[arg(long, default_value = "1MiB")]
+    pub max_job_bytes: bytesize::ByteSize,
+}
+
+fn load_tokens(args: &ServeArgs) -> anyhow::Result<Tokens> {
+    let mut tokens = Tokens::default();
+    if let Some(list) = &args.tokens {
+        tokens.extend(Tokens::parse_list(list)?);
+    }
+    if let Some(file) = &args.tokens_file {
+        tokens.extend(Tokens::from_file(file)?);
+    }
+    Ok(tokens)
+}
+
+fn default_host_id() -> String {
+    let host = std::fs::read_to_string("/etc/hostname")
+        .ok()
+        .map(|h| h.trim().to_string())
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "host".into());
+    let suffix = uuid::Uuid::new_v4().simple().to_string();
+    format!("{host}-{}", &suffix[..8])
+}
+
+/// Connects to Redis, retrying: a host started before its Redis waits.
+async fn connect_store(
+    url: &str,
+    prefix: &str,
+    shutdown: &watch::Receiver<bool>,
+) -> anyhow::Result<Store> {
+    let mut delay = Duration::from_millis(100);
+    loop {
+        match Store::connect(url, prefix).await {
+            Ok(store) => return Ok(store),
+            Err(e) if !*shutdown.borrow() => {
+                tracing::warn!(error = %e, "Redis not reachable yet; retrying");
+                tokio::time::sleep(delay).await;
+                delay = (delay * 2).min(Duration::from_secs(2));
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// Runs the command until a shutdown signal.
+pub async fn execute(args: ServeArgs) -> anyhow::Result<i32> {
+    let (shutdown_tx, shutdown_rx) = watch::channel(false);
+    tokio::spawn(async move {
+        wait_for_signal().await;
+        tracing::info!("shutdown signal received");
+        let _ = shutdown_tx.send(true);
+    });
+
+    // Bad token configuration fails at once, before connecting anywhere.
+    load_tokens(&args)?;
+    let host_id = args.host_id.clone().unwrap_or_else(default_host_id);
+    let store = connect_store(&args.redis, &args.prefix, &shutdown_rx).await?;
+    let queues = Arc::new(QueueService::connect(&args.redis, &args.prefix, store.clone()).await?);
+    let sandbox = Arc::new(Sandbox::new(SandboxConfig {
+        max_instances: args.max_instances,
+        cache_dir: Some(
+            args.cache_dir
+                .clone()
+                .unwrap_or_else(super::default_cache_dir),
+        ),
+        ..SandboxConfig::default()
+    })?);
+    let registry = Registry::new(store.clone(), sandbox.clone());
+    let metrics = Arc::new(Metrics::new());
+    let host = Arc::new(HostContext {
+        host_id: host_id.clone(),
+        sandbox: sandbox.clone(),
+        registry: registry.clone(),
+        queues: queues.clone(),
+        loader: ComponentLoader::new(sandbox.clone(), registry.clone()),
+        metrics: metrics.clone(),
+        worker_settings: WorkerSettings {
+            concurrency: 1,
+            lock_duration: args.lock_duration,
+            stalled_interval: args.stalled_interval,
+            max_stalled_count: args.max_stalled_count,
+            name: host_id.clone(),
+        },
+    });
+
+    let api = match args.listen {
+        Some(addr) => {
+            let tokens = load_tokens(&args)?;
+            if tokens.is_empty() {
+                tracing::warn!(
+                    "no API tokens configured (--tokens / --tokens-file): every API request but /healthz and /readyz will be refused"
+                );
+            }
+            let limits = BodyLimits {
+                max_job_data_bytes: args.max_job_bytes.as_u64() as usize,
+                ..BodyLimits::default()
+            };
+            let listener = tokio::net::TcpListener::bind(addr).await?;
+            let bound = listener.local_addr()?;
+            let router = crate::api::router(ApiState::new(host.clone(), tokens, limits));
+            let mut stop = shutdown_rx.clone();
+            tracing::info!(%bound, "HTTP API listening");
+            // Printed on stdout so scripts and tests can find an ephemeral port.
+            println!("listening on http://{bound}");
+            Some(tokio::spawn(async move {
+                axum::serve(listener, router)
+                    .with_graceful_shutdown(async move {
+                        let _ = stop.wait_for(|s| *s).await;
+                    })
+                    .await
+            }))
+        }
+        None => None,
+    };
+
+    tracing::info!(host = %host_id, "host started");
+    if args.no_workers {
+        let mut stop = shutdown_rx.clone();
+        let _ = stop.wait_for(|s| *s).await;
+    } else {
+        let only: Option<HashSet<String>> = args.queues.map(|q| q.into_iter().collect());
+        Supervisor::new(host.clone(), only)
+            .run(args.poll, args.grace, shutdown_rx.clone())
+            .await;
+    }
+    if let Some(api) = api {
+        let _ = api.await;
+    }
+    tracing::info!("host stopped");
+    Ok(0)
+}
+
+async fn wait_for_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut term = signal(SignalKind::terminate()).expect("SIGTERM handler");
+    let mut int = signal(SignalKind::interrupt()).expect("SIGINT handler");
+    tokio::select! {
+        _ = term.recv() => {}
+        _ = int.recv() => {}
+    }
+}

@@ -1,0 +1,179 @@
+//! Prometheus metrics of this host: jobs by outcome and failure kind, run
+//! durations, fuel and memory per queue, plus gauges filled at scrape time
+//! (queue depths, live hosts).
+
+use std::sync::Mutex;
+
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+use prometheus_client::registry::Registry;
+
+use crate::sandbox::{Completion, RunOutcome};
+
+/// Labels of per-queue series.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct QueueLabel {
+    /// Queue name.
+    pub queue: String,
+}
+
+/// Labels of the job outcome counter.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct OutcomeLabels {
+    /// Queue name.
+    pub queue: String,
+    /// `completed`, `failed` or `suspended`.
+    pub outcome: String,
+}
+
+/// Labels of the failure counter.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct FailureLabels {
+    /// Queue name.
+    pub queue: String,
+    /// Failure kind (`fuel_exhausted`, `guest_retry`, ...).
+    pub kind: String,
+}
+
+/// Labels of the queue depth gauge.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct DepthLabels {
+    /// Queue name.
+    pub queue: String,
+    /// Job state.
+    pub state: String,
+}
+
+fn duration_histogram() -> Histogram {
+    // 100 µs .. ~100 s
+    Histogram::new(exponential_buckets(0.0001, 4.0, 11))
+}
+
+fn fuel_histogram() -> Histogram {
+    // 10k .. ~10^13 fuel
+    Histogram::new(exponential_buckets(10_000.0, 10.0, 10))
+}
+
+fn memory_histogram() -> Histogram {
+    // 64 KiB .. 4 GiB
+    Histogram::new(exponential_buckets(65_536.0, 4.0, 9))
+}
+
+/// All series of this host.
+pub struct Metrics {
+    registry: Mutex<Registry>,
+    jobs: Family<OutcomeLabels, Counter>,
+    failures: Family<FailureLabels, Counter>,
+    duration: Family<QueueLabel, Histogram, fn() -> Histogram>,
+    fuel: Family<QueueLabel, Histogram, fn() -> Histogram>,
+    memory: Family<QueueLabel, Histogram, fn() -> Histogram>,
+    /// Jobs per queue and state, refreshed when scraped.
+    pub queue_depth: Family<DepthLabels, Gauge>,
+    /// Live hosts in the fleet, refreshed when scraped.
+    pub hosts: Gauge,
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Metrics {
+    /// Registers every series.
+    pub fn new() -> Self {
+        let mut registry = Registry::with_prefix("airlock");
+        let jobs = Family::<OutcomeLabels, Counter>::default();
+        let failures = Family::<FailureLabels, Counter>::default();
+        let duration = Family::<QueueLabel, Histogram, fn() -> Histogram>::new_with_constructor(
+            duration_histogram,
+        );
+        let fuel = Family::<QueueLabel, Histogram, fn() -> Histogram>::new_with_constructor(
+            fuel_histogram,
+        );
+        let memory = Family::<QueueLabel, Histogram, fn() -> Histogram>::new_with_constructor(
+            memory_histogram,
+        );
+        let queue_depth = Family::<DepthLabels, Gauge>::default();
+        let hosts = Gauge::default();
+        registry.register("jobs", "Job runs by queue and outcome", jobs.clone());
+        registry.register(
+            "job_failures",
+            "Failed job runs by queue and failure kind",
+            failures.clone(),
+        );
+        registry.register(
+            "job_duration_seconds",
+            "Wall time of job runs (sandbox)",
+            duration.clone(),
+        );
+        registry.register("job_fuel", "Fuel used by metered job runs", fuel.clone());
+        registry.register(
+            "job_peak_memory_bytes",
+            "Peak linear memory of job runs",
+            memory.clone(),
+        );
+        registry.register(
+            "queue_jobs",
+            "Jobs per queue and state",
+            queue_depth.clone(),
+        );
+        registry.register("hosts", "Live hosts in the fleet", hosts.clone());
+        Metrics {
+            registry: Mutex::new(registry),
+            jobs,
+            failures,
+            duration,
+            fuel,
+            memory,
+            queue_depth,
+            hosts,
+        }
+    }
+
+    /// Records one run of a job of `queue`.
+    pub fn record(&self, queue: &str, outcome: &RunOutcome) {
+        let label = QueueLabel {
+            queue: queue.to_string(),
+        };
+        let kind = match &outcome.completion {
+            Completion::Completed(_) => "completed",
+            Completion::Failed(f) => {
+                self.failures
+                    .get_or_create(&FailureLabels {
+                        queue: queue.to_string(),
+                        kind: f.kind.as_str().to_string(),
+                    })
+                    .inc();
+                "failed"
+            }
+            Completion::Suspended { .. } => "suspended",
+        };
+        self.jobs
+            .get_or_create(&OutcomeLabels {
+                queue: queue.to_string(),
+                outcome: kind.to_string(),
+            })
+            .inc();
+        self.duration
+            .get_or_create(&label)
+            .observe(outcome.wall_time.as_secs_f64());
+        if let Some(fuel) = outcome.fuel_used {
+            self.fuel.get_or_create(&label).observe(fuel as f64);
+        }
+        self.memory
+            .get_or_create(&label)
+            .observe(outcome.peak_memory_bytes as f64);
+    }
+
+    /// The Prometheus text exposition.
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        let registry = self.registry.lock().unwrap();
+        let _ = prometheus_client::encoding::text::encode(&mut out, &registry);
+        out
+    }
+}

@@ -1,0 +1,243 @@
+//! A worker for one queue: BullMQ's worker loop (fetching, lock renewal,
+//! stalled-job checks, retries and backoff) driving an Airlock processor.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::QueueService;
+
+/// How a queue's worker behaves on this host.
+#[derive(Debug, Clone)]
+pub struct WorkerSettings {
+    /// Jobs run at once by this worker.
+    pub concurrency: usize,
+    /// How long a job's lock lasts; renewed every half of it while the job
+    /// runs. A host that dies loses its locks after this long.
+    pub lock_duration: Duration,
+    /// How often this worker looks for jobs whose lock expired (stalled)
+    /// and puts them back to waiting.
+    pub stalled_interval: Duration,
+    /// How many times a job may stall before it is failed.
+    pub max_stalled_count: u32,
+    /// A name for this worker in Redis `CLIENT LIST` (the host id).
+    pub name: String,
+}
+
+impl Default for WorkerSettings {
+    fn default() -> Self {
+        WorkerSettings {
+            concurrency: 10,
+            lock_duration: Duration::from_secs(30),
+            stalled_interval: Duration::from_secs(30),
+            max_stalled_count: 1,
+            name: "airlock".into(),
+        }
+    }
+}
+
+/// How a processor finished a job.
+#[derive(Debug, Clone, PartialEq)]
+pub enum JobResult {
+    /// Success with this return value.
+    Completed(serde_json::Value),
+    /// Failure; retried per the job's attempts/backoff when `retry` is
+    /// true, failed for good otherwise. `reason` becomes `failedReason`.
+    Failed {
+        /// The failure reason.
+        reason: String,
+        /// Whether another attempt may help.
+        retry: bool,
+    },
+    /// The processor already parked the job (a durable sleep): BullMQ must
+    /// leave it alone.
+    Parked,
+    /// The host could not run the job (Redis outage, full instance pool):
+    /// put it back to waiting without counting an attempt.
+    Requeue {
+        /// Why, for the host's log.
+        reason: String,
+    },
+}
+
+/// Runs jobs for a [`QueueWorker`].
+#[async_trait::async_trait]
+pub trait JobProcessor: Send + Sync + 'static {
+    /// Processes one job. Must not panic and must not block the async
+    /// runtime (CPU-heavy work goes to another thread).
+    async fn process(&self, job: ActiveJob) -> JobResult;
+}
+
+/// A job locked by this worker, with what a processor may do to it.
+#[derive(Clone)]
+pub struct ActiveJob {
+    job: bullmq::Job,
+    queue: String,
+    job_key: String,
+}
+
+impl ActiveJob {
+    /// Job id.
+    pub fn id(&self) -> &str {
+        self.job.id()
+    }
+
+    /// Queue name.
+    pub fn queue(&self) -> &str {
+        &self.queue
+    }
+
+    /// The Redis key of the job hash.
+    pub fn job_key(&self) -> &str {
+        &self.job_key
+    }
+
+    /// BullMQ job name.
+    pub fn name(&self) -> &str {
+        self.job.name()
+    }
+
+    /// The job data as JSON text.
+    pub fn data_json(&self) -> String {
+        serde_json::to_string(self.job.data()).unwrap_or_else(|_| "null".into())
+    }
+
+    /// Attempts that already ended in failure.
+    pub fn attempts_made(&self) -> u32 {
+        self.job.attempts_made()
+    }
+
+    /// Attempts allowed (at least 1).
+    pub fn max_attempts(&self) -> u32 {
+        self.job.opts().attempts.unwrap_or(1).max(1)
+    }
+
+    /// Enqueue time, ms since the epoch.
+    pub fn timestamp(&self) -> u64 {
+        self.job.timestamp()
+    }
+
+    /// The flow parent as `(queue, id)`.
+    pub fn parent(&self) -> Option<(String, String)> {
+        self.job.parent().map(|p| {
+            let queue = p
+                .queue_key
+                .rsplit_once(':')
+                .map(|(_, q)| q.to_string())
+                .unwrap_or_else(|| p.queue_key.clone());
+            (queue, p.id.clone())
+        })
+    }
+
+    /// Stores progress (BullMQ `progress` field and `progress` event).
+    pub async fn update_progress(&mut self, value: serde_json::Value) -> anyhow::Result<()> {
+        // The untagged `Object` variant stores any JSON as is: `100`, not
+        // the `100.0` the `Number(f64)` variant would write.
+        Ok(self
+            .job
+            .update_progress(bullmq::JobProgress::Object(value))
+            .await?)
+    }
+
+    /// Appends a line to the job's BullMQ log.
+    pub async fn log(&self, line: &str) -> anyhow::Result<()> {
+        self.job.log(line).await?;
+        Ok(())
+    }
+
+    /// Parks the job as delayed until `wake_at_ms` without counting an
+    /// attempt; return [`JobResult::Parked`] afterwards.
+    pub async fn park_until(&self, wake_at_ms: u64) -> anyhow::Result<()> {
+        Ok(self.job.move_to_delayed(wake_at_ms).await?)
+    }
+}
+
+/// A running BullMQ worker for one queue.
+pub struct QueueWorker {
+    inner: bullmq::Worker,
+    queue: String,
+}
+
+impl QueueWorker {
+    /// Starts fetching and processing jobs of `queue`.
+    pub async fn start(
+        service: &QueueService,
+        queue: &str,
+        settings: &WorkerSettings,
+        processor: Arc<dyn JobProcessor>,
+    ) -> anyhow::Result<QueueWorker> {
+        super::validate_queue_name(queue)?;
+        let mut opts = bullmq::WorkerOptions::new()
+            .connection(service.connection().clone())
+            .prefix(service.prefix().to_string())
+            .name(settings.name.clone())
+            .concurrency(settings.concurrency.max(1))
+            .lock_duration(settings.lock_duration)
+            .stalled_interval(settings.stalled_interval)
+            .max_stalled_count(settings.max_stalled_count)
+            // Poll the queue at least every second when idle, so a closing
+            // worker notices quickly.
+            .drain_delay(Duration::from_secs(1));
+        opts.skip_version_check = true;
+        let queue_name = queue.to_string();
+        let prefix = service.prefix().to_string();
+        let callback = move |job: bullmq::Job, _cancel: bullmq::worker::CancellationToken| {
+            let processor = processor.clone();
+            let job_key = format!("{prefix}:{queue_name}:{}", job.id());
+            let active = ActiveJob {
+                job,
+                queue: queue_name.clone(),
+                job_key,
+            };
+            async move {
+                match processor.process(active).await {
+                    JobResult::Completed(value) => Ok(value),
+                    JobResult::Failed {
+                        reason,
+                        retry: true,
+                    } => Err(bullmq::Error::ProcessingError(reason)),
+                    JobResult::Failed {
+                        reason,
+                        retry: false,
+                    } => Err(bullmq::Error::Unrecoverable(reason)),
+                    JobResult::Parked => Err(bullmq::Error::Delayed),
+                    // BullMQ's rate-limit path moves the job from active
+                    // back to wait, keeping its attempt count: exactly a
+                    // requeue.
+                    JobResult::Requeue { reason } => {
+                        tracing::warn!(reason, "job put back to waiting");
+                        Err(bullmq::Error::RateLimited { delay_ms: 0 })
+                    }
+                }
+            }
+        };
+        let inner = bullmq::Worker::with_options(queue, callback, opts).await?;
+        Ok(QueueWorker {
+            inner,
+            queue: queue.to_string(),
+        })
+    }
+
+    /// The queue this worker serves.
+    pub fn queue(&self) -> &str {
+        &self.queue
+    }
+
+    /// Changes how many jobs run at once.
+    pub fn set_concurrency(&self, concurrency: usize) {
+        self.inner.set_concurrency(concurrency.max(1));
+    }
+
+    /// Jobs running now.
+    pub async fn active_count(&self) -> usize {
+        self.inner.active_count().await
+    }
+
+    /// Stops fetching and waits up to `grace` for running jobs. Jobs still
+    /// running afterwards keep their locks until they expire and are then
+    /// recovered by another worker's stalled check: never lost.
+    pub async fn close(&self, grace: Duration) {
+        if let Err(e) = self.inner.close(grace.as_millis() as u64).await {
+            tracing::warn!(queue = %self.queue, error = %e, "closing worker");
+        }
+    }
+}

@@ -1,0 +1,178 @@
+//! Queue bindings: which handler runs a queue's jobs, under which limits,
+//! with how many at once per host, and with which default job options.
+
+use redis::AsyncCommands;
+use serde::{Deserialize, Serialize};
+
+use super::{Registry, RegistryError, invalid, validate_name};
+use crate::queue::{JobOptions, validate_queue_name};
+use crate::sandbox::{HostMaxima, Limits, LimitsOverride};
+
+/// A queue's binding as stored and served.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Binding {
+    /// The queue.
+    pub queue: String,
+    /// The handler that runs its jobs.
+    pub handler: String,
+    /// Sandbox limits of every job (a job may lower them).
+    pub limits: Limits,
+    /// Jobs run at once per host.
+    pub concurrency: usize,
+    /// Options applied to jobs enqueued through Airlock that do not set them.
+    pub default_job_options: JobOptions,
+    /// Event names that enqueue a job on this queue (`POST /v1/events`).
+    #[serde(default)]
+    pub events: Vec<String>,
+}
+
+/// A request to create or replace a binding; absent fields take defaults.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct BindingSpec {
+    /// The handler name (must exist).
+    pub handler: String,
+    /// Limit settings over Airlock's defaults (may raise up to the host maxima).
+    #[serde(default)]
+    pub limits: LimitsOverride,
+    /// `false` runs this queue without fuel metering, bounded by the timeout.
+    #[serde(default)]
+    pub metered: Option<bool>,
+    /// Jobs at once per host (default 10).
+    #[serde(default)]
+    pub concurrency: Option<usize>,
+    /// Default job options (attempts, backoff, retention...).
+    #[serde(default)]
+    pub default_job_options: JobOptions,
+    /// Event names this queue subscribes to.
+    #[serde(default)]
+    pub events: Vec<String>,
+}
+
+/// Most jobs one queue may run at once on one host.
+pub const MAX_CONCURRENCY: usize = 1024;
+
+impl BindingSpec {
+    /// The binding this spec describes for `queue`, checked against the
+    /// host maxima.
+    pub fn resolve(&self, queue: &str, maxima: &HostMaxima) -> Result<Binding, RegistryError> {
+        validate_queue_name(queue).map_err(|e| invalid("queue", e.message))?;
+        validate_name("handler", &self.handler)?;
+        let mut limits = Limits::default().with_settings(&self.limits);
+        if self.metered == Some(false) {
+            if self.limits.fuel.is_some() {
+                return Err(invalid(
+                    "limits.fuel",
+                    "cannot be set on an unmetered queue",
+                ));
+            }
+            limits.fuel = None;
+        }
+        limits
+            .check_within(maxima)
+            .map_err(|e| invalid(&format!("limits.{}", e.field), e.message))?;
+        let concurrency = self.concurrency.unwrap_or(10);
+        if concurrency == 0 || concurrency > MAX_CONCURRENCY {
+            return Err(invalid(
+                "concurrency",
+                format!("must be between 1 and {MAX_CONCURRENCY}"),
+            ));
+        }
+        self.default_job_options
+            .validate()
+            .map_err(|e| invalid(&format!("defaultJobOptions.{}", e.field), e.message))?;
+        if self.default_job_options.job_id.is_some() {
+            return Err(invalid("defaultJobOptions.jobId", "cannot be a default"));
+        }
+        for (i, event) in self.events.iter().enumerate() {
+            if event.is_empty() || event.len() > 256 {
+                return Err(invalid(
+                    &format!("events[{i}]"),
+                    "must be 1 to 256 characters",
+                ));
+            }
+        }
+        Ok(Binding {
+            queue: queue.to_string(),
+            handler: self.handler.clone(),
+            limits,
+            concurrency,
+            default_job_options: self.default_job_options.clone(),
+            events: self.events.clone(),
+        })
+    }
+}
+
+impl Registry {
+    /// Creates or replaces the binding of `queue`. The handler must exist.
+    pub async fn bind(&self, queue: &str, spec: &BindingSpec) -> Result<Binding, RegistryError> {
+        let binding = spec.resolve(queue, &self.sandbox().config().maxima)?;
+        if self.current_digest(&binding.handler).await?.is_none() {
+            return Err(invalid(
+                "handler",
+                format!(
+                    "handler `{}` does not exist; deploy it first",
+                    binding.handler
+                ),
+            ));
+        }
+        let keys = self.store().keys();
+        let json = serde_json::to_string(&binding).map_err(anyhow::Error::from)?;
+        let mut conn = self.store().conn();
+        redis::pipe()
+            .atomic()
+            .hset(keys.bindings(), queue, json)
+            .ignore()
+            .incr(keys.generation(), 1)
+            .ignore()
+            .query_async::<()>(&mut conn)
+            .await?;
+        tracing::info!(queue, handler = %binding.handler, "queue bound");
+        Ok(binding)
+    }
+
+    /// Removes the binding of `queue` (its jobs stay in the queue).
+    pub async fn unbind(&self, queue: &str) -> Result<(), RegistryError> {
+        let keys = self.store().keys();
+        let mut conn = self.store().conn();
+        let (removed,): (i64,) = redis::pipe()
+            .atomic()
+            .hdel(keys.bindings(), queue)
+            .incr(keys.generation(), 1)
+            .ignore()
+            .query_async(&mut conn)
+            .await?;
+        if removed == 0 {
+            return Err(RegistryError::NotFound(format!(
+                "binding of queue `{queue}`"
+            )));
+        }
+        Ok(())
+    }
+
+    /// The binding of `queue`.
+    pub async fn binding(&self, queue: &str) -> Result<Binding, RegistryError> {
+        let mut conn = self.store().conn();
+        let json: Option<String> = conn.hget(self.store().keys().bindings(), queue).await?;
+        match json {
+            Some(j) => Ok(serde_json::from_str(&j).map_err(anyhow::Error::from)?),
+            None => Err(RegistryError::NotFound(format!(
+                "binding of queue `{queue}`"
+            ))),
+        }
+    }
+
+    /// Every binding, by queue name.
+    pub async fn bindings(&self) -> Result<Vec<Binding>, RegistryError> {
+        let mut conn = self.store().conn();
+        let all: std::collections::HashMap<String, String> =
+            conn.hgetall(self.store().keys().bindings()).await?;
+        let mut out: Vec<Binding> = all
+            .values()
+            .filter_map(|j| serde_json::from_str(j).ok())
+            .collect();
+        out.sort_by(|a, b| a.queue.cmp(&b.queue));
+        Ok(out)
+    }
+}

@@ -1,0 +1,237 @@
+//! Handler components: upload (validated, content-addressed), versions,
+//! lookup, delete.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use redis::AsyncCommands;
+use serde::{Deserialize, Serialize};
+
+use super::{Registry, RegistryError, invalid, validate_name};
+use crate::sandbox::{ComponentInfo, digest_of};
+
+/// Why a component could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum ComponentError {
+    /// The stored bytes do not match their digest.
+    #[error("{0}")]
+    Corrupt(String),
+    /// Redis failed.
+    #[error("redis: {0}")]
+    Redis(anyhow::Error),
+}
+
+/// One uploaded version of a handler.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct HandlerVersion {
+    /// sha256 of the component, hex.
+    pub digest: String,
+    /// The uploader's label (`v1.2.0`, a git sha...).
+    pub version: Option<String>,
+    /// Component size in bytes.
+    pub size: usize,
+    /// Upload time, ms since the epoch.
+    pub uploaded_at: u64,
+}
+
+/// A handler with its history and what its current component imports and
+/// exports.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct HandlerDetails {
+    /// Handler name.
+    pub name: String,
+    /// The version new jobs run.
+    pub current: HandlerVersion,
+    /// Every upload, newest first.
+    pub versions: Vec<HandlerVersion>,
+    /// Imports and exports of the current component.
+    pub component: ComponentInfo,
+}
+
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+impl Registry {
+    /// Validates `bytes` as a handler component and makes it the current
+    /// version of handler `name`. Uploading the same bytes again only moves
+    /// the name back to them.
+    pub async fn deploy(
+        &self,
+        name: &str,
+        bytes: Vec<u8>,
+        version: Option<String>,
+    ) -> Result<HandlerVersion, RegistryError> {
+        validate_name("name", name)?;
+        if let Some(v) = &version
+            && (v.is_empty() || v.len() > 128)
+        {
+            return Err(invalid("version", "must be 1 to 128 characters"));
+        }
+        // Compiling validates the component (and warms this host's cache);
+        // it is CPU-heavy, so it runs off the async workers.
+        let sandbox = self.sandbox().clone();
+        let (info, bytes) = tokio::task::spawn_blocking(move || {
+            sandbox
+                .load(&bytes)
+                .map(|loaded| (loaded.info.clone(), bytes))
+        })
+        .await
+        .map_err(|e| RegistryError::Redis(anyhow::anyhow!("validation thread failed: {e}")))??;
+
+        let entry = HandlerVersion {
+            digest: info.digest.clone(),
+            version,
+            size: bytes.len(),
+            uploaded_at: now_ms(),
+        };
+        let keys = self.store().keys();
+        let entry_json = serde_json::to_string(&entry).map_err(anyhow::Error::from)?;
+        let info_json = serde_json::to_string(&info).map_err(anyhow::Error::from)?;
+        let mut conn = self.store().conn();
+        // One transaction: a reader never sees a name pointing at a digest
+        // whose bytes are not stored yet.
+        redis::pipe()
+            .atomic()
+            .cmd("SET")
+            .arg(keys.component(&info.digest))
+            .arg(bytes)
+            .ignore()
+            .cmd("SET")
+            .arg(keys.component_info(&info.digest))
+            .arg(&info_json)
+            .ignore()
+            .cmd("HSET")
+            .arg(keys.handler(name))
+            .arg("digest")
+            .arg(&entry.digest)
+            .arg("entry")
+            .arg(&entry_json)
+            .ignore()
+            .cmd("LPUSH")
+            .arg(keys.handler_versions(name))
+            .arg(&entry_json)
+            .ignore()
+            .cmd("SADD")
+            .arg(keys.handlers())
+            .arg(name)
+            .ignore()
+            .cmd("INCR")
+            .arg(keys.generation())
+            .ignore()
+            .query_async::<()>(&mut conn)
+            .await?;
+        tracing::info!(handler = name, digest = %entry.digest, "handler deployed");
+        Ok(entry)
+    }
+
+    /// The digest new jobs of handler `name` run, if the handler exists.
+    pub async fn current_digest(&self, name: &str) -> anyhow::Result<Option<String>> {
+        let mut conn = self.store().conn();
+        Ok(conn
+            .hget(self.store().keys().handler(name), "digest")
+            .await?)
+    }
+
+    /// The stored bytes of a component, verified against its digest.
+    pub async fn component_bytes(&self, digest: &str) -> Result<Option<Vec<u8>>, ComponentError> {
+        let mut conn = self.store().conn();
+        let bytes: Option<Vec<u8>> = conn
+            .get(self.store().keys().component(digest))
+            .await
+            .map_err(|e| ComponentError::Redis(e.into()))?;
+        match bytes {
+            Some(b) if digest_of(&b) == digest => Ok(Some(b)),
+            Some(_) => Err(ComponentError::Corrupt(format!(
+                "component {digest} is corrupt in Redis (digest mismatch)"
+            ))),
+            None => Ok(None),
+        }
+    }
+
+    /// A handler with its history.
+    pub async fn handler(&self, name: &str) -> Result<HandlerDetails, RegistryError> {
+        let keys = self.store().keys();
+        let mut conn = self.store().conn();
+        let entry: Option<String> = conn.hget(keys.handler(name), "entry").await?;
+        let Some(entry) = entry else {
+            return Err(RegistryError::NotFound(format!("handler `{name}`")));
+        };
+        let current: HandlerVersion = serde_json::from_str(&entry).map_err(anyhow::Error::from)?;
+        let history: Vec<String> = conn.lrange(keys.handler_versions(name), 0, -1).await?;
+        let versions = history
+            .iter()
+            .filter_map(|v| serde_json::from_str(v).ok())
+            .collect();
+        let info: Option<String> = conn.get(keys.component_info(&current.digest)).await?;
+        let component = info
+            .and_then(|i| serde_json::from_str(&i).ok())
+            .unwrap_or_else(|| ComponentInfo {
+                digest: current.digest.clone(),
+                size: current.size,
+                imports: Vec::new(),
+                exports: Vec::new(),
+            });
+        Ok(HandlerDetails {
+            name: name.to_string(),
+            current,
+            versions,
+            component,
+        })
+    }
+
+    /// Every handler, by name.
+    pub async fn handlers(&self) -> Result<Vec<HandlerDetails>, RegistryError> {
+        let mut conn = self.store().conn();
+        let mut names: Vec<String> = conn.smembers(self.store().keys().handlers()).await?;
+        names.sort();
+        let mut out = Vec::with_capacity(names.len());
+        for name in names {
+            match self.handler(&name).await {
+                Ok(h) => out.push(h),
+                Err(RegistryError::NotFound(_)) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(out)
+    }
+
+    /// Deletes a handler name and its history, refused while a queue binds
+    /// it. Components stay: jobs may still be pinned to them.
+    pub async fn delete_handler(&self, name: &str) -> Result<(), RegistryError> {
+        let bound: Vec<String> = self
+            .bindings()
+            .await?
+            .into_iter()
+            .filter(|b| b.handler == name)
+            .map(|b| b.queue)
+            .collect();
+        if !bound.is_empty() {
+            return Err(RegistryError::InUse {
+                handler: name.to_string(),
+                queues: bound,
+            });
+        }
+        let keys = self.store().keys();
+        let mut conn = self.store().conn();
+        let removed: i64 = conn.srem(keys.handlers(), name).await?;
+        if removed == 0 {
+            return Err(RegistryError::NotFound(format!("handler `{name}`")));
+        }
+        redis::pipe()
+            .atomic()
+            .del(keys.handler(name))
+            .ignore()
+            .del(keys.handler_versions(name))
+            .ignore()
+            .incr(keys.generation(), 1)
+            .ignore()
+            .query_async::<()>(&mut conn)
+            .await?;
+        Ok(())
+    }
+}

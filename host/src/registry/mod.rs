@@ -1,0 +1,111 @@
+//! The registry: handler components and queue bindings, kept in Redis so
+//! every host of a fleet sees the same ones.
+//!
+//! A *handler* is a name pointing at the digest (sha256) of its current
+//! component; uploading a new version moves the name and keeps the old
+//! component, because jobs that started on it stay pinned to it (durable
+//! steps must replay against the code that recorded them). A *binding*
+//! maps a queue to a handler with its limits, concurrency and default job
+//! options. Every change bumps a generation counter that hosts poll, so a
+//! new binding or handler version reaches running hosts without a restart.
+
+mod bindings;
+mod handlers;
+
+use std::sync::Arc;
+
+use redis::AsyncCommands;
+
+pub use self::bindings::{Binding, BindingSpec};
+pub use self::handlers::{ComponentError, HandlerDetails, HandlerVersion};
+use crate::sandbox::Sandbox;
+use crate::store::Store;
+
+/// Why a registry operation was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum RegistryError {
+    /// A request field is invalid; names the field.
+    #[error("`{field}`: {message}")]
+    Invalid {
+        /// The offending field.
+        field: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// The component is not an Airlock handler.
+    #[error("{0}")]
+    Component(#[from] crate::sandbox::ValidationError),
+    /// No such handler or binding.
+    #[error("{0} not found")]
+    NotFound(String),
+    /// The handler is still bound to queues.
+    #[error("handler `{handler}` is bound to queue(s) {queues:?}; unbind them first")]
+    InUse {
+        /// The handler.
+        handler: String,
+        /// Queues binding it.
+        queues: Vec<String>,
+    },
+    /// Redis failed.
+    #[error("redis: {0}")]
+    Redis(#[from] anyhow::Error),
+}
+
+impl From<redis::RedisError> for RegistryError {
+    fn from(e: redis::RedisError) -> Self {
+        RegistryError::Redis(e.into())
+    }
+}
+
+pub(crate) fn invalid(field: &str, message: impl Into<String>) -> RegistryError {
+    RegistryError::Invalid {
+        field: field.to_string(),
+        message: message.into(),
+    }
+}
+
+/// Handlers and bindings in Redis.
+#[derive(Clone)]
+pub struct Registry {
+    store: Store,
+    sandbox: Arc<Sandbox>,
+}
+
+impl Registry {
+    /// A registry over `store`; `sandbox` validates uploads.
+    pub fn new(store: Store, sandbox: Arc<Sandbox>) -> Self {
+        Registry { store, sandbox }
+    }
+
+    /// The generation counter: changes whenever a handler or binding does.
+    pub async fn generation(&self) -> anyhow::Result<u64> {
+        let mut conn = self.store.conn();
+        let generation: Option<u64> = conn.get(self.store.keys().generation()).await?;
+        Ok(generation.unwrap_or(0))
+    }
+
+    pub(crate) fn store(&self) -> &Store {
+        &self.store
+    }
+
+    pub(crate) fn sandbox(&self) -> &Arc<Sandbox> {
+        &self.sandbox
+    }
+}
+
+/// A name usable for a handler: letters, digits, `-`, `_`, `.`.
+pub(crate) fn validate_name(field: &str, name: &str) -> Result<(), RegistryError> {
+    if name.is_empty() || name.len() > 128 {
+        return Err(invalid(field, "must be 1 to 128 characters"));
+    }
+    if !name
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+    {
+        return Err(invalid(
+            field,
+            "may contain only letters, digits, `-`, `_` and `.`",
+        ));
+    }
+    Ok(())
+}

@@ -1,0 +1,278 @@
+//! Runs one queued job in the sandbox and maps the outcome onto BullMQ.
+//!
+//! Crash windows, and why each is safe:
+//! - the host dies before the digest is pinned: nothing ran; the job stalls
+//!   and is retried from scratch;
+//! - it dies mid-run: the lock expires, another host's stalled check puts
+//!   the job back; steps recorded so far are in the job hash and replay;
+//! - it dies after a step ran but before it was recorded: that step runs
+//!   again (at-least-once; guests make side effects idempotent);
+//! - it dies after recording a sleep but before parking the job: the job is
+//!   recovered, replays, finds the recorded wake-up time and parks again;
+//! - it dies after the run but before BullMQ's `moveToFinished`: the job
+//!   is run again. Execution is at least once; no job is ever lost.
+
+use std::sync::{Arc, RwLock};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use redis::AsyncCommands;
+
+use super::HostContext;
+use super::loader::LoadError;
+use super::reporter::Reporter;
+use super::services::RedisServices;
+use crate::queue::{ActiveJob, JobProcessor, JobResult, fields};
+use crate::registry::Binding;
+use crate::sandbox::{
+    Completion, Failure, FailureKind, JobInput, Limits, LimitsOverride, RunOutcome,
+};
+
+/// A binding with its handler resolved to the digest new jobs run.
+#[derive(Debug, Clone)]
+pub struct ResolvedBinding {
+    /// The binding.
+    pub binding: Binding,
+    /// Current digest of its handler.
+    pub digest: String,
+}
+
+/// The [`JobProcessor`] of one queue.
+pub struct Executor {
+    host: Arc<HostContext>,
+    /// Updated in place by the supervisor when the binding changes.
+    binding: Arc<RwLock<ResolvedBinding>>,
+}
+
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+/// What the job hash says about this job before it runs.
+struct Pinned {
+    digest: String,
+    limits: Option<LimitsOverride>,
+}
+
+impl Executor {
+    /// An executor for the queue of `binding`.
+    pub fn new(host: Arc<HostContext>, binding: Arc<RwLock<ResolvedBinding>>) -> Self {
+        Executor { host, binding }
+    }
+
+    /// Pins the job to the current digest unless it already ran with one,
+    /// and moves per-job limits parked at enqueue time into the job hash.
+    async fn pin(&self, job: &ActiveJob, current: &str) -> anyhow::Result<Pinned> {
+        let store = self.host.queues.store();
+        let pending_key = store.keys().pending_limits(job.queue(), job.id());
+        let mut conn = store.conn();
+        let (digest, limits, pending): (Option<String>, Option<String>, Option<String>) =
+            redis::pipe()
+                .hset_nx(job.job_key(), fields::DIGEST, current)
+                .ignore()
+                .hget(job.job_key(), fields::DIGEST)
+                .hget(job.job_key(), fields::LIMITS)
+                .get(&pending_key)
+                .query_async(&mut conn)
+                .await?;
+        let limits = match (limits, pending) {
+            (Some(l), _) => Some(l),
+            (None, Some(p)) => {
+                store
+                    .hset_if_exists(job.job_key(), fields::LIMITS, &p)
+                    .await?;
+                let _: i64 = conn.del(&pending_key).await?;
+                Some(p)
+            }
+            (None, None) => None,
+        };
+        let limits = match limits {
+            Some(text) => Some(serde_json::from_str(&text)?),
+            None => None,
+        };
+        Ok(Pinned {
+            digest: digest.unwrap_or_else(|| current.to_string()),
+            limits,
+        })
+    }
+
+    /// Writes the run's measurements onto the job and a summary log line.
+    async fn record(&self, job: &ActiveJob, outcome: &RunOutcome) {
+        let mut pairs: Vec<(&str, String)> = vec![
+            (fields::MEMORY, outcome.peak_memory_bytes.to_string()),
+            (
+                fields::WALL_MS,
+                format!("{:.3}", outcome.wall_time.as_secs_f64() * 1000.0),
+            ),
+            (fields::HOST, self.host.host_id.clone()),
+        ];
+        if let Some(fuel) = outcome.fuel_used {
+            pairs.push((fields::FUEL, fuel.to_string()));
+        }
+        if let Some(failure) = outcome.failure() {
+            pairs.push((fields::KIND, failure.kind.as_str().to_string()));
+        }
+        let pairs: Vec<(&str, &str)> = pairs.iter().map(|(f, v)| (*f, v.as_str())).collect();
+        let store = self.host.queues.store();
+        if let Err(e) = store.hset_fields_if_exists(job.job_key(), &pairs).await {
+            tracing::warn!(job = job.id(), error = %e, "could not record run metrics");
+        }
+    }
+
+    fn fail(failure: Failure) -> JobResult {
+        if failure.kind.is_infrastructure() {
+            return JobResult::Requeue {
+                reason: failure.reason(),
+            };
+        }
+        JobResult::Failed {
+            retry: failure.kind.is_retryable(),
+            reason: failure.reason(),
+        }
+    }
+}
+
+/// Runs a Redis operation, retrying for a while: right after a Redis
+/// restart the first commands on a reconnecting connection fail, and a job
+/// should not pay for that.
+async fn retrying<T, F, Fut>(what: &str, op: F) -> anyhow::Result<T>
+where
+    F: Fn() -> Fut,
+    Fut: std::future::Future<Output = anyhow::Result<T>>,
+{
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
+    let mut delay = std::time::Duration::from_millis(50);
+    loop {
+        match op().await {
+            Ok(v) => return Ok(v),
+            Err(e) if tokio::time::Instant::now() < deadline => {
+                tracing::warn!(error = %e, "could not {what}; retrying");
+                tokio::time::sleep(delay).await;
+                delay = (delay * 2).min(std::time::Duration::from_secs(1));
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+fn summary(outcome: &RunOutcome) -> String {
+    let ending = match &outcome.completion {
+        Completion::Completed(_) => "completed".to_string(),
+        Completion::Failed(f) => format!("failed ({})", f.kind),
+        Completion::Suspended { wake_at_ms } => format!("suspended until {wake_at_ms}"),
+    };
+    let fuel = outcome
+        .fuel_used
+        .map(|f| f.to_string())
+        .unwrap_or_else(|| "unmetered".into());
+    let mut line = format!(
+        "[airlock] run {ending}: fuel {fuel}, peak memory {} bytes, wall time {:.3} ms",
+        outcome.peak_memory_bytes,
+        outcome.wall_time.as_secs_f64() * 1000.0
+    );
+    if outcome.logs_dropped_bytes > 0 {
+        line.push_str(&format!(
+            ", {} log bytes dropped (cap)",
+            outcome.logs_dropped_bytes
+        ));
+    }
+    line
+}
+
+#[async_trait::async_trait]
+impl JobProcessor for Executor {
+    async fn process(&self, job: ActiveJob) -> JobResult {
+        let resolved = self.binding.read().unwrap().clone();
+        let queue = job.queue().to_string();
+
+        let pinned = match retrying("pin the job", || self.pin(&job, &resolved.digest)).await {
+            Ok(p) => p,
+            Err(e) => {
+                return Self::fail(Failure::new(
+                    FailureKind::HostUnavailable,
+                    format!("could not read the job's Airlock fields: {e:#}"),
+                ));
+            }
+        };
+        let limits: Limits = match &pinned.limits {
+            Some(request) => match resolved.binding.limits.lowered_by(request) {
+                Ok(l) => l,
+                Err(e) => {
+                    return Self::fail(Failure::new(FailureKind::GuestFatal, e.to_string()));
+                }
+            },
+            None => resolved.binding.limits.clone(),
+        };
+        let component = match self.host.loader.get(&pinned.digest).await {
+            Ok(c) => c,
+            // Missing or corrupt component: a retry cannot bring it back.
+            Err(LoadError::Permanent(e)) => {
+                return Self::fail(Failure::new(FailureKind::Instantiation, e));
+            }
+            Err(LoadError::Unavailable(e)) => {
+                return Self::fail(Failure::new(FailureKind::HostUnavailable, e));
+            }
+        };
+
+        let reporter = Reporter::start(job.clone());
+        let services = RedisServices::new(
+            tokio::runtime::Handle::current(),
+            self.host.queues.store().clone(),
+            job.job_key().to_string(),
+            resolved.binding.handler.clone(),
+            self.host.queues.prefix().to_string(),
+            reporter.progress_sender(),
+        );
+        let input = JobInput {
+            id: job.id().to_string(),
+            queue: queue.clone(),
+            name: job.name().to_string(),
+            data: job.data_json(),
+            attempt: job.attempts_made() + 1,
+            max_attempts: job.max_attempts(),
+            enqueued_at_ms: job.timestamp(),
+            parent: job.parent(),
+        };
+        let outcome = self
+            .host
+            .sandbox
+            .run_blocking(
+                component,
+                input,
+                limits,
+                Box::new(services),
+                Some(reporter.log_listener()),
+            )
+            .await;
+        // Successful runs keep their measurements in the job hash only;
+        // runs that failed or slept also say so in the job's log, where
+        // people look when something went wrong.
+        if !matches!(outcome.completion, Completion::Completed(_)) {
+            reporter.log(summary(&outcome));
+        }
+        // Both must land before BullMQ finishes the job (which may delete
+        // it); they are independent, so they share the wait.
+        tokio::join!(reporter.finish(), self.record(&job, &outcome));
+        self.host.metrics.record(&queue, &outcome);
+
+        match outcome.completion {
+            Completion::Completed(output) => match serde_json::from_str(&output) {
+                Ok(value) => JobResult::Completed(value),
+                Err(e) => Self::fail(Failure::new(FailureKind::InvalidOutput, e.to_string())),
+            },
+            Completion::Failed(failure) => Self::fail(failure),
+            Completion::Suspended { wake_at_ms } => {
+                let park = || job.park_until(wake_at_ms.max(now_ms()));
+                match retrying("park the job", park).await {
+                    Ok(()) => JobResult::Parked,
+                    Err(e) => Self::fail(Failure::new(
+                        FailureKind::HostUnavailable,
+                        format!("could not park the job for its durable sleep: {e:#}"),
+                    )),
+                }
+            }
+        }
+    }
+}

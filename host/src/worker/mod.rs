@@ -1,0 +1,43 @@
+//! The queue host: turns bound queues into BullMQ workers whose jobs run in
+//! the sandbox.
+//!
+//! - [`supervisor`] watches the registry and keeps one worker per bound
+//!   queue, with the binding's concurrency, picking up changes live;
+//! - [`executor`] runs one job: pin the handler digest, load the component,
+//!   run it on the blocking pool, report progress and logs, record
+//!   measurements, and tell BullMQ how the job ended;
+//! - [`services`] backs the guest's durable imports with Redis;
+//! - [`reporter`] streams progress and logs into BullMQ while the guest runs;
+//! - [`loader`] fetches and compiles components once per digest.
+
+pub mod executor;
+pub mod loader;
+pub mod reporter;
+pub mod services;
+pub mod supervisor;
+
+use std::sync::Arc;
+
+use crate::metrics::Metrics;
+use crate::queue::{QueueService, WorkerSettings};
+use crate::registry::Registry;
+use crate::sandbox::Sandbox;
+
+/// What every worker of this host shares.
+pub struct HostContext {
+    /// This host's id (also the BullMQ worker name).
+    pub host_id: String,
+    /// The sandbox.
+    pub sandbox: Arc<Sandbox>,
+    /// Handlers and bindings.
+    pub registry: Registry,
+    /// The queues.
+    pub queues: Arc<QueueService>,
+    /// Component loading.
+    pub loader: loader::ComponentLoader,
+    /// Metrics.
+    pub metrics: Arc<Metrics>,
+    /// Lock and stalled-check settings for every worker (concurrency comes
+    /// from each binding).
+    pub worker_settings: WorkerSettings,
+}

@@ -1,0 +1,193 @@
+//! The durable imports of a queued job, backed by Redis.
+//!
+//! Step and sleep records are fields of the job's own BullMQ hash
+//! (`airlock.step:<id>`, `airlock.sleep:<id>`): they live exactly as long as
+//! the job. The KV store is per handler. Calls come from the guest's thread
+//! and block it on the async runtime through a `Handle` — the guest thread is
+//! not a runtime worker, so this never stalls the runtime.
+
+use std::time::Duration;
+
+use redis::AsyncCommands;
+use tokio::runtime::Handle;
+
+use super::reporter::ProgressSender;
+use crate::queue::fields;
+use crate::sandbox::services::ChildResult;
+use crate::sandbox::{HostServices, Progress, ServiceError};
+use crate::store::Store;
+
+/// [`HostServices`] for one run of one queued job.
+pub struct RedisServices {
+    runtime: Handle,
+    store: Store,
+    /// The job hash.
+    job_key: String,
+    /// The handler name: the KV namespace.
+    handler: String,
+    /// BullMQ key prefix, to turn child keys back into queue names.
+    prefix: String,
+    /// Where progress reports go, in order, to the job's reporter task.
+    progress: ProgressSender,
+}
+
+fn unavailable(e: impl std::fmt::Display) -> ServiceError {
+    ServiceError::Unavailable(e.to_string())
+}
+
+impl RedisServices {
+    /// Services for the job at `job_key`, run by `handler`.
+    pub fn new(
+        runtime: Handle,
+        store: Store,
+        job_key: String,
+        handler: String,
+        prefix: String,
+        progress: ProgressSender,
+    ) -> Self {
+        RedisServices {
+            runtime,
+            store,
+            job_key,
+            handler,
+            prefix,
+            progress,
+        }
+    }
+
+    fn block<T>(&self, f: impl std::future::Future<Output = T>) -> T {
+        self.runtime.block_on(f)
+    }
+
+    fn get_field(&self, field: String) -> Result<Option<String>, ServiceError> {
+        let mut conn = self.store.conn();
+        self.block(async move { conn.hget(&self.job_key, field).await })
+            .map_err(unavailable)
+    }
+
+    fn set_field(&self, field: &str, value: &str) -> Result<(), ServiceError> {
+        let written = self
+            .block(self.store.hset_if_exists(&self.job_key, field, value))
+            .map_err(unavailable)?;
+        if written {
+            Ok(())
+        } else {
+            Err(ServiceError::Unavailable(
+                "the job no longer exists (removed while running)".into(),
+            ))
+        }
+    }
+
+    fn kv_key(&self, key: &str) -> String {
+        self.store.keys().kv(&self.handler, key)
+    }
+
+    /// `prefix:queue:id` → `(queue, id)`.
+    fn split_job_key(&self, key: &str) -> (String, String) {
+        let rest = key
+            .strip_prefix(&self.prefix)
+            .and_then(|r| r.strip_prefix(':'))
+            .unwrap_or(key);
+        match rest.rsplit_once(':') {
+            Some((queue, id)) => (queue.to_string(), id.to_string()),
+            None => (String::new(), rest.to_string()),
+        }
+    }
+}
+
+impl HostServices for RedisServices {
+    fn progress(&mut self, value: Progress) {
+        self.progress.send(value.to_json());
+    }
+
+    fn step_lookup(&mut self, step_id: &str) -> Result<Option<String>, ServiceError> {
+        self.get_field(format!("{}{step_id}", fields::STEP_PREFIX))
+    }
+
+    fn step_record(&mut self, step_id: &str, output: &str) -> Result<(), ServiceError> {
+        self.set_field(&format!("{}{step_id}", fields::STEP_PREFIX), output)
+    }
+
+    fn sleep_lookup(&mut self, sleep_id: &str) -> Result<Option<u64>, ServiceError> {
+        Ok(self
+            .get_field(format!("{}{sleep_id}", fields::SLEEP_PREFIX))?
+            .and_then(|v| v.parse().ok()))
+    }
+
+    fn sleep_record(&mut self, sleep_id: &str, wake_at_ms: u64) -> Result<(), ServiceError> {
+        self.set_field(
+            &format!("{}{sleep_id}", fields::SLEEP_PREFIX),
+            &wake_at_ms.to_string(),
+        )
+    }
+
+    fn children_results(&mut self) -> Result<Vec<ChildResult>, ServiceError> {
+        // BullMQ keeps a parent's finished children in `<job>:processed`
+        // (child key → return value) and ignored failures in `<job>:failed`
+        // (child key → reason).
+        let mut conn = self.store.conn();
+        let processed_key = format!("{}:processed", self.job_key);
+        let failed_key = format!("{}:failed", self.job_key);
+        let (processed, failed): (
+            std::collections::HashMap<String, String>,
+            std::collections::HashMap<String, String>,
+        ) = self
+            .block(async move {
+                redis::pipe()
+                    .hgetall(processed_key)
+                    .hgetall(failed_key)
+                    .query_async(&mut conn)
+                    .await
+            })
+            .map_err(unavailable)?;
+        let mut results: Vec<ChildResult> = processed
+            .into_iter()
+            .map(|(key, value)| (key, Ok(value)))
+            .chain(failed.into_iter().map(|(key, reason)| (key, Err(reason))))
+            .map(|(key, outcome)| {
+                let (queue, id) = self.split_job_key(&key);
+                ChildResult { queue, id, outcome }
+            })
+            .collect();
+        results.sort_by(|a, b| (&a.queue, &a.id).cmp(&(&b.queue, &b.id)));
+        Ok(results)
+    }
+
+    fn kv_get(&mut self, key: &str) -> Result<Option<String>, ServiceError> {
+        let mut conn = self.store.conn();
+        let key = self.kv_key(key);
+        self.block(async move { conn.get(key).await })
+            .map_err(unavailable)
+    }
+
+    fn kv_set(
+        &mut self,
+        key: &str,
+        value: &str,
+        ttl: Option<Duration>,
+        only_if_absent: bool,
+    ) -> Result<bool, ServiceError> {
+        let mut conn = self.store.conn();
+        let mut cmd = redis::cmd("SET");
+        cmd.arg(self.kv_key(key)).arg(value);
+        if let Some(ttl) = ttl {
+            cmd.arg("PX").arg(ttl.as_millis().max(1) as u64);
+        }
+        if only_if_absent {
+            cmd.arg("NX");
+        }
+        let reply: Option<String> = self
+            .block(async move { cmd.query_async(&mut conn).await })
+            .map_err(unavailable)?;
+        Ok(reply.is_some())
+    }
+
+    fn kv_delete(&mut self, key: &str) -> Result<bool, ServiceError> {
+        let mut conn = self.store.conn();
+        let key = self.kv_key(key);
+        let removed: i64 = self
+            .block(async move { conn.del(key).await })
+            .map_err(unavailable)?;
+        Ok(removed > 0)
+    }
+}
