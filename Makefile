@@ -15,7 +15,7 @@ GUEST_DIR := $(TARGET_DIR)/$(WASM_TARGET)/release
 GUEST_CRATES := $(filter-out cpu-bound-core,$(notdir $(wildcard jobs/*)))
 GUEST_FLAGS := $(addprefix -p ,$(GUEST_CRATES))
 
-.PHONY: run test bench lint guests host wasm-target redis-server-installed
+.PHONY: run test bench lint guests host wasm-target redis-server-installed interop-deps openapi-validator
 
 wasm-target:
 	@rustup target list --installed 2>/dev/null | grep -qx $(WASM_TARGET) \
@@ -25,9 +25,13 @@ wasm-target:
 guests: wasm-target
 	$(CARGO) build --release --target $(WASM_TARGET) $(GUEST_FLAGS)
 
+# Host-side packages. `make host` and `make test` select the same set so
+# cargo unifies the same features for both and compiles wasmtime only once.
+HOST_PACKAGES := --workspace --exclude airlock-guest $(addprefix --exclude ,$(GUEST_CRATES))
+
 ## host: the airlock binary (debug build; dependencies are optimised)
 host:
-	$(CARGO) build
+	$(CARGO) build $(HOST_PACKAGES)
 
 redis-server-installed:
 	@command -v redis-server >/dev/null || { \
@@ -35,24 +39,28 @@ redis-server-installed:
 		if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq redis-server; \
 		else sudo apt-get update -qq && sudo apt-get install -y -qq redis-server; fi; }
 
-test: guests host
-	$(CARGO) test --workspace --exclude airlock-guest $(addprefix --exclude ,$(GUEST_CRATES)) \
-		--exclude cpu-bound-core
-	$(CARGO) test -p cpu-bound-core
+## interop-deps: Node's bullmq for the interop tests and the benchmark peer
+interop-deps:
+	@[ -d tests/interop/node_modules/bullmq ] || (cd tests/interop && npm ci --no-audit --no-fund)
 
-# Until the queue host lands, `make run` runs the example handlers locally.
-AIRLOCK := $(TARGET_DIR)/debug/airlock
+## openapi-validator: an independent OpenAPI validator for the API tests
+openapi-validator:
+	@python3 -c 'import openapi_spec_validator' 2>/dev/null \
+		|| pip install --quiet openapi-spec-validator
+
+test: guests host redis-server-installed interop-deps openapi-validator
+	$(CARGO) test $(HOST_PACKAGES)
+
+## run: Redis (AOF under .airlock/), one host with the API, examples deployed
 run: guests host
-	$(AIRLOCK) run $(GUEST_DIR)/payment_webhook.wasm --data '{"transactionId":"tx_1001","amount":42.5,"currency":"EUR"}'
-	-$(AIRLOCK) run $(GUEST_DIR)/payment_webhook.wasm --data '{"transactionId":"tx_1002","amount":-5}'
-	$(AIRLOCK) run $(GUEST_DIR)/email_delivery.wasm --repeat 2 --data '{"to":"ada@example.com","subject":"Welcome","idempotencyKey":"welcome-ada"}'
-	$(AIRLOCK) run $(GUEST_DIR)/order_workflow.wasm --skip-sleeps --data '{"orderId":"o-1","amount":99.5,"customerEmail":"ada@example.com"}'
-	-$(AIRLOCK) run $(GUEST_DIR)/hostile_infinite_loop.wasm
+	@./host/scripts/run-platform.sh
 
-bench: guests
+bench: guests interop-deps redis-server-installed
+	$(CARGO) build --release -p airlock
 	$(CARGO) bench -p airlock --bench sandbox
+	$(CARGO) bench -p airlock-tests --bench queue
 
 lint: wasm-target
 	$(CARGO) fmt --all -- --check
-	$(CARGO) clippy --workspace --exclude airlock-guest $(addprefix --exclude ,$(GUEST_CRATES)) --all-targets -- -D warnings
+	$(CARGO) clippy $(HOST_PACKAGES) --all-targets -- -D warnings
 	$(CARGO) clippy --release --target $(WASM_TARGET) -p airlock-guest $(GUEST_FLAGS) -- -D warnings
