@@ -4,6 +4,8 @@
 
 use std::path::{Path, PathBuf};
 
+pub mod redis_server;
+
 /// The workspace root.
 pub fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -42,6 +44,33 @@ pub fn guest_path(crate_name: &str) -> PathBuf {
 /// The bytes of a built guest.
 pub fn guest_bytes(crate_name: &str) -> Vec<u8> {
     std::fs::read(guest_path(crate_name)).expect("read guest")
+}
+
+pub mod host;
+
+/// Path of a Node interop script (`tests/interop/<name>`), checking that
+/// its npm dependencies are installed.
+pub fn interop_script(name: &str) -> PathBuf {
+    let dir = workspace_root().join("tests").join("interop");
+    assert!(
+        dir.join("node_modules").join("bullmq").exists(),
+        "Node's bullmq is not installed in {}; run `make interop-deps` (npm ci) first",
+        dir.display()
+    );
+    dir.join(name)
+}
+
+/// A compiled-component cache shared by every test process of a run, so
+/// each guest compiles once per `make test`, not once per test.
+pub fn shared_cache_dir() -> PathBuf {
+    target_dir().join("airlock-test-cache")
+}
+
+/// An HTTP client for API tests. reqwest is built (for the `airlock` CLI)
+/// without a bundled TLS provider, so one is installed first.
+pub fn http_client() -> reqwest::Client {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    reqwest::Client::new()
 }
 
 /// Path of the `airlock` binary built by `cargo build`.

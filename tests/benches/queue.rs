@@ -1,0 +1,292 @@
+//! Queue-host benchmarks (`make bench`): drain throughput and idle latency
+//! of an Airlock host (a WASM instance per job) against a plain Node BullMQ
+//! no-op worker on the same Redis, in the same run.
+//!
+//! - throughput: N no-op jobs are pre-enqueued, then a worker drains them;
+//!   jobs/s = N / (last `finishedOn` - first `processedOn`), read from the
+//!   job hashes the same way for both workers;
+//! - idle latency: one job at a time into an idle worker; enqueue→start and
+//!   enqueue→finish are timed by this process from just before the add to
+//!   the `active` / `completed` event on the queue's events stream.
+//!
+//! Needs the release `airlock` binary (`cargo build --release -p airlock`),
+//! the guests and `tests/interop/node_modules` (`make interop-deps`).
+
+use std::collections::HashMap;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use airlock_tests::host::Admin;
+use airlock_tests::redis_server::RedisServer;
+use airlock_tests::{interop_script, shared_cache_dir, target_dir};
+use redis::AsyncCommands;
+use serde_json::json;
+
+const QUEUE: &str = "bench";
+
+fn release_airlock() -> std::path::PathBuf {
+    let path = target_dir().join("release").join("airlock");
+    assert!(
+        path.exists(),
+        "build it first: cargo build --release -p airlock"
+    );
+    path
+}
+
+fn start_airlock(redis: &RedisServer) -> Child {
+    Command::new(release_airlock())
+        .args([
+            "serve",
+            "--redis",
+            &redis.url(),
+            "--host-id",
+            "bench",
+            "--poll",
+            "100ms",
+        ])
+        .env("AIRLOCK_CACHE_DIR", shared_cache_dir())
+        .env("RUST_LOG", "warn")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start airlock")
+}
+
+fn start_node(redis: &RedisServer, count: usize, concurrency: usize) -> Child {
+    Command::new("node")
+        .arg(interop_script("bench-worker.js"))
+        .args([
+            "--redis",
+            &redis.url(),
+            "--prefix",
+            "bull",
+            "--queue",
+            QUEUE,
+        ])
+        .args([
+            "--count",
+            &count.to_string(),
+            "--concurrency",
+            &concurrency.to_string(),
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("start node worker")
+}
+
+async fn enqueue(redis: &RedisServer, count: usize) {
+    let out = Command::new("node")
+        .arg(interop_script("enqueue.js"))
+        .args([
+            "--redis",
+            &redis.url(),
+            "--prefix",
+            "bull",
+            "--queue",
+            QUEUE,
+        ])
+        .args(["--count", &count.to_string(), "--name", "noop"])
+        .output()
+        .expect("enqueue");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+async fn completed(redis: &RedisServer) -> u64 {
+    let client = redis::Client::open(redis.url()).unwrap();
+    let mut conn = client.get_multiplexed_async_connection().await.unwrap();
+    conn.zcard(format!("bull:{QUEUE}:completed")).await.unwrap()
+}
+
+/// Jobs/s from the job hashes: first start to last finish.
+async fn drain_rate(redis: &RedisServer) -> f64 {
+    let client = redis::Client::open(redis.url()).unwrap();
+    let mut conn = client.get_multiplexed_async_connection().await.unwrap();
+    let ids: Vec<String> = conn
+        .zrange(format!("bull:{QUEUE}:completed"), 0, -1)
+        .await
+        .unwrap();
+    let mut first = u64::MAX;
+    let mut last = 0u64;
+    for chunk in ids.chunks(500) {
+        let mut pipe = redis::pipe();
+        for id in chunk {
+            pipe.cmd("HMGET")
+                .arg(format!("bull:{QUEUE}:{id}"))
+                .arg("processedOn")
+                .arg("finishedOn");
+        }
+        let rows: Vec<(Option<u64>, Option<u64>)> = pipe.query_async(&mut conn).await.unwrap();
+        for (p, f) in rows {
+            first = first.min(p.unwrap_or(u64::MAX));
+            last = last.max(f.unwrap_or(0));
+        }
+    }
+    ids.len() as f64 / ((last - first).max(1) as f64 / 1000.0)
+}
+
+async fn wait_drained(redis: &RedisServer, count: usize) {
+    let deadline = Instant::now() + Duration::from_secs(600);
+    while completed(redis).await < count as u64 {
+        assert!(Instant::now() < deadline, "drain timed out");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+async fn airlock_drain(count: usize, concurrency: usize) -> f64 {
+    let redis = RedisServer::start();
+    let admin = Admin::connect(&redis.url()).await;
+    admin.deploy("noop", "noop").await;
+    admin
+        .bind(QUEUE, "noop", json!({"concurrency": concurrency}))
+        .await;
+    enqueue(&redis, count).await;
+    let mut host = start_airlock(&redis);
+    wait_drained(&redis, count).await;
+    let _ = host.kill();
+    let _ = host.wait();
+    drain_rate(&redis).await
+}
+
+async fn node_drain(count: usize, concurrency: usize) -> f64 {
+    let redis = RedisServer::start();
+    enqueue(&redis, count).await;
+    let mut worker = start_node(&redis, count, concurrency);
+    wait_drained(&redis, count).await;
+    let _ = worker.wait();
+    drain_rate(&redis).await
+}
+
+/// Records when each (event, job id) shows up on the events stream.
+fn watch_events(url: String) -> Arc<Mutex<HashMap<(String, String), Instant>>> {
+    let seen: Arc<Mutex<HashMap<(String, String), Instant>>> = Arc::default();
+    let out = seen.clone();
+    tokio::spawn(async move {
+        let client = redis::Client::open(url).unwrap();
+        // XREAD BLOCK outlives the default response timeout.
+        let config = redis::AsyncConnectionConfig::new().set_response_timeout(None);
+        let mut conn = client
+            .get_multiplexed_async_connection_with_config(&config)
+            .await
+            .unwrap();
+        let mut last = "$".to_string();
+        loop {
+            let reply: redis::streams::StreamReadReply = redis::cmd("XREAD")
+                .arg("BLOCK")
+                .arg(1000)
+                .arg("STREAMS")
+                .arg(format!("bull:{QUEUE}:events"))
+                .arg(&last)
+                .query_async(&mut conn)
+                .await
+                .unwrap();
+            let now = Instant::now();
+            for key in reply.keys {
+                for entry in key.ids {
+                    last = entry.id.clone();
+                    let event: Option<String> = entry.get("event");
+                    let job: Option<String> = entry.get("jobId");
+                    if let (Some(e), Some(j)) = (event, job) {
+                        out.lock().unwrap().insert((e, j), now);
+                    }
+                }
+            }
+        }
+    });
+    seen
+}
+
+fn percentiles(mut samples: Vec<Duration>) -> String {
+    samples.sort();
+    let p = |q: f64| samples[((samples.len() as f64 - 1.0) * q).round() as usize];
+    format!(
+        "p50 {:.2} ms · p90 {:.2} ms · p99 {:.2} ms",
+        p(0.5).as_secs_f64() * 1e3,
+        p(0.9).as_secs_f64() * 1e3,
+        p(0.99).as_secs_f64() * 1e3
+    )
+}
+
+/// Idle latency: one job at a time. `start_worker` starts the worker under test.
+async fn idle_latency(
+    label: &str,
+    samples: usize,
+    start_worker: impl FnOnce(&RedisServer) -> Child,
+) -> (Vec<Duration>, Vec<Duration>) {
+    let redis = RedisServer::start();
+    let admin = Admin::connect(&redis.url()).await;
+    admin.deploy("noop", "noop").await;
+    admin.bind(QUEUE, "noop", json!({"concurrency": 10})).await;
+    let seen = watch_events(redis.url());
+    let mut worker = start_worker(&redis);
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let (mut to_start, mut to_finish) = (Vec::new(), Vec::new());
+    for i in 0..samples + 20 {
+        let t0 = Instant::now();
+        let id = admin.enqueue(QUEUE, "noop", json!({}), json!({})).await;
+        let deadline = t0 + Duration::from_secs(10);
+        let (started, finished) = loop {
+            let found = {
+                let s = seen.lock().unwrap();
+                match (
+                    s.get(&("active".to_string(), id.clone())),
+                    s.get(&("completed".to_string(), id.clone())),
+                ) {
+                    (Some(a), Some(c)) => Some((*a, *c)),
+                    _ => None,
+                }
+            };
+            if let Some(times) = found {
+                break times;
+            }
+            assert!(Instant::now() < deadline, "{label}: job {id} not done");
+            tokio::time::sleep(Duration::from_micros(200)).await;
+        };
+        if i >= 20 {
+            to_start.push(started - t0);
+            to_finish.push(finished - t0);
+        }
+        // Let the worker go idle (blocked on its marker) again.
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let _ = worker.kill();
+    let _ = worker.wait();
+    (to_start, to_finish)
+}
+
+#[tokio::main]
+async fn main() {
+    let count: usize = std::env::var("BENCH_JOBS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(20_000);
+    println!("| benchmark | Airlock | Node BullMQ | ratio |");
+    println!("|---|---|---|---|");
+    for concurrency in [10, 50] {
+        let node = node_drain(count, concurrency).await;
+        let airlock = airlock_drain(count, concurrency).await;
+        println!(
+            "| drain {count} no-op jobs, concurrency {concurrency} | {airlock:.0} jobs/s | {node:.0} jobs/s | {:.2}× |",
+            airlock / node
+        );
+    }
+    let samples = 300;
+    let (a_start, a_finish) = idle_latency("airlock", samples, start_airlock).await;
+    let (n_start, n_finish) =
+        idle_latency("node", samples, |r| start_node(r, samples + 20, 10)).await;
+    println!(
+        "| idle enqueue→start | {} | {} | |",
+        percentiles(a_start),
+        percentiles(n_start)
+    );
+    println!(
+        "| idle enqueue→finish | {} | {} | |",
+        percentiles(a_finish),
+        percentiles(n_finish)
+    );
+}

@@ -1,0 +1,169 @@
+//! The CLI's remote commands end to end against a running host.
+
+use std::process::Command;
+
+use airlock_tests::host::{HostOptions, HostProcess, tokens};
+use airlock_tests::redis_server::RedisServer;
+use airlock_tests::{airlock_bin, guest_path};
+use serde_json::Value;
+
+struct Cli {
+    url: String,
+}
+
+impl Cli {
+    fn run(&self, token: &str, args: &[&str]) -> (i32, String, String) {
+        let out = Command::new(airlock_bin())
+            .args(args)
+            .env("AIRLOCK_URL", &self.url)
+            .env("AIRLOCK_TOKEN", token)
+            .output()
+            .expect("run airlock");
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    }
+}
+
+#[test]
+fn deploy_bind_enqueue_wait_inspect_and_retry() {
+    let redis = RedisServer::start();
+    let host = HostProcess::start(
+        &redis.url(),
+        HostOptions {
+            id: "cli-host".into(),
+            api: true,
+            ..HostOptions::default()
+        },
+    );
+    let cli = Cli {
+        url: host.api_url(),
+    };
+    let payment = guest_path("payment-webhook");
+
+    let (code, out, err) = cli.run(
+        tokens::ADMIN,
+        &[
+            "deploy",
+            payment.to_str().unwrap(),
+            "--name",
+            "payment-webhook",
+            "--version",
+            "v1",
+        ],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.starts_with("deployed payment-webhook "), "{out}");
+
+    let (code, out, err) = cli.run(
+        tokens::ADMIN,
+        &[
+            "queue",
+            "bind",
+            "payments",
+            "--handler",
+            "payment-webhook",
+            "--concurrency",
+            "3",
+            "--memory",
+            "32MiB",
+            "--attempts",
+            "2",
+            "--backoff",
+            "fixed:50",
+        ],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("concurrency 3"), "{out}");
+
+    // Bad flags name the flag.
+    let (code, _, err) = cli.run(
+        tokens::ADMIN,
+        &[
+            "queue",
+            "bind",
+            "payments",
+            "--handler",
+            "payment-webhook",
+            "--memory",
+            "lots",
+        ],
+    );
+    assert_eq!(code, 1);
+    assert!(err.contains("--memory"), "{err}");
+    // API refusals come back with the field.
+    let (code, _, err) = cli.run(
+        tokens::ADMIN,
+        &["queue", "bind", "payments", "--handler", "ghost"],
+    );
+    assert_eq!(code, 1);
+    assert!(err.contains("field `handler`"), "{err}");
+
+    // enqueue --wait: the result, exit 0.
+    let (code, out, err) = cli.run(
+        tokens::PRODUCER,
+        &[
+            "enqueue",
+            "payments",
+            r#"{"transactionId":"tx_cli","amount":3}"#,
+            "--wait",
+        ],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains(r#""ledgerRecordId": "led_tx_cli""#), "{out}");
+
+    // A failure: its reason, and the failure kind's exit code.
+    let (code, out, err) = cli.run(
+        tokens::PRODUCER,
+        &[
+            "enqueue",
+            "payments",
+            r#"{"transactionId":"tx_bad","amount":0}"#,
+            "--wait",
+        ],
+    );
+    assert_eq!(code, 3, "{out}{err}");
+    assert!(
+        err.contains("guest_fatal: Invalid transaction amount"),
+        "{err}"
+    );
+
+    let (code, out, _) = cli.run(
+        tokens::PRODUCER,
+        &["--json", "jobs", "payments", "--state", "failed"],
+    );
+    assert_eq!(code, 0);
+    let page: Value = serde_json::from_str(&out).unwrap();
+    let failed = page["jobs"].as_array().unwrap();
+    assert_eq!(failed.len(), 1);
+    let failed_ref = format!("payments:{}", failed[0]["id"].as_str().unwrap());
+
+    let (code, out, _) = cli.run(tokens::PRODUCER, &["job", &failed_ref]);
+    assert_eq!(code, 0);
+    assert!(out.contains("state       failed"), "{out}");
+    assert!(
+        out.contains("failed      guest_fatal: Invalid transaction amount"),
+        "{out}"
+    );
+    assert!(out.contains("logs ("), "{out}");
+
+    let (code, out, err) = cli.run(tokens::PRODUCER, &["retry", &failed_ref]);
+    assert_eq!(code, 0, "{out}{err}");
+
+    // No token, wrong role: clear refusals.
+    let (code, _, err) = cli.run("", &["queue", "list"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("401"), "{err}");
+    let (code, _, err) = cli.run(
+        tokens::READER,
+        &["deploy", payment.to_str().unwrap(), "--name", "x"],
+    );
+    assert_eq!(code, 1);
+    assert!(err.contains("403"), "{err}");
+
+    let (code, out, _) = cli.run(tokens::READER, &["queue", "list"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("payments"), "{out}");
+}
