@@ -31,6 +31,10 @@ struct Order {
     customer_email: Option<String>,
     #[serde(default)]
     review_delay_ms: Option<u64>,
+    /// Busy time between charging and sleeping: lets tests kill the host
+    /// between two steps.
+    #[serde(default)]
+    pause_after_charge_ms: Option<u64>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -105,6 +109,12 @@ fn order_workflow(ctx: &Context, order: Order) -> Result<Outcome, JobError> {
         })
     })?;
     ctx.progress(50);
+    if let Some(ms) = order.pause_after_charge_ms {
+        let until = std::time::Instant::now() + Duration::from_millis(ms);
+        while std::time::Instant::now() < until {
+            std::hint::spin_loop();
+        }
+    }
 
     let delay = order
         .review_delay_ms

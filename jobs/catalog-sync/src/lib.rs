@@ -1,0 +1,52 @@
+//! The nightly catalog sync (`0 3 * * *`): run by a schedule, or on demand
+//! through the schedule's trigger.
+//!
+//! Input: `{ "catalog": "main", "items": 500 }` (the schedule's template data).
+//! `holdMs` keeps the run busy that long (tests use it to overlap a trigger
+//! with a running sync).
+
+use std::time::{Duration, Instant};
+
+use airlock_guest::{Context, JobError};
+use serde::{Deserialize, Serialize};
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Sync {
+    #[serde(default = "default_catalog")]
+    catalog: String,
+    #[serde(default)]
+    items: u64,
+    #[serde(default)]
+    hold_ms: u64,
+}
+
+fn default_catalog() -> String {
+    "main".into()
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Synced {
+    catalog: String,
+    synced: u64,
+    job_id: String,
+}
+
+fn sync(ctx: &Context, input: Sync) -> Result<Synced, JobError> {
+    let until = Instant::now() + Duration::from_millis(input.hold_ms);
+    while Instant::now() < until {
+        std::hint::spin_loop();
+    }
+    ctx.info(format!(
+        "synced {} items of catalog {}",
+        input.items, input.catalog
+    ));
+    Ok(Synced {
+        catalog: input.catalog,
+        synced: input.items,
+        job_id: ctx.job().id.clone(),
+    })
+}
+
+airlock_guest::handler!(sync);
