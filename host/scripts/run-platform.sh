@@ -60,11 +60,19 @@ deploy payment-webhook payment_webhook
 deploy email-delivery email_delivery
 deploy order-workflow order_workflow
 deploy noop noop
+deploy data-extraction data_extraction
+deploy report-aggregator report_aggregator
+deploy catalog-sync catalog_sync
 "$airlock" queue bind payments --handler payment-webhook --attempts 5 --backoff exponential:2000 >/dev/null
-"$airlock" queue bind emails --handler email-delivery --attempts 3 --backoff fixed:1000 >/dev/null
-"$airlock" queue bind orders --handler order-workflow --attempts 3 --backoff exponential:1000 >/dev/null
+"$airlock" queue bind emails --handler email-delivery --attempts 3 --backoff fixed:1000 --events user.signed_up >/dev/null
+"$airlock" queue bind orders --handler order-workflow --attempts 3 --backoff exponential:1000 --events order.placed >/dev/null
+"$airlock" queue bind data-extraction --handler data-extraction --attempts 3 --backoff exponential:1000 >/dev/null
+"$airlock" queue bind report-aggregator --handler report-aggregator >/dev/null
+"$airlock" queue bind catalog --handler catalog-sync >/dev/null
 "$airlock" queue bind noop --handler noop --concurrency 50 >/dev/null
-echo "bound queues: payments, emails, orders, noop"
+"$airlock" schedule set catalog nightly-catalog-sync --cron '0 3 * * *' --data '{"catalog":"main","items":500}' >/dev/null
+echo "bound queues: payments, emails, orders, data-extraction, report-aggregator, catalog, noop"
+echo "schedule: nightly-catalog-sync (0 3 * * *) on catalog"
 
 cat <<MSG
 
@@ -81,6 +89,12 @@ Try it:
   export AIRLOCK_URL=$url AIRLOCK_TOKEN=$token
   $airlock enqueue payments '{"transactionId":"tx_2","amount":10}' --wait
   $airlock enqueue orders '{"orderId":"o-1","amount":99,"reviewDelayMs":5000}' --wait
+  $airlock emit user.signed_up '{"to":"ada@example.com","subject":"Welcome"}' --id signup-ada
+  $airlock schedule trigger catalog nightly-catalog-sync
+  curl -s -X POST $url/v1/flows -H "Authorization: Bearer $token" -H 'Content-Type: application/json' \
+    -d '{"name":"aggregate-final-report","queue":"report-aggregator","data":{"reportId":"r1"},
+         "children":[{"name":"data-extraction","queue":"data-extraction","data":{"source":"eu","records":10},"opts":{"attempts":3}},
+                     {"name":"data-extraction","queue":"data-extraction","data":{"source":"us","records":5},"opts":{"attempts":3}}]}'
 
 Ctrl-C to stop.
 MSG

@@ -8,6 +8,7 @@
 //! - [`worker`] runs bound queues: one BullMQ worker per queue, one sandbox
 //!   instance per job.
 //! - [`store`] is Airlock's own Redis handle and key layout.
+//! - [`triggers`] delivers events to the queues subscribed to them.
 //! - [`api`] is the HTTP API; [`metrics`] its Prometheus series.
 //! - [`cli`] is the `airlock` command line.
 
@@ -18,4 +19,5 @@ pub mod queue;
 pub mod registry;
 pub mod sandbox;
 pub mod store;
+pub mod triggers;
 pub mod worker;

@@ -16,6 +16,7 @@
 //! | `P:{airlock}:bindings` | hash | queue name → binding JSON |
 //! | `P:{airlock}:generation` | string | bumped on every registry change; hosts poll it |
 //! | `P:airlock:kv:HANDLER:KEY` | string | the handler's KV store (TTL as asked) |
+//! | `P:airlock:event:ID` | string | an event id's delivery (JSON job refs; TTL 24 h) |
 //! | `P:QUEUE:airlock-limits:ID` | string | per-job limits parked before enqueue (TTL 1 day) |
 //!
 //! Per-job state lives in BullMQ's job hash (`P:QUEUE:ID`) as `airlock.*`
@@ -87,6 +88,11 @@ impl Keys {
     /// A handler's KV key.
     pub fn kv(&self, handler: &str, key: &str) -> String {
         format!("{}:airlock:kv:{handler}:{key}", self.prefix)
+    }
+
+    /// An event id's delivery record.
+    pub fn event(&self, id: &str) -> String {
+        format!("{}:airlock:event:{id}", self.prefix)
     }
 
     /// Per-job limits parked until the job's first run.

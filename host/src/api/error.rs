@@ -92,7 +92,7 @@ impl IntoResponse for ApiError {
 
 impl From<OptionError> for ApiError {
     fn from(e: OptionError) -> Self {
-        ApiError::field(format!("opts.{}", e.field), e.message)
+        ApiError::field(e.field, e.message)
     }
 }
 

@@ -11,15 +11,21 @@
 //! | queue bindings, counts, pause, drain/clean/obliterate | [`queues`] |
 //! | enqueue, list, inspect, retry, remove, promote, wait | [`jobs`] |
 //! | Server-Sent Events | [`events`] |
+//! | flows | [`flows`] |
+//! | schedules and triggers | [`schedules`] |
+//! | event triggers | [`triggers`] |
 //! | `/healthz`, `/readyz`, `/metrics`, `/openapi.json` | [`health`] |
 
 pub mod auth;
 pub mod error;
 pub mod events;
+pub mod flows;
 pub mod handlers;
 pub mod health;
 pub mod jobs;
 pub mod queues;
+pub mod schedules;
+pub mod triggers;
 
 use std::sync::Arc;
 
@@ -113,7 +119,9 @@ impl ApiState {
         (name = "handlers", description = "Handler components"),
         (name = "queues", description = "Queue bindings and queue actions"),
         (name = "jobs", description = "Jobs"),
-        (name = "events", description = "Live events (Server-Sent Events)"),
+        (name = "events", description = "Live events (Server-Sent Events) and event triggers"),
+        (name = "flows", description = "Parent jobs with children"),
+        (name = "schedules", description = "Cron and interval schedules"),
         (name = "health", description = "Health, readiness, metrics")
     )
 )]
@@ -156,6 +164,11 @@ pub fn routes(state: ApiState) -> (Router, utoipa::openapi::OpenApi) {
         .routes(routes!(jobs::wait))
         .routes(routes!(events::queue_events))
         .routes(routes!(events::job_events))
+        .routes(routes!(flows::add))
+        .routes(routes!(schedules::list))
+        .routes(routes!(schedules::get, schedules::put, schedules::delete))
+        .routes(routes!(schedules::trigger))
+        .routes(routes!(triggers::send))
         .routes(routes!(health::healthz))
         .routes(routes!(health::readyz))
         .routes(routes!(health::metrics))

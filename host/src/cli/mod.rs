@@ -5,6 +5,7 @@ mod client;
 mod remote;
 mod run;
 mod serve;
+mod workflows;
 
 use clap::{Parser, Subcommand};
 
@@ -53,6 +54,13 @@ pub enum Command {
         /// The job, as `<queue>:<id>`.
         job: String,
     },
+    /// Schedules: set, list, delete, trigger.
+    #[command(subcommand)]
+    Schedule(workflows::ScheduleCommand),
+    /// Send an event to the queues subscribed to it.
+    Emit(workflows::EmitArgs),
+    /// Add a flow (a parent job and its children) from a JSON file.
+    Flow(workflows::FlowArgs),
 }
 
 /// Runs the parsed command; returns the process exit code.
@@ -68,6 +76,9 @@ pub async fn execute(cli: Cli) -> anyhow::Result<i32> {
         Command::Jobs(args) => remote::jobs(conn, json, args).await,
         Command::Job { job } => remote::job(conn, json, &job).await,
         Command::Retry { job } => remote::retry(conn, json, &job).await,
+        Command::Schedule(cmd) => workflows::schedule(conn, json, cmd).await,
+        Command::Emit(args) => workflows::emit(conn, json, args).await,
+        Command::Flow(args) => workflows::flow(conn, json, args).await,
     }
 }
 

@@ -13,7 +13,9 @@
 //! job — retention needs no janitor and leaves no orphan keys.
 
 mod events;
+mod flows;
 mod options;
+mod schedules;
 mod snapshot;
 mod worker;
 
@@ -25,7 +27,9 @@ use bullmq::redis_connection::RedisConnection;
 use redis::AsyncCommands;
 
 pub use self::events::{QueueEventItem, Subscription};
+pub use self::flows::{ChildFailure, FlowNode, FlowSpec};
 pub use self::options::{Backoff, Deduplication, JobOptions, MAX_PRIORITY, OptionError, Retention};
+pub use self::schedules::{ScheduleSpec, ScheduleView};
 pub use self::snapshot::{JobSnapshot, JobState, QueueCounts};
 pub use self::worker::{ActiveJob, JobProcessor, JobResult, QueueWorker, WorkerSettings};
 use crate::store::Store;
@@ -170,6 +174,7 @@ impl QueueService {
         }
         let q = self.queue(queue).await?;
         let mut prepared = Vec::with_capacity(jobs.len());
+        let mut prepared_ids = Vec::with_capacity(jobs.len());
         let mut known_before = Vec::with_capacity(jobs.len());
         for mut job in jobs {
             // Per-job limits must be in place before any worker can see the
@@ -184,21 +189,31 @@ impl QueueService {
                 let text = serde_json::to_string(limits)?;
                 self.store.set_pending_limits(queue, &id, &text).await?;
             }
-            let existed = match &job.opts.job_id {
-                Some(id) => self.store.exists(&self.job_key(queue, id)).await?,
-                None => false,
+            let existed = match (&job.opts.job_id, &job.opts.deduplication) {
+                (Some(id), _) => self.store.exists(&self.job_key(queue, id)).await?,
+                // A live deduplication id makes BullMQ answer with the job
+                // that holds it instead of adding one.
+                (None, Some(dedup)) => q.get_deduplication_job_id(&dedup.id).await?.is_some(),
+                (None, None) => false,
             };
             known_before.push(existed);
+            prepared_ids.push(job.opts.job_id.clone());
             let opts = job.opts.to_bullmq();
             prepared.push(bullmq::BulkJob::with_options(job.name, job.data, opts));
         }
+        let requested: Vec<Option<String>> = prepared_ids;
         let added = q.add_bulk(prepared).await?;
         Ok(added
             .into_iter()
             .zip(known_before)
-            .map(|(job, existed)| Enqueued {
-                id: job.id().to_string(),
-                duplicate: existed,
+            .zip(requested)
+            .map(|((job, existed), requested)| {
+                // A deduplicated add answers with the existing job's id.
+                let replaced = requested.is_some_and(|r| r != job.id());
+                Enqueued {
+                    id: job.id().to_string(),
+                    duplicate: existed || replaced,
+                }
             })
             .collect())
     }

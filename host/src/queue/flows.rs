@@ -1,0 +1,203 @@
+//! Flows: a parent job that runs once its children (possibly on other
+//! queues) have finished, added atomically by BullMQ's FlowProducer.
+//!
+//! What happens to the parent when a child fails is the child's
+//! [`ChildFailure`] policy. The default is `fail`: the parent fails with a
+//! reason naming the child, so no parent ever waits forever without a
+//! visible reason (BullMQ's own default leaves it in `waiting-children`).
+
+use serde::{Deserialize, Serialize};
+
+use super::{JobOptions, OptionError, QueueService, validate_queue_name};
+
+/// What a child's failure does to its parent (BullMQ's flow policies).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ChildFailure {
+    /// The parent fails too, its reason naming the child (`failParentOnFailure`).
+    #[default]
+    Fail,
+    /// The parent runs when the other children finish and sees the failure
+    /// in its children's results (`ignoreDependencyOnFailure`).
+    Ignore,
+    /// The parent runs when the other children finish, as if this child had
+    /// never been part of the flow (`removeDependencyOnFailure`).
+    Remove,
+    /// The parent runs at once, whatever the other children are doing, and
+    /// sees the failure in its children's results (`continueParentOnFailure`).
+    Continue,
+}
+
+/// One node of a flow tree.
+#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct FlowSpec {
+    /// BullMQ job name.
+    pub name: String,
+    /// The queue of this job (must be bound).
+    pub queue: String,
+    /// The job's data.
+    #[schema(value_type = Object)]
+    pub data: serde_json::Value,
+    /// Job options.
+    #[serde(default)]
+    pub opts: JobOptions,
+    /// For a child: what its failure does to the parent.
+    #[serde(default)]
+    pub on_failure: Option<ChildFailure>,
+    /// Children that must finish before this job runs.
+    #[serde(default)]
+    #[schema(no_recursion)]
+    pub children: Vec<FlowSpec>,
+}
+
+/// An added flow node.
+#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FlowNode {
+    /// The job's queue.
+    pub queue: String,
+    /// Its id.
+    pub id: String,
+    /// `<queue>:<id>`.
+    pub r#ref: String,
+    /// Its children.
+    #[schema(no_recursion)]
+    pub children: Vec<FlowNode>,
+}
+
+/// Most jobs in one flow.
+pub const MAX_FLOW_JOBS: usize = 1000;
+
+impl FlowSpec {
+    /// Every node with its path (`children[0].children[1]`), depth first.
+    pub fn nodes(&self) -> Vec<(String, &FlowSpec)> {
+        fn walk<'a>(path: String, node: &'a FlowSpec, out: &mut Vec<(String, &'a FlowSpec)>) {
+            out.push((path.clone(), node));
+            for (i, child) in node.children.iter().enumerate() {
+                let prefix = if path.is_empty() {
+                    String::new()
+                } else {
+                    format!("{path}.")
+                };
+                walk(format!("{prefix}children[{i}]"), child, out);
+            }
+        }
+        let mut out = Vec::new();
+        walk(String::new(), self, &mut out);
+        out
+    }
+
+    /// Checks names, queues and options of every node, naming the first
+    /// bad field by its path in the tree.
+    pub fn validate(&self) -> Result<(), OptionError> {
+        let nodes = self.nodes();
+        if nodes.len() > MAX_FLOW_JOBS {
+            return Err(OptionError {
+                field: "children".into(),
+                message: format!("a flow holds at most {MAX_FLOW_JOBS} jobs"),
+            });
+        }
+        for (path, node) in nodes {
+            let at = |f: &str| {
+                if path.is_empty() {
+                    f.to_string()
+                } else {
+                    format!("{path}.{f}")
+                }
+            };
+            validate_queue_name(&node.queue).map_err(|e| OptionError {
+                field: at("queue"),
+                message: e.message,
+            })?;
+            if node.name.is_empty() || node.name.len() > 256 {
+                return Err(OptionError {
+                    field: at("name"),
+                    message: "must be 1 to 256 characters".into(),
+                });
+            }
+            node.opts.validate().map_err(|e| OptionError {
+                field: at(&format!("opts.{}", e.field)),
+                message: e.message,
+            })?;
+            if path.is_empty() && node.on_failure.is_some() {
+                return Err(OptionError {
+                    field: "onFailure".into(),
+                    message: "only a child has a failure policy".into(),
+                });
+            }
+            if node.opts.limits.is_some() {
+                return Err(OptionError {
+                    field: at("opts.limits"),
+                    message: "per-job limits are not supported inside flows; set them on the queue binding".into(),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    fn to_bullmq(&self, is_child: bool) -> anyhow::Result<bullmq::FlowJob> {
+        let mut opts = self.opts.to_bullmq();
+        if is_child {
+            match self.on_failure.unwrap_or_default() {
+                ChildFailure::Fail => opts.fail_parent_on_failure = Some(true),
+                ChildFailure::Ignore => opts.ignore_dependency_on_failure = Some(true),
+                ChildFailure::Remove => opts.remove_dependency_on_failure = Some(true),
+                ChildFailure::Continue => opts.continue_parent_on_failure = Some(true),
+            }
+        }
+        let mut job =
+            bullmq::FlowJob::new(&self.name, &self.queue, self.data.clone())?.options(opts);
+        if !self.children.is_empty() {
+            let children = self
+                .children
+                .iter()
+                .map(|c| c.to_bullmq(true))
+                .collect::<anyhow::Result<Vec<_>>>()?;
+            job = job.children(children);
+        }
+        Ok(job)
+    }
+}
+
+fn to_node(node: bullmq::JobNode, queue: &str) -> FlowNode {
+    let children = node
+        .children
+        .unwrap_or_default()
+        .into_iter()
+        .map(|c| {
+            let q = c.job.queue_name().unwrap_or_default().to_string();
+            to_node(c, &q)
+        })
+        .collect();
+    let id = node.job.id().to_string();
+    FlowNode {
+        r#ref: format!("{queue}:{id}"),
+        queue: queue.to_string(),
+        id,
+        children,
+    }
+}
+
+/// Pairs each spec node with its added node, to read back queue names the
+/// port may not carry on its returned jobs.
+fn name_queues(spec: &FlowSpec, node: &mut FlowNode) {
+    node.queue = spec.queue.clone();
+    node.r#ref = format!("{}:{}", spec.queue, node.id);
+    for (s, n) in spec.children.iter().zip(node.children.iter_mut()) {
+        name_queues(s, n);
+    }
+}
+
+impl QueueService {
+    /// Adds a flow atomically (every job or none).
+    pub async fn add_flow(&self, spec: &FlowSpec) -> anyhow::Result<FlowNode> {
+        spec.validate()?;
+        let producer =
+            bullmq::FlowProducer::with_connection(self.conn.clone(), Some(self.prefix.clone()))?;
+        let added = producer.add(spec.to_bullmq(false)?).await?;
+        let mut node = to_node(added, &spec.queue);
+        name_queues(spec, &mut node);
+        Ok(node)
+    }
+}
