@@ -46,6 +46,7 @@ pub fn guest_bytes(crate_name: &str) -> Vec<u8> {
     std::fs::read(guest_path(crate_name)).expect("read guest")
 }
 
+pub mod api;
 pub mod host;
 
 /// Path of a Node interop script (`tests/interop/<name>`), checking that

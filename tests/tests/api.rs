@@ -4,130 +4,12 @@
 
 use std::time::Duration;
 
+use airlock_tests::api::{Api, error_code, error_field};
 use airlock_tests::guest_bytes;
-use airlock_tests::host::{HostOptions, HostProcess, tokens};
-use airlock_tests::redis_server::RedisServer;
+use airlock_tests::host::tokens;
 use futures::StreamExt;
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
-
-/// A host with the API, on its own Redis.
-struct Api {
-    _redis: RedisServer,
-    host: HostProcess,
-    url: String,
-    http: reqwest::Client,
-}
-
-impl Api {
-    fn start() -> Api {
-        let redis = RedisServer::start();
-        let host = HostProcess::start(
-            &redis.url(),
-            HostOptions {
-                id: "api-host".into(),
-                api: true,
-                ..HostOptions::default()
-            },
-        );
-        let url = host.api_url();
-        Api {
-            _redis: redis,
-            host,
-            url,
-            http: airlock_tests::http_client(),
-        }
-    }
-
-    async fn call(
-        &self,
-        method: Method,
-        path: &str,
-        token: Option<&str>,
-        body: Option<Value>,
-    ) -> (StatusCode, Value) {
-        let mut req = self.http.request(method, format!("{}{path}", self.url));
-        if let Some(t) = token {
-            req = req.bearer_auth(t);
-        }
-        if let Some(b) = body {
-            req = req.json(&b);
-        }
-        let resp = req.send().await.expect("request");
-        let status = resp.status();
-        let text = resp.text().await.unwrap_or_default();
-        (
-            status,
-            serde_json::from_str(&text).unwrap_or(Value::String(text)),
-        )
-    }
-
-    async fn get(&self, path: &str, token: &str) -> (StatusCode, Value) {
-        self.call(Method::GET, path, Some(token), None).await
-    }
-
-    async fn post(&self, path: &str, token: &str, body: Value) -> (StatusCode, Value) {
-        self.call(Method::POST, path, Some(token), Some(body)).await
-    }
-
-    async fn put(&self, path: &str, token: &str, body: Value) -> (StatusCode, Value) {
-        self.call(Method::PUT, path, Some(token), Some(body)).await
-    }
-
-    async fn upload(
-        &self,
-        name: &str,
-        bytes: Vec<u8>,
-        content_type: &str,
-        token: &str,
-    ) -> (StatusCode, Value) {
-        let resp = self
-            .http
-            .post(format!("{}/v1/handlers/{name}", self.url))
-            .bearer_auth(token)
-            .header("content-type", content_type)
-            .body(bytes)
-            .send()
-            .await
-            .expect("upload");
-        let status = resp.status();
-        (status, resp.json().await.unwrap_or(Value::Null))
-    }
-
-    /// Deploys a guest and binds a queue to it.
-    async fn setup(&self, queue: &str, guest: &str, spec: Value) {
-        let (status, body) = self
-            .upload(guest, guest_bytes(guest), "application/wasm", tokens::ADMIN)
-            .await;
-        assert_eq!(status, StatusCode::CREATED, "{body}");
-        let mut spec = spec;
-        spec["handler"] = json!(guest);
-        let (status, body) = self
-            .put(&format!("/v1/queues/{queue}"), tokens::ADMIN, spec)
-            .await;
-        assert_eq!(status, StatusCode::OK, "{body}");
-    }
-
-    async fn wait_done(&self, job_ref: &str) -> Value {
-        let (status, body) = self
-            .get(
-                &format!("/v1/jobs/{job_ref}/wait?timeout=60s"),
-                tokens::ADMIN,
-            )
-            .await;
-        assert_eq!(status, StatusCode::OK, "{body}");
-        assert_eq!(body["finished"], true, "{body}");
-        body["job"].clone()
-    }
-}
-
-fn error_code(body: &Value) -> &str {
-    body["error"]["code"].as_str().unwrap_or("<no error code>")
-}
-
-fn error_field(body: &Value) -> &str {
-    body["error"]["field"].as_str().unwrap_or("<no field>")
-}
 
 #[tokio::test]
 async fn tokens_and_roles_guard_every_route_but_health() {
@@ -922,6 +804,13 @@ async fn the_openapi_document_is_valid_and_covers_every_route() {
         ("get", "/v1/jobs/{ref}/wait"),
         ("get", "/v1/queues/{queue}/events"),
         ("get", "/v1/jobs/{ref}/events"),
+        ("post", "/v1/flows"),
+        ("get", "/v1/queues/{queue}/schedules"),
+        ("get", "/v1/queues/{queue}/schedules/{id}"),
+        ("put", "/v1/queues/{queue}/schedules/{id}"),
+        ("delete", "/v1/queues/{queue}/schedules/{id}"),
+        ("post", "/v1/queues/{queue}/schedules/{id}/trigger"),
+        ("post", "/v1/events"),
         ("get", "/healthz"),
         ("get", "/readyz"),
         ("get", "/metrics"),
@@ -940,7 +829,8 @@ async fn the_openapi_document_is_valid_and_covers_every_route() {
         let concrete = path
             .replace("{name}", "x")
             .replace("{queue}", "q")
-            .replace("{ref}", "q:1");
+            .replace("{ref}", "q:1")
+            .replace("{id}", "s");
         let m = Method::from_bytes(method.to_uppercase().as_bytes()).unwrap();
         let (status, _) = api.call(m, &concrete, None, None).await;
         assert!(

@@ -1,0 +1,140 @@
+//! A test client for a host serving the HTTP API.
+
+use reqwest::{Method, StatusCode};
+use serde_json::{Value, json};
+
+use crate::guest_bytes;
+use crate::host::{HostOptions, HostProcess, tokens};
+use crate::redis_server::RedisServer;
+
+/// A host with the API, on its own Redis.
+pub struct Api {
+    /// The Redis it uses.
+    pub redis: RedisServer,
+    /// The host process.
+    pub host: HostProcess,
+    /// Base URL of the API.
+    pub url: String,
+    /// HTTP client.
+    pub http: reqwest::Client,
+}
+
+impl Api {
+    /// Starts Redis and a host with the API.
+    pub fn start() -> Api {
+        let redis = RedisServer::start();
+        let host = HostProcess::start(
+            &redis.url(),
+            HostOptions {
+                id: "api-host".into(),
+                api: true,
+                ..HostOptions::default()
+            },
+        );
+        let url = host.api_url();
+        Api {
+            redis,
+            host,
+            url,
+            http: crate::http_client(),
+        }
+    }
+
+    /// Sends a request (optionally authenticated, optionally with a JSON body); returns the status and the body as JSON (or as a JSON string when it is not JSON).
+    pub async fn call(
+        &self,
+        method: Method,
+        path: &str,
+        token: Option<&str>,
+        body: Option<Value>,
+    ) -> (StatusCode, Value) {
+        let mut req = self.http.request(method, format!("{}{path}", self.url));
+        if let Some(t) = token {
+            req = req.bearer_auth(t);
+        }
+        if let Some(b) = body {
+            req = req.json(&b);
+        }
+        let resp = req.send().await.expect("request");
+        let status = resp.status();
+        let text = resp.text().await.unwrap_or_default();
+        (
+            status,
+            serde_json::from_str(&text).unwrap_or(Value::String(text)),
+        )
+    }
+
+    /// GET with a token.
+    pub async fn get(&self, path: &str, token: &str) -> (StatusCode, Value) {
+        self.call(Method::GET, path, Some(token), None).await
+    }
+
+    /// POST a JSON body with a token.
+    pub async fn post(&self, path: &str, token: &str, body: Value) -> (StatusCode, Value) {
+        self.call(Method::POST, path, Some(token), Some(body)).await
+    }
+
+    /// PUT a JSON body with a token.
+    pub async fn put(&self, path: &str, token: &str, body: Value) -> (StatusCode, Value) {
+        self.call(Method::PUT, path, Some(token), Some(body)).await
+    }
+
+    /// Uploads a component as `application/wasm` (or another content type, to test refusals).
+    pub async fn upload(
+        &self,
+        name: &str,
+        bytes: Vec<u8>,
+        content_type: &str,
+        token: &str,
+    ) -> (StatusCode, Value) {
+        let resp = self
+            .http
+            .post(format!("{}/v1/handlers/{name}", self.url))
+            .bearer_auth(token)
+            .header("content-type", content_type)
+            .body(bytes)
+            .send()
+            .await
+            .expect("upload");
+        let status = resp.status();
+        (status, resp.json().await.unwrap_or(Value::Null))
+    }
+
+    /// Deploys a guest and binds a queue to it.
+    /// Deploys the built guest `guest` as a handler of the same name and binds `queue` to it with `spec`.
+    pub async fn setup(&self, queue: &str, guest: &str, spec: Value) {
+        let (status, body) = self
+            .upload(guest, guest_bytes(guest), "application/wasm", tokens::ADMIN)
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+        let mut spec = spec;
+        spec["handler"] = json!(guest);
+        let (status, body) = self
+            .put(&format!("/v1/queues/{queue}"), tokens::ADMIN, spec)
+            .await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+    }
+
+    /// Waits (through `/wait`) until the job finishes; returns its snapshot.
+    pub async fn wait_done(&self, job_ref: &str) -> Value {
+        let (status, body) = self
+            .get(
+                &format!("/v1/jobs/{job_ref}/wait?timeout=60s"),
+                tokens::ADMIN,
+            )
+            .await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        assert_eq!(body["finished"], true, "{body}");
+        body["job"].clone()
+    }
+}
+
+/// The error code of an error body.
+pub fn error_code(body: &Value) -> &str {
+    body["error"]["code"].as_str().unwrap_or("<no error code>")
+}
+
+/// The field named by an error body.
+pub fn error_field(body: &Value) -> &str {
+    body["error"]["field"].as_str().unwrap_or("<no field>")
+}
