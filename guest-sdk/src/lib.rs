@@ -61,6 +61,7 @@ pub mod bindings {
 pub use context::{ChildOutcome, ChildResult, Context, JobInfo, JobRef, Level};
 pub use error::JobError;
 pub use kv::Kv;
+pub use run::{decode, event_payload};
 
 /// Items the [`handler!`] macro needs; not part of the stable API.
 #[doc(hidden)]

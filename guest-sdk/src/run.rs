@@ -31,15 +31,40 @@ where
 /// bad input is never fixed by a retry, so the error is fatal.
 fn decode_input<I: DeserializeOwned>(data: &str) -> Result<I, WitJobError> {
     let mut de = serde_json::Deserializer::from_str(data);
-    serde_path_to_error::deserialize(&mut de).map_err(|e| {
-        let path = e.path().to_string();
-        let inner = e.into_inner();
-        if path == "." {
-            WitJobError::Fatal(format!("invalid job data: {inner}"))
-        } else {
-            WitJobError::Fatal(format!("invalid job data at field `{path}`: {inner}"))
+    serde_path_to_error::deserialize(&mut de).map_err(|e| WitJobError::from(fatal_decode_error(e)))
+}
+
+fn fatal_decode_error<E: std::fmt::Display>(e: serde_path_to_error::Error<E>) -> JobError {
+    let path = e.path().to_string();
+    let inner = e.into_inner();
+    if path == "." {
+        JobError::Fatal(format!("invalid job data: {inner}"))
+    } else {
+        JobError::Fatal(format!("invalid job data at field `{path}`: {inner}"))
+    }
+}
+
+/// Decodes a JSON value into `T` the way job data is decoded: a mismatch is
+/// a *fatal* error naming the field. For handlers that take
+/// `serde_json::Value` and decide themselves what shape they got.
+pub fn decode<T: DeserializeOwned>(value: serde_json::Value) -> Result<T, JobError> {
+    serde_path_to_error::deserialize(value).map_err(fatal_decode_error)
+}
+
+/// The payload of an Airlock event (`POST /v1/events` delivers jobs whose
+/// data is `{name, data, id, ts}`), or the value itself when it is not an
+/// event: lets one handler serve both direct jobs and event subscriptions.
+pub fn event_payload(value: serde_json::Value) -> serde_json::Value {
+    let is_event = value.get("name").is_some_and(|n| n.is_string())
+        && value.get("id").is_some_and(|i| i.is_string())
+        && value.get("ts").is_some_and(|t| t.is_u64())
+        && value.get("data").is_some();
+    match value {
+        serde_json::Value::Object(mut map) if is_event => {
+            map.remove("data").unwrap_or(serde_json::Value::Null)
         }
-    })
+        other => other,
+    }
 }
 
 /// Wasm guests abort on panic (no unwinding), so the message would be lost in

@@ -6,7 +6,8 @@
 //! "sends" the mail and remembers the key for 24 hours in the handler's KV
 //! store; any later run with the same key returns `skipped_duplicate`
 //! without sending again — the pattern that makes at-least-once delivery
-//! safe for side effects.
+//! safe for side effects. It also serves event subscriptions: a job whose
+//! data is an Airlock event (`user.signed_up`) mails the event's data.
 
 use std::time::Duration;
 
@@ -33,7 +34,8 @@ struct Delivery {
     message_id: Option<String>,
 }
 
-fn deliver(ctx: &Context, email: Email) -> Result<Delivery, JobError> {
+fn deliver(ctx: &Context, input: serde_json::Value) -> Result<Delivery, JobError> {
+    let email: Email = airlock_guest::decode(airlock_guest::event_payload(input))?;
     if !email.to.contains('@') {
         return Err(JobError::fatal(format!(
             "invalid recipient address `{}`",
