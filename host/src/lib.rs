@@ -7,6 +7,7 @@
 //! - [`registry`] keeps handler components and queue bindings in Redis.
 //! - [`worker`] runs bound queues: one BullMQ worker per queue, one sandbox
 //!   instance per job.
+//! - [`fleet`] registers hosts with a heartbeat and carries drain requests.
 //! - [`store`] is Airlock's own Redis handle and key layout.
 //! - [`triggers`] delivers events to the queues subscribed to them.
 //! - [`api`] is the HTTP API; [`metrics`] its Prometheus series.
@@ -14,6 +15,7 @@
 
 pub mod api;
 pub mod cli;
+pub mod fleet;
 pub mod metrics;
 pub mod queue;
 pub mod registry;

@@ -74,6 +74,9 @@ pub struct Metrics {
     pub queue_depth: Family<DepthLabels, Gauge>,
     /// Live hosts in the fleet, refreshed when scraped.
     pub hosts: Gauge,
+    /// Components this host compiled from source (not loaded precompiled),
+    /// refreshed when scraped.
+    pub compilations: Gauge,
 }
 
 impl Default for Metrics {
@@ -99,6 +102,7 @@ impl Metrics {
         );
         let queue_depth = Family::<DepthLabels, Gauge>::default();
         let hosts = Gauge::default();
+        let compilations = Gauge::default();
         registry.register("jobs", "Job runs by queue and outcome", jobs.clone());
         registry.register(
             "job_failures",
@@ -122,6 +126,11 @@ impl Metrics {
             queue_depth.clone(),
         );
         registry.register("hosts", "Live hosts in the fleet", hosts.clone());
+        registry.register(
+            "components_compiled",
+            "Components this host compiled from source since it started",
+            compilations.clone(),
+        );
         Metrics {
             registry: Mutex::new(registry),
             jobs,
@@ -131,6 +140,7 @@ impl Metrics {
             memory,
             queue_depth,
             hosts,
+            compilations,
         }
     }
 

@@ -15,6 +15,10 @@
 //! | `P:{airlock}:component:DIGEST:info` | string | JSON `ComponentInfo` + `uploadedAt` |
 //! | `P:{airlock}:bindings` | hash | queue name → binding JSON |
 //! | `P:{airlock}:generation` | string | bumped on every registry change; hosts poll it |
+//! | `P:{airlock}:hosts` | zset | host id → last heartbeat (ms) |
+//! | `P:{airlock}:host:ID` | string | a host's description (expires without heartbeats) |
+//! | `P:{airlock}:host:ID:drain` | string | present while the host is asked to drain |
+//! | `P:{airlock}:artifact:DIGEST:ENGINE` | string | precompiled component shared by the fleet (TTL 30 days) |
 //! | `P:airlock:kv:HANDLER:KEY` | string | the handler's KV store (TTL as asked) |
 //! | `P:airlock:event:ID` | string | an event id's delivery (JSON job refs; TTL 24 h) |
 //! | `P:QUEUE:airlock-limits:ID` | string | per-job limits parked before enqueue (TTL 1 day) |
@@ -26,8 +30,9 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use anyhow::Context as _;
+use bullmq::options::RedisConnectionOptions;
+use bullmq::redis_connection::{AnyConnection, RedisConnection};
 use redis::AsyncCommands;
-use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 
 /// How long parked per-job limits wait for their job's first run.
 const PENDING_LIMITS_TTL: Duration = Duration::from_secs(24 * 60 * 60);
@@ -44,6 +49,11 @@ impl Keys {
         Keys {
             prefix: prefix.to_string(),
         }
+    }
+
+    /// The key prefix.
+    pub fn prefix(&self) -> &str {
+        &self.prefix
     }
 
     fn registry(&self, rest: &str) -> String {
@@ -85,6 +95,26 @@ impl Keys {
         self.registry("generation")
     }
 
+    /// Live hosts by heartbeat.
+    pub fn hosts(&self) -> String {
+        self.registry("hosts")
+    }
+
+    /// A host's description.
+    pub fn host(&self, id: &str) -> String {
+        self.registry(&format!("host:{id}"))
+    }
+
+    /// A host's drain request.
+    pub fn host_drain(&self, id: &str) -> String {
+        self.registry(&format!("host:{id}:drain"))
+    }
+
+    /// A precompiled component for one engine configuration.
+    pub fn artifact(&self, digest: &str, engine: &str) -> String {
+        self.registry(&format!("artifact:{digest}:{engine}"))
+    }
+
     /// A handler's KV key.
     pub fn kv(&self, handler: &str, key: &str) -> String {
         format!("{}:airlock:kv:{handler}:{key}", self.prefix)
@@ -101,34 +131,67 @@ impl Keys {
     }
 }
 
-/// A shared, auto-reconnecting Redis connection for Airlock's own keys.
+/// Where Redis is: one URL for a single server, several (comma-separated)
+/// for the seed nodes of a Redis Cluster.
+pub fn connection_options(redis: &str) -> anyhow::Result<RedisConnectionOptions> {
+    let urls: Vec<&str> = redis
+        .split(',')
+        .map(str::trim)
+        .filter(|u| !u.is_empty())
+        .collect();
+    for url in &urls {
+        redis::parse_redis_url(url).with_context(|| format!("bad Redis URL `{url}`"))?;
+    }
+    match urls.as_slice() {
+        [] => anyhow::bail!("no Redis URL given"),
+        [one] => Ok(RedisConnectionOptions::new().url(*one)),
+        seeds => Ok(RedisConnectionOptions::new().cluster_nodes(seeds.iter().copied())),
+    }
+}
+
+/// A shared, auto-reconnecting Redis connection for Airlock's own keys
+/// (BullMQ's connection type, so a Redis Cluster works the same way).
 #[derive(Clone)]
 pub struct Store {
-    conn: ConnectionManager,
+    conn: RedisConnection,
+    options: RedisConnectionOptions,
     keys: Keys,
 }
 
 impl Store {
-    /// Connects to `url`. The connection reconnects by itself forever: a
-    /// Redis restart is an outage, not the end of the host.
-    pub async fn connect(url: &str, prefix: &str) -> anyhow::Result<Self> {
-        let client = redis::Client::open(url).with_context(|| format!("bad Redis URL {url}"))?;
-        let config = ConnectionManagerConfig::new()
-            .set_connection_timeout(Some(Duration::from_secs(5)))
-            .set_response_timeout(Some(Duration::from_secs(10)))
-            .set_max_delay(Duration::from_secs(2));
-        let conn = ConnectionManager::new_with_config(client, config)
+    /// Connects to `redis` (a URL, or comma-separated cluster seed URLs).
+    /// The connection reconnects by itself forever: a Redis restart is an
+    /// outage, not the end of the host.
+    pub async fn connect(redis: &str, prefix: &str) -> anyhow::Result<Self> {
+        let options = connection_options(redis)?;
+        let conn = RedisConnection::new_managed_only(&options)
             .await
-            .with_context(|| format!("connecting to {url}"))?;
+            .with_context(|| format!("connecting to {redis}"))?;
         Ok(Store {
             conn,
+            options,
             keys: Keys::new(prefix),
         })
     }
 
-    /// A connection handle (cheap clone of the multiplexed connection).
-    pub fn conn(&self) -> ConnectionManager {
-        self.conn.clone()
+    /// A connection handle (cheap clone of the shared connection).
+    pub fn conn(&self) -> AnyConnection {
+        self.conn.connection()
+    }
+
+    /// The underlying BullMQ connection, shared with the queues.
+    pub(crate) fn bullmq_connection(&self) -> &RedisConnection {
+        &self.conn
+    }
+
+    /// How to open more connections to the same Redis (workers, events).
+    pub fn options(&self) -> &RedisConnectionOptions {
+        &self.options
+    }
+
+    /// Whether this is a Redis Cluster.
+    pub fn is_cluster(&self) -> bool {
+        self.options.is_cluster()
     }
 
     /// Key names.

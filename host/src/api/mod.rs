@@ -14,14 +14,17 @@
 //! | flows | [`flows`] |
 //! | schedules and triggers | [`schedules`] |
 //! | event triggers | [`triggers`] |
+//! | the fleet: hosts, drain | [`hosts`] |
 //! | `/healthz`, `/readyz`, `/metrics`, `/openapi.json` | [`health`] |
 
 pub mod auth;
 pub mod error;
 pub mod events;
 pub mod flows;
+pub mod guard;
 pub mod handlers;
 pub mod health;
+pub mod hosts;
 pub mod jobs;
 pub mod queues;
 pub mod schedules;
@@ -68,16 +71,24 @@ pub struct ApiState {
     host: Arc<HostContext>,
     tokens: Arc<Tokens>,
     limits: Arc<BodyLimits>,
+    redis_health: guard::RedisHealth,
 }
 
 impl ApiState {
     /// State over a host's context, with its tokens and limits.
     pub fn new(host: Arc<HostContext>, tokens: Tokens, limits: BodyLimits) -> Self {
+        let redis_health = guard::RedisHealth::watch(host.queues.store().clone());
         ApiState {
             host,
             tokens: Arc::new(tokens),
             limits: Arc::new(limits),
+            redis_health,
         }
+    }
+
+    /// Whether Redis is reachable (probed in the background).
+    pub fn redis_health(&self) -> &guard::RedisHealth {
+        &self.redis_health
     }
 
     /// The configured tokens.
@@ -122,6 +133,7 @@ impl ApiState {
         (name = "events", description = "Live events (Server-Sent Events) and event triggers"),
         (name = "flows", description = "Parent jobs with children"),
         (name = "schedules", description = "Cron and interval schedules"),
+        (name = "hosts", description = "The fleet"),
         (name = "health", description = "Health, readiness, metrics")
     )
 )]
@@ -169,6 +181,9 @@ pub fn routes(state: ApiState) -> (Router, utoipa::openapi::OpenApi) {
         .routes(routes!(schedules::get, schedules::put, schedules::delete))
         .routes(routes!(schedules::trigger))
         .routes(routes!(triggers::send))
+        .routes(routes!(hosts::list))
+        .routes(routes!(hosts::drain))
+        .routes(routes!(hosts::resume))
         .routes(routes!(health::healthz))
         .routes(routes!(health::readyz))
         .routes(routes!(health::metrics))
@@ -186,15 +201,18 @@ pub fn routes(state: ApiState) -> (Router, utoipa::openapi::OpenApi) {
 pub fn router(state: ApiState) -> Router {
     let (router, api) = routes(state.clone());
     let doc = Arc::new(api);
-    router.route(
-        "/openapi.json",
-        axum::routing::get(move |caller: Result<auth::Caller, error::ApiError>| {
-            let doc = doc.clone();
-            async move {
-                caller?;
-                Ok::<_, error::ApiError>(axum::Json(doc.as_ref().clone()))
-            }
-        })
-        .with_state(state),
-    )
+    let guard = axum::middleware::from_fn_with_state(state.clone(), guard::guard);
+    router
+        .route(
+            "/openapi.json",
+            axum::routing::get(move |caller: Result<auth::Caller, error::ApiError>| {
+                let doc = doc.clone();
+                async move {
+                    caller?;
+                    Ok::<_, error::ApiError>(axum::Json(doc.as_ref().clone()))
+                }
+            })
+            .with_state(state),
+        )
+        .layer(guard)
 }

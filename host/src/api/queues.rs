@@ -120,6 +120,15 @@ pub async fn bind(
 ) -> Result<Json<QueueView>, ApiError> {
     caller.require(&[Role::Admin])?;
     let binding = state.registry().bind(&queue, &spec).await?;
+    state
+        .queues()
+        .set_global_limits(
+            &queue,
+            binding.global_concurrency,
+            binding.rate_limit.map(|r| (r.max, r.duration_ms)),
+        )
+        .await
+        .map_err(ApiError::unavailable)?;
     Ok(Json(view(&state, binding).await?))
 }
 

@@ -61,6 +61,16 @@ pub enum Command {
     Emit(workflows::EmitArgs),
     /// Add a flow (a parent job and its children) from a JSON file.
     Flow(workflows::FlowArgs),
+    /// List the live hosts of the fleet.
+    Hosts,
+    /// Drain a host (stop taking jobs, finish running ones) or resume it.
+    Host {
+        /// `drain` or `resume`.
+        #[arg(value_parser = ["drain", "resume"])]
+        action: String,
+        /// Host id.
+        id: String,
+    },
 }
 
 /// Runs the parsed command; returns the process exit code.
@@ -79,6 +89,8 @@ pub async fn execute(cli: Cli) -> anyhow::Result<i32> {
         Command::Schedule(cmd) => workflows::schedule(conn, json, cmd).await,
         Command::Emit(args) => workflows::emit(conn, json, args).await,
         Command::Flow(args) => workflows::flow(conn, json, args).await,
+        Command::Hosts => remote::hosts(conn, json, None).await,
+        Command::Host { action, id } => remote::hosts(conn, json, Some((&action, &id))).await,
     }
 }
 

@@ -87,6 +87,12 @@ pub struct BindArgs {
     /// Event names that enqueue jobs here (comma-separated).
     #[arg(long, value_delimiter = ',')]
     pub events: Vec<String>,
+    /// Jobs active at once across the whole fleet.
+    #[arg(long)]
+    pub global_concurrency: Option<u64>,
+    /// Fleet-wide rate limit: `100/1s` (jobs per window).
+    #[arg(long)]
+    pub rate_limit: Option<String>,
 }
 
 /// `airlock enqueue`.
@@ -245,6 +251,20 @@ pub async fn queue(conn: &Connection, json_output: bool, cmd: QueueCommand) -> a
             spec["defaultJobOptions"] = Value::Object(defaults);
             if !args.events.is_empty() {
                 spec["events"] = json!(args.events);
+            }
+            if let Some(n) = args.global_concurrency {
+                spec["globalConcurrency"] = json!(n);
+            }
+            if let Some(r) = &args.rate_limit {
+                let (max, window) = r
+                    .split_once('/')
+                    .with_context(|| format!("--rate-limit: expected `100/1s`, got `{r}`"))?;
+                let max: u64 = max
+                    .parse()
+                    .with_context(|| format!("--rate-limit: `{max}` is not a count"))?;
+                let window = humantime::parse_duration(window)
+                    .with_context(|| format!("--rate-limit: `{window}` is not a duration"))?;
+                spec["rateLimit"] = json!({"max": max, "durationMs": window.as_millis() as u64});
             }
             client
                 .json(Method::PUT, &format!("/v1/queues/{}", args.queue), &spec)
@@ -504,6 +524,44 @@ pub async fn retry(conn: &Connection, json_output: bool, job_ref: &str) -> anyho
             "{job_ref} is {} again",
             r["job"]["state"].as_str().unwrap_or("waiting")
         );
+    });
+    Ok(0)
+}
+
+/// `airlock hosts`, `airlock host drain|resume ID`.
+pub async fn hosts(
+    conn: &Connection,
+    json_output: bool,
+    action: Option<(&str, &str)>,
+) -> anyhow::Result<i32> {
+    let client = ApiClient::new(conn)?;
+    let list: Value = match action {
+        None => client.get("/v1/hosts").await?,
+        Some((verb, id)) => {
+            client
+                .json(Method::POST, &format!("/v1/hosts/{id}/{verb}"), &json!({}))
+                .await?
+        }
+    };
+    print(json_output, &list, |l| {
+        for h in l["hosts"].as_array().into_iter().flatten() {
+            println!(
+                "{:<28} {:<9} running {:>3}/{:<4} queues {:<40} {}",
+                h["id"].as_str().unwrap_or(""),
+                h["state"].as_str().unwrap_or(""),
+                h["running"],
+                h["capacity"],
+                h["queues"]
+                    .as_array()
+                    .map(|q| q
+                        .iter()
+                        .filter_map(|x| x.as_str())
+                        .collect::<Vec<_>>()
+                        .join(","))
+                    .unwrap_or_default(),
+                h["address"].as_str().unwrap_or("-"),
+            );
+        }
     });
     Ok(0)
 }

@@ -17,19 +17,22 @@ use tokio::sync::watch;
 
 use crate::api::auth::Tokens;
 use crate::api::{ApiState, BodyLimits};
+use crate::fleet::Fleet;
 use crate::metrics::Metrics;
 use crate::queue::{QueueService, WorkerSettings};
 use crate::registry::Registry;
 use crate::sandbox::{Sandbox, SandboxConfig};
 use crate::store::Store;
 use crate::worker::HostContext;
+use crate::worker::capacity::Capacity;
 use crate::worker::loader::ComponentLoader;
-use crate::worker::supervisor::Supervisor;
+use crate::worker::supervisor::{Membership, Supervisor};
 
 /// Arguments of `airlock serve`.
 #[derive(Debug, Args)]
 pub struct ServeArgs {
-    /// Redis URL.
+    /// Redis URL; several comma-separated URLs are the seed nodes of a
+    /// Redis Cluster.
     #[arg(long, env = "AIRLOCK_REDIS", default_value = "redis://127.0.0.1:6379")]
     pub redis: String,
     /// Key prefix of the BullMQ queues (`{bull}` style hash tags for Cluster).
@@ -77,6 +80,13 @@ pub struct ServeArgs {
     /// Largest job data accepted by the API, e.g. `1MiB`.
     #[arg(long, default_value = "1MiB")]
     pub max_job_bytes: bytesize::ByteSize,
+    /// Memory the guests of this host may use together (the sum of their
+    /// memory limits), e.g. `8GiB`.
+    #[arg(long, default_value = "8GiB")]
+    pub memory_budget: bytesize::ByteSize,
+    /// How often this host announces itself to the fleet.
+    #[arg(long, default_value = "1s", value_parser = humantime::parse_duration)]
+    pub heartbeat: Duration,
 }
 
 fn load_tokens(args: &ServeArgs) -> anyhow::Result<Tokens> {
@@ -133,7 +143,7 @@ pub async fn execute(args: ServeArgs) -> anyhow::Result<i32> {
     load_tokens(&args)?;
     let host_id = args.host_id.clone().unwrap_or_else(default_host_id);
     let store = connect_store(&args.redis, &args.prefix, &shutdown_rx).await?;
-    let queues = Arc::new(QueueService::connect(&args.redis, &args.prefix, store.clone()).await?);
+    let queues = Arc::new(QueueService::new(&args.prefix, store.clone()));
     let sandbox = Arc::new(Sandbox::new(SandboxConfig {
         max_instances: args.max_instances,
         cache_dir: Some(
@@ -152,6 +162,9 @@ pub async fn execute(args: ServeArgs) -> anyhow::Result<i32> {
         queues: queues.clone(),
         loader: ComponentLoader::new(sandbox.clone(), registry.clone()),
         metrics: metrics.clone(),
+        capacity: Capacity::new(args.max_instances as usize, args.memory_budget.as_u64()),
+        running: std::sync::atomic::AtomicUsize::new(0),
+        fleet: Fleet::new(store.clone(), args.heartbeat * 5),
         worker_settings: WorkerSettings {
             concurrency: 1,
             lock_duration: args.lock_duration,
@@ -161,6 +174,7 @@ pub async fn execute(args: ServeArgs) -> anyhow::Result<i32> {
         },
     });
 
+    let mut api_address = None;
     let api = match args.listen {
         Some(addr) => {
             let tokens = load_tokens(&args)?;
@@ -175,6 +189,7 @@ pub async fn execute(args: ServeArgs) -> anyhow::Result<i32> {
             };
             let listener = tokio::net::TcpListener::bind(addr).await?;
             let bound = listener.local_addr()?;
+            api_address = Some(format!("http://{bound}"));
             let router = crate::api::router(ApiState::new(host.clone(), tokens, limits));
             let mut stop = shutdown_rx.clone();
             tracing::info!(%bound, "HTTP API listening");
@@ -197,7 +212,12 @@ pub async fn execute(args: ServeArgs) -> anyhow::Result<i32> {
         let _ = stop.wait_for(|s| *s).await;
     } else {
         let only: Option<HashSet<String>> = args.queues.map(|q| q.into_iter().collect());
-        Supervisor::new(host.clone(), only)
+        let membership = Membership {
+            fleet: host.fleet.clone(),
+            heartbeat: args.heartbeat,
+            address: api_address,
+        };
+        Supervisor::new(host.clone(), only, Some(membership))
             .run(args.poll, args.grace, shutdown_rx.clone())
             .await;
     }

@@ -22,7 +22,6 @@ mod worker;
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use anyhow::Context as _;
 use bullmq::redis_connection::RedisConnection;
 use redis::AsyncCommands;
 
@@ -111,20 +110,33 @@ pub struct QueueService {
 }
 
 impl QueueService {
-    /// Connects to the Redis at `url`; queue keys start with `prefix`
-    /// (`bull` by default; `{bull}` on Redis Cluster).
-    pub async fn connect(url: &str, prefix: &str, store: Store) -> anyhow::Result<Self> {
-        let connection = bullmq::options::RedisConnectionOptions::new().url(url);
-        let conn = RedisConnection::new(&connection)
-            .await
-            .with_context(|| format!("connecting to {url}"))?;
-        Ok(QueueService {
-            conn,
-            connection,
+    /// Queues on the Redis of `store`, sharing its connection; queue keys
+    /// start with `prefix` (`bull` by default).
+    pub fn new(prefix: &str, store: Store) -> Self {
+        QueueService {
+            conn: store.bullmq_connection().clone(),
+            connection: store.options().clone(),
             prefix: prefix.to_string(),
             store,
             queues: Mutex::new(HashMap::new()),
-        })
+        }
+    }
+
+    /// Refuses a queue whose keys would spread over several slots of a
+    /// Redis Cluster: BullMQ's scripts touch many keys of a queue at once,
+    /// so either the prefix or the queue name must carry a `{hash tag}`.
+    pub(crate) fn check_cluster_slot(&self, name: &str) -> anyhow::Result<()> {
+        use crate::registry::hash_tagged;
+        if self.store.is_cluster() && !hash_tagged(&self.prefix) && !hash_tagged(name) {
+            return Err(OptionError {
+                field: "queue".into(),
+                message: format!(
+                    "on a Redis Cluster a queue needs a hash tag: name it `{{{name}}}` (or run with a `{{bull}}` prefix)"
+                ),
+            }
+            .into());
+        }
+        Ok(())
     }
 
     /// The key prefix.
@@ -149,6 +161,7 @@ impl QueueService {
 
     async fn queue(&self, name: &str) -> anyhow::Result<bullmq::Queue> {
         validate_queue_name(name)?;
+        self.check_cluster_slot(name)?;
         if let Some(q) = self.queues.lock().unwrap().get(name) {
             return Ok(q.clone());
         }
@@ -221,11 +234,13 @@ impl QueueService {
     /// A job's full state, or `None` when it does not exist.
     pub async fn get_job(&self, queue: &str, id: &str) -> anyhow::Result<Option<JobSnapshot>> {
         let q = self.queue(queue).await?;
+        // State first, fields second: a job finishing in between then shows
+        // as still running with its result, never as finished without it.
+        let state = q.get_job_state(id).await?;
         let fields = self.store.hgetall(&self.job_key(queue, id)).await?;
         if fields.is_empty() {
             return Ok(None);
         }
-        let state = q.get_job_state(id).await?;
         Ok(Some(JobSnapshot::from_hash(
             queue,
             id,
@@ -343,6 +358,28 @@ impl QueueService {
     /// Undoes [`QueueService::pause`].
     pub async fn resume(&self, queue: &str) -> anyhow::Result<()> {
         Ok(self.queue(queue).await?.resume().await?)
+    }
+
+    /// Sets (or, with `None`, removes) the queue's fleet-wide limits: at
+    /// most `concurrency` jobs active across all hosts, and at most `max`
+    /// jobs started per `duration_ms` (BullMQ global concurrency and rate
+    /// limit, enforced by its fetch script).
+    pub async fn set_global_limits(
+        &self,
+        queue: &str,
+        concurrency: Option<u64>,
+        rate: Option<(u64, u64)>,
+    ) -> anyhow::Result<()> {
+        let q = self.queue(queue).await?;
+        match concurrency {
+            Some(n) => q.set_global_concurrency(n).await?,
+            None => q.remove_global_concurrency().await?,
+        }
+        match rate {
+            Some((max, duration)) => q.set_global_rate_limit(max, duration).await?,
+            None => q.remove_global_rate_limit().await?,
+        }
+        Ok(())
     }
 
     /// Removes waiting (and, with `delayed`, delayed) jobs.

@@ -164,6 +164,9 @@ pub struct JobSnapshot {
     pub processed_by_host: Option<String>,
     /// The API token that enqueued it.
     pub producer: Option<String>,
+    /// The worker (host id) that took it last, set by BullMQ when the job
+    /// becomes active (`pb`); `processedByHost` is set when a run ends.
+    pub worker: Option<String>,
     /// Measurements of the last run.
     pub metrics: RunMetrics,
     /// Durable steps recorded so far (ids).
@@ -220,6 +223,7 @@ impl JobSnapshot {
             handler_digest: fields.get(fields::DIGEST).cloned(),
             processed_by_host: fields.get(fields::HOST).cloned(),
             producer: fields.get(fields::PRODUCER).cloned(),
+            worker: fields.get("pb").cloned(),
             metrics: RunMetrics {
                 fuel_used: num(fields, fields::FUEL),
                 peak_memory_bytes: num(fields, fields::MEMORY),

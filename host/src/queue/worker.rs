@@ -166,6 +166,7 @@ impl QueueWorker {
         processor: Arc<dyn JobProcessor>,
     ) -> anyhow::Result<QueueWorker> {
         super::validate_queue_name(queue)?;
+        service.check_cluster_slot(queue)?;
         let mut opts = bullmq::WorkerOptions::new()
             .connection(service.connection().clone())
             .prefix(service.prefix().to_string())
@@ -225,6 +226,16 @@ impl QueueWorker {
     /// Changes how many jobs run at once.
     pub fn set_concurrency(&self, concurrency: usize) {
         self.inner.set_concurrency(concurrency.max(1));
+    }
+
+    /// Stops fetching jobs (running ones go on): draining.
+    pub fn pause(&self) {
+        self.inner.pause();
+    }
+
+    /// Fetches jobs again after [`QueueWorker::pause`].
+    pub fn resume(&self) {
+        self.inner.resume();
     }
 
     /// Jobs running now.

@@ -25,6 +25,22 @@ pub struct Binding {
     /// Event names that enqueue a job on this queue (`POST /v1/events`).
     #[serde(default)]
     pub events: Vec<String>,
+    /// Jobs active at once across the whole fleet (BullMQ global concurrency).
+    #[serde(default)]
+    pub global_concurrency: Option<u64>,
+    /// Jobs started per time window across the whole fleet.
+    #[serde(default)]
+    pub rate_limit: Option<RateLimit>,
+}
+
+/// A fleet-wide rate limit: at most `max` jobs started per `durationMs`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RateLimit {
+    /// Jobs per window.
+    pub max: u64,
+    /// Window length in milliseconds.
+    pub duration_ms: u64,
 }
 
 /// A request to create or replace a binding; absent fields take defaults.
@@ -48,6 +64,12 @@ pub struct BindingSpec {
     /// Event names this queue subscribes to.
     #[serde(default)]
     pub events: Vec<String>,
+    /// Jobs active at once across the whole fleet.
+    #[serde(default)]
+    pub global_concurrency: Option<u64>,
+    /// Jobs started per window across the whole fleet.
+    #[serde(default)]
+    pub rate_limit: Option<RateLimit>,
 }
 
 /// Most jobs one queue may run at once on one host.
@@ -93,6 +115,17 @@ impl BindingSpec {
                 ));
             }
         }
+        if self.global_concurrency == Some(0) {
+            return Err(invalid("globalConcurrency", "must be at least 1"));
+        }
+        if let Some(rate) = self.rate_limit
+            && (rate.max == 0 || rate.duration_ms == 0)
+        {
+            return Err(invalid(
+                "rateLimit",
+                "max and durationMs must be at least 1",
+            ));
+        }
         Ok(Binding {
             queue: queue.to_string(),
             handler: self.handler.clone(),
@@ -100,14 +133,33 @@ impl BindingSpec {
             concurrency,
             default_job_options: self.default_job_options.clone(),
             events: self.events.clone(),
+            global_concurrency: self.global_concurrency,
+            rate_limit: self.rate_limit,
         })
     }
+}
+
+/// Whether `name` carries a non-empty `{hash tag}`.
+pub(crate) fn hash_tagged(name: &str) -> bool {
+    name.find('{')
+        .is_some_and(|i| name[i..].find('}').is_some_and(|j| j > 1))
 }
 
 impl Registry {
     /// Creates or replaces the binding of `queue`. The handler must exist.
     pub async fn bind(&self, queue: &str, spec: &BindingSpec) -> Result<Binding, RegistryError> {
         let binding = spec.resolve(queue, &self.sandbox().config().maxima)?;
+        if self.store().is_cluster()
+            && !hash_tagged(queue)
+            && !hash_tagged(self.store().keys().prefix())
+        {
+            return Err(invalid(
+                "queue",
+                format!(
+                    "on a Redis Cluster a queue needs a hash tag so its keys share a slot: name it `{{{queue}}}`"
+                ),
+            ));
+        }
         if self.current_digest(&binding.handler).await?.is_none() {
             return Err(invalid(
                 "handler",

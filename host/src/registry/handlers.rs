@@ -49,6 +49,9 @@ pub struct HandlerDetails {
     pub component: ComponentInfo,
 }
 
+/// How long a published artifact stays in Redis.
+const ARTIFACT_TTL_SECS: u64 = 30 * 24 * 60 * 60;
+
 fn now_ms() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -125,8 +128,45 @@ impl Registry {
             .ignore()
             .query_async::<()>(&mut conn)
             .await?;
+        self.publish_artifact(&entry.digest).await;
         tracing::info!(handler = name, digest = %entry.digest, "handler deployed");
         Ok(entry)
+    }
+
+    /// Publishes this host's precompiled artifact of `digest` for the rest
+    /// of the fleet (same wasmtime, target and settings only: the key says
+    /// which). Best effort: a miss only costs another host a compile.
+    pub async fn publish_artifact(&self, digest: &str) {
+        let Some(bytes) = self.sandbox().export_artifact(digest) else {
+            return;
+        };
+        let key = self
+            .store()
+            .keys()
+            .artifact(digest, self.sandbox().artifact_key());
+        let mut conn = self.store().conn();
+        let published: redis::RedisResult<()> = conn.set_ex(&key, bytes, ARTIFACT_TTL_SECS).await;
+        if let Err(e) = published {
+            tracing::debug!(digest, error = %e, "could not share the compiled artifact");
+        }
+    }
+
+    /// Fetches a precompiled artifact of `digest` published by another host
+    /// into this host's cache; whether this host now has one.
+    pub async fn fetch_artifact(&self, digest: &str) -> bool {
+        if self.sandbox().has_artifact(digest) {
+            return true;
+        }
+        let key = self
+            .store()
+            .keys()
+            .artifact(digest, self.sandbox().artifact_key());
+        let mut conn = self.store().conn();
+        let bytes: Option<Vec<u8>> = conn.get(&key).await.ok().flatten();
+        match bytes {
+            Some(bytes) => self.sandbox().import_artifact(digest, &bytes).is_ok(),
+            None => false,
+        }
     }
 
     /// The digest new jobs of handler `name` run, if the handler exists.

@@ -16,7 +16,8 @@ use std::sync::Arc;
 
 use redis::AsyncCommands;
 
-pub use self::bindings::{Binding, BindingSpec};
+pub(crate) use self::bindings::hash_tagged;
+pub use self::bindings::{Binding, BindingSpec, RateLimit};
 pub use self::handlers::{ComponentError, HandlerDetails, HandlerVersion};
 use crate::sandbox::Sandbox;
 use crate::store::Store;

@@ -50,6 +50,25 @@ impl ArtifactCache {
         }
     }
 
+    /// Whether an artifact for this digest and engine is on disk.
+    pub fn contains(&self, digest: &str, engine: &EngineHandle) -> bool {
+        self.path(digest, engine).exists()
+    }
+
+    /// The raw artifact bytes, to share with other hosts.
+    pub fn read(&self, digest: &str, engine: &EngineHandle) -> Option<Vec<u8>> {
+        std::fs::read(self.path(digest, engine)).ok()
+    }
+
+    /// Stores artifact bytes fetched from another host (atomically). They
+    /// are checked by wasmtime when loaded, like any artifact.
+    pub fn write(&self, digest: &str, engine: &EngineHandle, bytes: &[u8]) -> std::io::Result<()> {
+        let path = self.path(digest, engine);
+        let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+        std::fs::write(&tmp, bytes)?;
+        std::fs::rename(&tmp, &path)
+    }
+
     /// Saves a compiled component. Failures only cost a recompile later.
     pub fn store(&self, digest: &str, engine: &EngineHandle, component: &Component) {
         let path = self.path(digest, engine);

@@ -184,6 +184,33 @@ impl Sandbox {
         self.compilations.load(Ordering::Relaxed)
     }
 
+    /// The key of the metered engine's compiled-code format: artifacts are
+    /// only shared between hosts with the same key.
+    pub fn artifact_key(&self) -> &str {
+        &self.metered.artifact_key
+    }
+
+    /// Whether a precompiled artifact for `digest` is on this host's disk.
+    pub fn has_artifact(&self, digest: &str) -> bool {
+        self.artifacts
+            .as_ref()
+            .is_some_and(|c| c.contains(digest, &self.metered))
+    }
+
+    /// The precompiled artifact for `digest`, to publish for other hosts.
+    pub fn export_artifact(&self, digest: &str) -> Option<Vec<u8>> {
+        self.artifacts.as_ref()?.read(digest, &self.metered)
+    }
+
+    /// Stores an artifact published by another host, so the next load of
+    /// `digest` skips compilation.
+    pub fn import_artifact(&self, digest: &str, bytes: &[u8]) -> std::io::Result<()> {
+        match &self.artifacts {
+            Some(cache) => cache.write(digest, &self.metered, bytes),
+            None => Ok(()),
+        }
+    }
+
     /// The configuration this sandbox was built with.
     pub fn config(&self) -> &SandboxConfig {
         &self.config

@@ -12,6 +12,7 @@
 //! - it dies after the run but before BullMQ's `moveToFinished`: the job
 //!   is run again. Execution is at least once; no job is ever lost.
 
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, RwLock};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -184,6 +185,15 @@ fn summary(outcome: &RunOutcome) -> String {
 #[async_trait::async_trait]
 impl JobProcessor for Executor {
     async fn process(&self, job: ActiveJob) -> JobResult {
+        self.host.running.fetch_add(1, Ordering::Relaxed);
+        let result = self.run(job).await;
+        self.host.running.fetch_sub(1, Ordering::Relaxed);
+        result
+    }
+}
+
+impl Executor {
+    async fn run(&self, job: ActiveJob) -> JobResult {
         let resolved = self.binding.read().unwrap().clone();
         let queue = job.queue().to_string();
 
@@ -216,6 +226,11 @@ impl JobProcessor for Executor {
             }
         };
 
+        // Wait for room on this host rather than fail (back-pressure).
+        let _permit = match self.host.capacity.acquire(limits.memory_bytes).await {
+            Ok(p) => p,
+            Err(e) => return Self::fail(Failure::new(FailureKind::Instantiation, e.to_string())),
+        };
         let reporter = Reporter::start(job.clone());
         let services = RedisServices::new(
             tokio::runtime::Handle::current(),

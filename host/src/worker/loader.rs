@@ -1,6 +1,9 @@
 //! Gets the compiled component for a digest: from the sandbox's memory,
-//! else its disk cache, else Redis (then compiled). Concurrent jobs needing
-//! the same digest wait for one load instead of compiling it N times.
+//! else this host's disk cache, else a precompiled artifact another host
+//! published in Redis, else the component's bytes from Redis (compiled here,
+//! and the artifact published for the rest of the fleet). Concurrent jobs
+//! needing the same digest wait for one load instead of compiling it N
+//! times.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -63,11 +66,17 @@ impl ComponentLoader {
                     .ok_or_else(|| {
                         LoadError::Permanent(format!("handler component {digest} is not in Redis"))
                     })?;
+                let shared = self.registry.fetch_artifact(digest).await;
                 let sandbox = self.sandbox.clone();
-                tokio::task::spawn_blocking(move || sandbox.load(&bytes))
+                let compiled_before = sandbox.compilations();
+                let loaded = tokio::task::spawn_blocking(move || sandbox.load(&bytes))
                     .await
                     .map_err(|e| LoadError::Unavailable(format!("loader thread failed: {e}")))?
-                    .map_err(|e| LoadError::Permanent(e.to_string()))
+                    .map_err(|e| LoadError::Permanent(e.to_string()))?;
+                if !shared && self.sandbox.compilations() > compiled_before {
+                    self.registry.publish_artifact(digest).await;
+                }
+                Ok(loaded)
             })
             .await?
             .clone();

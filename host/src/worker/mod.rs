@@ -8,8 +8,11 @@
 //!   measurements, and tell BullMQ how the job ended;
 //! - [`services`] backs the guest's durable imports with Redis;
 //! - [`reporter`] streams progress and logs into BullMQ while the guest runs;
-//! - [`loader`] fetches and compiles components once per digest.
+//! - [`loader`] fetches and compiles components once per digest, sharing
+//!   precompiled artifacts with the fleet through Redis;
+//! - [`capacity`] keeps the host within its instance slots and memory budget.
 
+pub mod capacity;
 pub mod executor;
 pub mod loader;
 pub mod reporter;
@@ -17,6 +20,7 @@ pub mod services;
 pub mod supervisor;
 
 use std::sync::Arc;
+use std::sync::atomic::AtomicUsize;
 
 use crate::metrics::Metrics;
 use crate::queue::{QueueService, WorkerSettings};
@@ -40,4 +44,10 @@ pub struct HostContext {
     /// Lock and stalled-check settings for every worker (concurrency comes
     /// from each binding).
     pub worker_settings: WorkerSettings,
+    /// Room for running guests.
+    pub capacity: capacity::Capacity,
+    /// Jobs running now on this host.
+    pub running: AtomicUsize,
+    /// The fleet registry (hosts, drain requests).
+    pub fleet: crate::fleet::Fleet,
 }
