@@ -35,13 +35,17 @@ fn release_airlock() -> std::path::PathBuf {
 }
 
 fn start_airlock(redis: &RedisServer) -> Child {
+    start_airlock_on(&redis.url(), "bench")
+}
+
+fn start_airlock_on(redis_url: &str, id: &str) -> Child {
     Command::new(release_airlock())
         .args([
             "serve",
             "--redis",
-            &redis.url(),
+            redis_url,
             "--host-id",
-            "bench",
+            id,
             "--poll",
             "100ms",
         ])
@@ -259,6 +263,41 @@ async fn idle_latency(
     (to_start, to_finish)
 }
 
+/// CPU time (user + system) of a process so far, in clock ticks.
+fn cpu_ticks(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| {
+            let fields: Vec<&str> = s.rsplit(')').next()?.split_whitespace().collect();
+            Some(fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?)
+        })
+        .unwrap_or(0)
+}
+
+/// N hosts draining one queue on one Redis: jobs/s and Redis CPU per job.
+async fn fleet_drain(hosts: usize, count: usize) -> (f64, f64) {
+    let redis = RedisServer::start();
+    let admin = Admin::connect(&redis.url()).await;
+    admin.deploy("noop", "noop").await;
+    admin.bind(QUEUE, "noop", json!({"concurrency": 10})).await;
+    enqueue(&redis, count).await;
+    let pid = redis.pid().unwrap();
+    let before = cpu_ticks(pid);
+    let mut children: Vec<Child> = (0..hosts)
+        .map(|i| start_airlock_on(&redis.url(), &format!("bench-{i}")))
+        .collect();
+    wait_drained(&redis, count).await;
+    let ticks = cpu_ticks(pid) - before;
+    for c in &mut children {
+        let _ = c.kill();
+        let _ = c.wait();
+    }
+    let rate = drain_rate(&redis).await;
+    // Clock ticks are 10 ms; µs of Redis CPU per job (idle time included,
+    // so this is an upper bound).
+    (rate, ticks as f64 * 10_000.0 / count as f64)
+}
+
 #[tokio::main]
 async fn main() {
     let count: usize = std::env::var("BENCH_JOBS")
@@ -275,6 +314,14 @@ async fn main() {
             airlock / node
         );
     }
+    println!();
+    println!("| hosts on one Redis (concurrency 10 each) | jobs/s | Redis CPU per job |");
+    println!("|---|---|---|");
+    for hosts in [1, 2, 4] {
+        let (rate, redis_us) = fleet_drain(hosts, count).await;
+        println!("| {hosts} | {rate:.0} | {redis_us:.0} µs |");
+    }
+    println!();
     let samples = 300;
     let (a_start, a_finish) = idle_latency("airlock", samples, start_airlock).await;
     let (n_start, n_finish) =

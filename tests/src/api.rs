@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 
 use crate::guest_bytes;
 use crate::host::{HostOptions, HostProcess, tokens};
-use crate::redis_server::RedisServer;
+use crate::redis_server::{RedisOptions, RedisServer};
 
 /// A host with the API, on its own Redis.
 pub struct Api {
@@ -22,12 +22,26 @@ pub struct Api {
 impl Api {
     /// Starts Redis and a host with the API.
     pub fn start() -> Api {
-        let redis = RedisServer::start();
+        Api::start_with(&[])
+    }
+
+    /// Starts Redis and a host with the API and extra `serve` arguments.
+    pub fn start_with(extra: &[&str]) -> Api {
+        Api::start_on(RedisServer::start(), extra)
+    }
+
+    /// Starts Redis with `options` (AOF, say) and a host with the API.
+    pub fn start_with_redis(options: RedisOptions) -> Api {
+        Api::start_on(RedisServer::start_with(options), &[])
+    }
+
+    fn start_on(redis: RedisServer, extra: &[&str]) -> Api {
         let host = HostProcess::start(
             &redis.url(),
             HostOptions {
                 id: "api-host".into(),
                 api: true,
+                extra: extra.iter().map(|s| s.to_string()).collect(),
                 ..HostOptions::default()
             },
         );

@@ -85,8 +85,12 @@ impl HostProcess {
             .arg(ms(opts.grace))
             .arg("--poll")
             .arg("200ms")
-            .arg("--max-instances")
-            .arg("64")
+            // A small pool unless the test sizes it.
+            .args(if opts.extra.iter().any(|a| a == "--max-instances") {
+                vec![]
+            } else {
+                vec!["--max-instances", "64"]
+            })
             .args(&api_args)
             .args(&opts.extra)
             .env("AIRLOCK_CACHE_DIR", crate::shared_cache_dir())
@@ -155,6 +159,18 @@ impl HostProcess {
         }
     }
 
+    /// Resident memory of the process, in bytes (from /proc).
+    pub fn rss_bytes(&self) -> u64 {
+        let Some(child) = &self.child else { return 0 };
+        std::fs::read_to_string(format!("/proc/{}/status", child.id()))
+            .unwrap_or_default()
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.trim().trim_end_matches(" kB").trim().parse::<u64>().ok())
+            .map(|kb| kb * 1024)
+            .unwrap_or(0)
+    }
+
     /// Whether the process is still running.
     pub fn is_running(&mut self) -> bool {
         match &mut self.child {
@@ -205,11 +221,7 @@ impl Admin {
     /// Connects to `redis_url` with the default `bull` prefix.
     pub async fn connect(redis_url: &str) -> Admin {
         let store = Store::connect(redis_url, "bull").await.expect("store");
-        let queues = Arc::new(
-            QueueService::connect(redis_url, "bull", store.clone())
-                .await
-                .expect("queues"),
-        );
+        let queues = Arc::new(QueueService::new("bull", store.clone()));
         let sandbox = Arc::new(
             Sandbox::new(SandboxConfig {
                 max_instances: 4,

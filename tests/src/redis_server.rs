@@ -107,6 +107,11 @@ impl RedisServer {
         );
     }
 
+    /// The server's process id, while it runs (benchmarks read its CPU time).
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(|c| c.id())
+    }
+
     /// The TCP port the server listens on (127.0.0.1).
     pub fn port(&self) -> u16 {
         self.port

@@ -1,0 +1,439 @@
+//! Fault tests: hosts killed mid-job again and again, Redis killed and
+//! restarted, a soak of hostile jobs, a rolling restart. Every job whose
+//! enqueue was acknowledged completes; none is lost.
+//!
+//! Loopback only, bounded in time. Recovery times are printed (and checked
+//! against the promise: within twice the lock duration).
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use airlock_tests::api::Api;
+use airlock_tests::host::{Admin, HostOptions, HostProcess, tokens};
+use airlock_tests::redis_server::{RedisOptions, RedisServer};
+use reqwest::StatusCode;
+use serde_json::json;
+
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64
+}
+
+fn host(redis: &RedisServer, id: &str, lock: Duration, stalled: Duration) -> HostProcess {
+    HostProcess::start(
+        &redis.url(),
+        HostOptions {
+            id: id.into(),
+            lock_duration: lock,
+            stalled_interval: stalled,
+            extra: vec!["--max-stalled-count".into(), "100".into()],
+            ..HostOptions::default()
+        },
+    )
+}
+
+#[tokio::test]
+async fn twenty_host_kills_lose_no_job_and_recover_within_two_lock_durations() {
+    let redis = RedisServer::start();
+    let admin = Admin::connect(&redis.url()).await;
+    admin.deploy("crunch", "cpu-bound").await;
+    admin
+        .bind(
+            "crunch",
+            "crunch",
+            json!({"concurrency": 2, "limits": {"fuel": 1_000_000_000_000u64}}),
+        )
+        .await;
+    let lock = Duration::from_secs(2);
+    let stalled = Duration::from_millis(500);
+    let mut hosts: Vec<HostProcess> = (0..3)
+        .map(|i| host(&redis, &format!("h{i}-0"), lock, stalled))
+        .collect();
+
+    // ~0.8 s of compute per job, 90 jobs on 6 slots: the fleet stays busy
+    // for all 20 kills.
+    let rounds = 6_000_000u64;
+    let mut seeds = HashMap::new();
+    for i in 0..90 {
+        let seed = format!("job-{i}");
+        let id = admin
+            .enqueue(
+                "crunch",
+                "crunch",
+                json!({"rounds": rounds, "seed": seed}),
+                json!({}),
+            )
+            .await;
+        seeds.insert(id, seed);
+    }
+
+    // Kill a host in the middle of its jobs, 20 times in a row, restarting
+    // it under a new id each time.
+    let mut kills: Vec<(String, u64)> = Vec::new();
+    for round in 0..20 {
+        let victim = round % 3;
+        let victim_id = format!("h{victim}-{}", round / 3);
+        tokio::time::sleep(Duration::from_millis(1000)).await;
+        let active = admin
+            .queues
+            .list("crunch", airlock::queue::JobState::Active, 0, 100)
+            .await
+            .unwrap();
+        let killed_at = now_ms();
+        if std::env::var("AIRLOCK_FAULT_DEBUG").is_ok() {
+            let workers: Vec<_> = active.iter().map(|j| j.worker.clone()).collect();
+            eprintln!("round {round}: victim {victim_id}, active workers {workers:?}");
+        }
+        hosts[victim].kill9();
+        for job in active
+            .iter()
+            .filter(|j| j.worker.as_deref() == Some(victim_id.as_str()))
+        {
+            kills.push((job.id.clone(), killed_at));
+        }
+        hosts[victim] = host(
+            &redis,
+            &format!("h{victim}-{}", round / 3 + 1),
+            lock,
+            stalled,
+        );
+    }
+
+    // Every job completes with its own, correct result (computed natively
+    // now, after the kills, so the fleet is busy while hosts die).
+    let expected: HashMap<String, String> = seeds
+        .into_iter()
+        .map(|(id, seed)| (id, cpu_bound_core::hash_chain(&seed, rounds)))
+        .collect();
+    for (id, digest) in &expected {
+        let job = admin
+            .wait_finished("crunch", id, Duration::from_secs(240))
+            .await;
+        assert_eq!(job.state, airlock::queue::JobState::Completed, "{job:#?}");
+        assert_eq!(
+            job.returnvalue.as_ref().unwrap()["digest"],
+            json!(digest),
+            "job {id}"
+        );
+    }
+    assert!(
+        kills.len() >= 5,
+        "the kills hit too few running jobs ({}) to prove anything",
+        kills.len()
+    );
+    // Each killed job was recovered — found stalled and put back to wait
+    // (BullMQ's `stalled` event) — within twice the lock duration. Running
+    // it again can take longer when every slot of the fleet is busy.
+    let entries = redis.cli(&["XRANGE", "bull:crunch:events", "-", "+"]);
+    let mut stalled_at: HashMap<String, Vec<u64>> = HashMap::new();
+    let lines: Vec<&str> = entries.lines().collect();
+    let mut i = 0;
+    while i < lines.len() {
+        // redis-cli prints an entry as its id, then field/value lines.
+        if let Some((ms, _)) = lines[i].split_once('-')
+            && let Ok(ms) = ms.parse::<u64>()
+        {
+            let mut j = i + 1;
+            let mut event = "";
+            let mut job = "";
+            while j + 1 < lines.len()
+                && lines[j]
+                    .split_once('-')
+                    .is_none_or(|(a, _)| a.parse::<u64>().is_err())
+            {
+                match lines[j] {
+                    "event" => event = lines[j + 1],
+                    "jobId" => job = lines[j + 1],
+                    _ => {}
+                }
+                j += 2;
+            }
+            if event == "stalled" {
+                stalled_at.entry(job.to_string()).or_default().push(ms);
+            }
+            i = j;
+        } else {
+            i += 1;
+        }
+    }
+    let mut recoveries = Vec::new();
+    for (id, killed_at) in &kills {
+        let first_after = stalled_at
+            .get(id)
+            .and_then(|times| times.iter().filter(|t| **t >= *killed_at).min().copied());
+        let Some(at) = first_after else {
+            // Finished before its lock expired (the kill came as it ended).
+            continue;
+        };
+        recoveries.push(at - killed_at);
+    }
+    recoveries.sort();
+    println!(
+        "jobs killed mid-run: {}, recovered after (ms): {recoveries:?}",
+        kills.len()
+    );
+    assert!(!recoveries.is_empty(), "no stalled event seen");
+    let worst = *recoveries.last().unwrap_or(&0);
+    assert!(
+        worst <= 2 * lock.as_millis() as u64,
+        "a killed job took {worst} ms to run again"
+    );
+}
+
+#[tokio::test]
+async fn a_redis_crash_loses_no_acknowledged_job() {
+    let mut api = Api::start_with_redis(RedisOptions {
+        appendonly: true,
+        appendfsync_always: true,
+        ..RedisOptions::default()
+    });
+    api.setup("payments", "payment-webhook", json!({"concurrency": 4}))
+        .await;
+    let mut acknowledged = Vec::new();
+    let mut refused = 0;
+    let mut down_since: Option<Instant> = None;
+    let started = Instant::now();
+    // A producer enqueues 300 jobs, retrying each until it is acknowledged;
+    // Redis is SIGKILLed after 100 and restarted 2 s later.
+    for i in 0..300 {
+        if i == 100 {
+            api.redis.kill9();
+            down_since = Some(Instant::now());
+        }
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            if down_since.is_some_and(|t| t.elapsed() > Duration::from_secs(2)) {
+                api.redis.restart();
+                down_since = None;
+            }
+            let (status, body) = api
+                .post(
+                    "/v1/queues/payments/jobs",
+                    tokens::PRODUCER,
+                    json!({"data": {"transactionId": format!("r{i}"), "amount": 1}}),
+                )
+                .await;
+            if status == StatusCode::ACCEPTED {
+                acknowledged.push(body["ref"].as_str().unwrap().to_string());
+                break;
+            }
+            assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
+            refused += 1;
+            assert!(Instant::now() < deadline, "the API never came back");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+    println!(
+        "acknowledged {}, refusals while Redis was down {refused}, in {:?}",
+        acknowledged.len(),
+        started.elapsed()
+    );
+    assert!(refused > 0, "Redis was never seen down");
+    assert_eq!(acknowledged.len(), 300);
+    for r in &acknowledged {
+        let job = api.wait_done(r).await;
+        assert_eq!(job["state"], "completed", "{job}");
+    }
+}
+
+#[tokio::test]
+async fn a_soak_of_hostile_jobs_fails_each_with_its_kind_and_keeps_memory_flat() {
+    let count: usize = std::env::var("AIRLOCK_SOAK_JOBS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(10_000);
+    let redis = RedisServer::start();
+    let admin = Admin::connect(&redis.url()).await;
+    let tight = json!({"fuel": 5_000_000, "memoryBytes": 4 << 20, "timeoutMs": 5000});
+    admin.deploy("good", "noop").await;
+    admin
+        .bind(
+            "good",
+            "good",
+            json!({"concurrency": 8, "defaultJobOptions": {"removeOnComplete": true}}),
+        )
+        .await;
+    let hostile = [
+        ("spin", "hostile-infinite-loop", "fuel_exhausted"),
+        ("bomb", "hostile-memory-bomb", "memory_limit"),
+        ("panic", "hostile-panic", "guest_retry"),
+        ("junk", "hostile-invalid-output", "invalid_output"),
+    ];
+    for (queue, guest, _) in hostile {
+        admin.deploy(queue, guest).await;
+        admin
+            .bind(queue, queue, json!({"concurrency": 4, "limits": tight}))
+            .await;
+    }
+    let hosts = [
+        HostProcess::start(
+            &redis.url(),
+            HostOptions {
+                id: "soak-1".into(),
+                ..HostOptions::default()
+            },
+        ),
+        HostProcess::start(
+            &redis.url(),
+            HostOptions {
+                id: "soak-2".into(),
+                ..HostOptions::default()
+            },
+        ),
+    ];
+    let bulk = |queue: &str, n: usize| {
+        (0..n)
+            .map(|_| airlock::queue::NewJob {
+                name: queue.into(),
+                data: json!({}),
+                opts: Default::default(),
+            })
+            .collect::<Vec<_>>()
+    };
+    for chunk in 0..(count / 1000).max(1) {
+        let n = 1000.min(count - chunk * 1000);
+        admin
+            .queues
+            .add_bulk("good", bulk("good", n))
+            .await
+            .unwrap();
+        for (queue, _, _) in hostile {
+            admin
+                .queues
+                .add_bulk(queue, bulk(queue, n / 4))
+                .await
+                .unwrap();
+        }
+    }
+    let hostile_total = (count / 4) * 4;
+    let started = Instant::now();
+    let mut rss_samples: Vec<(usize, u64)> = Vec::new();
+    loop {
+        let good = admin.queues.counts("good").await.unwrap();
+        let mut failed = 0;
+        for (queue, _, _) in hostile {
+            let c = admin.queues.counts(queue).await.unwrap();
+            failed += (c.waiting + c.active) as i64;
+        }
+        let done =
+            count - (good.waiting + good.active) as usize + hostile_total - failed.max(0) as usize;
+        rss_samples.push((done, hosts.iter().map(|h| h.rss_bytes()).sum()));
+        if good.waiting + good.active == 0 && failed == 0 {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(600),
+            "soak did not finish"
+        );
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    // Every hostile job failed, each with its true kind.
+    for (queue, _, kind) in hostile {
+        let counts = admin.queues.counts(queue).await.unwrap();
+        assert_eq!(counts.failed as usize, hostile_total / 4, "{queue}");
+        let mut start = 0;
+        loop {
+            let page = admin
+                .queues
+                .list(queue, airlock::queue::JobState::Failed, start, start + 999)
+                .await
+                .unwrap();
+            for job in &page {
+                assert_eq!(job.failure_kind.as_deref(), Some(kind), "{job:#?}");
+            }
+            if page.len() < 1000 {
+                break;
+            }
+            start += 1000;
+        }
+    }
+    let completed_good = admin.queues.counts("good").await.unwrap();
+    assert_eq!(completed_good.failed, 0, "a good job failed");
+    // RSS is flat: after the first quarter (warm caches, pools), it grows by
+    // less than 64 MiB until the end.
+    let quarter = rss_samples
+        .iter()
+        .find(|(d, _)| *d >= (count + hostile_total) / 4)
+        .map(|s| s.1)
+        .unwrap_or(0);
+    let last = rss_samples.last().unwrap().1;
+    println!(
+        "soak: {} good + {} hostile jobs in {:?}; host RSS at 25%: {} MiB, at the end: {} MiB",
+        count,
+        hostile_total,
+        started.elapsed(),
+        quarter >> 20,
+        last >> 20
+    );
+    assert!(
+        last <= quarter + (64 << 20),
+        "host RSS grew from {quarter} to {last} bytes"
+    );
+}
+
+#[tokio::test]
+async fn a_rolling_restart_loses_or_fails_no_job() {
+    let redis = RedisServer::start();
+    let admin = Admin::connect(&redis.url()).await;
+    admin.deploy("crunch", "cpu-bound").await;
+    admin
+        .bind(
+            "crunch",
+            "crunch",
+            json!({"concurrency": 2, "limits": {"fuel": 1_000_000_000_000u64}}),
+        )
+        .await;
+    let start = |id: &str| {
+        HostProcess::start(
+            &redis.url(),
+            HostOptions {
+                id: id.into(),
+                grace: Duration::from_secs(20),
+                ..HostOptions::default()
+            },
+        )
+    };
+    let mut hosts: Vec<HostProcess> = (0..3).map(|i| start(&format!("r{i}"))).collect();
+    let mut ids = Vec::new();
+    let producer = async {
+        for i in 0..120 {
+            ids.push(
+                admin
+                    .enqueue(
+                        "crunch",
+                        "c",
+                        json!({"rounds": 300_000, "seed": format!("{i}")}),
+                        json!({}),
+                    )
+                    .await,
+            );
+            tokio::time::sleep(Duration::from_millis(40)).await;
+        }
+    };
+    let restarts = async {
+        for (i, h) in hosts.iter_mut().enumerate() {
+            tokio::time::sleep(Duration::from_millis(800)).await;
+            assert_eq!(
+                h.terminate(Duration::from_secs(60)),
+                Some(0),
+                "host r{i} did not exit cleanly"
+            );
+            *h = start(&format!("r{i}-new"));
+        }
+    };
+    tokio::join!(producer, restarts);
+    for id in &ids {
+        let job = admin
+            .wait_finished("crunch", id, Duration::from_secs(120))
+            .await;
+        assert_eq!(job.state, airlock::queue::JobState::Completed, "{job:#?}");
+        assert_eq!(
+            job.attempts_made, 1,
+            "a job failed an attempt in the restart: {job:#?}"
+        );
+    }
+    let counts = admin.queues.counts("crunch").await.unwrap();
+    assert_eq!((counts.completed, counts.failed), (120, 0));
+}
