@@ -298,15 +298,65 @@ async fn fleet_drain(hosts: usize, count: usize) -> (f64, f64) {
     (rate, ticks as f64 * 10_000.0 / count as f64)
 }
 
+/// One host draining `queues` queues of `per_queue` no-op jobs each, on one
+/// Redis or on a 3-master cluster (queues hash-tagged onto different
+/// masters): jobs/s over all queues.
+async fn multi_queue_drain(cluster: bool, queues: &[&str], per_queue: usize) -> f64 {
+    let nodes = if cluster {
+        airlock_tests::redis_server::start_cluster(3)
+    } else {
+        vec![RedisServer::start()]
+    };
+    let url = nodes.iter().map(|n| n.url()).collect::<Vec<_>>().join(",");
+    let admin = Admin::connect(&url).await;
+    admin.deploy("noop", "noop").await;
+    for q in queues {
+        admin.bind(q, "noop", json!({"concurrency": 10})).await;
+        for _ in 0..per_queue / 1000 {
+            let jobs = (0..1000)
+                .map(|_| airlock::queue::NewJob {
+                    name: "noop".into(),
+                    data: json!({}),
+                    opts: Default::default(),
+                })
+                .collect();
+            admin.queues.add_bulk(q, jobs).await.unwrap();
+        }
+    }
+    let per_queue = per_queue / 1000 * 1000;
+    let started = Instant::now();
+    let mut host = start_airlock_on(&url, "bench-multi");
+    let deadline = started + Duration::from_secs(600);
+    loop {
+        let mut done = 0;
+        for q in queues {
+            done += admin.queues.counts(q).await.unwrap().completed;
+        }
+        if done as usize >= queues.len() * per_queue {
+            break;
+        }
+        assert!(Instant::now() < deadline, "multi-queue drain timed out");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let elapsed = started.elapsed();
+    let _ = host.kill();
+    let _ = host.wait();
+    (queues.len() * per_queue) as f64 / elapsed.as_secs_f64()
+}
+
 #[tokio::main]
 async fn main() {
     let count: usize = std::env::var("BENCH_JOBS")
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(20_000);
+    let only = std::env::var("BENCH_ONLY").unwrap_or_default();
     println!("| benchmark | Airlock | Node BullMQ | ratio |");
     println!("|---|---|---|---|");
     for concurrency in [10, 50] {
+        if !only.is_empty() {
+            break;
+        }
         let node = node_drain(count, concurrency).await;
         let airlock = airlock_drain(count, concurrency).await;
         println!(
@@ -318,9 +368,26 @@ async fn main() {
     println!("| hosts on one Redis (concurrency 10 each) | jobs/s | Redis CPU per job |");
     println!("|---|---|---|");
     for hosts in [1, 2, 4] {
+        if !only.is_empty() {
+            break;
+        }
         let (rate, redis_us) = fleet_drain(hosts, count).await;
         println!("| {hosts} | {rate:.0} | {redis_us:.0} µs |");
     }
+    println!();
+    let queues = ["{q-a}", "{q-b}", "{q-c}"];
+    if !only.is_empty() && only != "multi" {
+        return;
+    }
+    let single = multi_queue_drain(false, &queues, count / 3).await;
+    let clustered = multi_queue_drain(true, &queues, count / 3).await;
+    println!("| 3 queues, 1 host | jobs/s (incl. host start) |");
+    println!("|---|---|");
+    println!("| one Redis | {single:.0} |");
+    println!(
+        "| Redis Cluster, 3 masters | {clustered:.0} ({:.2}×) |",
+        clustered / single
+    );
     println!();
     let samples = 300;
     let (a_start, a_finish) = idle_latency("airlock", samples, start_airlock).await;

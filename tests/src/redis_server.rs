@@ -345,6 +345,44 @@ fn not_found_or(e: std::io::Error) -> String {
     }
 }
 
+/// A Redis Cluster of `masters` nodes on loopback (no replicas), every slot
+/// assigned and the cluster state `ok`. Drop the servers to stop it.
+pub fn start_cluster(masters: usize) -> Vec<RedisServer> {
+    let nodes: Vec<RedisServer> = (0..masters)
+        .map(|_| {
+            RedisServer::start_with(RedisOptions {
+                cluster_enabled: true,
+                ..RedisOptions::default()
+            })
+        })
+        .collect();
+    let addrs: Vec<String> = nodes
+        .iter()
+        .map(|n| format!("127.0.0.1:{}", n.port()))
+        .collect();
+    let out = Command::new("redis-cli")
+        .arg("--cluster")
+        .arg("create")
+        .args(&addrs)
+        .args(["--cluster-replicas", "0", "--cluster-yes"])
+        .output()
+        .expect("redis-cli --cluster create");
+    assert!(
+        out.status.success(),
+        "redis-cli --cluster create failed: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !nodes
+        .iter()
+        .all(|n| n.cli(&["CLUSTER", "INFO"]).contains("cluster_state:ok"))
+    {
+        assert!(Instant::now() < deadline, "the cluster never became ok");
+        sleep(Duration::from_millis(100));
+    }
+    nodes
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

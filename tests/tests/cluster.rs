@@ -1,50 +1,12 @@
 //! Airlock on a Redis Cluster: three masters started here on loopback,
 //! queues with hash tags spread over them, jobs and flows run end to end.
 
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use airlock::queue::JobState;
 use airlock_tests::host::{Admin, HostOptions, HostProcess};
-use airlock_tests::redis_server::{RedisOptions, RedisServer};
+use airlock_tests::redis_server::{RedisServer, start_cluster};
 use serde_json::json;
-
-/// Three masters, all slots assigned, cluster state ok.
-fn cluster() -> Vec<RedisServer> {
-    let nodes: Vec<RedisServer> = (0..3)
-        .map(|_| {
-            RedisServer::start_with(RedisOptions {
-                cluster_enabled: true,
-                ..RedisOptions::default()
-            })
-        })
-        .collect();
-    let addrs: Vec<String> = nodes
-        .iter()
-        .map(|n| format!("127.0.0.1:{}", n.port()))
-        .collect();
-    let out = Command::new("redis-cli")
-        .arg("--cluster")
-        .arg("create")
-        .args(&addrs)
-        .args(["--cluster-replicas", "0", "--cluster-yes"])
-        .output()
-        .expect("redis-cli --cluster create");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stdout)
-    );
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while !nodes
-        .iter()
-        .all(|n| n.cli(&["CLUSTER", "INFO"]).contains("cluster_state:ok"))
-    {
-        assert!(Instant::now() < deadline, "cluster never became ok");
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    nodes
-}
 
 /// The port of the master owning `key`.
 fn owner(nodes: &[RedisServer], key: &str) -> u16 {
@@ -71,7 +33,7 @@ fn owner(nodes: &[RedisServer], key: &str) -> u16 {
 
 #[tokio::test]
 async fn queues_jobs_and_flows_run_on_a_redis_cluster() {
-    let nodes = cluster();
+    let nodes = start_cluster(3);
     let seeds = nodes.iter().map(|n| n.url()).collect::<Vec<_>>().join(",");
     let admin = Admin::connect(&seeds).await;
 
