@@ -96,7 +96,8 @@ async fn view(state: &ApiState, binding: Binding) -> Result<QueueView, ApiError>
     Ok(QueueView { binding, counts })
 }
 
-async fn bound(state: &ApiState, queue: &str) -> Result<Binding, ApiError> {
+/// The binding of `queue`, checking the name first (400, then 404).
+pub(super) async fn bound(state: &ApiState, queue: &str) -> Result<Binding, ApiError> {
     validate_queue_name(queue).map_err(|e| ApiError::field("queue", e.message))?;
     Ok(state.registry().binding(queue).await?)
 }

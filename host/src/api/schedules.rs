@@ -10,7 +10,8 @@ use utoipa::ToSchema;
 use super::ApiState;
 use super::auth::{Caller, Role};
 use super::error::{ApiError, ErrorBody, JsonBody};
-use crate::queue::{Deduplication, NewJob, ScheduleSpec, ScheduleView, validate_queue_name};
+use super::queues::bound;
+use crate::queue::{Deduplication, NewJob, ScheduleSpec, ScheduleView};
 
 /// A queue's schedules.
 #[derive(Debug, Serialize, ToSchema)]
@@ -43,11 +44,6 @@ fn check_id(id: &str) -> Result<(), ApiError> {
         ));
     }
     Ok(())
-}
-
-async fn bound(state: &ApiState, queue: &str) -> Result<crate::registry::Binding, ApiError> {
-    validate_queue_name(queue).map_err(|e| ApiError::field("queue", e.message))?;
-    Ok(state.registry().binding(queue).await?)
 }
 
 /// Create or replace a schedule: a cron `pattern` (with `tz`) or an `every`

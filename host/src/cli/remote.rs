@@ -144,7 +144,8 @@ fn retention(flag: &str, text: &str) -> anyhow::Result<Value> {
     }
 }
 
-fn print(json_output: bool, value: &Value, human: impl FnOnce(&Value)) {
+/// Prints `value` as JSON for `--json`, else through `human`.
+pub(super) fn print(json_output: bool, value: &Value, human: impl FnOnce(&Value)) {
     if json_output {
         println!(
             "{}",

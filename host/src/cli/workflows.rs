@@ -8,6 +8,7 @@ use reqwest::Method;
 use serde_json::{Value, json};
 
 use super::client::{ApiClient, Connection};
+use super::remote::print;
 
 /// `airlock schedule ...`.
 #[derive(Debug, Subcommand)]
@@ -77,17 +78,6 @@ pub struct EmitArgs {
 pub struct FlowArgs {
     /// A JSON file with the flow tree (`{name, queue, data, children: [...]}`).
     pub file: PathBuf,
-}
-
-fn print(json_output: bool, value: &Value, human: impl FnOnce(&Value)) {
-    if json_output {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(value).unwrap_or_default()
-        );
-    } else {
-        human(value);
-    }
 }
 
 fn when(ms: &Value) -> String {
