@@ -344,6 +344,126 @@ async fn multi_queue_drain(cluster: bool, queues: &[&str], per_queue: usize) -> 
     (queues.len() * per_queue) as f64 / elapsed.as_secs_f64()
 }
 
+/// HTTP enqueue: jobs/s through the API (single and bulk requests, many in
+/// flight from this process) and the latency the API adds over a direct
+/// BullMQ add. The host is a separate process, with its workers off so the
+/// queue only grows.
+async fn api_enqueue(count: usize) {
+    use futures::StreamExt;
+    let redis = RedisServer::start();
+    let admin = Admin::connect(&redis.url()).await;
+    admin.deploy("noop", "noop").await;
+    admin.bind(QUEUE, "noop", json!({})).await;
+    let token = "bench-producer-token-0001";
+    let mut host = Command::new(release_airlock())
+        .args([
+            "serve",
+            "--redis",
+            &redis.url(),
+            "--no-workers",
+            "--listen",
+            "127.0.0.1:0",
+        ])
+        .args(["--tokens", &format!("producer:bench:{token}")])
+        .env("AIRLOCK_CACHE_DIR", shared_cache_dir())
+        .env("RUST_LOG", "warn")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start airlock api");
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(host.stdout.take().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    let base = line
+        .trim()
+        .strip_prefix("listening on ")
+        .unwrap()
+        .to_string();
+    let http = airlock_tests::http_client();
+    let url = format!("{base}/v1/queues/{QUEUE}/jobs");
+
+    let started = Instant::now();
+    let sent = futures::stream::iter(0..count)
+        .map(|i| {
+            let req = http
+                .post(&url)
+                .bearer_auth(token)
+                .json(&json!({"data": {"i": i}}));
+            async move { req.send().await.map(|r| r.status().as_u16()).unwrap_or(0) }
+        })
+        .buffer_unordered(32)
+        .filter(|s| futures::future::ready(*s == 202))
+        .count()
+        .await;
+    let single = sent as f64 / started.elapsed().as_secs_f64();
+
+    let bulk_url = format!("{url}/bulk");
+    let started = Instant::now();
+    let sent: usize = futures::stream::iter(0..count / 100)
+        .map(|_| {
+            let jobs: Vec<_> = (0..100).map(|i| json!({"data": {"i": i}})).collect();
+            let req = http
+                .post(&bulk_url)
+                .bearer_auth(token)
+                .json(&json!({"jobs": jobs}));
+            async move {
+                if req.send().await.map(|r| r.status().as_u16()).unwrap_or(0) == 202 {
+                    100
+                } else {
+                    0
+                }
+            }
+        })
+        .buffer_unordered(8)
+        .fold(0, |a, n| futures::future::ready(a + n))
+        .await;
+    let bulk = sent as f64 / started.elapsed().as_secs_f64();
+
+    // Latency, one request at a time: API vs a direct add.
+    let mut api_lat = Vec::new();
+    let mut direct_lat = Vec::new();
+    for i in 0..500 {
+        let t = Instant::now();
+        let status = http
+            .post(&url)
+            .bearer_auth(token)
+            .json(&json!({"data": {"i": i}}))
+            .send()
+            .await
+            .unwrap()
+            .status();
+        assert_eq!(status.as_u16(), 202);
+        api_lat.push(t.elapsed());
+        let t = Instant::now();
+        admin
+            .enqueue(QUEUE, "direct", json!({"i": i}), json!({}))
+            .await;
+        direct_lat.push(t.elapsed());
+    }
+    let _ = host.kill();
+    let _ = host.wait();
+    println!("| HTTP enqueue, single requests (32 in flight) | {single:.0} jobs/s |");
+    println!("| HTTP enqueue, bulk of 100 (8 in flight) | {bulk:.0} jobs/s |");
+    println!(
+        "| enqueue latency through the API | {} |",
+        percentiles(api_lat.clone())
+    );
+    println!(
+        "| enqueue latency, direct BullMQ add | {} |",
+        percentiles(direct_lat.clone())
+    );
+    api_lat.sort();
+    direct_lat.sort();
+    let added = api_lat[api_lat.len() / 2].saturating_sub(direct_lat[direct_lat.len() / 2]);
+    println!(
+        "| latency the API adds (p50) | {:.2} ms |",
+        added.as_secs_f64() * 1e3
+    );
+}
+
 #[tokio::main]
 async fn main() {
     let count: usize = std::env::var("BENCH_JOBS")
@@ -375,6 +495,12 @@ async fn main() {
         println!("| {hosts} | {rate:.0} | {redis_us:.0} µs |");
     }
     println!();
+    if only.is_empty() || only == "api" {
+        println!("| API | result |");
+        println!("|---|---|");
+        api_enqueue(count).await;
+        println!();
+    }
     let queues = ["{q-a}", "{q-b}", "{q-c}"];
     if !only.is_empty() && only != "multi" {
         return;

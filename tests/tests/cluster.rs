@@ -1,7 +1,7 @@
 //! Airlock on a Redis Cluster: three masters started here on loopback,
 //! queues with hash tags spread over them, jobs and flows run end to end.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use airlock::queue::JobState;
 use airlock_tests::host::{Admin, HostOptions, HostProcess};
