@@ -377,6 +377,36 @@ async fn concurrent_instances_never_share_state() {
     }
 }
 
+/// The pool keeps a slot's dirtied pages resident between jobs and resets
+/// them in place (`memory_keep_resident`, `PAGEMAP_SCAN`): a job run on a
+/// slot just used by another must still start from the pristine image.
+#[test]
+fn sequential_runs_on_reused_slots_start_from_a_clean_image() {
+    let sandbox = sandbox();
+    let probe = load(&sandbox, "isolation-probe");
+    for i in 0..50 {
+        let mut input = job(r#"{"spin":1000}"#);
+        input.id = format!("seq-{i}");
+        let outcome = sandbox.run(
+            &probe,
+            &input,
+            &tight(),
+            Box::new(LocalServices::new()),
+            None,
+        );
+        let Completion::Completed(output) = outcome.completion else {
+            panic!("run {i}: {:?}", outcome.completion);
+        };
+        let seen: serde_json::Value = serde_json::from_str(&output).unwrap();
+        assert_eq!(seen["runsSeen"], 1, "run {i} saw an earlier run's counter");
+        assert_eq!(
+            seen["stampBefore"],
+            serde_json::Value::Null,
+            "run {i} saw an earlier run's heap"
+        );
+    }
+}
+
 #[test]
 fn a_durable_workflow_replays_steps_after_its_sleep() {
     let sandbox = sandbox();

@@ -67,11 +67,14 @@ pub struct SandboxConfig {
     pub epoch_tick: Duration,
     /// Largest component accepted, in bytes.
     pub max_component_bytes: usize,
-    /// Bytes at the start of each linear memory that the pooling allocator
-    /// resets with `memset` between jobs instead of `madvise`. `madvise` is
-    /// cheaper on one thread, but on a busy multi-threaded host every call
-    /// shoots down TLBs on the other cores and the next job page-faults the
-    /// memory back in; see docs/BENCHMARKS.md.
+    /// Most bytes of each linear memory the pooling allocator keeps
+    /// resident between jobs, resetting only the pages the last job dirtied
+    /// (found with Linux's `PAGEMAP_SCAN`) back to the component's image
+    /// with `memset`/`memcpy`. The alternative, `madvise`, makes the next job
+    /// page-fault its memory back in (copy-on-write faults on the data
+    /// segment included) and shoots down TLBs on every other core of a busy
+    /// host; it cost a no-op job ~20 µs of CPU here (docs/BENCHMARKS.md).
+    /// Costs RSS: up to this much per warm pool slot.
     pub memory_keep_resident: usize,
 }
 
@@ -84,7 +87,7 @@ impl Default for SandboxConfig {
             cache_dir: None,
             epoch_tick: Duration::from_millis(2),
             max_component_bytes: 32 << 20,
-            memory_keep_resident: 0,
+            memory_keep_resident: 1 << 20,
         }
     }
 }
