@@ -10,6 +10,7 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
+use tokio::runtime::Handle;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
@@ -25,44 +26,80 @@ enum Report {
     Log(String),
 }
 
+/// What the reporter task needs, kept until the first report: most jobs
+/// report nothing, and a task spawned and joined per job costs two
+/// cross-thread wake-ups on a busy host.
+struct Idle {
+    job: ActiveJob,
+    rx: mpsc::UnboundedReceiver<Report>,
+}
+
+/// The channel every producer of reports shares.
+struct Channel {
+    tx: mpsc::UnboundedSender<Report>,
+    /// `Some` until the first report starts the task.
+    idle: Mutex<Option<Idle>>,
+    /// The task, once started; taken by [`Reporter::finish`].
+    task: Mutex<Option<JoinHandle<()>>>,
+    /// Where to start the task: reports come from the guest's thread,
+    /// which is not a runtime thread.
+    runtime: Handle,
+    /// The newest report past the per-run cap, written when the run ends.
+    overflow: Arc<Mutex<Option<serde_json::Value>>>,
+}
+
+impl Channel {
+    fn send(&self, report: Report) {
+        let _ = self.tx.send(report);
+        let idle = self.idle.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some(Idle { job, rx }) = idle {
+            let task = self.runtime.spawn(run(job, rx, self.overflow.clone()));
+            *self.task.lock().unwrap_or_else(|p| p.into_inner()) = Some(task);
+        }
+    }
+}
+
 /// The guest side of a job's progress stream.
 #[derive(Clone)]
 pub struct ProgressSender {
-    tx: mpsc::UnboundedSender<Report>,
+    channel: Arc<Channel>,
     sent: Arc<AtomicUsize>,
-    /// The newest report past the per-run cap, written when the run ends.
-    overflow: Arc<Mutex<Option<serde_json::Value>>>,
 }
 
 impl ProgressSender {
     /// Queues a progress report (never blocks the guest).
     pub fn send(&self, value: serde_json::Value) {
         if self.sent.fetch_add(1, Ordering::Relaxed) < MAX_PROGRESS_EVENTS {
-            let _ = self.tx.send(Report::Progress(value));
-        } else if let Ok(mut slot) = self.overflow.lock() {
+            self.channel.send(Report::Progress(value));
+        } else if let Ok(mut slot) = self.channel.overflow.lock() {
             *slot = Some(value);
         }
     }
 }
 
-/// The running reporter of one job.
+/// The reporter of one job.
 pub struct Reporter {
-    tx: mpsc::UnboundedSender<Report>,
+    channel: Arc<Channel>,
     progress: ProgressSender,
-    task: JoinHandle<()>,
 }
 
 impl Reporter {
-    /// Starts reporting for `job`.
+    /// Prepares reporting for `job`; the task that writes to Redis starts
+    /// with the first report. Must be called on the runtime.
     pub fn start(job: ActiveJob) -> Reporter {
         let (tx, rx) = mpsc::unbounded_channel();
-        let progress = ProgressSender {
-            tx: tx.clone(),
-            sent: Arc::new(AtomicUsize::new(0)),
+        let channel = Arc::new(Channel {
+            tx,
+            idle: Mutex::new(Some(Idle { job, rx })),
+            task: Mutex::new(None),
+            runtime: Handle::current(),
             overflow: Arc::new(Mutex::new(None)),
+        });
+        let progress = ProgressSender {
+            channel: channel.clone(),
+            sent: Arc::new(AtomicUsize::new(0)),
         };
-        let task = tokio::spawn(run(job, rx, progress.overflow.clone()));
-        Reporter { tx, progress, task }
+        Reporter { channel, progress }
     }
 
     /// Where the guest's services send progress.
@@ -72,25 +109,33 @@ impl Reporter {
 
     /// A log listener for the sandbox.
     pub fn log_listener(&self) -> LogListener {
-        let tx = self.tx.clone();
-        Arc::new(move |line: &LogLine| {
-            let _ = tx.send(Report::Log(line.render()));
-        })
+        let channel = self.channel.clone();
+        Arc::new(move |line: &LogLine| channel.send(Report::Log(line.render())))
     }
 
     /// Adds a line of the host's own (the run summary).
     pub fn log(&self, line: String) {
-        let _ = self.tx.send(Report::Log(line));
+        self.channel.send(Report::Log(line));
     }
 
     /// Flushes everything reported so far into Redis and stops. Called
-    /// before the job is finished, so its logs and last progress are in
-    /// place when `completed`/`failed` is announced.
+    /// after the run (the sandbox has dropped the guest's services and log
+    /// listener) and before the job is finished, so its logs and last
+    /// progress are in place when `completed`/`failed` is announced.
     pub async fn finish(self) {
-        let Reporter { tx, progress, task } = self;
+        let Reporter { channel, progress } = self;
         drop(progress);
-        drop(tx);
-        let _ = task.await;
+        let task = channel
+            .task
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        // The task ends once every sender is gone: this was the last
+        // handle on the channel.
+        drop(channel);
+        if let Some(task) = task {
+            let _ = task.await;
+        }
     }
 }
 
