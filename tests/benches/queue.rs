@@ -1,6 +1,9 @@
 //! Queue-host benchmarks (`make bench`): drain throughput and idle latency
 //! of an Airlock host (a WASM instance per job) against a plain Node BullMQ
-//! no-op worker on the same Redis, in the same run.
+//! no-op worker on the same Redis, in the same run. A third peer, a no-op
+//! worker of the Rust port (`bullmq-official`) Airlock wraps, run on its own
+//! runtime with no sandbox and no Airlock bookkeeping, shows which part of
+//! the gap to Node is the port and which is Airlock.
 //!
 //! - throughput: N no-op jobs are pre-enqueued, then a worker drains them;
 //!   jobs/s = N / (last `finishedOn` - first `processedOn`), read from the
@@ -166,6 +169,48 @@ async fn node_drain(count: usize, concurrency: usize) -> f64 {
     drain_rate(&redis).await
 }
 
+/// The Rust port's own no-op worker draining `count` jobs: no sandbox, no
+/// pin read, no metrics write. Runs on a separate two-thread runtime (the
+/// host's default) so the bench's own polling does not share it.
+async fn port_drain(count: usize, concurrency: usize) -> f64 {
+    let redis = RedisServer::start();
+    enqueue(&redis, count).await;
+    let url = redis.url();
+    let (stop_tx, stop_rx) = std::sync::mpsc::channel::<()>();
+    let worker_thread = std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async move {
+            let mut opts = bullmq::WorkerOptions::new()
+                .connection(bullmq::options::RedisConnectionOptions::new().url(url))
+                .concurrency(concurrency);
+            opts.skip_version_check = true;
+            // `with_options` starts fetching at once (autorun).
+            let worker = bullmq::Worker::with_options(
+                QUEUE,
+                |_job: bullmq::Job, _cancel: bullmq::worker::CancellationToken| async {
+                    Ok(serde_json::Value::Null)
+                },
+                opts,
+            )
+            .await
+            .expect("start the port's worker");
+            tokio::task::spawn_blocking(move || stop_rx.recv())
+                .await
+                .unwrap()
+                .ok();
+            let _ = worker.close(1000).await;
+        });
+    });
+    wait_drained(&redis, count).await;
+    stop_tx.send(()).unwrap();
+    worker_thread.join().unwrap();
+    drain_rate(&redis).await
+}
+
 /// Records when each (event, job id) shows up on the events stream.
 fn watch_events(url: String) -> Arc<Mutex<HashMap<(String, String), Instant>>> {
     let seen: Arc<Mutex<HashMap<(String, String), Instant>>> = Arc::default();
@@ -180,15 +225,16 @@ fn watch_events(url: String) -> Arc<Mutex<HashMap<(String, String), Instant>>> {
             .unwrap();
         let mut last = "$".to_string();
         loop {
-            let reply: redis::streams::StreamReadReply = redis::cmd("XREAD")
+            let reply: redis::RedisResult<redis::streams::StreamReadReply> = redis::cmd("XREAD")
                 .arg("BLOCK")
                 .arg(1000)
                 .arg("STREAMS")
                 .arg(format!("bull:{QUEUE}:events"))
                 .arg(&last)
                 .query_async(&mut conn)
-                .await
-                .unwrap();
+                .await;
+            // The scenario is over and its Redis is gone.
+            let Ok(reply) = reply else { return };
             let now = Instant::now();
             for key in reply.keys {
                 for entry in key.ids {
@@ -473,16 +519,40 @@ async fn main() {
     let only = std::env::var("BENCH_ONLY").unwrap_or_default();
     println!("| benchmark | Airlock | Node BullMQ | ratio |");
     println!("|---|---|---|---|");
+    let mut port_rates = Vec::new();
     for concurrency in [10, 50] {
-        if !only.is_empty() {
+        if !only.is_empty() && only != "drain" {
             break;
         }
         let node = node_drain(count, concurrency).await;
         let airlock = airlock_drain(count, concurrency).await;
+        port_rates.push((
+            concurrency,
+            port_drain(count, concurrency).await,
+            node,
+            airlock,
+        ));
         println!(
             "| drain {count} no-op jobs, concurrency {concurrency} | {airlock:.0} jobs/s | {node:.0} jobs/s | {:.2}× |",
             airlock / node
         );
+    }
+    if !port_rates.is_empty() {
+        println!();
+        println!(
+            "| drain, Rust port's no-op worker (no sandbox) | jobs/s | vs Node | Airlock vs port |"
+        );
+        println!("|---|---|---|---|");
+        for (concurrency, port, node, airlock) in port_rates {
+            println!(
+                "| concurrency {concurrency} | {port:.0} | {:.2}× | {:.2}× |",
+                port / node,
+                airlock / port
+            );
+        }
+    }
+    if only == "drain" {
+        return;
     }
     println!();
     println!("| hosts on one Redis (concurrency 10 each) | jobs/s | Redis CPU per job |");
