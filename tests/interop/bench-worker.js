@@ -11,26 +11,11 @@
 // go to stderr; exit 2 on timeout, 1 on error.
 'use strict';
 
+const { parseArgs, run } = require('./cli');
 const { Worker } = require('bullmq');
 
-// Minimal `--key value` parser: keeps the script free of extra dependencies.
-function parseArgs(argv) {
-  const args = {};
-  for (let i = 0; i < argv.length; i += 2) {
-    const key = argv[i];
-    if (!key.startsWith('--') || i + 1 >= argv.length) {
-      throw new Error(`bad argument near ${JSON.stringify(key)}`);
-    }
-    args[key.slice(2)] = argv[i + 1];
-  }
-  return args;
-}
-
 async function main() {
-  const args = parseArgs(process.argv.slice(2));
-  for (const required of ['redis', 'queue', 'count']) {
-    if (!args[required]) throw new Error(`--${required} is required`);
-  }
+  const args = parseArgs(process.argv.slice(2), ['redis', 'queue', 'count']);
   const count = Number(args.count);
   if (!Number.isInteger(count) || count < 1) throw new Error('--count must be a positive integer');
   const concurrency = Number(args.concurrency || 1);
@@ -76,10 +61,4 @@ async function main() {
   }
 }
 
-main().then(
-  (code) => process.exit(code),
-  (err) => {
-    console.error(err && err.stack ? err.stack : String(err));
-    process.exit(1);
-  },
-);
+run(main);

@@ -16,30 +16,8 @@
 // 1 on any other error.
 'use strict';
 
+const { parseArgs, parseMaybeJson, closeAll, run } = require('./cli');
 const { FlowProducer, QueueEvents } = require('bullmq');
-
-// Minimal `--key value` parser: keeps the script free of extra dependencies.
-function parseArgs(argv) {
-  const args = {};
-  for (let i = 0; i < argv.length; i += 2) {
-    const key = argv[i];
-    if (!key.startsWith('--') || i + 1 >= argv.length) {
-      throw new Error(`bad argument near ${JSON.stringify(key)}`);
-    }
-    args[key.slice(2)] = argv[i + 1];
-  }
-  return args;
-}
-
-// See producer.js: QueueEvents parses the JSON already; stay defensive.
-function parseMaybeJson(value) {
-  if (typeof value !== 'string') return value;
-  try {
-    return JSON.parse(value);
-  } catch {
-    return value;
-  }
-}
 
 // JobNode tree -> {id, queueName, children?} summary for the first line.
 function describe(node) {
@@ -49,19 +27,8 @@ function describe(node) {
 }
 
 // Close every connection, but never let a stuck close keep the process alive.
-async function closeAll(closables) {
-  const closing = Promise.allSettled(closables.map((c) => c.close()));
-  let guard;
-  const deadline = new Promise((resolve) => (guard = setTimeout(resolve, 5000)));
-  await Promise.race([closing, deadline]);
-  clearTimeout(guard);
-}
-
 async function main() {
-  const args = parseArgs(process.argv.slice(2));
-  for (const required of ['redis', 'flow']) {
-    if (!args[required]) throw new Error(`--${required} is required`);
-  }
+  const args = parseArgs(process.argv.slice(2), ['redis', 'flow']);
   const prefix = args.prefix || 'bull';
   const timeoutMs = Number(args['timeout-ms'] || 60000);
   const flow = JSON.parse(args.flow);
@@ -135,10 +102,4 @@ async function main() {
   }
 }
 
-main().then(
-  (code) => process.exit(code),
-  (err) => {
-    console.error(err && err.stack ? err.stack : String(err));
-    process.exit(1);
-  },
-);
+run(main);

@@ -14,37 +14,11 @@
 // timeout (pending ids on stderr), 1 on any other error.
 'use strict';
 
+const { parseArgs, parseMaybeJson, closeAll, run } = require('./cli');
 const { Queue, QueueEvents } = require('bullmq');
 
-// Minimal `--key value` parser: keeps the script free of extra dependencies.
-function parseArgs(argv) {
-  const args = {};
-  for (let i = 0; i < argv.length; i += 2) {
-    const key = argv[i];
-    if (!key.startsWith('--') || i + 1 >= argv.length) {
-      throw new Error(`bad argument near ${JSON.stringify(key)}`);
-    }
-    args[key.slice(2)] = argv[i + 1];
-  }
-  return args;
-}
-
-// The events stream stores return values as JSON text. QueueEvents in
-// bullmq 6 already parses it, but be defensive in case a string slips through.
-function parseMaybeJson(value) {
-  if (typeof value !== 'string') return value;
-  try {
-    return JSON.parse(value);
-  } catch {
-    return value;
-  }
-}
-
 async function main() {
-  const args = parseArgs(process.argv.slice(2));
-  for (const required of ['redis', 'queue', 'jobs']) {
-    if (!args[required]) throw new Error(`--${required} is required`);
-  }
+  const args = parseArgs(process.argv.slice(2), ['redis', 'queue', 'jobs']);
   const prefix = args.prefix || 'bull';
   const timeoutMs = Number(args['timeout-ms'] || 60000);
   const attempts = Number(args.attempts || 5);
@@ -142,20 +116,4 @@ async function main() {
   }
 }
 
-// Close every connection so the event loop empties, but never let a stuck
-// close (e.g. Redis gone) keep the process alive past a few seconds.
-async function closeAll(closables) {
-  const closing = Promise.allSettled(closables.map((c) => c.close()));
-  let guard;
-  const deadline = new Promise((resolve) => (guard = setTimeout(resolve, 5000)));
-  await Promise.race([closing, deadline]);
-  clearTimeout(guard);
-}
-
-main().then(
-  (code) => process.exit(code),
-  (err) => {
-    console.error(err && err.stack ? err.stack : String(err));
-    process.exit(1);
-  },
-);
+run(main);
