@@ -26,21 +26,24 @@ enum Report {
     Log(String),
 }
 
-/// What the reporter task needs, kept until the first report: most jobs
+/// Where the reporter task is. It starts with the first report: most jobs
 /// report nothing, and a task spawned and joined per job costs two
 /// cross-thread wake-ups on a busy host.
-struct Idle {
-    job: ActiveJob,
-    rx: mpsc::UnboundedReceiver<Report>,
+enum Task {
+    /// No report yet: what the task will need.
+    Idle {
+        job: Box<ActiveJob>,
+        rx: mpsc::UnboundedReceiver<Report>,
+    },
+    /// Started; [`Reporter::finish`] waits for it.
+    Running(JoinHandle<()>),
 }
 
 /// The channel every producer of reports shares.
 struct Channel {
     tx: mpsc::UnboundedSender<Report>,
-    /// `Some` until the first report starts the task.
-    idle: Mutex<Option<Idle>>,
-    /// The task, once started; taken by [`Reporter::finish`].
-    task: Mutex<Option<JoinHandle<()>>>,
+    /// `None` once [`Reporter::finish`] took it.
+    task: Mutex<Option<Task>>,
     /// Where to start the task: reports come from the guest's thread,
     /// which is not a runtime thread.
     runtime: Handle,
@@ -51,10 +54,12 @@ struct Channel {
 impl Channel {
     fn send(&self, report: Report) {
         let _ = self.tx.send(report);
-        let idle = self.idle.lock().unwrap_or_else(|p| p.into_inner()).take();
-        if let Some(Idle { job, rx }) = idle {
-            let task = self.runtime.spawn(run(job, rx, self.overflow.clone()));
-            *self.task.lock().unwrap_or_else(|p| p.into_inner()) = Some(task);
+        let mut task = self.task.lock().unwrap_or_else(|p| p.into_inner());
+        if matches!(*task, Some(Task::Idle { .. }))
+            && let Some(Task::Idle { job, rx }) = task.take()
+        {
+            let handle = self.runtime.spawn(run(*job, rx, self.overflow.clone()));
+            *task = Some(Task::Running(handle));
         }
     }
 }
@@ -90,8 +95,10 @@ impl Reporter {
         let (tx, rx) = mpsc::unbounded_channel();
         let channel = Arc::new(Channel {
             tx,
-            idle: Mutex::new(Some(Idle { job, rx })),
-            task: Mutex::new(None),
+            task: Mutex::new(Some(Task::Idle {
+                job: Box::new(job),
+                rx,
+            })),
             runtime: Handle::current(),
             overflow: Arc::new(Mutex::new(None)),
         });
@@ -133,8 +140,8 @@ impl Reporter {
         // The task ends once every sender is gone: this was the last
         // handle on the channel.
         drop(channel);
-        if let Some(task) = task {
-            let _ = task.await;
+        if let Some(Task::Running(handle)) = task {
+            let _ = handle.await;
         }
     }
 }
