@@ -131,6 +131,16 @@ impl Keys {
     }
 }
 
+/// `HSET` into a hash only if it still exists. Built once: a `Script`
+/// hashes its source on creation, and this runs after every job.
+static HSET_IF_EXISTS: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::new(|| {
+    redis::Script::new(
+        "if redis.call('EXISTS', KEYS[1]) == 1 then \
+           redis.call('HSET', KEYS[1], unpack(ARGV)) return 1 \
+         end return 0",
+    )
+});
+
 /// Where Redis is: one URL for a single server, several (comma-separated)
 /// for the seed nodes of a Redis Cluster.
 pub fn connection_options(redis: &str) -> anyhow::Result<RedisConnectionOptions> {
@@ -237,12 +247,7 @@ impl Store {
         key: &str,
         pairs: &[(&str, &str)],
     ) -> anyhow::Result<bool> {
-        let script = redis::Script::new(
-            "if redis.call('EXISTS', KEYS[1]) == 1 then \
-               redis.call('HSET', KEYS[1], unpack(ARGV)) return 1 \
-             end return 0",
-        );
-        let mut invocation = script.key(key);
+        let mut invocation = HSET_IF_EXISTS.key(key);
         for (field, value) in pairs {
             invocation.arg(*field).arg(*value);
         }
