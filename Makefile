@@ -57,7 +57,7 @@ run: guests host
 
 bench: guests interop-deps redis-server-installed
 	$(CARGO) build --release -p airlock
-	$(CARGO) bench -p airlock --bench sandbox
+	$(CARGO) bench -p airlock-sandbox --bench sandbox
 	$(CARGO) bench -p airlock-tests --bench queue
 
 lint: wasm-target

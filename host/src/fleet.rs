@@ -8,11 +8,13 @@
 //! heartbeat is too old, so dead hosts age out on their own. A drain request
 //! is the key `P:{airlock}:host:<id>:drain`, read by the host's heartbeat.
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use redis::AsyncCommands;
 use serde::{Deserialize, Serialize};
 
+use crate::error::QueueError;
+use crate::sandbox::clock::now_ms;
 use crate::store::Store;
 
 /// What a host is doing.
@@ -51,13 +53,6 @@ pub struct HostInfo {
     pub state: HostState,
 }
 
-fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0)
-}
-
 /// The fleet registry in Redis.
 #[derive(Clone)]
 pub struct Fleet {
@@ -77,7 +72,7 @@ impl Fleet {
     }
 
     /// Publishes this host's description.
-    pub async fn heartbeat(&self, info: &HostInfo) -> anyhow::Result<()> {
+    pub async fn heartbeat(&self, info: &HostInfo) -> Result<(), QueueError> {
         let keys = self.store.keys();
         let mut conn = self.store.conn();
         redis::pipe()
@@ -95,7 +90,7 @@ impl Fleet {
     }
 
     /// Removes this host from the registry (clean shutdown).
-    pub async fn leave(&self, id: &str) -> anyhow::Result<()> {
+    pub async fn leave(&self, id: &str) -> Result<(), QueueError> {
         let mut conn = self.store.conn();
         redis::pipe()
             .del(self.host_key(id))
@@ -109,7 +104,7 @@ impl Fleet {
 
     /// The live hosts, by id. Hosts whose heartbeat is older than the TTL
     /// are pruned on the way.
-    pub async fn hosts(&self) -> anyhow::Result<Vec<HostInfo>> {
+    pub async fn hosts(&self) -> Result<Vec<HostInfo>, QueueError> {
         let keys = self.store.keys();
         let mut conn = self.store.conn();
         let oldest = now_ms().saturating_sub(self.ttl.as_millis() as u64);
@@ -128,7 +123,7 @@ impl Fleet {
 
     /// Asks host `id` to drain (`true`) or to take jobs again (`false`).
     /// Returns false when no live host has that id.
-    pub async fn set_drain(&self, id: &str, drain: bool) -> anyhow::Result<bool> {
+    pub async fn set_drain(&self, id: &str, drain: bool) -> Result<bool, QueueError> {
         if !self.hosts().await?.iter().any(|h| h.id == id) {
             return Ok(false);
         }
@@ -143,7 +138,7 @@ impl Fleet {
     }
 
     /// Whether host `id` was asked to drain.
-    pub async fn drain_requested(&self, id: &str) -> anyhow::Result<bool> {
+    pub async fn drain_requested(&self, id: &str) -> Result<bool, QueueError> {
         let mut conn = self.store.conn();
         Ok(conn.exists(self.store.keys().host_drain(id)).await?)
     }

@@ -8,18 +8,24 @@
 //! - [`worker`] runs bound queues: one BullMQ worker per queue, one sandbox
 //!   instance per job.
 //! - [`fleet`] registers hosts with a heartbeat and carries drain requests.
-//! - [`store`] is Airlock's own Redis handle and key layout.
+//! - [`store`] is Airlock's own Redis handle and key layout; [`names`] the
+//!   names and ids it accepts; [`error`] the typed errors below the API.
 //! - [`triggers`] delivers events to the queues subscribed to them.
 //! - [`api`] is the HTTP API; [`metrics`] its Prometheus series.
 //! - [`cli`] is the `airlock` command line.
 
 pub mod api;
 pub mod cli;
+pub mod error;
 pub mod fleet;
 pub mod metrics;
+pub mod names;
 pub mod queue;
 pub mod registry;
-pub mod sandbox;
 pub mod store;
 pub mod triggers;
 pub mod worker;
+
+/// The sandbox runtime (the `airlock-sandbox` crate: wasmtime and WASI
+/// only, no Redis, HTTP or queues).
+pub use airlock_sandbox as sandbox;

@@ -77,6 +77,9 @@ pub struct Metrics {
     /// Components this host compiled from source (not loaded precompiled),
     /// refreshed when scraped.
     pub compilations: Gauge,
+    /// Precompiled artifacts this host refused (bad authentication tag),
+    /// refreshed when scraped.
+    pub artifacts_refused: Gauge,
 }
 
 impl Default for Metrics {
@@ -103,6 +106,7 @@ impl Metrics {
         let queue_depth = Family::<DepthLabels, Gauge>::default();
         let hosts = Gauge::default();
         let compilations = Gauge::default();
+        let artifacts_refused = Gauge::default();
         registry.register("jobs", "Job runs by queue and outcome", jobs.clone());
         registry.register(
             "job_failures",
@@ -131,6 +135,11 @@ impl Metrics {
             "Components this host compiled from source since it started",
             compilations.clone(),
         );
+        registry.register(
+            "artifacts_refused",
+            "Precompiled artifacts this host refused since it started (authentication tag did not verify)",
+            artifacts_refused.clone(),
+        );
         Metrics {
             registry: Mutex::new(registry),
             jobs,
@@ -141,6 +150,7 @@ impl Metrics {
             queue_depth,
             hosts,
             compilations,
+            artifacts_refused,
         }
     }
 

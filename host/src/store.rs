@@ -9,7 +9,7 @@
 //! | key | type | what |
 //! |---|---|---|
 //! | `P:{airlock}:handlers` | set | handler names |
-//! | `P:{airlock}:handler:NAME` | hash | `digest`, `version`, `updatedAt` of the current version |
+//! | `P:{airlock}:handler:NAME` | hash | `digest` and `entry` (JSON `HandlerVersion`) of the current version |
 //! | `P:{airlock}:handler:NAME:versions` | list | JSON `{digest, version, uploadedAt}`, newest first |
 //! | `P:{airlock}:component:DIGEST` | string | component bytes (content-addressed) |
 //! | `P:{airlock}:component:DIGEST:info` | string | JSON `ComponentInfo` + `uploadedAt` |
@@ -20,22 +20,16 @@
 //! | `P:{airlock}:host:ID:drain` | string | present while the host is asked to drain |
 //! | `P:{airlock}:artifact:DIGEST:ENGINE` | string | precompiled component shared by the fleet (TTL 30 days) |
 //! | `P:airlock:kv:HANDLER:KEY` | string | the handler's KV store (TTL as asked) |
-//! | `P:airlock:event:ID` | string | an event id's delivery (JSON job refs; TTL 24 h) |
-//! | `P:QUEUE:airlock-limits:ID` | string | per-job limits parked before enqueue (TTL 1 day) |
+//! | `P:QUEUE:airlock-pending:ID` | hash | a job's producer and limits while it is being added (see `queue::meta`) |
 //!
 //! Per-job state lives in BullMQ's job hash (`P:QUEUE:ID`) as `airlock.*`
-//! fields; see `queue::fields`.
-
-use std::collections::HashMap;
-use std::time::Duration;
+//! fields; `queue::meta` owns them.
 
 use anyhow::Context as _;
 use bullmq::options::RedisConnectionOptions;
 use bullmq::redis_connection::{AnyConnection, RedisConnection};
 use redis::AsyncCommands;
-
-/// How long parked per-job limits wait for their job's first run.
-const PENDING_LIMITS_TTL: Duration = Duration::from_secs(24 * 60 * 60);
+use std::collections::HashMap;
 
 /// Names of Airlock's registry keys under one prefix.
 #[derive(Debug, Clone)]
@@ -119,27 +113,7 @@ impl Keys {
     pub fn kv(&self, handler: &str, key: &str) -> String {
         format!("{}:airlock:kv:{handler}:{key}", self.prefix)
     }
-
-    /// An event id's delivery record.
-    pub fn event(&self, id: &str) -> String {
-        format!("{}:airlock:event:{id}", self.prefix)
-    }
-
-    /// Per-job limits parked until the job's first run.
-    pub fn pending_limits(&self, queue: &str, job_id: &str) -> String {
-        format!("{}:{queue}:airlock-limits:{job_id}", self.prefix)
-    }
 }
-
-/// `HSET` into a hash only if it still exists. Built once: a `Script`
-/// hashes its source on creation, and this runs after every job.
-static HSET_IF_EXISTS: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::new(|| {
-    redis::Script::new(
-        "if redis.call('EXISTS', KEYS[1]) == 1 then \
-           redis.call('HSET', KEYS[1], unpack(ARGV)) return 1 \
-         end return 0",
-    )
-});
 
 /// Where Redis is: one URL for a single server, several (comma-separated)
 /// for the seed nodes of a Redis Cluster.
@@ -219,60 +193,14 @@ impl Store {
     }
 
     /// Whether `key` exists.
-    pub async fn exists(&self, key: &str) -> anyhow::Result<bool> {
+    pub async fn exists(&self, key: &str) -> redis::RedisResult<bool> {
         let mut conn = self.conn();
-        Ok(conn.exists(key).await?)
+        conn.exists(key).await
     }
 
     /// All fields of a hash.
-    pub async fn hgetall(&self, key: &str) -> anyhow::Result<HashMap<String, String>> {
+    pub async fn hgetall(&self, key: &str) -> redis::RedisResult<HashMap<String, String>> {
         let mut conn = self.conn();
-        Ok(conn.hgetall(key).await?)
-    }
-
-    /// Sets a hash field only when the hash exists: writing to a job that
-    /// was just removed must not resurrect a stray hash.
-    pub async fn hset_if_exists(
-        &self,
-        key: &str,
-        field: &str,
-        value: &str,
-    ) -> anyhow::Result<bool> {
-        self.hset_fields_if_exists(key, &[(field, value)]).await
-    }
-
-    /// [`Store::hset_if_exists`] for several fields in one round trip.
-    pub async fn hset_fields_if_exists(
-        &self,
-        key: &str,
-        pairs: &[(&str, &str)],
-    ) -> anyhow::Result<bool> {
-        let mut invocation = HSET_IF_EXISTS.key(key);
-        for (field, value) in pairs {
-            invocation.arg(*field).arg(*value);
-        }
-        let mut conn = self.conn();
-        let set: i64 = invocation.invoke_async(&mut conn).await?;
-        Ok(set == 1)
-    }
-
-    /// Parks per-job limits for a job about to be enqueued (first writer wins).
-    pub async fn set_pending_limits(
-        &self,
-        queue: &str,
-        job_id: &str,
-        limits_json: &str,
-    ) -> anyhow::Result<()> {
-        let key = self.keys.pending_limits(queue, job_id);
-        let mut conn = self.conn();
-        let _: Option<String> = redis::cmd("SET")
-            .arg(&key)
-            .arg(limits_json)
-            .arg("NX")
-            .arg("EX")
-            .arg(PENDING_LIMITS_TTL.as_secs())
-            .query_async(&mut conn)
-            .await?;
-        Ok(())
+        conn.hgetall(key).await
     }
 }

@@ -2,28 +2,40 @@
 //! every queue whose binding subscribes to its name, as a job whose data is
 //! the event.
 //!
-//! An event with an id is delivered at most once per 24 hours: the first
-//! delivery claims `P:{airlock}:event:<id>` (SET NX) and stores the jobs it
-//! created there; a repeat finds the claim and answers with those jobs. The
-//! jobs also get the id in their job id (`evt-<id>`), so even two deliveries
-//! racing past the claim cannot add a job twice to a queue.
+//! Delivery is a retry-safe fan-out: each subscribed queue gets the job
+//! `evt-<event id>`, added with BullMQ deduplication on `evt:<event id>` for
+//! 24 hours. Both make the add idempotent per queue inside BullMQ's own add
+//! script — the job id while the job exists, the deduplication key for 24
+//! hours even after retention removed it. So nothing is claimed up front: a
+//! delivery that failed part-way (Redis went away after two of three
+//! queues) is completed by sending the same event again, which adds the
+//! missing jobs and finds the others; within 24 hours an event id yields
+//! exactly one job per subscribed queue, however often and however
+//! concurrently it is sent. An event without an id gets a fresh one and is
+//! delivered once per request.
 
-use std::time::{SystemTime, UNIX_EPOCH};
-
-use redis::AsyncCommands;
 use serde::{Deserialize, Serialize};
 
-use crate::queue::{NewJob, OptionError, QueueService};
-use crate::registry::Registry;
+use crate::error::{FieldError, QueueError};
+use crate::names;
+use crate::queue::{Deduplication, NewJob, QueueService};
+use crate::registry::{Registry, RegistryError};
 
-/// How long an event id blocks a repeat delivery.
-pub const EVENT_ID_TTL_SECS: u64 = 24 * 60 * 60;
+/// How long an event id blocks a repeat delivery, in milliseconds.
+pub const EVENT_ID_TTL_MS: u64 = 24 * 60 * 60 * 1000;
+
+/// Longest event name.
+pub const MAX_EVENT_NAME: usize = 256;
+
+/// Longest event id.
+pub const MAX_EVENT_ID: usize = 200;
 
 /// An incoming event.
 #[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Event {
     /// The event name (`order.placed`).
+    #[schema(min_length = 1, max_length = 256)]
     pub name: String,
     /// The event's payload.
     #[serde(default)]
@@ -31,6 +43,7 @@ pub struct Event {
     pub data: serde_json::Value,
     /// An idempotency id: the same id within 24 hours creates no new jobs.
     #[serde(default)]
+    #[schema(min_length = 1, max_length = 200, pattern = r"^[A-Za-z0-9._-]{1,200}$")]
     pub id: Option<String>,
 }
 
@@ -40,36 +53,35 @@ pub struct Event {
 pub struct Delivery {
     /// The event id (generated when the event had none).
     pub event_id: String,
-    /// True when this id was delivered before: no new jobs were created.
+    /// True when every subscribed queue already had this event's job: no
+    /// new job was created.
     pub duplicate: bool,
-    /// The jobs the (first) delivery created, as `<queue>:<id>`.
+    /// The event's job on each subscribed queue, as `<queue>:<id>`.
     pub jobs: Vec<String>,
 }
 
-fn bad(field: &str, message: &str) -> OptionError {
-    OptionError {
-        field: field.into(),
-        message: message.into(),
-    }
+/// Why an event could not be delivered.
+#[derive(Debug, thiserror::Error)]
+pub enum DeliveryError {
+    /// A queue operation failed (for Redis trouble: send it again).
+    #[error(transparent)]
+    Queue(#[from] QueueError),
+    /// The bindings could not be read.
+    #[error(transparent)]
+    Registry(#[from] RegistryError),
 }
 
 impl Event {
     /// Checks the name and id.
-    pub fn validate(&self) -> Result<(), OptionError> {
-        if self.name.is_empty() || self.name.len() > 256 {
-            return Err(bad("name", "must be 1 to 256 characters"));
-        }
-        if let Some(id) = &self.id
-            && (id.is_empty()
-                || id.len() > 200
-                || !id
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')))
-        {
-            return Err(bad(
-                "id",
-                "must be 1 to 200 letters, digits, `-`, `_` or `.`",
+    pub fn validate(&self) -> Result<(), FieldError> {
+        if self.name.is_empty() || self.name.len() > MAX_EVENT_NAME {
+            return Err(FieldError::new(
+                "name",
+                format!("must be 1 to {MAX_EVENT_NAME} characters"),
             ));
+        }
+        if let Some(id) = &self.id {
+            names::id("id", id, MAX_EVENT_ID)?;
         }
         Ok(())
     }
@@ -80,50 +92,30 @@ pub async fn deliver(
     queues: &QueueService,
     registry: &Registry,
     event: &Event,
-) -> anyhow::Result<Delivery> {
-    event.validate()?;
+) -> Result<Delivery, DeliveryError> {
+    event.validate().map_err(QueueError::from)?;
     let event_id = event
         .id
         .clone()
         .unwrap_or_else(|| uuid::Uuid::new_v4().simple().to_string());
-    let store = queues.store();
-    let claim = store.keys().event(&event_id);
-    let mut conn = store.conn();
-    if event.id.is_some() {
-        let claimed: Option<String> = redis::cmd("SET")
-            .arg(&claim)
-            .arg("[]")
-            .arg("NX")
-            .arg("EX")
-            .arg(EVENT_ID_TTL_SECS)
-            .query_async(&mut conn)
-            .await?;
-        if claimed.is_none() {
-            let stored: Option<String> = conn.get(&claim).await?;
-            let jobs = stored
-                .and_then(|s| serde_json::from_str(&s).ok())
-                .unwrap_or_default();
-            return Ok(Delivery {
-                event_id,
-                duplicate: true,
-                jobs,
-            });
-        }
-    }
-    let timestamp = SystemTime::now().duration_since(UNIX_EPOCH)?.as_millis() as u64;
     let payload = serde_json::json!({
         "name": event.name,
         "data": event.data,
         "id": event_id,
-        "ts": timestamp,
+        "ts": crate::sandbox::clock::now_ms(),
     });
     let mut jobs = Vec::new();
+    let mut all_duplicates = true;
     for binding in registry.bindings().await? {
         if !binding.events.iter().any(|e| e == &event.name) {
             continue;
         }
         let mut opts = binding.default_job_options.clone();
         opts.job_id = Some(format!("evt-{event_id}"));
+        opts.deduplication = Some(Deduplication {
+            id: format!("evt:{event_id}"),
+            ttl: Some(EVENT_ID_TTL_MS),
+        });
         let added = queues
             .add(
                 &binding.queue,
@@ -131,23 +123,16 @@ pub async fn deliver(
                     name: event.name.clone(),
                     data: payload.clone(),
                     opts,
+                    producer: None,
                 },
             )
             .await?;
+        all_duplicates &= added.duplicate;
         jobs.push(format!("{}:{}", binding.queue, added.id));
-    }
-    if event.id.is_some() {
-        let _: () = redis::cmd("SET")
-            .arg(&claim)
-            .arg(serde_json::to_string(&jobs)?)
-            .arg("XX")
-            .arg("KEEPTTL")
-            .query_async(&mut conn)
-            .await?;
     }
     Ok(Delivery {
         event_id,
-        duplicate: false,
+        duplicate: !jobs.is_empty() && all_duplicates,
         jobs,
     })
 }

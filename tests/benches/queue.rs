@@ -364,6 +364,7 @@ async fn multi_queue_drain(cluster: bool, queues: &[&str], per_queue: usize) -> 
                     name: "noop".into(),
                     data: json!({}),
                     opts: Default::default(),
+                    producer: None,
                 })
                 .collect();
             admin.queues.add_bulk(q, jobs).await.unwrap();

@@ -14,6 +14,10 @@ use airlock::store::Store;
 
 use crate::{airlock_bin, guest_bytes};
 
+/// The fleet artifact key test hosts (and [`Admin`]) share, so a guest
+/// compiled by one is loaded by the others instead of compiled again.
+pub const TEST_FLEET_KEY: &str = "airlock-test-fleet-artifact-key-0000000000";
+
 /// A running `airlock serve` child process.
 pub struct HostProcess {
     child: Option<Child>,
@@ -39,6 +43,8 @@ pub struct HostOptions {
     pub extra: Vec<String>,
     /// Serve the HTTP API on an ephemeral port with the test tokens.
     pub api: bool,
+    /// Extra environment variables.
+    pub env: Vec<(String, String)>,
 }
 
 impl Default for HostOptions {
@@ -50,6 +56,8 @@ impl Default for HostOptions {
             grace: Duration::from_secs(10),
             extra: Vec::new(),
             api: false,
+            // Test hosts are one fleet: they share precompiled artifacts.
+            env: vec![("AIRLOCK_ARTIFACT_KEY".into(), TEST_FLEET_KEY.into())],
         }
     }
 }
@@ -95,6 +103,7 @@ impl HostProcess {
             .args(&opts.extra)
             .env("AIRLOCK_CACHE_DIR", crate::shared_cache_dir())
             .env("RUST_LOG", "airlock=debug,bullmq=info,warn")
+            .envs(opts.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
             .stdout(out)
             .stderr(log)
             .spawn()
@@ -226,6 +235,10 @@ impl Admin {
             Sandbox::new(SandboxConfig {
                 max_instances: 4,
                 cache_dir: Some(crate::shared_cache_dir()),
+                fleet_key: Some(
+                    airlock::sandbox::ArtifactKey::fleet(TEST_FLEET_KEY.as_bytes())
+                        .expect("test fleet key"),
+                ),
                 ..SandboxConfig::default()
             })
             .expect("sandbox"),
@@ -272,6 +285,7 @@ impl Admin {
                     name: name.into(),
                     data,
                     opts,
+                    producer: None,
                 },
             )
             .await

@@ -12,14 +12,18 @@ use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 
 #[tokio::test]
-async fn tokens_and_roles_guard_every_route_but_health() {
+async fn tokens_and_roles_guard_every_route_but_health_and_the_document() {
     let api = Api::start();
     let (status, body) = api.call(Method::GET, "/healthz", None, None).await;
     assert_eq!((status, body), (StatusCode::OK, json!("ok")));
     let (status, _) = api.call(Method::GET, "/readyz", None, None).await;
     assert_eq!(status, StatusCode::OK);
+    // The OpenAPI document holds no secrets: tools read it without a token.
+    let (status, doc) = api.call(Method::GET, "/openapi.json", None, None).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(doc["paths"]["/v1/queues/{queue}/jobs"].is_object(), "{doc}");
 
-    for path in ["/v1/queues", "/v1/handlers", "/metrics", "/openapi.json"] {
+    for path in ["/v1/queues", "/v1/handlers", "/metrics", "/v1/hosts"] {
         let (status, body) = api.call(Method::GET, path, None, None).await;
         assert_eq!(status, StatusCode::UNAUTHORIZED, "{path}");
         assert_eq!(error_code(&body), "unauthorized", "{path}: {body}");

@@ -82,6 +82,7 @@ async fn queues_jobs_and_flows_run_on_a_redis_cluster() {
                 name: "x".into(),
                 data: json!({}),
                 opts: Default::default(),
+                producer: None,
             },
         )
         .await
@@ -143,7 +144,7 @@ async fn queues_jobs_and_flows_run_on_a_redis_cluster() {
         ],
     }))
     .unwrap();
-    let node = admin.queues.add_flow(&flow).await.unwrap();
+    let node = admin.queues.add_flow(&flow, None).await.unwrap();
     let parent = admin
         .wait_finished("{reports}.aggregate", &node.id, Duration::from_secs(60))
         .await;

@@ -289,3 +289,68 @@ async fn fleet_wide_concurrency_and_rate_limits_hold_across_hosts() {
         assert!(w[2] - w[0] >= 1000, "3 starts within a second: {starts:?}");
     }
 }
+
+#[tokio::test]
+async fn a_host_stays_listed_and_drainable_while_a_queue_with_a_long_job_closes() {
+    // Heartbeats every 200 ms: a host silent for 1 s ages out.
+    let api = Api::start_with(&["--heartbeat", "200ms"]);
+    api.setup(
+        "spin",
+        "hostile-infinite-loop",
+        json!({"limits": {"timeoutMs": 6000, "fuel": 1_000_000_000_000u64}}),
+    )
+    .await;
+    let (_, accepted) = api
+        .post(
+            "/v1/queues/spin/jobs",
+            tokens::PRODUCER,
+            json!({"data": {}}),
+        )
+        .await;
+    let job_ref = accepted["ref"].as_str().unwrap().to_string();
+    until("the long job running", || async {
+        api.get(&format!("/v1/jobs/{job_ref}"), tokens::READER)
+            .await
+            .1["state"]
+            == "active"
+    })
+    .await;
+
+    // Unbinding closes the queue's worker, which waits for the running job
+    // (up to the grace period): the heartbeat must go on meanwhile.
+    let (status, _) = api
+        .call(
+            reqwest::Method::DELETE,
+            "/v1/queues/spin",
+            Some(tokens::ADMIN),
+            None,
+        )
+        .await;
+    assert_eq!(status, StatusCode::NO_CONTENT);
+    let (status, _) = api
+        .post("/v1/hosts/api-host/drain", tokens::ADMIN, json!({}))
+        .await;
+    assert_eq!(status, StatusCode::OK, "the host is live and drainable");
+    let watched = Instant::now();
+    let mut saw_draining = false;
+    while watched.elapsed() < Duration::from_secs(3) {
+        let listed = hosts(&api).await;
+        let me = listed
+            .iter()
+            .find(|h| h["id"] == "api-host")
+            .unwrap_or_else(|| panic!("the host aged out while a queue closed: {listed:?}"));
+        saw_draining |= me["state"] == "draining";
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(
+        saw_draining,
+        "the drain request was applied during the close"
+    );
+    assert_eq!(
+        api.get(&format!("/v1/jobs/{job_ref}"), tokens::READER)
+            .await
+            .1["state"],
+        "active",
+        "the job was still running: the close was still under way"
+    );
+}

@@ -78,6 +78,33 @@ async fn a_job_completes_with_progress_logs_and_measurements() {
 }
 
 #[tokio::test]
+async fn a_flood_of_empty_log_lines_stores_only_the_capped_lines() {
+    let redis = RedisServer::start();
+    let admin = Admin::connect(&redis.url()).await;
+    admin
+        .deploy("hostile-empty-log-flood", "hostile-empty-log-flood")
+        .await;
+    admin
+        .bind("flood", "hostile-empty-log-flood", json!({}))
+        .await;
+    let _host = host(&redis, "h1");
+    let id = admin.enqueue("flood", "f", json!({}), json!({})).await;
+    let job = admin.wait_finished("flood", &id, FINISH).await;
+    assert_eq!(job.state, JobState::Completed, "{job:#?}");
+    assert_eq!(job.returnvalue, Some(json!(1_000_000)));
+    let stored: u64 = redis
+        .cli(&["LLEN", &format!("bull:flood:{id}:logs")])
+        .trim()
+        .parse()
+        .unwrap();
+    let cap = u64::from(airlock::sandbox::Limits::default().max_log_lines);
+    assert!(
+        stored > 0 && stored <= cap,
+        "{stored} log entries stored for a million empty lines (cap {cap})"
+    );
+}
+
+#[tokio::test]
 async fn retries_follow_attempts_and_exponential_backoff() {
     let redis = RedisServer::start();
     let admin = Admin::connect(&redis.url()).await;
@@ -280,6 +307,7 @@ async fn a_custom_job_id_deduplicates() {
                 name: "n".into(),
                 data: json!({"v": 1}),
                 opts: serde_json::from_value(json!({"jobId": "order-7"})).unwrap(),
+                producer: None,
             },
         )
         .await
@@ -292,6 +320,7 @@ async fn a_custom_job_id_deduplicates() {
                 name: "n".into(),
                 data: json!({"v": 2}),
                 opts: serde_json::from_value(json!({"jobId": "order-7"})).unwrap(),
+                producer: None,
             },
         )
         .await
@@ -648,6 +677,7 @@ async fn hosts_reconnect_after_redis_restarts() {
         name: "p".into(),
         data: json!({"transactionId": "after", "amount": 1}),
         opts: Default::default(),
+        producer: None,
     };
     let mut enqueued = None;
     for _ in 0..50 {

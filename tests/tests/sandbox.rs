@@ -249,6 +249,38 @@ fn payment_webhook_reports_progress_and_result() {
 }
 
 #[test]
+fn empty_log_lines_count_against_the_caps() {
+    let sandbox = sandbox();
+    let flood = load(&sandbox, "hostile-empty-log-flood");
+    let outcome = run(&sandbox, &flood, "{}", &Limits::default());
+    assert_eq!(outcome.completion, Completion::Completed("1000000".into()));
+    let defaults = Limits::default();
+    assert!(
+        outcome.logs.len() as u32 <= defaults.max_log_lines,
+        "kept {} lines",
+        outcome.logs.len()
+    );
+    assert_eq!(
+        outcome.logs.len() as u64 + outcome.logs_dropped_lines,
+        1_000_000,
+        "every line is counted, kept or dropped"
+    );
+    // With a bigger line cap, the per-line overhead is what stops them.
+    let lines_free = Limits {
+        max_log_lines: 100_000,
+        ..Limits::default()
+    };
+    let outcome = run(&sandbox, &flood, "{}", &lines_free);
+    assert_eq!(outcome.completion, Completion::Completed("1000000".into()));
+    let overhead = airlock::sandbox::logs::LINE_OVERHEAD_BYTES;
+    assert_eq!(
+        outcome.logs.len() as u64,
+        lines_free.max_log_bytes / overhead,
+        "empty lines each cost {overhead} bytes of the byte cap"
+    );
+}
+
+#[test]
 fn a_log_flood_is_capped_and_the_job_still_completes() {
     let sandbox = sandbox();
     let flood = load(&sandbox, "hostile-log-flood");

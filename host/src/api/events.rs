@@ -5,16 +5,17 @@
 use std::convert::Infallible;
 use std::time::Duration;
 
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use futures::Stream;
 
 use super::ApiState;
 use super::auth::{Caller, Role};
-use super::error::{ApiError, ErrorBody};
+use super::error::{ApiError, ErrorBody, PathParams};
 use super::jobs::{split_ref, visible_job};
-use crate::queue::{JobState, QueueEventItem, Subscription, validate_queue_name};
+use super::queues::bound;
+use crate::queue::{JobState, QueueEventItem, Subscription};
 
 fn sse_event(item: &QueueEventItem) -> Event {
     Event::default()
@@ -73,25 +74,16 @@ fn event_stream(
 pub async fn queue_events(
     State(state): State<ApiState>,
     caller: Caller,
-    Path(queue): Path<String>,
+    PathParams(queue): PathParams<String>,
     headers: HeaderMap,
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
     caller.require(&[Role::Reader])?;
-    validate_queue_name(&queue).map_err(|e| ApiError::field("queue", e.message))?;
-    state.registry().binding(&queue).await?;
+    bound(&state, &queue).await?;
     let after = match resume_from(&headers) {
         Some(id) => id,
-        None => state
-            .queues()
-            .events_cursor(&queue)
-            .await
-            .map_err(ApiError::unavailable)?,
+        None => state.queues().events_cursor(&queue).await?,
     };
-    let events = state
-        .queues()
-        .subscribe(&queue, &after)
-        .await
-        .map_err(ApiError::unavailable)?;
+    let events = state.queues().subscribe(&queue, &after).await?;
     Ok(Sse::new(event_stream(events, None, None))
         .keep_alive(KeepAlive::new().interval(Duration::from_secs(15))))
 }
@@ -111,25 +103,17 @@ pub async fn queue_events(
 pub async fn job_events(
     State(state): State<ApiState>,
     caller: Caller,
-    Path(job_ref): Path<String>,
+    PathParams(job_ref): PathParams<String>,
     headers: HeaderMap,
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
     let (queue, id) = split_ref(&job_ref)?;
     let resumed = resume_from(&headers);
     let after = match &resumed {
         Some(id) => id.clone(),
-        None => state
-            .queues()
-            .events_cursor(&queue)
-            .await
-            .map_err(ApiError::unavailable)?,
+        None => state.queues().events_cursor(&queue).await?,
     };
     let job = visible_job(&state, &caller, &job_ref).await?;
-    let events = state
-        .queues()
-        .subscribe(&queue, &after)
-        .await
-        .map_err(ApiError::unavailable)?;
+    let events = state.queues().subscribe(&queue, &after).await?;
     let finished = matches!(job.state, JobState::Completed | JobState::Failed);
     let snapshot = Event::default()
         .event("state")

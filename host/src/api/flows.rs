@@ -8,18 +8,16 @@ use axum::http::StatusCode;
 use super::ApiState;
 use super::auth::{Caller, Role};
 use super::error::{ApiError, ErrorBody, JsonBody};
-use crate::queue::{FlowNode, FlowSpec, fields};
-
-fn mark_producer<'a>(node: &'a FlowNode, out: &mut Vec<&'a FlowNode>) {
-    out.push(node);
-    for child in &node.children {
-        mark_producer(child, out);
-    }
-}
+use super::jobs::check_data_size;
+use crate::queue::{FlowNode, FlowSpec};
+use crate::registry::RegistryError;
 
 /// Add a flow. Every queue in the tree must be bound (a job on an unbound
-/// queue would wait forever). A child's `onFailure` says what its failure
-/// does to the parent: `fail` (default), `ignore`, `remove` or `continue`.
+/// queue would wait forever), and each node takes its queue binding's
+/// default job options where it sets none. A child's `onFailure` says what
+/// its failure does to the parent: `fail` (default), `ignore`, `remove` or
+/// `continue`. A node whose `jobId` names a job that exists is refused
+/// (409, naming the node): a flow never adopts an existing job.
 #[utoipa::path(
     post,
     operation_id = "flows_add",
@@ -29,55 +27,55 @@ fn mark_producer<'a>(node: &'a FlowNode, out: &mut Vec<&'a FlowNode>) {
     responses(
         (status = 202, description = "Added", body = FlowNode),
         (status = 400, description = "Invalid request (the error names the field)", body = ErrorBody),
-        (status = 404, description = "A queue of the tree is not bound", body = ErrorBody)
+        (status = 404, description = "A queue of the tree is not bound", body = ErrorBody),
+        (status = 409, description = "A node's jobId names a job that exists", body = ErrorBody),
+        (status = 413, description = "Body or job data too large", body = ErrorBody)
     ),
     security(("bearer" = []))
 )]
 pub async fn add(
     State(state): State<ApiState>,
     caller: Caller,
-    JsonBody(spec): JsonBody<FlowSpec>,
+    JsonBody(mut spec): JsonBody<FlowSpec>,
 ) -> Result<(StatusCode, Json<FlowNode>), ApiError> {
     caller.require(&[Role::Producer])?;
     spec.validate()?;
-    for (path, node) in spec.nodes() {
-        let field = if path.is_empty() {
-            "queue".to_string()
-        } else {
-            format!("{path}.queue")
-        };
-        match state.registry().binding(&node.queue).await {
-            Ok(binding) => {
-                let size = serde_json::to_vec(&node.data).map(|v| v.len()).unwrap_or(0);
-                if size > state.limits().max_job_data_bytes {
-                    return Err(ApiError::new(
-                        StatusCode::PAYLOAD_TOO_LARGE,
-                        "job_data_too_large",
-                        format!("{path} data is {size} bytes, over the limit"),
-                    ));
-                }
-                let _ = binding;
-            }
-            Err(crate::registry::RegistryError::NotFound(_)) => {
-                let mut err = ApiError::not_found(format!("binding of queue `{}`", node.queue));
-                err.detail.field = Some(field);
-                return Err(err);
-            }
-            Err(e) => return Err(e.into()),
-        }
-    }
+    apply_defaults(&state, &mut spec, String::new()).await?;
     let added = state
         .queues()
-        .add_flow(&spec)
-        .await
-        .map_err(ApiError::unavailable)?;
-    let mut nodes = Vec::new();
-    mark_producer(&added, &mut nodes);
-    for node in nodes {
-        let _ = state
-            .queues()
-            .set_job_field(&node.queue, &node.id, fields::PRODUCER, &caller.name)
-            .await;
-    }
+        .add_flow(&spec, Some(caller.name.as_str()))
+        .await?;
     Ok((StatusCode::ACCEPTED, Json(added)))
+}
+
+/// Checks that every node's queue is bound and its data fits, and fills
+/// its options from the binding's defaults.
+async fn apply_defaults(
+    state: &ApiState,
+    node: &mut FlowSpec,
+    path: String,
+) -> Result<(), ApiError> {
+    let at = |f: &str| {
+        if path.is_empty() {
+            f.to_string()
+        } else {
+            format!("{path}.{f}")
+        }
+    };
+    check_data_size(state, &at("data"), &node.data)?;
+    let binding = match state.registry().binding(&node.queue).await {
+        Ok(b) => b,
+        Err(RegistryError::NotFound(_)) => {
+            let mut err = ApiError::not_found(format!("binding of queue `{}`", node.queue));
+            err.detail.field = Some(at("queue"));
+            return Err(err);
+        }
+        Err(e) => return Err(e.into()),
+    };
+    node.opts = node.opts.with_defaults(&binding.default_job_options);
+    node.opts.validate().map_err(|e| e.under(&at("opts")))?;
+    for (i, child) in node.children.iter_mut().enumerate() {
+        Box::pin(apply_defaults(state, child, at(&format!("children[{i}]")))).await?;
+    }
+    Ok(())
 }

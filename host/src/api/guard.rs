@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use axum::extract::{Request, State};
-use axum::http::StatusCode;
+use axum::http::{Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
@@ -58,25 +58,37 @@ impl RedisHealth {
     }
 }
 
-fn long_lived(path: &str) -> bool {
-    path.ends_with("/events") || path.ends_with("/wait")
+/// Whether a request is one of the long-lived reads that may outlast the
+/// request timeout: `GET /v1/jobs/{ref}/wait`, `GET /v1/jobs/{ref}/events`
+/// and `GET /v1/queues/{queue}/events`. Matched on method and the whole
+/// path shape — `POST /v1/events` (sending an event) is a regular request.
+fn long_lived(method: &Method, path: &str) -> bool {
+    if method != Method::GET {
+        return false;
+    }
+    let segments: Vec<&str> = path.trim_start_matches('/').split('/').collect();
+    matches!(
+        segments.as_slice(),
+        ["v1", "jobs", _, "wait" | "events"] | ["v1", "queues", _, "events"]
+    )
 }
 
 /// The middleware.
 pub async fn guard(State(state): State<ApiState>, req: Request, next: Next) -> Response {
     let path = req.uri().path().to_string();
-    if path == "/healthz" || path == "/readyz" {
+    let method = req.method().clone();
+    if matches!(path.as_str(), "/healthz" | "/readyz" | "/openapi.json") {
         return next.run(req).await;
     }
     if !state.redis_health().is_up() {
         return ApiError::new(
             StatusCode::SERVICE_UNAVAILABLE,
             "unavailable",
-            "Redis is unreachable; nothing was changed, retry later",
+            "Redis is unreachable: the request was not run, so nothing was changed; retry later",
         )
         .into_response();
     }
-    if long_lived(&path) {
+    if long_lived(&method, &path) {
         return next.run(req).await;
     }
     match tokio::time::timeout(REQUEST_TIMEOUT, next.run(req)).await {
@@ -84,8 +96,25 @@ pub async fn guard(State(state): State<ApiState>, req: Request, next: Next) -> R
         Err(_) => ApiError::new(
             StatusCode::SERVICE_UNAVAILABLE,
             "unavailable",
-            "the request timed out waiting for Redis; retry later",
+            "the request timed out waiting for Redis; whether a change it asked for took effect \
+             is unknown. Retrying is safe for reads, and for an enqueue that carries a jobId or an \
+             Idempotency-Key header",
         )
         .into_response(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_streaming_reads_are_long_lived() {
+        assert!(long_lived(&Method::GET, "/v1/jobs/q:1/wait"));
+        assert!(long_lived(&Method::GET, "/v1/jobs/q:1/events"));
+        assert!(long_lived(&Method::GET, "/v1/queues/q/events"));
+        assert!(!long_lived(&Method::POST, "/v1/events"));
+        assert!(!long_lived(&Method::GET, "/v1/events"));
+        assert!(!long_lived(&Method::GET, "/v1/queues/q/jobs/events"));
     }
 }

@@ -2,21 +2,24 @@
 
 use axum::Json;
 use axum::body::Bytes;
-use axum::extract::{Path, Query, State};
+use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
 use super::ApiState;
 use super::auth::{Caller, Role};
-use super::error::{ApiError, ErrorBody};
+use super::error::{ApiError, ErrorBody, PathParams, QueryParams};
 use crate::registry::{HandlerDetails, HandlerVersion};
 
 /// Query of an upload.
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
+#[serde(deny_unknown_fields)]
 pub struct UploadQuery {
-    /// A version label for this upload (`v1.4.0`, a git sha).
+    /// A version label for this upload (`v1.4.0`, a git sha), 1 to 128
+    /// characters.
+    #[param(min_length = 1, max_length = 128)]
     pub version: Option<String>,
 }
 
@@ -68,8 +71,8 @@ pub struct HandlerList {
 pub async fn upload(
     State(state): State<ApiState>,
     caller: Caller,
-    Path(name): Path<String>,
-    Query(query): Query<UploadQuery>,
+    PathParams(name): PathParams<String>,
+    QueryParams(query): QueryParams<UploadQuery>,
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<(StatusCode, Json<HandlerVersion>), ApiError> {
@@ -137,7 +140,7 @@ pub async fn list(
 pub async fn get(
     State(state): State<ApiState>,
     caller: Caller,
-    Path(name): Path<String>,
+    PathParams(name): PathParams<String>,
 ) -> Result<Json<HandlerDetails>, ApiError> {
     caller.require(&[Role::Reader, Role::Producer])?;
     Ok(Json(state.registry().handler(&name).await?))
@@ -161,7 +164,7 @@ pub async fn get(
 pub async fn delete(
     State(state): State<ApiState>,
     caller: Caller,
-    Path(name): Path<String>,
+    PathParams(name): PathParams<String>,
 ) -> Result<StatusCode, ApiError> {
     caller.require(&[Role::Admin])?;
     state.registry().delete_handler(&name).await?;

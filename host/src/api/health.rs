@@ -71,6 +71,14 @@ pub async fn metrics(
             }
         }
     }
+    if let Ok(hosts) = state.host().fleet.hosts().await {
+        metrics.hosts.set(hosts.len() as i64);
+    }
+    let sandbox = &state.host().sandbox;
+    metrics.compilations.set(sandbox.compilations() as i64);
+    metrics
+        .artifacts_refused
+        .set(sandbox.artifacts_refused() as i64);
     Ok((
         [(
             axum::http::header::CONTENT_TYPE,

@@ -1,13 +1,13 @@
 //! `/v1/hosts`: the live hosts of the fleet, and draining one.
 
 use axum::Json;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use serde::Serialize;
 use utoipa::ToSchema;
 
 use super::ApiState;
 use super::auth::{Caller, Role};
-use super::error::{ApiError, ErrorBody};
+use super::error::{ApiError, ErrorBody, PathParams};
 use crate::fleet::HostInfo;
 
 /// The live hosts.
@@ -32,25 +32,16 @@ pub async fn list(
     caller: Caller,
 ) -> Result<Json<HostList>, ApiError> {
     caller.require(&[Role::Reader])?;
-    let hosts = state
-        .host()
-        .fleet
-        .hosts()
-        .await
-        .map_err(ApiError::unavailable)?;
+    let hosts = state.host().fleet.hosts().await?;
     Ok(Json(HostList { hosts }))
 }
 
 async fn set_drain(state: &ApiState, id: &str, drain: bool) -> Result<Json<HostList>, ApiError> {
     let fleet = &state.host().fleet;
-    if !fleet
-        .set_drain(id, drain)
-        .await
-        .map_err(ApiError::unavailable)?
-    {
+    if !fleet.set_drain(id, drain).await? {
         return Err(ApiError::not_found(format!("live host `{id}`")));
     }
-    let hosts = fleet.hosts().await.map_err(ApiError::unavailable)?;
+    let hosts = fleet.hosts().await?;
     Ok(Json(HostList { hosts }))
 }
 
@@ -69,7 +60,7 @@ async fn set_drain(state: &ApiState, id: &str, drain: bool) -> Result<Json<HostL
 pub async fn drain(
     State(state): State<ApiState>,
     caller: Caller,
-    Path(id): Path<String>,
+    PathParams(id): PathParams<String>,
 ) -> Result<Json<HostList>, ApiError> {
     caller.require(&[Role::Admin])?;
     set_drain(&state, &id, true).await
@@ -88,7 +79,7 @@ pub async fn drain(
 pub async fn resume(
     State(state): State<ApiState>,
     caller: Caller,
-    Path(id): Path<String>,
+    PathParams(id): PathParams<String>,
 ) -> Result<Json<HostList>, ApiError> {
     caller.require(&[Role::Admin])?;
     set_drain(&state, &id, false).await

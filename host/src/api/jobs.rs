@@ -7,15 +7,18 @@
 use std::time::Duration;
 
 use axum::Json;
-use axum::extract::{Path, Query, State};
-use axum::http::StatusCode;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
 use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
 use utoipa::{IntoParams, ToSchema};
 
 use super::ApiState;
 use super::auth::{Caller, Role};
-use super::error::{ApiError, ErrorBody, JsonBody};
-use crate::queue::{JobOptions, JobSnapshot, JobState, NewJob, fields, validate_queue_name};
+use super::error::{ApiError, ErrorBody, JsonBody, PathParams, QueryParams};
+use super::queues::bound;
+use crate::names;
+use crate::queue::{Deduplication, JobOptions, JobSnapshot, JobState, NewJob};
 
 /// One job to enqueue.
 #[derive(Debug, Clone, Deserialize, ToSchema)]
@@ -36,7 +39,8 @@ pub struct EnqueueRequest {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BulkEnqueueRequest {
-    /// The jobs, at most 1000.
+    /// The jobs, 1 to 1000.
+    #[schema(min_items = 1, max_items = 1000)]
     pub jobs: Vec<EnqueueRequest>,
 }
 
@@ -62,17 +66,53 @@ pub struct BulkAccepted {
     pub jobs: Vec<Accepted>,
 }
 
+/// A state jobs can be listed in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, ToSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum ListState {
+    /// Ready to run.
+    Waiting,
+    /// Ready to run, ordered by priority.
+    Prioritized,
+    /// Waiting for its time.
+    Delayed,
+    /// Flow parents waiting for their children.
+    WaitingChildren,
+    /// Running.
+    Active,
+    /// Finished with a result.
+    Completed,
+    /// Finished without one.
+    Failed,
+}
+
+impl From<ListState> for JobState {
+    fn from(s: ListState) -> JobState {
+        match s {
+            ListState::Waiting => JobState::Waiting,
+            ListState::Prioritized => JobState::Prioritized,
+            ListState::Delayed => JobState::Delayed,
+            ListState::WaitingChildren => JobState::WaitingChildren,
+            ListState::Active => JobState::Active,
+            ListState::Completed => JobState::Completed,
+            ListState::Failed => JobState::Failed,
+        }
+    }
+}
+
 /// Listing parameters.
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
+#[serde(deny_unknown_fields)]
 pub struct ListQuery {
-    /// State: waiting, prioritized, delayed, waiting-children, active,
-    /// completed, failed.
-    pub state: String,
+    /// The state to list.
+    pub state: ListState,
     /// Offset (newest first).
     #[serde(default)]
+    #[param(minimum = 0, maximum = 1_000_000_000)]
     pub start: usize,
-    /// Page size (default 50, at most 500).
+    /// Page size (default 50).
+    #[param(minimum = 1, maximum = 500)]
     pub limit: Option<usize>,
 }
 
@@ -101,8 +141,11 @@ pub struct JobDetails {
 /// Wait parameters.
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
+#[serde(deny_unknown_fields)]
 pub struct WaitQuery {
-    /// How long to wait, e.g. `30s`, `500ms` (default 30 s, at most 5 min).
+    /// How long to wait: a number with a unit, `30s`, `500ms`, `2m`
+    /// (default 30 s, at most 5 min).
+    #[param(pattern = r"^[0-9]{1,6}(ms|s|m)$")]
     pub timeout: Option<String>,
 }
 
@@ -130,9 +173,12 @@ pub fn split_ref(job_ref: &str) -> Result<(String, String), ApiError> {
             "a job is addressed as `<queue>:<id>`, e.g. `payments:42`",
         )
     })?;
-    validate_queue_name(queue).map_err(|e| ApiError::field("ref", e.message))?;
-    if id.is_empty() {
-        return Err(ApiError::field("ref", "the job id is empty"));
+    names::queue("ref", queue)?;
+    if id.is_empty() || id.len() > crate::queue::MAX_ID_LEN {
+        return Err(ApiError::field(
+            "ref",
+            "the job id must be 1 to 256 characters",
+        ));
     }
     Ok((queue.to_string(), id.to_string()))
 }
@@ -149,8 +195,7 @@ pub async fn visible_job(
     let job = state
         .queues()
         .get_job(&queue, &id)
-        .await
-        .map_err(ApiError::unavailable)?
+        .await?
         .ok_or_else(|| ApiError::not_found(format!("job `{job_ref}`")))?;
     if !caller.reads_everything() && job.producer.as_deref() != Some(caller.name.as_str()) {
         return Err(ApiError::not_found(format!("job `{job_ref}`")));
@@ -158,41 +203,122 @@ pub async fn visible_job(
     Ok(job)
 }
 
+/// How many bytes `value` takes as compact JSON, without building the text.
+fn json_len(value: &serde_json::Value) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    let _ = serde_json::to_writer(&mut count, value);
+    count.0
+}
+
+/// Refuses job data over the API's per-job limit.
+pub(super) fn check_data_size(
+    state: &ApiState,
+    field: &str,
+    data: &serde_json::Value,
+) -> Result<(), ApiError> {
+    let size = json_len(data);
+    if size > state.limits().max_job_data_bytes {
+        let mut err = ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "job_data_too_large",
+            format!(
+                "`{field}` is {size} bytes, the maximum is {}",
+                state.limits().max_job_data_bytes
+            ),
+        );
+        err.detail.field = Some(field.to_string());
+        return Err(err);
+    }
+    Ok(())
+}
+
+/// The header that makes an enqueue safe to retry.
+pub const IDEMPOTENCY_KEY: &str = "idempotency-key";
+
+/// How long an idempotency key keeps answering with its first job.
+pub const IDEMPOTENCY_TTL_MS: u64 = 24 * 60 * 60 * 1000;
+
+/// The `Idempotency-Key` header, checked.
+fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, ApiError> {
+    let Some(value) = headers.get(IDEMPOTENCY_KEY) else {
+        return Ok(None);
+    };
+    let key = value
+        .to_str()
+        .map_err(|_| ApiError::field("Idempotency-Key", "must be ASCII"))?;
+    names::id("Idempotency-Key", key, 200)?;
+    Ok(Some(key.to_string()))
+}
+
+/// The BullMQ deduplication id behind an idempotency key: namespaced by the
+/// producer, so two producers' keys never meet, and hashed to a fixed
+/// length.
+fn idempotency_dedup_id(producer: &str, key: &str, index: Option<usize>) -> String {
+    let mut hasher = Sha256::new();
+    hasher.update(producer.as_bytes());
+    hasher.update([0]);
+    hasher.update(key.as_bytes());
+    if let Some(i) = index {
+        hasher.update([0]);
+        hasher.update(i.to_string().as_bytes());
+    }
+    format!("idem:{}", &hex::encode(hasher.finalize())[..32])
+}
+
 fn prepare(
     state: &ApiState,
+    caller: &Caller,
     queue: &str,
     index: Option<usize>,
     req: EnqueueRequest,
-    defaults: &JobOptions,
+    binding: &crate::registry::Binding,
+    idempotency: Option<&str>,
 ) -> Result<NewJob, ApiError> {
     let at = |field: &str| match index {
         Some(i) => format!("jobs[{i}].{field}"),
         None => field.to_string(),
     };
-    let size = serde_json::to_vec(&req.data).map(|v| v.len()).unwrap_or(0);
-    if size > state.limits().max_job_data_bytes {
-        return Err(ApiError::new(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            "job_data_too_large",
-            format!(
-                "{} is {size} bytes, the maximum is {}",
-                at("data"),
-                state.limits().max_job_data_bytes
-            ),
-        ));
-    }
+    check_data_size(state, &at("data"), &req.data)?;
     if let Some(name) = &req.name
         && (name.is_empty() || name.len() > 256)
     {
         return Err(ApiError::field(at("name"), "must be 1 to 256 characters"));
     }
-    let opts = req.opts.with_defaults(defaults);
-    opts.validate()
-        .map_err(|e| ApiError::field(at(&format!("opts.{}", e.field)), e.message))?;
+    let mut opts = req.opts.with_defaults(&binding.default_job_options);
+    if let Some(key) = idempotency {
+        if opts.deduplication.is_some() {
+            return Err(ApiError::field(
+                at("opts.deduplication"),
+                "cannot be combined with an Idempotency-Key header",
+            ));
+        }
+        opts.deduplication = Some(Deduplication {
+            id: idempotency_dedup_id(&caller.name, key, index),
+            ttl: Some(IDEMPOTENCY_TTL_MS),
+        });
+    }
+    opts.validate().map_err(|e| e.under(&at("opts")))?;
+    if let Some(request) = &opts.limits {
+        binding
+            .limits
+            .lowered_by(request)
+            .map_err(|e| ApiError::field(at(&format!("opts.limits.{}", e.field)), e.message))?;
+    }
     Ok(NewJob {
         name: req.name.unwrap_or_else(|| queue.to_string()),
         data: req.data,
         opts,
+        producer: Some(caller.name.clone()),
     })
 }
 
@@ -200,106 +326,98 @@ async fn enqueue_all(
     state: &ApiState,
     caller: &Caller,
     queue: &str,
+    headers: &HeaderMap,
     requests: Vec<EnqueueRequest>,
     bulk: bool,
 ) -> Result<Vec<Accepted>, ApiError> {
     caller.require(&[Role::Producer])?;
-    validate_queue_name(queue).map_err(|e| ApiError::field("queue", e.message))?;
-    let binding = state.registry().binding(queue).await?;
-    let limits = &binding.limits;
+    let idempotency = idempotency_key(headers)?;
+    let binding = bound(state, queue).await?;
     let mut jobs = Vec::with_capacity(requests.len());
     for (i, req) in requests.into_iter().enumerate() {
-        let job = prepare(
+        jobs.push(prepare(
             state,
+            caller,
             queue,
             bulk.then_some(i),
             req,
-            &binding.default_job_options,
-        )?;
-        if let Some(request) = &job.opts.limits {
-            limits.lowered_by(request).map_err(|e| {
-                let field = format!("opts.limits.{}", e.field);
-                ApiError::field(
-                    if bulk {
-                        format!("jobs[{i}].{field}")
-                    } else {
-                        field
-                    },
-                    e.message,
-                )
-            })?;
-        }
-        jobs.push(job);
+            &binding,
+            idempotency.as_deref(),
+        )?);
     }
-    let added = state
-        .queues()
-        .add_bulk(queue, jobs)
-        .await
-        .map_err(ApiError::unavailable)?;
-    let mut out = Vec::with_capacity(added.len());
-    for job in added {
-        if !job.duplicate {
-            // Ownership for producer reads; best effort on a finished job.
-            let _ = state
-                .queues()
-                .set_job_field(queue, &job.id, fields::PRODUCER, &caller.name)
-                .await;
-        }
-        out.push(Accepted {
+    let added = state.queues().add_bulk(queue, jobs).await?;
+    Ok(added
+        .into_iter()
+        .map(|job| Accepted {
             r#ref: format!("{queue}:{}", job.id),
             id: job.id,
             queue: queue.to_string(),
             duplicate: job.duplicate,
-        });
-    }
-    Ok(out)
+        })
+        .collect())
 }
 
 /// Enqueue a job. Returns at once (202) with its id; follow it with
-/// `GET /v1/jobs/{ref}`, `/wait` or `/events`.
+/// `GET /v1/jobs/{ref}`, `/wait` or `/events`. A 503 means the outcome is
+/// unknown: retry with the same `jobId` or `Idempotency-Key` and the job is
+/// never doubled.
 #[utoipa::path(
     operation_id = "jobs_enqueue",
     post,
     path = "/v1/queues/{queue}/jobs",
     tag = "jobs",
-    params(("queue" = String, Path, description = "Queue name")),
+    params(
+        ("queue" = String, Path, description = "Queue name"),
+        ("Idempotency-Key" = Option<String>, Header, description = "Makes a retry safe: for 24 hours the same key (per producer token) answers with the job it first created, marked `duplicate`. Letters, digits, `-`, `_`, `.`; at most 200.")
+    ),
     request_body = EnqueueRequest,
     responses(
         (status = 202, description = "Accepted", body = Accepted),
         (status = 400, description = "Invalid request (the error names the field)", body = ErrorBody),
         (status = 404, description = "Queue not bound", body = ErrorBody),
-        (status = 413, description = "Body too large", body = ErrorBody)
+        (status = 413, description = "Body or job data too large", body = ErrorBody)
     ),
     security(("bearer" = []))
 )]
 pub async fn enqueue(
     State(state): State<ApiState>,
     caller: Caller,
-    Path(queue): Path<String>,
+    PathParams(queue): PathParams<String>,
+    headers: HeaderMap,
     JsonBody(req): JsonBody<EnqueueRequest>,
 ) -> Result<(StatusCode, Json<Accepted>), ApiError> {
-    let mut accepted = enqueue_all(&state, &caller, &queue, vec![req], false).await?;
+    let mut accepted = enqueue_all(&state, &caller, &queue, &headers, vec![req], false).await?;
     Ok((StatusCode::ACCEPTED, Json(accepted.remove(0))))
 }
 
 /// Most jobs in one bulk request.
 pub const MAX_BULK: usize = 1000;
 
-/// Enqueue up to 1000 jobs; one invalid job rejects the whole request.
+/// Enqueue 1 to 1000 jobs; one invalid job rejects the whole request. With
+/// an `Idempotency-Key`, job `i` of the bulk is keyed `key` + `i`.
 #[utoipa::path(
     operation_id = "jobs_enqueue_bulk",
     post,
     path = "/v1/queues/{queue}/jobs/bulk",
     tag = "jobs",
-    params(("queue" = String, Path, description = "Queue name")),
+    params(
+        ("queue" = String, Path, description = "Queue name"),
+        ("Idempotency-Key" = Option<String>, Header, description = "Makes a retry safe (see the single enqueue); job i of the bulk is keyed by the key and its index.")
+    ),
     request_body = BulkEnqueueRequest,
-    responses((status = 202, description = "Accepted", body = BulkAccepted), (status = 400, description = "Invalid request (the error names the field)", body = ErrorBody), (status = 413, description = "Body too large", body = ErrorBody)),
+    responses(
+        (status = 202, description = "Accepted", body = BulkAccepted),
+        (status = 400, description = "Invalid request (the error names the field)", body = ErrorBody),
+        (status = 404, description = "Queue not bound", body = ErrorBody),
+        (status = 413, description = "Body or job data too large", body = ErrorBody)
+    ),
     security(("bearer" = []))
 )]
 pub async fn enqueue_bulk(
     State(state): State<ApiState>,
     caller: Caller,
-    Path(queue): Path<String>,
+    PathParams(queue): PathParams<String>,
+    headers: HeaderMap,
     JsonBody(req): JsonBody<BulkEnqueueRequest>,
 ) -> Result<(StatusCode, Json<BulkAccepted>), ApiError> {
     if req.jobs.is_empty() || req.jobs.len() > MAX_BULK {
@@ -308,39 +426,50 @@ pub async fn enqueue_bulk(
             format!("must hold 1 to {MAX_BULK} jobs"),
         ));
     }
-    let jobs = enqueue_all(&state, &caller, &queue, req.jobs, true).await?;
+    let jobs = enqueue_all(&state, &caller, &queue, &headers, req.jobs, true).await?;
     Ok((StatusCode::ACCEPTED, Json(BulkAccepted { jobs })))
 }
 
-/// List a queue's jobs in one state, newest first.
+/// List a queue's jobs in one state, newest first. A producer token sees
+/// only its own jobs (a page may then hold fewer than `limit`; follow
+/// `next`).
 #[utoipa::path(
     operation_id = "jobs_list",
     get,
     path = "/v1/queues/{queue}/jobs",
     tag = "jobs",
     params(("queue" = String, Path, description = "Queue name"), ListQuery),
-    responses((status = 200, description = "OK", body = JobPage), (status = 400, description = "Invalid request (the error names the field)", body = ErrorBody)),
+    responses(
+        (status = 200, description = "OK", body = JobPage),
+        (status = 400, description = "Invalid request (the error names the field)", body = ErrorBody),
+        (status = 404, description = "Queue not bound", body = ErrorBody)
+    ),
     security(("bearer" = []))
 )]
 pub async fn list(
     State(state): State<ApiState>,
     caller: Caller,
-    Path(queue): Path<String>,
-    Query(query): Query<ListQuery>,
+    PathParams(queue): PathParams<String>,
+    QueryParams(query): QueryParams<ListQuery>,
 ) -> Result<Json<JobPage>, ApiError> {
     caller.require(&[Role::Reader, Role::Producer])?;
-    validate_queue_name(&queue).map_err(|e| ApiError::field("queue", e.message))?;
-    let job_state = JobState::parse(&query.state)
-        .ok_or_else(|| ApiError::field("state", format!("unknown state `{}`; one of waiting, prioritized, delayed, waiting-children, active, completed, failed", query.state)))?;
     let limit = query.limit.unwrap_or(50);
     if limit == 0 || limit > 500 {
         return Err(ApiError::field("limit", "must be between 1 and 500"));
     }
+    if query.start > 1_000_000_000 {
+        return Err(ApiError::field("start", "must be at most 1000000000"));
+    }
+    bound(&state, &queue).await?;
     let mut jobs = state
         .queues()
-        .list(&queue, job_state, query.start, query.start + limit - 1)
-        .await
-        .map_err(ApiError::unavailable)?;
+        .list(
+            &queue,
+            query.state.into(),
+            query.start,
+            query.start + limit - 1,
+        )
+        .await?;
     let full = jobs.len() == limit;
     if !caller.reads_everything() {
         jobs.retain(|j| j.producer.as_deref() == Some(caller.name.as_str()));
@@ -365,14 +494,10 @@ pub async fn list(
 pub async fn get(
     State(state): State<ApiState>,
     caller: Caller,
-    Path(job_ref): Path<String>,
+    PathParams(job_ref): PathParams<String>,
 ) -> Result<Json<JobDetails>, ApiError> {
     let job = visible_job(&state, &caller, &job_ref).await?;
-    let (logs, log_count) = state
-        .queues()
-        .job_logs(&job.queue, &job.id, 0, 999)
-        .await
-        .map_err(ApiError::unavailable)?;
+    let (logs, log_count) = state.queues().job_logs(&job.queue, &job.id, 0, 999).await?;
     Ok(Json(JobDetails {
         job,
         logs,
@@ -388,27 +513,17 @@ pub async fn get(
     path = "/v1/jobs/{ref}/retry",
     tag = "jobs",
     params(("ref" = String, Path, description = "`<queue>:<id>`")),
-    responses((status = 200, description = "OK", body = ActionResult), (status = 404, description = "Not found", body = ErrorBody), (status = 409, description = "Conflict with the current state", body = ErrorBody)),
+    responses((status = 200, description = "OK", body = ActionResult), (status = 404, description = "Not found", body = ErrorBody), (status = 409, description = "Not failed or completed", body = ErrorBody)),
     security(("bearer" = []))
 )]
 pub async fn retry(
     State(state): State<ApiState>,
     caller: Caller,
-    Path(job_ref): Path<String>,
+    PathParams(job_ref): PathParams<String>,
 ) -> Result<Json<ActionResult>, ApiError> {
     let job = visible_job(&state, &caller, &job_ref).await?;
     caller.require(&[Role::Producer])?;
-    if !matches!(job.state, JobState::Failed | JobState::Completed) {
-        return Err(ApiError::conflict(format!(
-            "job `{job_ref}` is {}; only failed or completed jobs can be retried",
-            job.state.as_str()
-        )));
-    }
-    state
-        .queues()
-        .retry(&job.queue, &job.id)
-        .await
-        .map_err(|e| ApiError::conflict(format!("{e:#}")))?;
+    state.queues().retry(&job.queue, &job.id).await?;
     Ok(Json(ActionResult {
         job: visible_job(&state, &caller, &job_ref).await?,
     }))
@@ -427,20 +542,11 @@ pub async fn retry(
 pub async fn remove(
     State(state): State<ApiState>,
     caller: Caller,
-    Path(job_ref): Path<String>,
+    PathParams(job_ref): PathParams<String>,
 ) -> Result<StatusCode, ApiError> {
     let job = visible_job(&state, &caller, &job_ref).await?;
     caller.require(&[Role::Producer])?;
-    let removed = state
-        .queues()
-        .remove(&job.queue, &job.id)
-        .await
-        .map_err(|e| ApiError::conflict(format!("{e:#}")))?;
-    if !removed {
-        return Err(ApiError::conflict(format!(
-            "job `{job_ref}` is locked by a running worker"
-        )));
-    }
+    state.queues().remove(&job.queue, &job.id).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -452,27 +558,17 @@ pub async fn remove(
     path = "/v1/jobs/{ref}/promote",
     tag = "jobs",
     params(("ref" = String, Path, description = "`<queue>:<id>`")),
-    responses((status = 200, description = "OK", body = ActionResult), (status = 409, description = "Not delayed", body = ErrorBody)),
+    responses((status = 200, description = "OK", body = ActionResult), (status = 404, description = "Not found", body = ErrorBody), (status = 409, description = "Not delayed", body = ErrorBody)),
     security(("bearer" = []))
 )]
 pub async fn promote(
     State(state): State<ApiState>,
     caller: Caller,
-    Path(job_ref): Path<String>,
+    PathParams(job_ref): PathParams<String>,
 ) -> Result<Json<ActionResult>, ApiError> {
     let job = visible_job(&state, &caller, &job_ref).await?;
     caller.require(&[Role::Producer])?;
-    if job.state != JobState::Delayed {
-        return Err(ApiError::conflict(format!(
-            "job `{job_ref}` is {}, not delayed",
-            job.state.as_str()
-        )));
-    }
-    state
-        .queues()
-        .promote(&job.queue, &job.id)
-        .await
-        .map_err(|e| ApiError::conflict(format!("{e:#}")))?;
+    state.queues().promote(&job.queue, &job.id).await?;
     Ok(Json(ActionResult {
         job: visible_job(&state, &caller, &job_ref).await?,
     }))
@@ -492,7 +588,7 @@ pub async fn promote(
 pub async fn repin(
     State(state): State<ApiState>,
     caller: Caller,
-    Path(job_ref): Path<String>,
+    PathParams(job_ref): PathParams<String>,
 ) -> Result<Json<ActionResult>, ApiError> {
     caller.require(&[Role::Admin])?;
     let job = visible_job(&state, &caller, &job_ref).await?;
@@ -500,14 +596,9 @@ pub async fn repin(
     let digest = state
         .registry()
         .current_digest(&binding.handler)
-        .await
-        .map_err(ApiError::unavailable)?
+        .await?
         .ok_or_else(|| ApiError::not_found(format!("handler `{}`", binding.handler)))?;
-    state
-        .queues()
-        .set_job_field(&job.queue, &job.id, fields::DIGEST, &digest)
-        .await
-        .map_err(ApiError::unavailable)?;
+    state.queues().repin(&job.queue, &job.id, &digest).await?;
     Ok(Json(ActionResult {
         job: visible_job(&state, &caller, &job_ref).await?,
     }))
@@ -515,6 +606,32 @@ pub async fn repin(
 
 /// Longest a `wait` may block.
 const MAX_WAIT: Duration = Duration::from_secs(300);
+
+/// Parses a `timeout` like `30s`, `500ms`, `2m` (the documented pattern).
+fn parse_timeout(text: &str) -> Result<Duration, ApiError> {
+    let bad = || {
+        ApiError::field(
+            "timeout",
+            format!("`{text}` is not a duration like 30s, 500ms or 2m"),
+        )
+    };
+    let split = text.find(|c: char| !c.is_ascii_digit()).ok_or_else(bad)?;
+    let (digits, unit) = text.split_at(split);
+    if digits.is_empty() || digits.len() > 6 {
+        return Err(bad());
+    }
+    let n: u64 = digits.parse().map_err(|_| bad())?;
+    let timeout = match unit {
+        "ms" => Duration::from_millis(n),
+        "s" => Duration::from_secs(n),
+        "m" => Duration::from_secs(n * 60),
+        _ => return Err(bad()),
+    };
+    if timeout > MAX_WAIT {
+        return Err(ApiError::field("timeout", "must be at most 5m"));
+    }
+    Ok(timeout)
+}
 
 /// Wait until the job completes or fails, up to `timeout`. Answers 200 in
 /// both cases; `finished` says which.
@@ -530,28 +647,16 @@ const MAX_WAIT: Duration = Duration::from_secs(300);
 pub async fn wait(
     State(state): State<ApiState>,
     caller: Caller,
-    Path(job_ref): Path<String>,
-    Query(query): Query<WaitQuery>,
+    PathParams(job_ref): PathParams<String>,
+    QueryParams(query): QueryParams<WaitQuery>,
 ) -> Result<Json<WaitResult>, ApiError> {
     let timeout = match &query.timeout {
         None => Duration::from_secs(30),
-        Some(text) => humantime::parse_duration(text).map_err(|e| {
-            ApiError::field(
-                "timeout",
-                format!("`{text}` is not a duration like 30s: {e}"),
-            )
-        })?,
+        Some(text) => parse_timeout(text)?,
     };
-    if timeout > MAX_WAIT {
-        return Err(ApiError::field("timeout", "must be at most 5m"));
-    }
     let (queue, id) = split_ref(&job_ref)?;
     // Subscribe before looking, so a finish in between is not missed.
-    let cursor = state
-        .queues()
-        .events_cursor(&queue)
-        .await
-        .map_err(ApiError::unavailable)?;
+    let cursor = state.queues().events_cursor(&queue).await?;
     let job = visible_job(&state, &caller, &job_ref).await?;
     if matches!(job.state, JobState::Completed | JobState::Failed) {
         return Ok(Json(WaitResult {
@@ -559,11 +664,7 @@ pub async fn wait(
             job,
         }));
     }
-    let events = state
-        .queues()
-        .subscribe(&queue, &cursor)
-        .await
-        .map_err(ApiError::unavailable)?;
+    let events = state.queues().subscribe(&queue, &cursor).await?;
     let finished = tokio::time::timeout(timeout, async {
         while let Some(event) = events.next().await {
             if event.job_id.as_deref() == Some(id.as_str()) && event.is_terminal() {

@@ -3,15 +3,17 @@
 //! (drain, clean, obliterate), which need the queue's name as confirmation.
 
 use axum::Json;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::StatusCode;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::ApiState;
 use super::auth::{Caller, Role};
-use super::error::{ApiError, ErrorBody, JsonBody};
-use crate::queue::{JobState, QueueCounts, validate_queue_name};
+use super::error::{ApiError, ErrorBody, JsonBody, PathParams};
+use super::jobs::ListState;
+use crate::names;
+use crate::queue::QueueCounts;
 use crate::registry::{Binding, BindingSpec, RegistryError};
 
 /// A queue: its binding and job counts.
@@ -49,13 +51,15 @@ pub struct DrainRequest {
 pub struct CleanRequest {
     /// The queue's name, to confirm.
     pub confirm: String,
-    /// The state to clean (`completed`, `failed`, `delayed`, `waiting`...).
-    pub state: String,
+    /// The state to clean.
+    pub state: ListState,
     /// Only jobs older than this many milliseconds.
     #[serde(default)]
+    #[schema(minimum = 0, maximum = 31_536_000_000_u64)]
     pub grace_ms: u64,
     /// At most this many jobs (default 1000).
     #[serde(default)]
+    #[schema(minimum = 1, maximum = 100_000)]
     pub limit: Option<u32>,
 }
 
@@ -88,17 +92,13 @@ fn confirm(queue: &str, given: &str) -> Result<(), ApiError> {
 }
 
 async fn view(state: &ApiState, binding: Binding) -> Result<QueueView, ApiError> {
-    let counts = state
-        .queues()
-        .counts(&binding.queue)
-        .await
-        .map_err(ApiError::unavailable)?;
+    let counts = state.queues().counts(&binding.queue).await?;
     Ok(QueueView { binding, counts })
 }
 
 /// The binding of `queue`, checking the name first (400, then 404).
 pub(super) async fn bound(state: &ApiState, queue: &str) -> Result<Binding, ApiError> {
-    validate_queue_name(queue).map_err(|e| ApiError::field("queue", e.message))?;
+    names::queue("queue", queue)?;
     Ok(state.registry().binding(queue).await?)
 }
 
@@ -116,7 +116,7 @@ pub(super) async fn bound(state: &ApiState, queue: &str) -> Result<Binding, ApiE
 pub async fn bind(
     State(state): State<ApiState>,
     caller: Caller,
-    Path(queue): Path<String>,
+    PathParams(queue): PathParams<String>,
     JsonBody(spec): JsonBody<BindingSpec>,
 ) -> Result<Json<QueueView>, ApiError> {
     caller.require(&[Role::Admin])?;
@@ -128,8 +128,7 @@ pub async fn bind(
             binding.global_concurrency,
             binding.rate_limit.map(|r| (r.max, r.duration_ms)),
         )
-        .await
-        .map_err(ApiError::unavailable)?;
+        .await?;
     Ok(Json(view(&state, binding).await?))
 }
 
@@ -167,7 +166,7 @@ pub async fn list(
 pub async fn get(
     State(state): State<ApiState>,
     caller: Caller,
-    Path(queue): Path<String>,
+    PathParams(queue): PathParams<String>,
 ) -> Result<Json<QueueView>, ApiError> {
     caller.require(&[Role::Reader, Role::Producer])?;
     let binding = bound(&state, &queue).await?;
@@ -187,7 +186,7 @@ pub async fn get(
 pub async fn unbind(
     State(state): State<ApiState>,
     caller: Caller,
-    Path(queue): Path<String>,
+    PathParams(queue): PathParams<String>,
 ) -> Result<StatusCode, ApiError> {
     caller.require(&[Role::Admin])?;
     state.registry().unbind(&queue).await?;
@@ -207,15 +206,11 @@ pub async fn unbind(
 pub async fn pause(
     State(state): State<ApiState>,
     caller: Caller,
-    Path(queue): Path<String>,
+    PathParams(queue): PathParams<String>,
 ) -> Result<Json<QueueView>, ApiError> {
     caller.require(&[Role::Admin])?;
     let binding = bound(&state, &queue).await?;
-    state
-        .queues()
-        .pause(&queue)
-        .await
-        .map_err(ApiError::unavailable)?;
+    state.queues().pause(&queue).await?;
     Ok(Json(view(&state, binding).await?))
 }
 
@@ -232,15 +227,11 @@ pub async fn pause(
 pub async fn resume(
     State(state): State<ApiState>,
     caller: Caller,
-    Path(queue): Path<String>,
+    PathParams(queue): PathParams<String>,
 ) -> Result<Json<QueueView>, ApiError> {
     caller.require(&[Role::Admin])?;
     let binding = bound(&state, &queue).await?;
-    state
-        .queues()
-        .resume(&queue)
-        .await
-        .map_err(ApiError::unavailable)?;
+    state.queues().resume(&queue).await?;
     Ok(Json(view(&state, binding).await?))
 }
 
@@ -258,17 +249,13 @@ pub async fn resume(
 pub async fn drain(
     State(state): State<ApiState>,
     caller: Caller,
-    Path(queue): Path<String>,
+    PathParams(queue): PathParams<String>,
     JsonBody(req): JsonBody<DrainRequest>,
 ) -> Result<Json<QueueView>, ApiError> {
     caller.require(&[Role::Admin])?;
     confirm(&queue, &req.confirm)?;
     let binding = bound(&state, &queue).await?;
-    state
-        .queues()
-        .drain(&queue, req.delayed)
-        .await
-        .map_err(ApiError::unavailable)?;
+    state.queues().drain(&queue, req.delayed).await?;
     Ok(Json(view(&state, binding).await?))
 }
 
@@ -286,19 +273,23 @@ pub async fn drain(
 pub async fn clean(
     State(state): State<ApiState>,
     caller: Caller,
-    Path(queue): Path<String>,
+    PathParams(queue): PathParams<String>,
     JsonBody(req): JsonBody<CleanRequest>,
 ) -> Result<Json<Cleaned>, ApiError> {
     caller.require(&[Role::Admin])?;
     confirm(&queue, &req.confirm)?;
     bound(&state, &queue).await?;
-    let job_state = JobState::parse(&req.state)
-        .ok_or_else(|| ApiError::field("state", format!("unknown state `{}`", req.state)))?;
+    if req.grace_ms > crate::queue::MAX_DELAY_MS {
+        return Err(ApiError::field("graceMs", "must be at most a year"));
+    }
+    let limit = req.limit.unwrap_or(1000);
+    if limit == 0 || limit > 100_000 {
+        return Err(ApiError::field("limit", "must be between 1 and 100000"));
+    }
     let removed = state
         .queues()
-        .clean(&queue, job_state, req.grace_ms, req.limit.unwrap_or(1000))
-        .await
-        .map_err(ApiError::unavailable)?;
+        .clean(&queue, req.state.into(), req.grace_ms, limit)
+        .await?;
     Ok(Json(Cleaned { removed }))
 }
 
@@ -316,24 +307,13 @@ pub async fn clean(
 pub async fn obliterate(
     State(state): State<ApiState>,
     caller: Caller,
-    Path(queue): Path<String>,
+    PathParams(queue): PathParams<String>,
     JsonBody(req): JsonBody<ObliterateRequest>,
 ) -> Result<StatusCode, ApiError> {
     caller.require(&[Role::Admin])?;
     confirm(&queue, &req.confirm)?;
-    validate_queue_name(&queue).map_err(|e| ApiError::field("queue", e.message))?;
-    // BullMQ obliterates only paused queues: no worker may take a job
-    // while its keys are being deleted.
-    state
-        .queues()
-        .pause(&queue)
-        .await
-        .map_err(ApiError::unavailable)?;
-    state
-        .queues()
-        .obliterate(&queue, req.force)
-        .await
-        .map_err(|e| ApiError::conflict(format!("{e:#}")))?;
+    names::queue("queue", &queue)?;
+    state.queues().obliterate(&queue, req.force).await?;
     match state.registry().unbind(&queue).await {
         Ok(()) | Err(RegistryError::NotFound(_)) => Ok(StatusCode::NO_CONTENT),
         Err(e) => Err(e.into()),

@@ -2,14 +2,14 @@
 //! schedulers), and on-demand triggers.
 
 use axum::Json;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::StatusCode;
 use serde::Serialize;
 use utoipa::ToSchema;
 
 use super::ApiState;
 use super::auth::{Caller, Role};
-use super::error::{ApiError, ErrorBody, JsonBody};
+use super::error::{ApiError, ErrorBody, JsonBody, PathParams};
 use super::queues::bound;
 use crate::queue::{Deduplication, NewJob, ScheduleSpec, ScheduleView};
 
@@ -32,18 +32,7 @@ pub struct Triggered {
 }
 
 fn check_id(id: &str) -> Result<(), ApiError> {
-    if id.is_empty()
-        || id.len() > 128
-        || !id
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
-    {
-        return Err(ApiError::field(
-            "id",
-            "must be 1 to 128 letters, digits, `-`, `_` or `.`",
-        ));
-    }
-    Ok(())
+    Ok(crate::names::id("id", id, 128)?)
 }
 
 /// Create or replace a schedule: a cron `pattern` (with `tz`) or an `every`
@@ -65,7 +54,7 @@ fn check_id(id: &str) -> Result<(), ApiError> {
 pub async fn put(
     State(state): State<ApiState>,
     caller: Caller,
-    Path((queue, id)): Path<(String, String)>,
+    PathParams((queue, id)): PathParams<(String, String)>,
     JsonBody(spec): JsonBody<ScheduleSpec>,
 ) -> Result<Json<ScheduleView>, ApiError> {
     caller.require(&[Role::Admin])?;
@@ -74,11 +63,7 @@ pub async fn put(
     spec.validate()?;
     let mut spec = spec;
     spec.opts = spec.opts.with_defaults(&binding.default_job_options);
-    let view = state
-        .queues()
-        .upsert_schedule(&queue, &id, &spec)
-        .await
-        .map_err(ApiError::unavailable)?;
+    let view = state.queues().upsert_schedule(&queue, &id, &spec).await?;
     Ok(Json(view))
 }
 
@@ -95,15 +80,11 @@ pub async fn put(
 pub async fn list(
     State(state): State<ApiState>,
     caller: Caller,
-    Path(queue): Path<String>,
+    PathParams(queue): PathParams<String>,
 ) -> Result<Json<ScheduleList>, ApiError> {
-    caller.require(&[Role::Reader, Role::Cron])?;
+    caller.require(&[Role::Reader])?;
     bound(&state, &queue).await?;
-    let schedules = state
-        .queues()
-        .schedules(&queue)
-        .await
-        .map_err(ApiError::unavailable)?;
+    let schedules = state.queues().schedules(&queue).await?;
     Ok(Json(ScheduleList { schedules }))
 }
 
@@ -120,15 +101,15 @@ pub async fn list(
 pub async fn get(
     State(state): State<ApiState>,
     caller: Caller,
-    Path((queue, id)): Path<(String, String)>,
+    PathParams((queue, id)): PathParams<(String, String)>,
 ) -> Result<Json<ScheduleView>, ApiError> {
-    caller.require(&[Role::Reader, Role::Cron])?;
+    caller.require(&[Role::Reader])?;
+    check_id(&id)?;
     bound(&state, &queue).await?;
     state
         .queues()
         .schedule(&queue, &id)
-        .await
-        .map_err(ApiError::unavailable)?
+        .await?
         .map(Json)
         .ok_or_else(|| ApiError::not_found(format!("schedule `{id}` of queue `{queue}`")))
 }
@@ -146,16 +127,12 @@ pub async fn get(
 pub async fn delete(
     State(state): State<ApiState>,
     caller: Caller,
-    Path((queue, id)): Path<(String, String)>,
+    PathParams((queue, id)): PathParams<(String, String)>,
 ) -> Result<StatusCode, ApiError> {
     caller.require(&[Role::Admin])?;
+    check_id(&id)?;
     bound(&state, &queue).await?;
-    if !state
-        .queues()
-        .remove_schedule(&queue, &id)
-        .await
-        .map_err(ApiError::unavailable)?
-    {
+    if !state.queues().remove_schedule(&queue, &id).await? {
         return Err(ApiError::not_found(format!(
             "schedule `{id}` of queue `{queue}`"
         )));
@@ -183,22 +160,17 @@ pub async fn delete(
 pub async fn trigger(
     State(state): State<ApiState>,
     caller: Caller,
-    Path((queue, id)): Path<(String, String)>,
+    PathParams((queue, id)): PathParams<(String, String)>,
 ) -> Result<(StatusCode, Json<Triggered>), ApiError> {
     caller.require(&[Role::Cron])?;
+    check_id(&id)?;
     let binding = bound(&state, &queue).await?;
     let schedule = state
         .queues()
         .schedule(&queue, &id)
-        .await
-        .map_err(ApiError::unavailable)?
+        .await?
         .ok_or_else(|| ApiError::not_found(format!("schedule `{id}` of queue `{queue}`")))?;
-    if let Some(running) = state
-        .queues()
-        .schedule_running(&queue, &id)
-        .await
-        .map_err(ApiError::unavailable)?
-    {
+    if let Some(running) = state.queues().schedule_running(&queue, &id).await? {
         let mut err = ApiError::conflict(format!(
             "schedule `{id}` is running right now (job {queue}:{running}); try again when it finishes"
         ));
@@ -206,10 +178,7 @@ pub async fn trigger(
         return Err(err);
     }
     let mut opts = binding.default_job_options.clone();
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis())
-        .unwrap_or(0);
+    let now = crate::sandbox::clock::now_ms();
     opts.job_id = Some(format!("trigger-{id}-{now}"));
     // Until this run finishes, another trigger finds it and joins it.
     opts.deduplication = Some(Deduplication {
@@ -224,10 +193,10 @@ pub async fn trigger(
                 name: schedule.name.clone(),
                 data: schedule.data.clone().unwrap_or(serde_json::Value::Null),
                 opts,
+                producer: None,
             },
         )
-        .await
-        .map_err(ApiError::unavailable)?;
+        .await?;
     Ok((
         StatusCode::ACCEPTED,
         Json(Triggered {

@@ -7,11 +7,14 @@ use axum::http::StatusCode;
 use super::ApiState;
 use super::auth::{Caller, Role};
 use super::error::{ApiError, ErrorBody, JsonBody};
+use super::jobs::check_data_size;
 use crate::triggers::{Delivery, Event, deliver};
 
 /// Send an event: every queue whose binding lists its name gets a job with
 /// the event (`{name, data, id, ts}`) as data. With an `id`, the same event
-/// within 24 hours creates no new jobs and the answer says `duplicate`.
+/// within 24 hours creates no new jobs (`duplicate`), and sending it again
+/// after a failure (a 503) completes the delivery: exactly one job per
+/// subscribed queue.
 #[utoipa::path(
     post,
     operation_id = "events_send",
@@ -20,7 +23,8 @@ use crate::triggers::{Delivery, Event, deliver};
     request_body = Event,
     responses(
         (status = 202, description = "Delivered (or already delivered)", body = Delivery),
-        (status = 400, description = "Invalid request (the error names the field)", body = ErrorBody)
+        (status = 400, description = "Invalid request (the error names the field)", body = ErrorBody),
+        (status = 413, description = "Body or event data too large", body = ErrorBody)
     ),
     security(("bearer" = []))
 )]
@@ -31,18 +35,7 @@ pub async fn send(
 ) -> Result<(StatusCode, Json<Delivery>), ApiError> {
     caller.require(&[Role::Producer])?;
     event.validate()?;
-    let size = serde_json::to_vec(&event.data)
-        .map(|v| v.len())
-        .unwrap_or(0);
-    if size > state.limits().max_job_data_bytes {
-        return Err(ApiError::new(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            "job_data_too_large",
-            format!("event data is {size} bytes, over the limit"),
-        ));
-    }
-    let delivery = deliver(state.queues(), state.registry(), &event)
-        .await
-        .map_err(ApiError::unavailable)?;
+    check_data_size(&state, "data", &event.data)?;
+    let delivery = deliver(state.queues(), state.registry(), &event).await?;
     Ok((StatusCode::ACCEPTED, Json(delivery)))
 }

@@ -7,11 +7,12 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use anyhow::Context as _;
 use clap::Args;
 
+use crate::sandbox::clock::now_ms;
 use crate::sandbox::{
     Completion, FailureKind, HostServices, JobInput, Limits, LocalServices, RunOutcome, Sandbox,
     SandboxConfig,
@@ -109,13 +110,6 @@ fn flag_for(field: &str) -> &str {
         "timeoutMs" => "timeout",
         other => other,
     }
-}
-
-fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0)
 }
 
 /// Runs the command; returns the exit code.
@@ -229,6 +223,7 @@ fn report(outcome: &RunOutcome, services: &LocalServices, args: &RunArgs) {
             "progress": progress,
             "logs": outcome.logs,
             "logsDroppedBytes": outcome.logs_dropped_bytes,
+            "logsDroppedLines": outcome.logs_dropped_lines,
             "fuelUsed": outcome.fuel_used,
             "peakMemoryBytes": outcome.peak_memory_bytes,
             "wallTimeMs": outcome.wall_time.as_secs_f64() * 1000.0,
@@ -242,10 +237,10 @@ fn report(outcome: &RunOutcome, services: &LocalServices, args: &RunArgs) {
     for line in &outcome.logs {
         println!("log       {}", line.render());
     }
-    if outcome.logs_dropped_bytes > 0 {
+    if outcome.logs_dropped_lines > 0 {
         println!(
-            "log       ... {} more bytes dropped (log cap reached)",
-            outcome.logs_dropped_bytes
+            "log       ... {} more lines ({} bytes) dropped (log cap reached)",
+            outcome.logs_dropped_lines, outcome.logs_dropped_bytes
         );
     }
     match &outcome.completion {

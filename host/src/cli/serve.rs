@@ -21,12 +21,13 @@ use crate::fleet::Fleet;
 use crate::metrics::Metrics;
 use crate::queue::{QueueService, WorkerSettings};
 use crate::registry::Registry;
-use crate::sandbox::{Sandbox, SandboxConfig};
+use crate::sandbox::{ArtifactKey, Sandbox, SandboxConfig};
 use crate::store::Store;
 use crate::worker::HostContext;
 use crate::worker::capacity::Capacity;
 use crate::worker::loader::ComponentLoader;
-use crate::worker::supervisor::{Membership, Supervisor};
+use crate::worker::membership::Membership;
+use crate::worker::supervisor::Supervisor;
 
 /// Arguments of `airlock serve`.
 #[derive(Debug, Args)]
@@ -71,6 +72,19 @@ pub struct ServeArgs {
     /// Directory for compiled components.
     #[arg(long, env = "AIRLOCK_CACHE_DIR")]
     pub cache_dir: Option<PathBuf>,
+    /// A file holding the fleet's artifact key (at least 32 bytes): hosts
+    /// with the same key share precompiled artifacts through Redis, each
+    /// checking the others' with it. Without a key a host loads only
+    /// artifacts it compiled itself.
+    #[arg(
+        long,
+        env = "AIRLOCK_ARTIFACT_KEY_FILE",
+        conflicts_with = "artifact_key"
+    )]
+    pub artifact_key_file: Option<PathBuf>,
+    /// The fleet's artifact key itself (prefer `--artifact-key-file`).
+    #[arg(long, env = "AIRLOCK_ARTIFACT_KEY", hide_env_values = true)]
+    pub artifact_key: Option<String>,
     /// API tokens file: `[{"name": "ops", "role": "admin", "token": "..."}]`.
     #[arg(long, env = "AIRLOCK_TOKENS_FILE")]
     pub tokens_file: Option<PathBuf>,
@@ -98,6 +112,21 @@ fn load_tokens(args: &ServeArgs) -> anyhow::Result<Tokens> {
         tokens.extend(Tokens::from_file(file)?);
     }
     Ok(tokens)
+}
+
+/// The fleet's artifact key, from `--artifact-key-file` or
+/// `AIRLOCK_ARTIFACT_KEY`.
+fn fleet_key(args: &ServeArgs) -> anyhow::Result<Option<ArtifactKey>> {
+    let secret = match (&args.artifact_key_file, &args.artifact_key) {
+        (Some(path), _) => std::fs::read(path).map_err(|e| {
+            anyhow::anyhow!("--artifact-key-file: cannot read {}: {e}", path.display())
+        })?,
+        (None, Some(secret)) => secret.as_bytes().to_vec(),
+        (None, None) => return Ok(None),
+    };
+    ArtifactKey::fleet(&secret)
+        .map(Some)
+        .map_err(|e| anyhow::anyhow!("--artifact-key-file / AIRLOCK_ARTIFACT_KEY: {e}"))
 }
 
 fn default_host_id() -> String {
@@ -139,8 +168,15 @@ pub async fn execute(args: ServeArgs) -> anyhow::Result<i32> {
         let _ = shutdown_tx.send(true);
     });
 
-    // Bad token configuration fails at once, before connecting anywhere.
+    // Bad token or key configuration fails at once, before connecting
+    // anywhere.
     load_tokens(&args)?;
+    let fleet_key = fleet_key(&args)?;
+    if fleet_key.is_none() {
+        tracing::info!(
+            "no fleet artifact key (--artifact-key-file): this host loads only artifacts it compiled itself and shares none"
+        );
+    }
     let host_id = args.host_id.clone().unwrap_or_else(default_host_id);
     let store = connect_store(&args.redis, &args.prefix, &shutdown_rx).await?;
     let queues = Arc::new(QueueService::new(&args.prefix, store.clone()));
@@ -151,6 +187,7 @@ pub async fn execute(args: ServeArgs) -> anyhow::Result<i32> {
                 .clone()
                 .unwrap_or_else(super::default_cache_dir),
         ),
+        fleet_key,
         ..SandboxConfig::default()
     })?);
     let registry = Registry::new(store.clone(), sandbox.clone());
@@ -217,8 +254,8 @@ pub async fn execute(args: ServeArgs) -> anyhow::Result<i32> {
             heartbeat: args.heartbeat,
             address: api_address,
         };
-        Supervisor::new(host.clone(), only, Some(membership))
-            .run(args.poll, args.grace, shutdown_rx.clone())
+        Supervisor::new(host.clone(), only, Some(membership), args.grace)
+            .run(args.poll, shutdown_rx.clone())
             .await;
     }
     if let Some(api) = api {

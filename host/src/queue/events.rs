@@ -4,7 +4,7 @@
 use redis::AsyncCommands;
 use serde::Serialize;
 
-use super::QueueService;
+use super::{QueueError, QueueService};
 
 /// One event of a queue.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -89,7 +89,7 @@ impl QueueService {
     /// The id of the newest entry of a queue's events stream (`0-0` when
     /// empty): subscribe from here, then read the job's state, and no event
     /// in between can slip through.
-    pub async fn events_cursor(&self, queue: &str) -> anyhow::Result<String> {
+    pub async fn events_cursor(&self, queue: &str) -> Result<String, QueueError> {
         let mut conn = self.store().conn();
         let newest: redis::streams::StreamRangeReply = conn
             .xrevrange_count(self.events_key(queue), "+", "-", 1)
@@ -102,8 +102,8 @@ impl QueueService {
     }
 
     /// Subscribes to `queue`'s events after stream id `after`.
-    pub async fn subscribe(&self, queue: &str, after: &str) -> anyhow::Result<Subscription> {
-        super::validate_queue_name(queue)?;
+    pub async fn subscribe(&self, queue: &str, after: &str) -> Result<Subscription, QueueError> {
+        crate::names::queue("queue", queue)?;
         let opts = bullmq::QueueEventsOptions {
             connection: self.connection().clone(),
             prefix: self.prefix().to_string(),

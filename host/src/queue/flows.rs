@@ -8,7 +8,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{JobOptions, OptionError, QueueService, validate_queue_name};
+use super::meta::{Claim, Pending};
+use super::{JobOptions, QueueError, QueueService};
+use crate::error::FieldError;
+use crate::names;
 
 /// What a child's failure does to its parent (BullMQ's flow policies).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
@@ -90,53 +93,44 @@ impl FlowSpec {
 
     /// Checks names, queues and options of every node, naming the first
     /// bad field by its path in the tree.
-    pub fn validate(&self) -> Result<(), OptionError> {
+    pub fn validate(&self) -> Result<(), FieldError> {
         let nodes = self.nodes();
         if nodes.len() > MAX_FLOW_JOBS {
-            return Err(OptionError {
-                field: "children".into(),
-                message: format!("a flow holds at most {MAX_FLOW_JOBS} jobs"),
-            });
+            return Err(FieldError::new(
+                "children",
+                format!("a flow holds at most {MAX_FLOW_JOBS} jobs"),
+            ));
         }
         for (path, node) in nodes {
-            let at = |f: &str| {
-                if path.is_empty() {
-                    f.to_string()
-                } else {
-                    format!("{path}.{f}")
-                }
-            };
-            validate_queue_name(&node.queue).map_err(|e| OptionError {
-                field: at("queue"),
-                message: e.message,
-            })?;
+            let at = |f: &str| at_path(&path, f);
+            names::queue(&at("queue"), &node.queue)?;
             if node.name.is_empty() || node.name.len() > 256 {
-                return Err(OptionError {
-                    field: at("name"),
-                    message: "must be 1 to 256 characters".into(),
-                });
+                return Err(FieldError::new(at("name"), "must be 1 to 256 characters"));
             }
-            node.opts.validate().map_err(|e| OptionError {
-                field: at(&format!("opts.{}", e.field)),
-                message: e.message,
-            })?;
+            node.opts.validate().map_err(|e| e.under(&at("opts")))?;
             if path.is_empty() && node.on_failure.is_some() {
-                return Err(OptionError {
-                    field: "onFailure".into(),
-                    message: "only a child has a failure policy".into(),
-                });
+                return Err(FieldError::new(
+                    "onFailure",
+                    "only a child has a failure policy",
+                ));
             }
             if node.opts.limits.is_some() {
-                return Err(OptionError {
-                    field: at("opts.limits"),
-                    message: "per-job limits are not supported inside flows; set them on the queue binding".into(),
-                });
+                return Err(FieldError::new(
+                    at("opts.limits"),
+                    "per-job limits are not supported inside flows; set them on the queue binding",
+                ));
+            }
+            if node.opts.deduplication.is_some() {
+                return Err(FieldError::new(
+                    at("opts.deduplication"),
+                    "deduplication is not supported inside flows (BullMQ's flows ignore it)",
+                ));
             }
         }
         Ok(())
     }
 
-    fn to_bullmq(&self, is_child: bool) -> anyhow::Result<bullmq::FlowJob> {
+    fn to_bullmq(&self, is_child: bool) -> Result<bullmq::FlowJob, QueueError> {
         let mut opts = self.opts.to_bullmq();
         if is_child {
             match self.on_failure.unwrap_or_default() {
@@ -153,7 +147,7 @@ impl FlowSpec {
                 .children
                 .iter()
                 .map(|c| c.to_bullmq(true))
-                .collect::<anyhow::Result<Vec<_>>>()?;
+                .collect::<Result<Vec<_>, QueueError>>()?;
             job = job.children(children);
         }
         Ok(job)
@@ -189,15 +183,78 @@ fn name_queues(spec: &FlowSpec, node: &mut FlowNode) {
     }
 }
 
+/// `field` under the node at `path` (`""` is the root).
+fn at_path(path: &str, field: &str) -> String {
+    if path.is_empty() {
+        field.to_string()
+    } else {
+        format!("{path}.{field}")
+    }
+}
+
 impl QueueService {
-    /// Adds a flow atomically (every job or none).
-    pub async fn add_flow(&self, spec: &FlowSpec) -> anyhow::Result<FlowNode> {
+    /// Adds a flow atomically (every job or none), owned by `producer`.
+    ///
+    /// Every node gets an id before the add (its custom one, or an Airlock
+    /// one), and each id is claimed first: a flow naming a job that exists
+    /// (or is being added by another producer) is refused with the node's
+    /// field, and nothing is added — a flow must not attach someone else's
+    /// job as a child or parent. The claims carry the producer, committed to
+    /// every node once BullMQ has added the tree (see [`super::meta`]).
+    pub async fn add_flow(
+        &self,
+        spec: &FlowSpec,
+        producer: Option<&str>,
+    ) -> Result<FlowNode, QueueError> {
         spec.validate()?;
-        let producer =
+        let mut spec = spec.clone();
+        fn assign_ids(node: &mut FlowSpec) {
+            node.opts
+                .job_id
+                .get_or_insert_with(|| format!("j-{}", uuid::Uuid::new_v4().simple()));
+            for child in &mut node.children {
+                assign_ids(child);
+            }
+        }
+        assign_ids(&mut spec);
+        let nodes = spec.nodes();
+        for (_, node) in &nodes {
+            self.check_cluster_slot(&node.queue)?;
+        }
+        let pending = Pending {
+            producer: producer.map(str::to_string),
+            limits: None,
+        };
+        // Claims per queue (each claim's keys are in its queue's slot).
+        let mut claimed: Vec<(String, String)> = Vec::new();
+        let mut conflict = None;
+        for (path, node) in &nodes {
+            let id = node.opts.job_id.as_deref().unwrap_or_default();
+            match self.meta.claim(&node.queue, &[(id, &pending)]).await?[0] {
+                Claim::Mine => claimed.push((node.queue.clone(), id.to_string())),
+                Claim::Exists | Claim::Taken => {
+                    conflict = Some(FieldError::new(
+                        at_path(path, "opts.jobId"),
+                        format!("a job `{}:{id}` exists already", node.queue),
+                    ));
+                    break;
+                }
+            }
+        }
+        if let Some(field) = conflict {
+            for (queue, id) in &claimed {
+                self.meta.release(queue, &[id.as_str()]).await?;
+            }
+            return Err(QueueError::Conflict(field));
+        }
+        let flow =
             bullmq::FlowProducer::with_connection(self.conn.clone(), Some(self.prefix.clone()))?;
-        let added = producer.add(spec.to_bullmq(false)?).await?;
+        let added = flow.add(spec.to_bullmq(false)?).await?;
+        for (queue, id) in &claimed {
+            self.meta.commit(queue, &[id.as_str()]).await?;
+        }
         let mut node = to_node(added, &spec.queue);
-        name_queues(spec, &mut node);
+        name_queues(&spec, &mut node);
         Ok(node)
     }
 }

@@ -6,14 +6,19 @@
 //! against BullMQ's own keys, so Node's `bullmq` (and tools such as
 //! bull-board) see Airlock's queues and can add jobs to them.
 //!
-//! Airlock keeps a little per-job state of its own (the pinned handler
-//! digest, step records, measurements) as extra fields of BullMQ's job hash,
-//! prefixed `airlock.`. BullMQ ignores fields it does not know and deletes
-//! the whole hash when it removes a job, so that state can never outlive its
-//! job — retention needs no janitor and leaves no orphan keys.
+//! Airlock keeps a little per-job state of its own (the producer, per-job
+//! limits, the pinned handler digest, step records, measurements) as extra
+//! fields of BullMQ's job hash, prefixed `airlock.`; [`meta`] is the one
+//! module that reads and writes them. BullMQ ignores fields it does not know
+//! and deletes the whole hash when it removes a job, so that state can never
+//! outlive its job — retention needs no janitor and leaves no orphan keys.
+//!
+//! Every operation returns a typed [`QueueError`]; the HTTP API maps it to a
+//! status in one place.
 
 mod events;
 mod flows;
+pub mod meta;
 mod options;
 mod schedules;
 mod snapshot;
@@ -27,57 +32,18 @@ use redis::AsyncCommands;
 
 pub use self::events::{QueueEventItem, Subscription};
 pub use self::flows::{ChildFailure, FlowNode, FlowSpec};
-pub use self::options::{Backoff, Deduplication, JobOptions, MAX_PRIORITY, OptionError, Retention};
+use self::meta::Claim;
+pub use self::meta::{Meta, Pending, fields};
+pub use self::options::{
+    Backoff, Deduplication, JobOptions, KeepJobs, MAX_ATTEMPTS, MAX_DELAY_MS, MAX_ID_LEN,
+    MAX_PRIORITY, Retention,
+};
 pub use self::schedules::{ScheduleSpec, ScheduleView};
 pub use self::snapshot::{JobSnapshot, JobState, QueueCounts};
 pub use self::worker::{ActiveJob, JobProcessor, JobResult, QueueWorker, WorkerSettings};
+pub use crate::error::{FieldError, QueueError};
+use crate::names;
 use crate::store::Store;
-
-/// Job-hash fields Airlock owns (all prefixed `airlock.`).
-pub mod fields {
-    /// sha256 of the handler the job first ran with; retries, resumptions
-    /// and recoveries run the same code so durable steps replay against it.
-    pub const DIGEST: &str = "airlock.digest";
-    /// Per-job limits (JSON `LimitsOverride`).
-    pub const LIMITS: &str = "airlock.limits";
-    /// Fuel used by the last run.
-    pub const FUEL: &str = "airlock.fuelUsed";
-    /// Peak memory of the last run, bytes.
-    pub const MEMORY: &str = "airlock.peakMemoryBytes";
-    /// Wall time of the last run, ms.
-    pub const WALL_MS: &str = "airlock.wallTimeMs";
-    /// Failure kind of the last failed run.
-    pub const KIND: &str = "airlock.failureKind";
-    /// Id of the host that ran the job last.
-    pub const HOST: &str = "airlock.host";
-    /// Name of the API token that enqueued the job (producers read only
-    /// their own jobs).
-    pub const PRODUCER: &str = "airlock.producer";
-    /// Prefix of a durable step record: `airlock.step:<step id>`.
-    pub const STEP_PREFIX: &str = "airlock.step:";
-    /// Prefix of a durable sleep record: `airlock.sleep:<sleep id>` (wake-up ms).
-    pub const SLEEP_PREFIX: &str = "airlock.sleep:";
-}
-
-/// A queue name that BullMQ (and Redis Cluster hash tags) can live with.
-pub fn validate_queue_name(name: &str) -> Result<(), OptionError> {
-    let bad = |m: &str| OptionError {
-        field: "queue".into(),
-        message: m.into(),
-    };
-    if name.is_empty() || name.len() > 128 {
-        return Err(bad("must be 1 to 128 characters"));
-    }
-    if !name
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '{' | '}'))
-    {
-        return Err(bad(
-            "may contain only letters, digits, `-`, `_`, `.` and a `{hash tag}`",
-        ));
-    }
-    Ok(())
-}
 
 /// Result of an enqueue.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -98,6 +64,9 @@ pub struct NewJob {
     pub data: serde_json::Value,
     /// Options, already merged with the binding's defaults.
     pub opts: JobOptions,
+    /// The API token adding it: only it (and admin/reader tokens) may read
+    /// the job through the API.
+    pub producer: Option<String>,
 }
 
 /// Access to the BullMQ queues of one Redis (and key prefix).
@@ -106,7 +75,18 @@ pub struct QueueService {
     connection: bullmq::options::RedisConnectionOptions,
     prefix: String,
     store: Store,
+    meta: Meta,
     queues: Mutex<HashMap<String, bullmq::Queue>>,
+}
+
+/// How one job of an add goes in (see [`meta`] for why).
+enum Route {
+    /// Nothing of Airlock's to carry: BullMQ's add as asked.
+    Plain,
+    /// A producer only, on a BullMQ-generated id: add, then record it.
+    ThenProducer,
+    /// State to carry on an id known before the add: claim, add, commit.
+    Claimed(meta::Pending),
 }
 
 impl QueueService {
@@ -117,6 +97,7 @@ impl QueueService {
             conn: store.bullmq_connection().clone(),
             connection: store.options().clone(),
             prefix: prefix.to_string(),
+            meta: Meta::new(store.clone(), prefix),
             store,
             queues: Mutex::new(HashMap::new()),
         }
@@ -125,16 +106,15 @@ impl QueueService {
     /// Refuses a queue whose keys would spread over several slots of a
     /// Redis Cluster: BullMQ's scripts touch many keys of a queue at once,
     /// so either the prefix or the queue name must carry a `{hash tag}`.
-    pub(crate) fn check_cluster_slot(&self, name: &str) -> anyhow::Result<()> {
-        use crate::registry::hash_tagged;
-        if self.store.is_cluster() && !hash_tagged(&self.prefix) && !hash_tagged(name) {
-            return Err(OptionError {
-                field: "queue".into(),
-                message: format!(
+    pub(crate) fn check_cluster_slot(&self, name: &str) -> Result<(), FieldError> {
+        if self.store.is_cluster() && !names::hash_tagged(&self.prefix) && !names::hash_tagged(name)
+        {
+            return Err(FieldError::new(
+                "queue",
+                format!(
                     "on a Redis Cluster a queue needs a hash tag: name it `{{{name}}}` (or run with a `{{bull}}` prefix)"
                 ),
-            }
-            .into());
+            ));
         }
         Ok(())
     }
@@ -149,9 +129,14 @@ impl QueueService {
         &self.store
     }
 
+    /// Airlock's per-job state.
+    pub fn meta(&self) -> &Meta {
+        &self.meta
+    }
+
     /// The Redis key of a job's hash.
     pub fn job_key(&self, queue: &str, id: &str) -> String {
-        format!("{}:{}:{}", self.prefix, queue, id)
+        self.meta.job_key(queue, id)
     }
 
     /// The Redis key of a queue's events stream.
@@ -159,8 +144,11 @@ impl QueueService {
         format!("{}:{}:events", self.prefix, queue)
     }
 
-    async fn queue(&self, name: &str) -> anyhow::Result<bullmq::Queue> {
-        validate_queue_name(name)?;
+    /// The port's handle on a queue. Creating one writes BullMQ's version
+    /// into the queue's meta hash, so only call this for queues that are
+    /// meant to exist (bound ones, or ones being written to).
+    async fn queue(&self, name: &str) -> Result<bullmq::Queue, QueueError> {
+        names::queue("queue", name)?;
         self.check_cluster_slot(name)?;
         if let Some(q) = self.queues.lock().unwrap().get(name) {
             return Ok(q.clone());
@@ -175,64 +163,165 @@ impl QueueService {
     }
 
     /// Enqueues one job.
-    pub async fn add(&self, queue: &str, job: NewJob) -> anyhow::Result<Enqueued> {
+    pub async fn add(&self, queue: &str, job: NewJob) -> Result<Enqueued, QueueError> {
         Ok(self.add_bulk(queue, vec![job]).await?.remove(0))
     }
 
     /// Enqueues several jobs. Every job is validated before any is added,
-    /// so a bad request adds nothing.
-    pub async fn add_bulk(&self, queue: &str, jobs: Vec<NewJob>) -> anyhow::Result<Vec<Enqueued>> {
+    /// so a bad request adds nothing. A duplicate (an id that exists, or is
+    /// being added by another producer) changes nothing about the existing
+    /// job.
+    pub async fn add_bulk(
+        &self,
+        queue: &str,
+        jobs: Vec<NewJob>,
+    ) -> Result<Vec<Enqueued>, QueueError> {
         for job in &jobs {
             job.opts.validate()?;
         }
         let q = self.queue(queue).await?;
-        let mut prepared = Vec::with_capacity(jobs.len());
-        let mut prepared_ids = Vec::with_capacity(jobs.len());
-        let mut known_before = Vec::with_capacity(jobs.len());
-        for mut job in jobs {
-            // Per-job limits must be in place before any worker can see the
-            // job, so such a job gets its id here and its limits are parked
-            // under a key the first run moves into the job hash.
-            if let Some(limits) = &job.opts.limits {
-                let id = job
-                    .opts
-                    .job_id
-                    .get_or_insert_with(|| format!("j-{}", uuid::Uuid::new_v4().simple()))
-                    .clone();
-                let text = serde_json::to_string(limits)?;
-                self.store.set_pending_limits(queue, &id, &text).await?;
-            }
-            let existed = match (&job.opts.job_id, &job.opts.deduplication) {
-                (Some(id), _) => self.store.exists(&self.job_key(queue, id)).await?,
-                // A live deduplication id makes BullMQ answer with the job
-                // that holds it instead of adding one.
-                (None, Some(dedup)) => q.get_deduplication_job_id(&dedup.id).await?.is_some(),
-                (None, None) => false,
+
+        let mut routes = Vec::with_capacity(jobs.len());
+        let mut jobs = jobs;
+        for job in &mut jobs {
+            let pending = meta::Pending {
+                producer: job.producer.clone(),
+                limits: job.opts.limits.clone(),
             };
-            known_before.push(existed);
-            prepared_ids.push(job.opts.job_id.clone());
-            let opts = job.opts.to_bullmq();
-            prepared.push(bullmq::BulkJob::with_options(job.name, job.data, opts));
-        }
-        let requested: Vec<Option<String>> = prepared_ids;
-        let added = q.add_bulk(prepared).await?;
-        Ok(added
-            .into_iter()
-            .zip(known_before)
-            .zip(requested)
-            .map(|((job, existed), requested)| {
-                // A deduplicated add answers with the existing job's id.
-                let replaced = requested.is_some_and(|r| r != job.id());
-                Enqueued {
-                    id: job.id().to_string(),
-                    duplicate: existed || replaced,
+            let known_id = job.opts.job_id.is_some()
+                || job.opts.deduplication.is_some()
+                || pending.limits.is_some();
+            routes.push(match (pending.is_empty(), known_id) {
+                (true, _) => Route::Plain,
+                (false, false) => Route::ThenProducer,
+                (false, true) => {
+                    job.opts
+                        .job_id
+                        .get_or_insert_with(|| format!("j-{}", uuid::Uuid::new_v4().simple()));
+                    Route::Claimed(pending)
                 }
+            });
+        }
+
+        // Claims, in one round trip.
+        let claims: Vec<(&str, &meta::Pending)> = jobs
+            .iter()
+            .zip(&routes)
+            .filter_map(|(job, route)| match route {
+                Route::Claimed(p) => Some((job.opts.job_id.as_deref().unwrap_or_default(), p)),
+                _ => None,
             })
+            .collect();
+        let mut claim_results = self.meta.claim(queue, &claims).await?.into_iter();
+        let mut outcome: Vec<Option<Enqueued>> = Vec::with_capacity(jobs.len());
+        let mut existing: Vec<String> = Vec::new();
+        for (job, route) in jobs.iter().zip(&routes) {
+            let claimed = match route {
+                Route::Claimed(_) => claim_results.next().unwrap_or(Claim::Exists),
+                _ => Claim::Mine,
+            };
+            outcome.push(match claimed {
+                Claim::Mine => None,
+                Claim::Exists | Claim::Taken => {
+                    let id = job.opts.job_id.clone().unwrap_or_default();
+                    if claimed == Claim::Exists {
+                        existing.push(id.clone());
+                    }
+                    Some(Enqueued {
+                        id,
+                        duplicate: true,
+                    })
+                }
+            });
+        }
+
+        // Whether plain adds with an id will be duplicates: only for the
+        // answer's `duplicate` flag (a race makes it say false wrongly, never
+        // changes what is stored).
+        let mut known_before = vec![false; jobs.len()];
+        for (i, (job, route)) in jobs.iter().zip(&routes).enumerate() {
+            if !matches!(route, Route::Plain) || outcome[i].is_some() {
+                continue;
+            }
+            let exists = match &job.opts.job_id {
+                Some(id) => self.store.exists(&self.job_key(queue, id)).await?,
+                None => false,
+            };
+            // A live deduplication key makes BullMQ answer with the job that
+            // holds it instead of adding one (even after that job is gone).
+            known_before[i] = exists
+                || match &job.opts.deduplication {
+                    Some(dedup) => q.get_deduplication_job_id(&dedup.id).await?.is_some(),
+                    None => false,
+                };
+        }
+
+        let mut to_add = Vec::new();
+        let mut added_at = Vec::new();
+        for (i, job) in jobs.iter().enumerate() {
+            if outcome[i].is_none() {
+                added_at.push(i);
+                to_add.push(bullmq::BulkJob::with_options(
+                    job.name.clone(),
+                    job.data.clone(),
+                    job.opts.to_bullmq(),
+                ));
+            }
+        }
+        // After this point claims are never released: an add that failed on
+        // the wire may still have happened, and its job needs the pending
+        // state (which expires on its own otherwise).
+        let added = if to_add.is_empty() {
+            Vec::new()
+        } else {
+            q.add_bulk(to_add).await?
+        };
+
+        let mut commits: Vec<String> = existing;
+        let mut producers: Vec<(String, String)> = Vec::new();
+        for (i, job) in added_at.into_iter().zip(added) {
+            let id = job.id().to_string();
+            let requested = jobs[i].opts.job_id.as_deref();
+            // A deduplicated add answers with the existing job's id.
+            let replaced = requested.is_some_and(|r| r != id);
+            match &routes[i] {
+                Route::Claimed(_) => {
+                    if let Some(r) = requested {
+                        commits.push(r.to_string());
+                    }
+                    if replaced {
+                        commits.push(id.clone());
+                    }
+                }
+                Route::ThenProducer => {
+                    if let Some(p) = &jobs[i].producer {
+                        producers.push((id.clone(), p.clone()));
+                    }
+                }
+                Route::Plain => {}
+            }
+            outcome[i] = Some(Enqueued {
+                id,
+                duplicate: known_before[i] || replaced,
+            });
+        }
+        let commit_ids: Vec<&str> = commits.iter().map(String::as_str).collect();
+        self.meta.commit(queue, &commit_ids).await?;
+        let mut by_producer: HashMap<&str, Vec<&str>> = HashMap::new();
+        for (id, producer) in &producers {
+            by_producer.entry(producer).or_default().push(id);
+        }
+        for (producer, ids) in by_producer {
+            self.meta.set_producer(queue, &ids, producer).await?;
+        }
+        Ok(outcome
+            .into_iter()
+            .map(|o| o.expect("every job has an outcome"))
             .collect())
     }
 
     /// A job's full state, or `None` when it does not exist.
-    pub async fn get_job(&self, queue: &str, id: &str) -> anyhow::Result<Option<JobSnapshot>> {
+    pub async fn get_job(&self, queue: &str, id: &str) -> Result<Option<JobSnapshot>, QueueError> {
         let q = self.queue(queue).await?;
         // State first, fields second: a job finishing in between then shows
         // as still running with its result, never as finished without it.
@@ -249,6 +338,13 @@ impl QueueService {
         )))
     }
 
+    /// A job that must exist.
+    async fn existing_job(&self, queue: &str, id: &str) -> Result<JobSnapshot, QueueError> {
+        self.get_job(queue, id)
+            .await?
+            .ok_or_else(|| QueueError::NotFound(format!("job `{queue}:{id}`")))
+    }
+
     /// A page of a job's log lines (oldest first) and the total count.
     pub async fn job_logs(
         &self,
@@ -256,14 +352,14 @@ impl QueueService {
         id: &str,
         start: usize,
         end: usize,
-    ) -> anyhow::Result<(Vec<String>, usize)> {
+    ) -> Result<(Vec<String>, usize), QueueError> {
         let q = self.queue(queue).await?;
         Ok(q.get_job_logs(id, start as isize, end as isize, true)
             .await?)
     }
 
     /// How many jobs are in each state.
-    pub async fn counts(&self, queue: &str) -> anyhow::Result<QueueCounts> {
+    pub async fn counts(&self, queue: &str) -> Result<QueueCounts, QueueError> {
         let q = self.queue(queue).await?;
         let counts = q.get_job_counts().await?;
         Ok(QueueCounts {
@@ -285,7 +381,7 @@ impl QueueService {
         state: JobState,
         start: usize,
         end: usize,
-    ) -> anyhow::Result<Vec<JobSnapshot>> {
+    ) -> Result<Vec<JobSnapshot>, QueueError> {
         let q = self.queue(queue).await?;
         let jobs = q
             .get_jobs(&[state.bullmq_name()], start as i64, end as i64, false)
@@ -302,61 +398,82 @@ impl QueueService {
 
     /// Moves a failed or completed job back to waiting. Its recorded steps
     /// stay, so a workflow resumes where it failed.
-    pub async fn retry(&self, queue: &str, id: &str) -> anyhow::Result<bool> {
+    pub async fn retry(&self, queue: &str, id: &str) -> Result<(), QueueError> {
         let q = self.queue(queue).await?;
-        let Some(mut job) = q.get_job(id).await? else {
-            return Ok(false);
-        };
-        let state = q.get_job_state(id).await?;
-        let state = match state {
+        let mut job = q
+            .get_job(id)
+            .await?
+            .ok_or_else(|| QueueError::NotFound(format!("job `{queue}:{id}`")))?;
+        let state = match q.get_job_state(id).await? {
             bullmq::JobState::Failed => "failed",
             bullmq::JobState::Completed => "completed",
             other => {
-                anyhow::bail!("job {id} is {other}; only failed or completed jobs can be retried")
+                return Err(QueueError::WrongState(format!(
+                    "job `{queue}:{id}` is {}; only failed or completed jobs can be retried",
+                    JobState::from(other).as_str()
+                )));
             }
         };
         job.retry(state, None).await?;
-        Ok(true)
+        Ok(())
     }
 
-    /// Removes a job (refused while it is locked by a worker).
-    pub async fn remove(&self, queue: &str, id: &str) -> anyhow::Result<bool> {
+    /// Removes a job (refused while a worker holds its lock).
+    pub async fn remove(&self, queue: &str, id: &str) -> Result<(), QueueError> {
+        self.existing_job(queue, id).await?;
         let q = self.queue(queue).await?;
-        Ok(q.remove(id).await?)
+        if !q.remove(id).await? {
+            return Err(QueueError::WrongState(format!(
+                "job `{queue}:{id}` is locked by a running worker"
+            )));
+        }
+        Ok(())
     }
 
     /// Moves a delayed job to waiting now. A job in a durable sleep wakes
     /// up: its pending sleeps are marked as over, so on replay it goes on
     /// past them instead of parking again (BullMQ's own `promote` only
     /// reruns it, and the replay parks it again until the recorded time).
-    pub async fn promote(&self, queue: &str, id: &str) -> anyhow::Result<bool> {
-        let q = self.queue(queue).await?;
-        let Some(job) = q.get_job(id).await? else {
-            return Ok(false);
-        };
-        let key = self.job_key(queue, id);
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)?
-            .as_millis() as u64;
-        for (field, value) in self.store.hgetall(&key).await? {
-            let pending = value.parse::<u64>().is_ok_and(|wake| wake > now);
-            if field.starts_with(fields::SLEEP_PREFIX) && pending {
-                self.store
-                    .hset_if_exists(&key, &field, &now.to_string())
-                    .await?;
-            }
+    pub async fn promote(&self, queue: &str, id: &str) -> Result<(), QueueError> {
+        let snapshot = self.existing_job(queue, id).await?;
+        if snapshot.state != JobState::Delayed {
+            return Err(QueueError::WrongState(format!(
+                "job `{queue}:{id}` is {}, not delayed",
+                snapshot.state.as_str()
+            )));
         }
+        let q = self.queue(queue).await?;
+        let job = q
+            .get_job(id)
+            .await?
+            .ok_or_else(|| QueueError::NotFound(format!("job `{queue}:{id}`")))?;
+        self.meta
+            .wake_sleeps(&self.job_key(queue, id), crate::sandbox::clock::now_ms())
+            .await?;
         job.promote().await?;
-        Ok(true)
+        Ok(())
+    }
+
+    /// Moves the job to another handler digest: its next run uses it.
+    pub async fn repin(&self, queue: &str, id: &str, digest: &str) -> Result<(), QueueError> {
+        if !self.meta.repin(queue, id, digest).await? {
+            return Err(QueueError::NotFound(format!("job `{queue}:{id}`")));
+        }
+        Ok(())
+    }
+
+    /// Whether the queue is paused.
+    pub async fn is_paused(&self, queue: &str) -> Result<bool, QueueError> {
+        Ok(self.queue(queue).await?.is_paused().await?)
     }
 
     /// Stops workers of every host from taking jobs of this queue.
-    pub async fn pause(&self, queue: &str) -> anyhow::Result<()> {
+    pub async fn pause(&self, queue: &str) -> Result<(), QueueError> {
         Ok(self.queue(queue).await?.pause().await?)
     }
 
     /// Undoes [`QueueService::pause`].
-    pub async fn resume(&self, queue: &str) -> anyhow::Result<()> {
+    pub async fn resume(&self, queue: &str) -> Result<(), QueueError> {
         Ok(self.queue(queue).await?.resume().await?)
     }
 
@@ -369,7 +486,7 @@ impl QueueService {
         queue: &str,
         concurrency: Option<u64>,
         rate: Option<(u64, u64)>,
-    ) -> anyhow::Result<()> {
+    ) -> Result<(), QueueError> {
         let q = self.queue(queue).await?;
         match concurrency {
             Some(n) => q.set_global_concurrency(n).await?,
@@ -383,7 +500,7 @@ impl QueueService {
     }
 
     /// Removes waiting (and, with `delayed`, delayed) jobs.
-    pub async fn drain(&self, queue: &str, delayed: bool) -> anyhow::Result<()> {
+    pub async fn drain(&self, queue: &str, delayed: bool) -> Result<(), QueueError> {
         Ok(self.queue(queue).await?.drain(delayed).await?)
     }
 
@@ -395,15 +512,25 @@ impl QueueService {
         state: JobState,
         grace_ms: u64,
         limit: u32,
-    ) -> anyhow::Result<Vec<String>> {
+    ) -> Result<Vec<String>, QueueError> {
         let q = self.queue(queue).await?;
         Ok(q.clean(grace_ms, limit, state.bullmq_name()).await?)
     }
 
-    /// Deletes the queue and all its jobs.
-    pub async fn obliterate(&self, queue: &str, force: bool) -> anyhow::Result<()> {
+    /// Deletes the queue and all its jobs. BullMQ obliterates only paused
+    /// queues (no worker may take a job while its keys go), so the queue is
+    /// paused first — and resumed again if the obliterate then fails and
+    /// the queue was running before.
+    pub async fn obliterate(&self, queue: &str, force: bool) -> Result<(), QueueError> {
         let q = self.queue(queue).await?;
-        q.obliterate(force, 1000).await?;
+        let was_paused = q.is_paused().await?;
+        q.pause().await?;
+        if let Err(e) = q.obliterate(force, 1000).await {
+            if !was_paused && let Err(resume) = q.resume().await {
+                tracing::warn!(queue, error = %resume, "could not resume the queue after a failed obliterate");
+            }
+            return Err(e.into());
+        }
         self.queues.lock().unwrap().remove(queue);
         Ok(())
     }
@@ -418,20 +545,8 @@ impl QueueService {
         self.store.ping().await
     }
 
-    /// Sets an Airlock field on a job hash, only if the job exists.
-    pub async fn set_job_field(
-        &self,
-        queue: &str,
-        id: &str,
-        field: &str,
-        value: &str,
-    ) -> anyhow::Result<bool> {
-        let key = self.job_key(queue, id);
-        self.store.hset_if_exists(&key, field, value).await
-    }
-
-    /// A raw command on Airlock's connection (tests and maintenance).
-    pub async fn raw_hget(&self, key: &str, field: &str) -> anyhow::Result<Option<String>> {
+    /// A raw `HGET` on Airlock's connection (tests and maintenance).
+    pub async fn raw_hget(&self, key: &str, field: &str) -> Result<Option<String>, QueueError> {
         let mut conn = self.store.conn();
         Ok(conn.hget(key, field).await?)
     }

@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::error::FieldError;
 use crate::sandbox::LimitsOverride;
 
 /// How a failed attempt is spaced from the next one.
@@ -11,12 +12,15 @@ use crate::sandbox::LimitsOverride;
 pub enum Backoff {
     /// The same delay every time.
     Fixed {
-        /// Delay in milliseconds.
+        /// Delay in milliseconds (at most a year).
+        #[schema(minimum = 0, maximum = 31_536_000_000_u64)]
         delay: u64,
     },
-    /// `delay * 2^(attempt-1)`: 2 s, 4 s, 8 s... for `delay: 2000`.
+    /// `delay × 2^(n − 1)` after the n-th failure: 2 s, 4 s, 8 s... for
+    /// `delay: 2000`.
     Exponential {
-        /// Base delay in milliseconds.
+        /// Base delay in milliseconds (at most a year).
+        #[schema(minimum = 0, maximum = 31_536_000_000_u64)]
         delay: u64,
     },
 }
@@ -30,14 +34,21 @@ pub enum Retention {
     /// Keep the newest N.
     Count(u64),
     /// Keep by age and/or count.
-    Keep {
-        /// Keep jobs younger than this many seconds (BullMQ uses seconds here).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        age: Option<u64>,
-        /// Keep at most this many.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        count: Option<u64>,
-    },
+    Keep(KeepJobs),
+}
+
+/// Retention by age and/or count.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct KeepJobs {
+    /// Keep jobs younger than this many seconds (BullMQ uses seconds here).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 0, maximum = 1_099_511_627_776_u64)]
+    pub age: Option<u64>,
+    /// Keep at most this many.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 0, maximum = 1_099_511_627_776_u64)]
+    pub count: Option<u64>,
 }
 
 /// BullMQ deduplication: while a job with this id exists (or for `ttl` ms),
@@ -46,10 +57,12 @@ pub enum Retention {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Deduplication {
     /// The deduplication id.
+    #[schema(min_length = 1, max_length = 256)]
     pub id: String,
-    /// How long the id blocks duplicates, in milliseconds (absent: until the
-    /// job finishes).
+    /// How long the id blocks duplicates, in milliseconds, at most a year
+    /// (absent: until the job finishes).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 1, maximum = 31_536_000_000_u64)]
     pub ttl: Option<u64>,
 }
 
@@ -58,22 +71,28 @@ pub struct Deduplication {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct JobOptions {
-    /// A custom job id; adding a job whose id exists adds nothing.
+    /// A custom job id (not an integer, no `:`): adding a job whose id
+    /// exists adds nothing.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(min_length = 1, max_length = 256, pattern = r"^[^:]*[^0-9:][^:]*$")]
     pub job_id: Option<String>,
-    /// Milliseconds before the job may run.
+    /// Milliseconds before the job may run (at most a year).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 0, maximum = 31_536_000_000_u64)]
     pub delay: Option<u64>,
-    /// 1 (highest) to 2,097,152 (lowest); absent means no priority.
+    /// 1 (highest) to 2,097,152 (lowest); absent or 0 means no priority.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 0, maximum = 2_097_152)]
     pub priority: Option<u32>,
-    /// Take this job before older waiting ones.
+    /// Take this job before older waiting ones (not with a priority).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lifo: Option<bool>,
-    /// Attempts in total (1: never retried).
+    /// Attempts in total (1: never retried), at most 10,000.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 1, maximum = 10_000)]
     pub attempts: Option<u32>,
-    /// Delay between attempts.
+    /// Delay between attempts. With `exponential`, the longest wait
+    /// (`delay × 2^(attempts − 2)`) must be at most a year.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub backoff: Option<Backoff>,
     /// Retention of the job once completed.
@@ -82,9 +101,6 @@ pub struct JobOptions {
     /// Retention of the job once failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub remove_on_fail: Option<Retention>,
-    /// Log lines to keep for the job.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub keep_logs: Option<u32>,
     /// Deduplication by id.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deduplication: Option<Deduplication>,
@@ -93,25 +109,59 @@ pub struct JobOptions {
     pub limits: Option<LimitsOverride>,
 }
 
-/// An option that cannot be accepted, naming the field.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("`{field}`: {message}")]
-pub struct OptionError {
-    /// The field, in JSON spelling (`opts.priority`).
-    pub field: String,
-    /// What is wrong.
-    pub message: String,
-}
-
-fn bad(field: &str, message: impl Into<String>) -> OptionError {
-    OptionError {
-        field: field.to_string(),
-        message: message.into(),
-    }
+fn bad(field: &str, message: impl Into<String>) -> FieldError {
+    FieldError::new(field, message)
 }
 
 /// BullMQ's priority range.
 pub const MAX_PRIORITY: u32 = 2_097_152;
+
+/// Longest `delay`, backoff wait or deduplication TTL: a year. Beyond it
+/// BullMQ's delayed-set scores lose millisecond precision, and a wait that
+/// long is a mistake (a schedule is the tool for far-off work).
+pub const MAX_DELAY_MS: u64 = 365 * 24 * 60 * 60 * 1000;
+
+/// Most attempts a job may have.
+pub const MAX_ATTEMPTS: u32 = 10_000;
+
+/// Longest id (job id, deduplication id).
+pub const MAX_ID_LEN: usize = 256;
+
+/// Largest retention count or age (seconds) BullMQ's scripts handle exactly.
+pub const MAX_RETENTION: u64 = 1 << 40;
+
+/// The longest wait exponential backoff asks for: BullMQ waits
+/// `delay × 2^(n − 1)` after the n-th failure, and the last retry follows
+/// failure `attempts − 1`. Saturates instead of overflowing.
+pub fn exponential_wait(delay: u64, attempts: u32) -> u64 {
+    if attempts < 2 || delay == 0 {
+        return 0;
+    }
+    let shift = attempts - 2;
+    if shift >= 64 {
+        return u64::MAX;
+    }
+    delay.saturating_mul(1u64 << shift)
+}
+
+impl Retention {
+    fn validate(&self, field: &str) -> Result<(), FieldError> {
+        let too_big = match self {
+            Retention::Remove(_) => false,
+            Retention::Count(n) => *n > MAX_RETENTION,
+            Retention::Keep(KeepJobs { age, count }) => {
+                age.is_some_and(|a| a > MAX_RETENTION) || count.is_some_and(|c| c > MAX_RETENTION)
+            }
+        };
+        if too_big {
+            return Err(bad(
+                field,
+                format!("counts and ages must be at most {MAX_RETENTION}"),
+            ));
+        }
+        Ok(())
+    }
+}
 
 impl JobOptions {
     /// These options with the absent fields filled from `defaults`.
@@ -131,14 +181,13 @@ impl JobOptions {
                 .remove_on_fail
                 .clone()
                 .or_else(|| defaults.remove_on_fail.clone()),
-            keep_logs: self.keep_logs.or(defaults.keep_logs),
             deduplication: self.deduplication.clone(),
             limits: self.limits.clone(),
         }
     }
 
-    /// Checks ranges BullMQ would reject or misbehave on.
-    pub fn validate(&self) -> Result<(), OptionError> {
+    /// Checks ranges BullMQ would reject or misbehave on, naming the field.
+    pub fn validate(&self) -> Result<(), FieldError> {
         if let Some(id) = &self.job_id {
             if id.is_empty() {
                 return Err(bad("jobId", "must not be empty"));
@@ -151,9 +200,17 @@ impl JobOptions {
                 // It would alias other keys of the queue.
                 return Err(bad("jobId", "must not contain `:`"));
             }
-            if id.len() > 256 {
-                return Err(bad("jobId", "is longer than 256 bytes"));
+            if id.len() > MAX_ID_LEN {
+                return Err(bad("jobId", format!("is longer than {MAX_ID_LEN} bytes")));
             }
+        }
+        if let Some(d) = self.delay
+            && d > MAX_DELAY_MS
+        {
+            return Err(bad(
+                "delay",
+                format!("must be at most {MAX_DELAY_MS} ms (a year)"),
+            ));
         }
         if let Some(p) = self.priority
             && p > MAX_PRIORITY
@@ -163,13 +220,57 @@ impl JobOptions {
                 format!("must be between 0 and {MAX_PRIORITY}"),
             ));
         }
-        if self.attempts == Some(0) {
-            return Err(bad("attempts", "must be at least 1"));
+        match self.attempts {
+            Some(0) => return Err(bad("attempts", "must be at least 1")),
+            Some(a) if a > MAX_ATTEMPTS => {
+                return Err(bad("attempts", format!("must be at most {MAX_ATTEMPTS}")));
+            }
+            _ => {}
         }
-        if let Some(d) = &self.deduplication
-            && d.id.is_empty()
-        {
-            return Err(bad("deduplication.id", "must not be empty"));
+        if let Some(backoff) = &self.backoff {
+            let delay = match backoff {
+                Backoff::Fixed { delay } | Backoff::Exponential { delay } => *delay,
+            };
+            if delay > MAX_DELAY_MS {
+                return Err(bad(
+                    "backoff.delay",
+                    format!("must be at most {MAX_DELAY_MS} ms (a year)"),
+                ));
+            }
+            if let Backoff::Exponential { delay } = backoff
+                && exponential_wait(*delay, self.attempts.unwrap_or(1)) > MAX_DELAY_MS
+            {
+                return Err(bad(
+                    "backoff.delay",
+                    format!(
+                        "with {} attempts the last exponential wait ({delay} ms × 2^{}) would exceed a year",
+                        self.attempts.unwrap_or(1),
+                        self.attempts.unwrap_or(1).saturating_sub(2)
+                    ),
+                ));
+            }
+        }
+        if let Some(r) = &self.remove_on_complete {
+            r.validate("removeOnComplete")?;
+        }
+        if let Some(r) = &self.remove_on_fail {
+            r.validate("removeOnFail")?;
+        }
+        if let Some(d) = &self.deduplication {
+            if d.id.is_empty() || d.id.len() > MAX_ID_LEN {
+                return Err(bad(
+                    "deduplication.id",
+                    format!("must be 1 to {MAX_ID_LEN} bytes"),
+                ));
+            }
+            if let Some(ttl) = d.ttl
+                && (ttl == 0 || ttl > MAX_DELAY_MS)
+            {
+                return Err(bad(
+                    "deduplication.ttl",
+                    format!("must be between 1 and {MAX_DELAY_MS} ms (a year)"),
+                ));
+            }
         }
         if self.lifo == Some(true) && self.priority.is_some_and(|p| p > 0) {
             return Err(bad("lifo", "cannot be combined with a priority"));
@@ -182,7 +283,7 @@ impl JobOptions {
         let retention = |r: &Retention| match r {
             Retention::Remove(b) => bullmq::types::RemoveOnFinish::Bool(*b),
             Retention::Count(n) => bullmq::types::RemoveOnFinish::Count(*n as usize),
-            Retention::Keep { age, count } => {
+            Retention::Keep(KeepJobs { age, count }) => {
                 bullmq::types::RemoveOnFinish::Options(bullmq::types::KeepJobs {
                     age: *age,
                     count: count.map(|c| c as usize),
@@ -204,7 +305,6 @@ impl JobOptions {
             }),
             remove_on_complete: self.remove_on_complete.as_ref().map(retention),
             remove_on_fail: self.remove_on_fail.as_ref().map(retention),
-            keep_logs: self.keep_logs,
             deduplication: self
                 .deduplication
                 .as_ref()

@@ -5,7 +5,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{JobOptions, OptionError, QueueService};
+use super::{JobOptions, QueueError, QueueService};
+use crate::error::FieldError;
 
 /// A schedule as requested.
 #[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
@@ -62,17 +63,14 @@ pub struct ScheduleView {
     pub data: Option<serde_json::Value>,
 }
 
-fn bad(field: &str, message: impl Into<String>) -> OptionError {
-    OptionError {
-        field: field.into(),
-        message: message.into(),
-    }
+fn bad(field: &str, message: impl Into<String>) -> FieldError {
+    FieldError::new(field, message)
 }
 
 impl ScheduleSpec {
     /// Checks the spec: exactly one of pattern/every, a parsable pattern, a
     /// known time zone, valid options.
-    pub fn validate(&self) -> Result<(), OptionError> {
+    pub fn validate(&self) -> Result<(), FieldError> {
         if let Some(tz) = &self.tz
             && tz.parse::<chrono_tz::Tz>().is_err()
         {
@@ -96,9 +94,7 @@ impl ScheduleSpec {
             }
             (None, Some(_)) => {}
         }
-        self.opts
-            .validate()
-            .map_err(|e| bad(&format!("opts.{}", e.field), e.message))?;
+        self.opts.validate().map_err(|e| e.under("opts"))?;
         if self.opts.job_id.is_some() || self.opts.delay.is_some() || self.opts.limits.is_some() {
             return Err(bad(
                 "opts",
@@ -131,7 +127,7 @@ impl QueueService {
         queue: &str,
         id: &str,
         spec: &ScheduleSpec,
-    ) -> anyhow::Result<ScheduleView> {
+    ) -> Result<ScheduleView, QueueError> {
         spec.validate()?;
         let q = self.queue(queue).await?;
         let repeat = bullmq::job_scheduler::RepeatOptions {
@@ -149,19 +145,23 @@ impl QueueService {
             Some(spec.opts.to_bullmq()),
         )
         .await?;
-        self.schedule(queue, id)
-            .await?
-            .ok_or_else(|| anyhow::anyhow!("schedule {id} vanished right after it was written"))
+        self.schedule(queue, id).await?.ok_or_else(|| {
+            QueueError::Internal(format!("schedule {id} vanished right after it was written"))
+        })
     }
 
     /// Schedule `id` of `queue`.
-    pub async fn schedule(&self, queue: &str, id: &str) -> anyhow::Result<Option<ScheduleView>> {
+    pub async fn schedule(
+        &self,
+        queue: &str,
+        id: &str,
+    ) -> Result<Option<ScheduleView>, QueueError> {
         let q = self.queue(queue).await?;
         Ok(q.get_job_scheduler(id).await?.map(|s| view(queue, s)))
     }
 
     /// Every schedule of `queue`, soonest first.
-    pub async fn schedules(&self, queue: &str) -> anyhow::Result<Vec<ScheduleView>> {
+    pub async fn schedules(&self, queue: &str) -> Result<Vec<ScheduleView>, QueueError> {
         let q = self.queue(queue).await?;
         Ok(q.get_job_schedulers(0, -1, true)
             .await?
@@ -171,14 +171,18 @@ impl QueueService {
     }
 
     /// Deletes schedule `id`; whether it existed.
-    pub async fn remove_schedule(&self, queue: &str, id: &str) -> anyhow::Result<bool> {
+    pub async fn remove_schedule(&self, queue: &str, id: &str) -> Result<bool, QueueError> {
         let q = self.queue(queue).await?;
         Ok(q.remove_job_scheduler(id).await?)
     }
 
     /// Whether a job of schedule `id` (a tick or a manual trigger) is
     /// running right now.
-    pub async fn schedule_running(&self, queue: &str, id: &str) -> anyhow::Result<Option<String>> {
+    pub async fn schedule_running(
+        &self,
+        queue: &str,
+        id: &str,
+    ) -> Result<Option<String>, QueueError> {
         let q = self.queue(queue).await?;
         let active = q.get_active(0, -1).await?;
         let tick = format!("repeat:{id}:");

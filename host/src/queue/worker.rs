@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::QueueService;
+use super::{QueueError, QueueService};
 
 /// How a queue's worker behaves on this host.
 #[derive(Debug, Clone)]
@@ -129,7 +129,7 @@ impl ActiveJob {
     }
 
     /// Stores progress (BullMQ `progress` field and `progress` event).
-    pub async fn update_progress(&mut self, value: serde_json::Value) -> anyhow::Result<()> {
+    pub async fn update_progress(&mut self, value: serde_json::Value) -> Result<(), QueueError> {
         // The untagged `Object` variant stores any JSON as is: `100`, not
         // the `100.0` the `Number(f64)` variant would write.
         Ok(self
@@ -139,14 +139,14 @@ impl ActiveJob {
     }
 
     /// Appends a line to the job's BullMQ log.
-    pub async fn log(&self, line: &str) -> anyhow::Result<()> {
+    pub async fn log(&self, line: &str) -> Result<(), QueueError> {
         self.job.log(line).await?;
         Ok(())
     }
 
     /// Parks the job as delayed until `wake_at_ms` without counting an
     /// attempt; return [`JobResult::Parked`] afterwards.
-    pub async fn park_until(&self, wake_at_ms: u64) -> anyhow::Result<()> {
+    pub async fn park_until(&self, wake_at_ms: u64) -> Result<(), QueueError> {
         Ok(self.job.move_to_delayed(wake_at_ms).await?)
     }
 }
@@ -164,8 +164,8 @@ impl QueueWorker {
         queue: &str,
         settings: &WorkerSettings,
         processor: Arc<dyn JobProcessor>,
-    ) -> anyhow::Result<QueueWorker> {
-        super::validate_queue_name(queue)?;
+    ) -> Result<QueueWorker, QueueError> {
+        crate::names::queue("queue", queue)?;
         service.check_cluster_slot(queue)?;
         let mut opts = bullmq::WorkerOptions::new()
             .connection(service.connection().clone())

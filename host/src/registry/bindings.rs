@@ -4,8 +4,9 @@
 use redis::AsyncCommands;
 use serde::{Deserialize, Serialize};
 
-use super::{Registry, RegistryError, invalid, validate_name};
-use crate::queue::{JobOptions, validate_queue_name};
+use super::{Registry, RegistryError, invalid};
+use crate::names;
+use crate::queue::JobOptions;
 use crate::sandbox::{HostMaxima, Limits, LimitsOverride};
 
 /// A queue's binding as stored and served.
@@ -79,8 +80,8 @@ impl BindingSpec {
     /// The binding this spec describes for `queue`, checked against the
     /// host maxima.
     pub fn resolve(&self, queue: &str, maxima: &HostMaxima) -> Result<Binding, RegistryError> {
-        validate_queue_name(queue).map_err(|e| invalid("queue", e.message))?;
-        validate_name("handler", &self.handler)?;
+        names::queue("queue", queue)?;
+        names::handler("handler", &self.handler)?;
         let mut limits = Limits::default().with_settings(&self.limits);
         if self.metered == Some(false) {
             if self.limits.fuel.is_some() {
@@ -103,7 +104,7 @@ impl BindingSpec {
         }
         self.default_job_options
             .validate()
-            .map_err(|e| invalid(&format!("defaultJobOptions.{}", e.field), e.message))?;
+            .map_err(|e| e.under("defaultJobOptions"))?;
         if self.default_job_options.job_id.is_some() {
             return Err(invalid("defaultJobOptions.jobId", "cannot be a default"));
         }
@@ -139,19 +140,13 @@ impl BindingSpec {
     }
 }
 
-/// Whether `name` carries a non-empty `{hash tag}`.
-pub(crate) fn hash_tagged(name: &str) -> bool {
-    name.find('{')
-        .is_some_and(|i| name[i..].find('}').is_some_and(|j| j > 1))
-}
-
 impl Registry {
     /// Creates or replaces the binding of `queue`. The handler must exist.
     pub async fn bind(&self, queue: &str, spec: &BindingSpec) -> Result<Binding, RegistryError> {
         let binding = spec.resolve(queue, &self.sandbox().config().maxima)?;
         if self.store().is_cluster()
-            && !hash_tagged(queue)
-            && !hash_tagged(self.store().keys().prefix())
+            && !names::hash_tagged(queue)
+            && !names::hash_tagged(self.store().keys().prefix())
         {
             return Err(invalid(
                 "queue",

@@ -1,12 +1,12 @@
 //! Handler components: upload (validated, content-addressed), versions,
 //! lookup, delete.
 
-use std::time::{SystemTime, UNIX_EPOCH};
-
 use redis::AsyncCommands;
 use serde::{Deserialize, Serialize};
 
-use super::{Registry, RegistryError, invalid, validate_name};
+use super::{Registry, RegistryError, invalid};
+use crate::names;
+use crate::sandbox::clock::now_ms;
 use crate::sandbox::{ComponentInfo, digest_of};
 
 /// Why a component could not be read.
@@ -52,13 +52,6 @@ pub struct HandlerDetails {
 /// How long a published artifact stays in Redis.
 const ARTIFACT_TTL_SECS: u64 = 30 * 24 * 60 * 60;
 
-fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0)
-}
-
 impl Registry {
     /// Validates `bytes` as a handler component and makes it the current
     /// version of handler `name`. Uploading the same bytes again only moves
@@ -69,7 +62,7 @@ impl Registry {
         bytes: Vec<u8>,
         version: Option<String>,
     ) -> Result<HandlerVersion, RegistryError> {
-        validate_name("name", name)?;
+        names::handler("name", name)?;
         if let Some(v) = &version
             && (v.is_empty() || v.len() > 128)
         {
@@ -135,9 +128,11 @@ impl Registry {
 
     /// Publishes this host's precompiled artifact of `digest` for the rest
     /// of the fleet (same wasmtime, target and settings only: the key says
-    /// which). Best effort: a miss only costs another host a compile.
+    /// which), sealed with the fleet's artifact key. Nothing is published
+    /// without that key. Best effort: a miss only costs another host a
+    /// compile.
     pub async fn publish_artifact(&self, digest: &str) {
-        let Some(bytes) = self.sandbox().export_artifact(digest) else {
+        let Some(sealed) = self.sandbox().export_artifact(digest) else {
             return;
         };
         let key = self
@@ -145,17 +140,24 @@ impl Registry {
             .keys()
             .artifact(digest, self.sandbox().artifact_key());
         let mut conn = self.store().conn();
-        let published: redis::RedisResult<()> = conn.set_ex(&key, bytes, ARTIFACT_TTL_SECS).await;
+        let published: redis::RedisResult<()> = conn.set_ex(&key, sealed, ARTIFACT_TTL_SECS).await;
         if let Err(e) = published {
             tracing::debug!(digest, error = %e, "could not share the compiled artifact");
         }
     }
 
     /// Fetches a precompiled artifact of `digest` published by another host
-    /// into this host's cache; whether this host now has one.
+    /// into this host's cache; whether this host now has one. Anyone who can
+    /// write to Redis can write that key, so the artifact is only taken when
+    /// its tag verifies under the fleet key (see `sandbox::cache`); a
+    /// refused one is logged and counted, and this host compiles instead
+    /// (then publishes its own over it).
     pub async fn fetch_artifact(&self, digest: &str) -> bool {
         if self.sandbox().has_artifact(digest) {
             return true;
+        }
+        if !self.sandbox().shares_artifacts() {
+            return false;
         }
         let key = self
             .store()
@@ -170,7 +172,7 @@ impl Registry {
     }
 
     /// The digest new jobs of handler `name` run, if the handler exists.
-    pub async fn current_digest(&self, name: &str) -> anyhow::Result<Option<String>> {
+    pub async fn current_digest(&self, name: &str) -> Result<Option<String>, RegistryError> {
         let mut conn = self.store().conn();
         Ok(conn
             .hget(self.store().keys().handler(name), "digest")

@@ -16,9 +16,9 @@ use std::sync::Arc;
 
 use redis::AsyncCommands;
 
-pub(crate) use self::bindings::hash_tagged;
 pub use self::bindings::{Binding, BindingSpec, RateLimit};
 pub use self::handlers::{ComponentError, HandlerDetails, HandlerVersion};
+use crate::error::{FieldError, QueueError};
 use crate::sandbox::Sandbox;
 use crate::store::Store;
 
@@ -26,13 +26,8 @@ use crate::store::Store;
 #[derive(Debug, thiserror::Error)]
 pub enum RegistryError {
     /// A request field is invalid; names the field.
-    #[error("`{field}`: {message}")]
-    Invalid {
-        /// The offending field.
-        field: String,
-        /// What is wrong.
-        message: String,
-    },
+    #[error(transparent)]
+    Invalid(#[from] FieldError),
     /// The component is not an Airlock handler.
     #[error("{0}")]
     Component(#[from] crate::sandbox::ValidationError),
@@ -52,6 +47,15 @@ pub enum RegistryError {
     Redis(#[from] anyhow::Error),
 }
 
+impl From<QueueError> for RegistryError {
+    fn from(e: QueueError) -> Self {
+        match e {
+            QueueError::Invalid(f) => RegistryError::Invalid(f),
+            other => RegistryError::Redis(anyhow::anyhow!("{other}")),
+        }
+    }
+}
+
 impl From<redis::RedisError> for RegistryError {
     fn from(e: redis::RedisError) -> Self {
         RegistryError::Redis(e.into())
@@ -59,10 +63,7 @@ impl From<redis::RedisError> for RegistryError {
 }
 
 pub(crate) fn invalid(field: &str, message: impl Into<String>) -> RegistryError {
-    RegistryError::Invalid {
-        field: field.to_string(),
-        message: message.into(),
-    }
+    RegistryError::Invalid(FieldError::new(field, message))
 }
 
 /// Handlers and bindings in Redis.
@@ -92,21 +93,4 @@ impl Registry {
     pub(crate) fn sandbox(&self) -> &Arc<Sandbox> {
         &self.sandbox
     }
-}
-
-/// A name usable for a handler: letters, digits, `-`, `_`, `.`.
-pub(crate) fn validate_name(field: &str, name: &str) -> Result<(), RegistryError> {
-    if name.is_empty() || name.len() > 128 {
-        return Err(invalid(field, "must be 1 to 128 characters"));
-    }
-    if !name
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
-    {
-        return Err(invalid(
-            field,
-            "may contain only letters, digits, `-`, `_` and `.`",
-        ));
-    }
-    Ok(())
 }

@@ -14,19 +14,17 @@
 
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, RwLock};
-use std::time::{SystemTime, UNIX_EPOCH};
-
-use redis::AsyncCommands;
 
 use super::HostContext;
 use super::loader::LoadError;
 use super::reporter::Reporter;
 use super::services::RedisServices;
-use crate::queue::{ActiveJob, JobProcessor, JobResult, fields};
+use crate::error::QueueError;
+use crate::queue::meta::RunRecord;
+use crate::queue::{ActiveJob, JobProcessor, JobResult};
 use crate::registry::Binding;
-use crate::sandbox::{
-    Completion, Failure, FailureKind, JobInput, Limits, LimitsOverride, RunOutcome,
-};
+use crate::sandbox::clock::now_ms;
+use crate::sandbox::{Completion, Failure, FailureKind, JobInput, Limits, RunOutcome};
 
 /// A binding with its handler resolved to the digest new jobs run.
 #[derive(Debug, Clone)]
@@ -44,80 +42,28 @@ pub struct Executor {
     binding: Arc<RwLock<ResolvedBinding>>,
 }
 
-fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0)
-}
-
-/// What the job hash says about this job before it runs.
-struct Pinned {
-    digest: String,
-    limits: Option<LimitsOverride>,
-}
-
 impl Executor {
     /// An executor for the queue of `binding`.
     pub fn new(host: Arc<HostContext>, binding: Arc<RwLock<ResolvedBinding>>) -> Self {
         Executor { host, binding }
     }
 
-    /// Pins the job to the current digest unless it already ran with one,
-    /// and moves per-job limits parked at enqueue time into the job hash.
-    async fn pin(&self, job: &ActiveJob, current: &str) -> anyhow::Result<Pinned> {
-        let store = self.host.queues.store();
-        let pending_key = store.keys().pending_limits(job.queue(), job.id());
-        let mut conn = store.conn();
-        let (digest, limits, pending): (Option<String>, Option<String>, Option<String>) =
-            redis::pipe()
-                .hset_nx(job.job_key(), fields::DIGEST, current)
-                .ignore()
-                .hget(job.job_key(), fields::DIGEST)
-                .hget(job.job_key(), fields::LIMITS)
-                .get(&pending_key)
-                .query_async(&mut conn)
-                .await?;
-        let limits = match (limits, pending) {
-            (Some(l), _) => Some(l),
-            (None, Some(p)) => {
-                store
-                    .hset_if_exists(job.job_key(), fields::LIMITS, &p)
-                    .await?;
-                let _: i64 = conn.del(&pending_key).await?;
-                Some(p)
-            }
-            (None, None) => None,
-        };
-        let limits = match limits {
-            Some(text) => Some(serde_json::from_str(&text)?),
-            None => None,
-        };
-        Ok(Pinned {
-            digest: digest.unwrap_or_else(|| current.to_string()),
-            limits,
-        })
-    }
-
-    /// Writes the run's measurements onto the job and a summary log line.
+    /// Writes the run's measurements onto the job.
     async fn record(&self, job: &ActiveJob, outcome: &RunOutcome) {
-        let mut pairs: Vec<(&str, String)> = vec![
-            (fields::MEMORY, outcome.peak_memory_bytes.to_string()),
-            (
-                fields::WALL_MS,
-                format!("{:.3}", outcome.wall_time.as_secs_f64() * 1000.0),
-            ),
-            (fields::HOST, self.host.host_id.clone()),
-        ];
-        if let Some(fuel) = outcome.fuel_used {
-            pairs.push((fields::FUEL, fuel.to_string()));
-        }
-        if let Some(failure) = outcome.failure() {
-            pairs.push((fields::KIND, failure.kind.as_str().to_string()));
-        }
-        let pairs: Vec<(&str, &str)> = pairs.iter().map(|(f, v)| (*f, v.as_str())).collect();
-        let store = self.host.queues.store();
-        if let Err(e) = store.hset_fields_if_exists(job.job_key(), &pairs).await {
+        let record = RunRecord {
+            peak_memory_bytes: outcome.peak_memory_bytes,
+            wall_time_ms: outcome.wall_time.as_secs_f64() * 1000.0,
+            host: self.host.host_id.clone(),
+            fuel_used: outcome.fuel_used,
+            failure_kind: outcome.failure().map(|f| f.kind.as_str()),
+        };
+        if let Err(e) = self
+            .host
+            .queues
+            .meta()
+            .record_run(job.job_key(), &record)
+            .await
+        {
             tracing::warn!(job = job.id(), error = %e, "could not record run metrics");
         }
     }
@@ -138,10 +84,10 @@ impl Executor {
 /// Runs a Redis operation, retrying for a while: right after a Redis
 /// restart the first commands on a reconnecting connection fail, and a job
 /// should not pay for that.
-async fn retrying<T, F, Fut>(what: &str, op: F) -> anyhow::Result<T>
+async fn retrying<T, F, Fut>(what: &str, op: F) -> Result<T, QueueError>
 where
     F: Fn() -> Fut,
-    Fut: std::future::Future<Output = anyhow::Result<T>>,
+    Fut: std::future::Future<Output = Result<T, QueueError>>,
 {
     let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
     let mut delay = std::time::Duration::from_millis(50);
@@ -173,10 +119,10 @@ fn summary(outcome: &RunOutcome) -> String {
         outcome.peak_memory_bytes,
         outcome.wall_time.as_secs_f64() * 1000.0
     );
-    if outcome.logs_dropped_bytes > 0 {
+    if outcome.logs_dropped_lines > 0 {
         line.push_str(&format!(
-            ", {} log bytes dropped (cap)",
-            outcome.logs_dropped_bytes
+            ", {} log lines ({} bytes) dropped (cap)",
+            outcome.logs_dropped_lines, outcome.logs_dropped_bytes
         ));
     }
     line
@@ -197,7 +143,9 @@ impl Executor {
         let resolved = self.binding.read().unwrap().clone();
         let queue = job.queue().to_string();
 
-        let pinned = match retrying("pin the job", || self.pin(&job, &resolved.digest)).await {
+        let meta = self.host.queues.meta();
+        let pin = || meta.pin(job.queue(), job.id(), &resolved.digest);
+        let pinned = match retrying("pin the job", pin).await {
             Ok(p) => p,
             Err(e) => {
                 return Self::fail(Failure::new(
@@ -235,6 +183,7 @@ impl Executor {
         let services = RedisServices::new(
             tokio::runtime::Handle::current(),
             self.host.queues.store().clone(),
+            self.host.queues.meta().clone(),
             job.job_key().to_string(),
             resolved.binding.handler.clone(),
             self.host.queues.prefix().to_string(),

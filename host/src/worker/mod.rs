@@ -3,6 +3,8 @@
 //!
 //! - [`supervisor`] watches the registry and keeps one worker per bound
 //!   queue, with the binding's concurrency, picking up changes live;
+//! - [`membership`] publishes this host's heartbeat and hears its drain
+//!   requests, on a task of its own;
 //! - [`executor`] runs one job: pin the handler digest, load the component,
 //!   run it on the blocking pool, report progress and logs, record
 //!   measurements, and tell BullMQ how the job ended;
@@ -15,6 +17,7 @@
 pub mod capacity;
 pub mod executor;
 pub mod loader;
+pub mod membership;
 pub mod reporter;
 pub mod services;
 pub mod supervisor;

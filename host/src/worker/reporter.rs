@@ -5,7 +5,11 @@
 //! `job.updateProgress` in Node — up to [`MAX_PROGRESS_EVENTS`] per run;
 //! past that only the latest is kept and written last, so a guest
 //! reporting in a tight loop cannot flood Redis. Log lines are already
-//! capped by the sandbox, so their unbounded channel holds at most the cap.
+//! capped by the sandbox (bytes and lines), so their unbounded channel
+//! holds at most the cap; the lines waiting when the task wakes are written
+//! together, up to [`LOG_BATCH`] BullMQ `addLog` calls sent back to back on
+//! the multiplexed connection (one round trip, in order) instead of one
+//! round trip per line.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -19,6 +23,9 @@ use crate::sandbox::{LogLine, LogListener};
 
 /// Progress reports stored one by one per run; later ones coalesce.
 pub const MAX_PROGRESS_EVENTS: usize = 1000;
+
+/// Most log lines written in one round trip.
+pub const LOG_BATCH: usize = 128;
 
 /// One item for the reporter task, in the order the guest produced them.
 enum Report {
@@ -153,14 +160,28 @@ async fn run(
 ) {
     // Ends when every sender is gone: the run is over and the sandbox has
     // dropped the guest's services and log listener.
-    while let Some(report) = rx.recv().await {
-        let result = match report {
-            Report::Progress(value) => job.update_progress(value).await,
-            Report::Log(line) => job.log(&line).await,
-        };
-        if let Err(e) = result {
-            tracing::debug!(job = job.id(), error = %e, "progress or log not stored");
+    let mut logs: Vec<String> = Vec::with_capacity(LOG_BATCH);
+    while let Some(first) = rx.recv().await {
+        let mut next = Some(first);
+        while let Some(report) = next.take() {
+            match report {
+                Report::Log(line) => {
+                    logs.push(line);
+                    if logs.len() >= LOG_BATCH {
+                        write_logs(&job, &mut logs).await;
+                    }
+                }
+                Report::Progress(value) => {
+                    // Logs first: the order the guest produced them in.
+                    write_logs(&job, &mut logs).await;
+                    if let Err(e) = job.update_progress(value).await {
+                        tracing::debug!(job = job.id(), error = %e, "progress not stored");
+                    }
+                }
+            }
+            next = rx.try_recv().ok();
         }
+        write_logs(&job, &mut logs).await;
     }
     let last = overflow.lock().ok().and_then(|mut slot| slot.take());
     if let Some(value) = last
@@ -168,4 +189,17 @@ async fn run(
     {
         tracing::debug!(job = job.id(), error = %e, "progress not stored");
     }
+}
+
+/// Writes `lines` to the job's BullMQ log in one round trip (the calls go
+/// out back to back, in order, on the multiplexed connection) and empties it.
+async fn write_logs(job: &ActiveJob, lines: &mut Vec<String>) {
+    if lines.is_empty() {
+        return;
+    }
+    let results = futures::future::join_all(lines.iter().map(|line| job.log(line))).await;
+    if let Some(e) = results.into_iter().find_map(Result::err) {
+        tracing::debug!(job = job.id(), error = %e, "log lines not stored");
+    }
+    lines.clear();
 }

@@ -12,7 +12,7 @@ use redis::AsyncCommands;
 use tokio::runtime::Handle;
 
 use super::reporter::ProgressSender;
-use crate::queue::fields;
+use crate::queue::Meta;
 use crate::sandbox::services::ChildResult;
 use crate::sandbox::{HostServices, Progress, ServiceError};
 use crate::store::Store;
@@ -21,6 +21,8 @@ use crate::store::Store;
 pub struct RedisServices {
     runtime: Handle,
     store: Store,
+    /// Where step and sleep records go (fields of the job hash).
+    meta: Meta,
     /// The job hash.
     job_key: String,
     /// The handler name: the KV namespace.
@@ -40,6 +42,7 @@ impl RedisServices {
     pub fn new(
         runtime: Handle,
         store: Store,
+        meta: Meta,
         job_key: String,
         handler: String,
         prefix: String,
@@ -48,6 +51,7 @@ impl RedisServices {
         RedisServices {
             runtime,
             store,
+            meta,
             job_key,
             handler,
             prefix,
@@ -60,14 +64,13 @@ impl RedisServices {
     }
 
     fn get_field(&self, field: String) -> Result<Option<String>, ServiceError> {
-        let mut conn = self.store.conn();
-        self.block(async move { conn.hget(&self.job_key, field).await })
+        self.block(self.meta.get(&self.job_key, &field))
             .map_err(unavailable)
     }
 
     fn set_field(&self, field: &str, value: &str) -> Result<(), ServiceError> {
         let written = self
-            .block(self.store.hset_if_exists(&self.job_key, field, value))
+            .block(self.meta.set_if_exists(&self.job_key, &[(field, value)]))
             .map_err(unavailable)?;
         if written {
             Ok(())
@@ -101,24 +104,21 @@ impl HostServices for RedisServices {
     }
 
     fn step_lookup(&mut self, step_id: &str) -> Result<Option<String>, ServiceError> {
-        self.get_field(format!("{}{step_id}", fields::STEP_PREFIX))
+        self.get_field(Meta::step_field(step_id))
     }
 
     fn step_record(&mut self, step_id: &str, output: &str) -> Result<(), ServiceError> {
-        self.set_field(&format!("{}{step_id}", fields::STEP_PREFIX), output)
+        self.set_field(&Meta::step_field(step_id), output)
     }
 
     fn sleep_lookup(&mut self, sleep_id: &str) -> Result<Option<u64>, ServiceError> {
         Ok(self
-            .get_field(format!("{}{sleep_id}", fields::SLEEP_PREFIX))?
+            .get_field(Meta::sleep_field(sleep_id))?
             .and_then(|v| v.parse().ok()))
     }
 
     fn sleep_record(&mut self, sleep_id: &str, wake_at_ms: u64) -> Result<(), ServiceError> {
-        self.set_field(
-            &format!("{}{sleep_id}", fields::SLEEP_PREFIX),
-            &wake_at_ms.to_string(),
-        )
+        self.set_field(&Meta::sleep_field(sleep_id), &wake_at_ms.to_string())
     }
 
     fn children_results(&mut self) -> Result<Vec<ChildResult>, ServiceError> {

@@ -1,5 +1,4 @@
-//! Keeps one BullMQ worker per bound queue, following the registry, and
-//! represents this host in the fleet.
+//! Keeps one BullMQ worker per bound queue, following the registry.
 //!
 //! Every `poll` interval the supervisor reads the registry's generation
 //! counter; when it moved (a deploy, a new or changed binding), it reloads
@@ -9,21 +8,24 @@
 //! (Redis down) is retried on the next turn. Concurrencies are the host's
 //! [`capacity`](super::capacity) shares of the bindings'.
 //!
-//! Every heartbeat interval it publishes the host's description in the
-//! fleet registry and reads its drain request: a draining host pauses every
-//! worker (no new jobs; running ones finish) and reports `drained` once
-//! idle; a withdrawn request resumes them.
+//! Closing a worker waits up to `grace` for its running jobs, so it happens
+//! on a task of its own: reconciling and drain handling go on meanwhile.
+//! The fleet heartbeat is another task altogether
+//! ([`membership`](super::membership)); the supervisor only hears its drain
+//! requests — a draining host pauses every worker (no new jobs; running
+//! ones finish), a withdrawn request resumes them — and tells it which
+//! queues it serves.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::atomic::Ordering;
 use std::sync::{Arc, RwLock};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use tokio::sync::watch;
+use tokio::task::JoinSet;
 
 use super::HostContext;
 use super::executor::{Executor, ResolvedBinding};
-use crate::fleet::{Fleet, HostInfo, HostState};
+use super::membership::{self, FleetLink, Membership};
 use crate::queue::QueueWorker;
 use crate::registry::Binding;
 
@@ -34,17 +36,6 @@ struct RunningQueue {
     concurrency: usize,
 }
 
-/// How this host shows up in the fleet.
-#[derive(Clone)]
-pub struct Membership {
-    /// The fleet registry.
-    pub fleet: Fleet,
-    /// Heartbeat interval.
-    pub heartbeat: Duration,
-    /// The host's API address, if any.
-    pub address: Option<String>,
-}
-
 /// The reconciler of bindings and workers.
 pub struct Supervisor {
     host: Arc<HostContext>,
@@ -53,25 +44,23 @@ pub struct Supervisor {
     running: HashMap<String, RunningQueue>,
     seen_generation: Option<u64>,
     membership: Option<Membership>,
-    started_at: u64,
-    last_heartbeat: Option<Instant>,
+    /// How long a closing worker waits for its running jobs.
+    grace: Duration,
+    /// Workers being closed (unbound queues).
+    closing: JoinSet<()>,
     draining: bool,
-}
-
-fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0)
+    link: Option<FleetLink>,
 }
 
 impl Supervisor {
     /// A supervisor for `host`, limited to `only` queues when given,
-    /// registered in the fleet when `membership` is given.
+    /// registered in the fleet when `membership` is given; closing workers
+    /// wait up to `grace` for their jobs.
     pub fn new(
         host: Arc<HostContext>,
         only: Option<HashSet<String>>,
         membership: Option<Membership>,
+        grace: Duration,
     ) -> Self {
         Supervisor {
             host,
@@ -79,9 +68,10 @@ impl Supervisor {
             running: HashMap::new(),
             seen_generation: None,
             membership,
-            started_at: now_ms(),
-            last_heartbeat: None,
+            grace,
+            closing: JoinSet::new(),
             draining: false,
+            link: None,
         }
     }
 
@@ -93,88 +83,75 @@ impl Supervisor {
     }
 
     /// Runs until `shutdown` turns true, then closes every worker, giving
-    /// running jobs up to `grace` to finish.
-    pub async fn run(
-        mut self,
-        poll: Duration,
-        grace: Duration,
-        mut shutdown: watch::Receiver<bool>,
-    ) {
+    /// running jobs up to the grace period to finish.
+    pub async fn run(mut self, poll: Duration, mut shutdown: watch::Receiver<bool>) {
+        let heartbeat = self.membership.take().map(|m| {
+            let (link, task) = membership::start(self.host.clone(), m, shutdown.clone());
+            self.link = Some(link);
+            task
+        });
+        let mut drain = self.link.as_ref().map(|l| l.drain.clone());
         loop {
             if let Err(e) = self.reconcile().await {
                 tracing::warn!(error = %e, "reconciling bindings failed; will retry");
             }
-            if let Err(e) = self.heartbeat().await {
-                tracing::warn!(error = %e, "fleet heartbeat failed; will retry");
-            }
+            self.publish_queues();
             tokio::select! {
                 _ = tokio::time::sleep(poll) => {}
                 _ = shutdown.changed() => {}
+                Ok(()) = async {
+                    match drain.as_mut() {
+                        Some(rx) => rx.changed().await,
+                        None => std::future::pending().await,
+                    }
+                } => {}
+                Some(_) = self.closing.join_next(), if !self.closing.is_empty() => {}
+            }
+            if let Some(rx) = &drain {
+                let wanted = *rx.borrow();
+                self.apply_drain(wanted);
             }
             if *shutdown.borrow() {
                 break;
             }
         }
-        self.close_all(grace).await;
-        if let Some(m) = &self.membership
-            && let Err(e) = m.fleet.leave(&self.host.host_id).await
-        {
-            tracing::debug!(error = %e, "could not leave the fleet registry");
+        self.close_all().await;
+        if let Some(task) = heartbeat {
+            let _ = task.await;
         }
     }
 
-    /// Closes every worker concurrently.
-    pub async fn close_all(&mut self, grace: Duration) {
+    /// Pauses (drain) or resumes every worker.
+    fn apply_drain(&mut self, drain: bool) {
+        if drain == self.draining {
+            return;
+        }
+        self.draining = drain;
+        for r in self.running.values() {
+            if drain {
+                r.worker.pause();
+            } else {
+                r.worker.resume();
+            }
+        }
+    }
+
+    fn publish_queues(&self) {
+        if let Some(link) = &self.link {
+            *link.queues.lock().unwrap_or_else(|p| p.into_inner()) = self.queues();
+        }
+    }
+
+    /// Closes every worker concurrently (and waits for those already
+    /// closing).
+    pub async fn close_all(&mut self) {
         let running: Vec<RunningQueue> = self.running.drain().map(|(_, r)| r).collect();
         tracing::info!(workers = running.len(), "draining workers");
+        self.publish_queues();
+        let grace = self.grace;
         let closes = running.iter().map(|r| r.worker.close(grace));
         futures::future::join_all(closes).await;
-    }
-
-    fn state(&self) -> HostState {
-        match (self.draining, self.host.running.load(Ordering::Relaxed)) {
-            (false, _) => HostState::Running,
-            (true, 0) => HostState::Drained,
-            (true, _) => HostState::Draining,
-        }
-    }
-
-    /// Publishes this host and applies a drain request, once per interval.
-    async fn heartbeat(&mut self) -> anyhow::Result<()> {
-        let Some(m) = self.membership.clone() else {
-            return Ok(());
-        };
-        if self
-            .last_heartbeat
-            .is_some_and(|t| t.elapsed() < m.heartbeat)
-        {
-            return Ok(());
-        }
-        self.last_heartbeat = Some(Instant::now());
-        let drain = m.fleet.drain_requested(&self.host.host_id).await?;
-        if drain != self.draining {
-            self.draining = drain;
-            for r in self.running.values() {
-                if drain {
-                    r.worker.pause();
-                } else {
-                    r.worker.resume();
-                }
-            }
-            tracing::info!(draining = drain, "drain request changed");
-        }
-        let info = HostInfo {
-            id: self.host.host_id.clone(),
-            address: m.address.clone(),
-            version: env!("CARGO_PKG_VERSION").to_string(),
-            queues: self.queues(),
-            running: self.host.running.load(Ordering::Relaxed),
-            capacity: self.host.capacity.slots(),
-            started_at: self.started_at,
-            heartbeat_at: now_ms(),
-            state: self.state(),
-        };
-        m.fleet.heartbeat(&info).await
+        while self.closing.join_next().await.is_some() {}
     }
 
     /// One reconciliation turn (no-op when the generation did not move and
@@ -209,7 +186,9 @@ impl Supervisor {
         for queue in gone {
             if let Some(r) = self.running.remove(&queue) {
                 tracing::info!(queue, "queue unbound; closing its worker");
-                r.worker.close(Duration::from_secs(30)).await;
+                let grace = self.grace;
+                self.closing
+                    .spawn(async move { r.worker.close(grace).await });
             }
         }
 

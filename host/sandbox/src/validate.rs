@@ -55,7 +55,8 @@ impl ValidationError {
 }
 
 /// What a validated component imports and exports.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ComponentInfo {
     /// sha256 of the bytes, hex.
     pub digest: String,

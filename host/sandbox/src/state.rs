@@ -2,7 +2,7 @@
 //! the implementation of the `airlock:job/context` imports.
 
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use wasmtime::ResourceLimiter;
 use wasmtime::component::ResourceTable;
@@ -13,6 +13,7 @@ use super::bindings::{ChildOutcome, ChildResult, HostError, JobRef, LogLevel, Pr
 use super::limits::Limits;
 use super::logs::{LogLevel as SinkLevel, LogSink};
 use super::services::{self, HostServices, ServiceError};
+use crate::clock::now_ms;
 
 /// Longest step id, sleep id or KV key a guest may use.
 const MAX_KEY_BYTES: usize = 512;
@@ -192,13 +193,6 @@ impl RunState {
         }
         Ok(())
     }
-}
-
-fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0)
 }
 
 impl WasiView for RunState {

@@ -19,7 +19,8 @@
 //! renew job locks.
 
 pub mod bindings;
-mod cache;
+pub mod cache;
+pub mod clock;
 mod engine;
 pub mod limits;
 pub mod logs;
@@ -41,6 +42,8 @@ use wasmtime_wasi::WasiCtxBuilder;
 
 use self::bindings::{HandlerPre, Job, JobError, JobRef};
 use self::cache::ArtifactCache;
+pub use self::cache::{ArtifactKey, KeyTooShort, Refused};
+use self::clock::now_ms;
 use self::engine::{EngineHandle, EngineSettings, EpochTicker};
 pub use self::limits::{HostMaxima, LimitError, Limits, LimitsOverride};
 use self::logs::{CapturedStream, LogSink};
@@ -63,6 +66,10 @@ pub struct SandboxConfig {
     pub max_wasm_stack: usize,
     /// Where compiled components are kept between restarts (`None`: memory only).
     pub cache_dir: Option<PathBuf>,
+    /// The fleet's key for precompiled artifacts: with it, this host loads
+    /// artifacts other hosts of the fleet compiled (and shares its own);
+    /// without it, only artifacts this host compiled itself (see [`cache`]).
+    pub fleet_key: Option<ArtifactKey>,
     /// Epoch tick: the granularity of timeouts.
     pub epoch_tick: Duration,
     /// Largest component accepted, in bytes.
@@ -85,6 +92,7 @@ impl Default for SandboxConfig {
             max_instances: 256,
             max_wasm_stack: 512 << 10,
             cache_dir: None,
+            fleet_key: None,
             epoch_tick: Duration::from_millis(2),
             max_component_bytes: 32 << 20,
             memory_keep_resident: 1 << 20,
@@ -167,7 +175,7 @@ impl Sandbox {
             config.epoch_tick,
         );
         let artifacts = match &config.cache_dir {
-            Some(dir) => Some(ArtifactCache::open(dir)?),
+            Some(dir) => Some(ArtifactCache::open(dir, config.fleet_key.clone())?),
             None => None,
         };
         Ok(Sandbox {
@@ -200,18 +208,33 @@ impl Sandbox {
             .is_some_and(|c| c.contains(digest, &self.metered))
     }
 
-    /// The precompiled artifact for `digest`, to publish for other hosts.
-    pub fn export_artifact(&self, digest: &str) -> Option<Vec<u8>> {
-        self.artifacts.as_ref()?.read(digest, &self.metered)
+    /// Whether this host shares precompiled artifacts with its fleet (it
+    /// has the fleet's artifact key and a cache directory).
+    pub fn shares_artifacts(&self) -> bool {
+        self.artifacts.as_ref().is_some_and(|c| c.key().is_fleet())
     }
 
-    /// Stores an artifact published by another host, so the next load of
-    /// `digest` skips compilation.
-    pub fn import_artifact(&self, digest: &str, bytes: &[u8]) -> std::io::Result<()> {
-        match &self.artifacts {
-            Some(cache) => cache.write(digest, &self.metered, bytes),
-            None => Ok(()),
+    /// The sealed precompiled artifact for `digest`, to publish for other
+    /// hosts of the fleet (`None` without a fleet key).
+    pub fn export_artifact(&self, digest: &str) -> Option<Vec<u8>> {
+        let cache = self.artifacts.as_ref().filter(|c| c.key().is_fleet())?;
+        cache.read(digest, &self.metered)
+    }
+
+    /// Stores a sealed artifact published by another host, so the next load
+    /// of `digest` skips compilation — only if its tag verifies under the
+    /// fleet key; otherwise it is refused (and counted).
+    pub fn import_artifact(&self, digest: &str, sealed: &[u8]) -> Result<(), Refused> {
+        match self.artifacts.as_ref().filter(|c| c.key().is_fleet()) {
+            Some(cache) => cache.import(digest, &self.metered, sealed),
+            None => Err(Refused),
         }
+    }
+
+    /// Precompiled artifacts refused since start because their tag did not
+    /// verify (from the disk cache or from another host).
+    pub fn artifacts_refused(&self) -> u64 {
+        self.artifacts.as_ref().map_or(0, |c| c.refused())
     }
 
     /// The configuration this sandbox was built with.
@@ -319,16 +342,21 @@ impl Sandbox {
         log_listener: Option<LogListener>,
     ) -> RunOutcome {
         let started = Instant::now();
-        let sink = Arc::new(Mutex::new(LogSink::new(limits.max_log_bytes, log_listener)));
+        let sink = Arc::new(Mutex::new(LogSink::new(
+            limits.max_log_bytes,
+            limits.max_log_lines,
+            log_listener,
+        )));
         let finish = |completion, fuel_used, peak_memory_bytes, sink: &Arc<Mutex<LogSink>>| {
-            let (logs, logs_dropped_bytes) = sink.lock().unwrap().finish();
+            let (logs, dropped) = sink.lock().unwrap().finish();
             RunOutcome {
                 completion,
                 fuel_used,
                 peak_memory_bytes,
                 wall_time: started.elapsed(),
                 logs,
-                logs_dropped_bytes,
+                logs_dropped_bytes: dropped.bytes,
+                logs_dropped_lines: dropped.lines,
             }
         };
         if let Err(e) = limits.check_within(&self.config.maxima) {
@@ -415,7 +443,11 @@ impl Sandbox {
         } else {
             &self.unmetered
         };
-        let sink = Arc::new(Mutex::new(LogSink::new(limits.max_log_bytes, None)));
+        let sink = Arc::new(Mutex::new(LogSink::new(
+            limits.max_log_bytes,
+            limits.max_log_lines,
+            None,
+        )));
         let wasi = WasiCtxBuilder::new().build();
         let state = RunState::new(wasi, sink, Box::new(LocalServices::new()), limits.clone());
         let mut store = Store::new(&engine.engine, state);
@@ -457,16 +489,10 @@ impl Sandbox {
                 wall_time: started.elapsed(),
                 logs: Vec::new(),
                 logs_dropped_bytes: 0,
+                logs_dropped_lines: 0,
             },
         }
     }
-}
-
-fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0)
 }
 
 /// Turns the raw result of a run into a [`Completion`], naming the true

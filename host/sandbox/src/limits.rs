@@ -11,7 +11,8 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 /// Everything that bounds one run of a guest.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Limits {
     /// CPU budget in fuel units (roughly one per wasm instruction). `None`
@@ -23,13 +24,17 @@ pub struct Limits {
     /// Wall-clock deadline for the whole run, enforced by epoch interruption
     /// (JSON: `timeoutMs`).
     #[serde(rename = "timeoutMs", with = "duration_ms")]
-    #[schema(value_type = u64)]
+    #[cfg_attr(feature = "openapi", schema(value_type = u64))]
     pub timeout: Duration,
     /// Largest accepted return value (JSON text), in bytes.
     pub max_output_bytes: u64,
-    /// Log bytes kept per run (guest logs plus stdout/stderr); the rest is
-    /// counted and dropped so a log flood cannot exhaust host memory.
+    /// Log bytes kept per run (guest logs plus stdout/stderr), each line
+    /// counting its text plus a fixed overhead; the rest is counted and
+    /// dropped so a log flood cannot exhaust host memory or Redis.
     pub max_log_bytes: u64,
+    /// Log lines kept per run (empty lines included); the rest is counted
+    /// and dropped.
+    pub max_log_lines: u32,
     /// Durable steps a single run may record.
     pub max_steps: u32,
     /// Largest recorded step result (or KV value), in bytes.
@@ -44,6 +49,7 @@ impl Default for Limits {
             timeout: Duration::from_secs(30),
             max_output_bytes: 1 << 20,
             max_log_bytes: 64 << 10,
+            max_log_lines: 1_000,
             max_steps: 1_000,
             max_step_bytes: 1 << 20,
         }
@@ -52,7 +58,8 @@ impl Default for Limits {
 
 /// The operator's ceiling for every limit on this host: no queue binding or
 /// job can ask for more.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct HostMaxima {
     /// Highest fuel budget; also the budget of a run that asks for none when
@@ -64,12 +71,14 @@ pub struct HostMaxima {
     pub memory_bytes: u64,
     /// Longest timeout (JSON: `timeoutMs`).
     #[serde(rename = "timeoutMs", with = "duration_ms")]
-    #[schema(value_type = u64)]
+    #[cfg_attr(feature = "openapi", schema(value_type = u64))]
     pub timeout: Duration,
     /// Largest return value.
     pub max_output_bytes: u64,
     /// Most log bytes per run.
     pub max_log_bytes: u64,
+    /// Most log lines per run.
+    pub max_log_lines: u32,
     /// Most steps per run.
     pub max_steps: u32,
     /// Largest step result.
@@ -85,6 +94,7 @@ impl Default for HostMaxima {
             timeout: Duration::from_secs(15 * 60),
             max_output_bytes: 16 << 20,
             max_log_bytes: 1 << 20,
+            max_log_lines: 100_000,
             max_steps: 10_000,
             max_step_bytes: 4 << 20,
         }
@@ -93,7 +103,8 @@ impl Default for HostMaxima {
 
 /// A request to tighten some limits (from a job's options or the CLI).
 /// `None` keeps the inherited value.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct LimitsOverride {
     /// Lower fuel budget.
@@ -106,6 +117,8 @@ pub struct LimitsOverride {
     pub max_output_bytes: Option<u64>,
     /// Smaller log cap.
     pub max_log_bytes: Option<u64>,
+    /// Fewer log lines.
+    pub max_log_lines: Option<u32>,
     /// Fewer steps.
     pub max_steps: Option<u32>,
     /// Smaller step results.
@@ -151,6 +164,7 @@ impl Limits {
                 .unwrap_or(self.timeout),
             max_output_bytes: settings.max_output_bytes.unwrap_or(self.max_output_bytes),
             max_log_bytes: settings.max_log_bytes.unwrap_or(self.max_log_bytes),
+            max_log_lines: settings.max_log_lines.unwrap_or(self.max_log_lines),
             max_steps: settings.max_steps.unwrap_or(self.max_steps),
             max_step_bytes: settings.max_step_bytes.unwrap_or(self.max_step_bytes),
         }
@@ -179,6 +193,7 @@ impl Limits {
                 request.max_output_bytes,
             )?,
             max_log_bytes: lower("maxLogBytes", self.max_log_bytes, request.max_log_bytes)?,
+            max_log_lines: lower("maxLogLines", self.max_log_lines, request.max_log_lines)?,
             max_steps: lower("maxSteps", self.max_steps, request.max_steps)?,
             max_step_bytes: lower("maxStepBytes", self.max_step_bytes, request.max_step_bytes)?,
         })
@@ -228,6 +243,7 @@ impl Limits {
             max.max_output_bytes,
         )?;
         within("maxLogBytes", self.max_log_bytes, max.max_log_bytes)?;
+        within("maxLogLines", self.max_log_lines, max.max_log_lines)?;
         within("maxSteps", self.max_steps, max.max_steps)?;
         within("maxStepBytes", self.max_step_bytes, max.max_step_bytes)?;
         Ok(())

@@ -9,14 +9,14 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use airlock::sandbox::{
+use airlock_sandbox::{
     Completion, JobInput, Limits, LoadedComponent, LocalServices, Sandbox, SandboxConfig,
 };
 
 fn guest(name: &str) -> Vec<u8> {
     let dir = std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target"));
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target"));
     let path = dir
         .join("wasm32-wasip2/release")
         .join(format!("{}.wasm", name.replace('-', "_")));

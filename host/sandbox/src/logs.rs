@@ -1,15 +1,18 @@
 //! The capped log of one run: guest `log` calls plus captured stdout/stderr.
 //!
-//! A guest can write without end (a log flood, a `println!` in a hot loop);
-//! the host must not buffer that without end. The sink keeps lines until a
-//! byte cap, then only counts what it drops, so memory per run is bounded by
-//! the cap whatever the guest does.
+//! A guest can write without end (a log flood, a `println!` in a hot loop,
+//! a buffer of nothing but newlines); the host must not buffer that without
+//! end, nor write it to Redis one line at a time. The sink keeps lines while
+//! both caps hold — bytes, where every line also costs
+//! [`LINE_OVERHEAD_BYTES`] (so a million empty lines are not free), and a
+//! count of lines — then only counts what it drops. Memory and Redis writes
+//! per run are bounded by the caps whatever the guest does.
 
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
-use std::time::{SystemTime, UNIX_EPOCH};
 
+use crate::clock::now_ms;
 use serde::{Deserialize, Serialize};
 use wasmtime_wasi::cli::{IsTerminal, StdoutStream};
 use wasmtime_wasi::p2::{OutputStream, Pollable, StreamResult};
@@ -71,14 +74,23 @@ impl LogLine {
 /// (the queue worker streams them into BullMQ's job log).
 pub type LogListener = Arc<dyn Fn(&LogLine) + Send + Sync>;
 
+/// What every kept line costs against the byte cap on top of its text:
+/// roughly what storing one more entry costs (a Redis list node, the
+/// `[level] ` prefix, the line's record here).
+pub const LINE_OVERHEAD_BYTES: u64 = 32;
+
 /// The capped store of a run's log lines.
 pub struct LogSink {
-    /// Bytes of message text kept so far.
+    /// Bytes counted against the cap so far: text plus the per-line overhead.
     kept_bytes: u64,
     /// The cap on `kept_bytes`.
     cap_bytes: u64,
-    /// Bytes refused because the cap was reached.
+    /// The cap on kept lines.
+    cap_lines: u32,
+    /// Text bytes refused because a cap was reached.
     dropped_bytes: u64,
+    /// Lines refused because a cap was reached.
+    dropped_lines: u64,
     lines: Vec<LogLine>,
     /// stdout bytes after the last newline, waiting for the rest of the line.
     stdout_partial: Vec<u8>,
@@ -87,20 +99,16 @@ pub struct LogSink {
     listener: Option<LogListener>,
 }
 
-fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0)
-}
-
 impl LogSink {
-    /// An empty sink keeping at most `cap_bytes` of text.
-    pub fn new(cap_bytes: u64, listener: Option<LogListener>) -> Self {
+    /// An empty sink keeping at most `cap_lines` lines and `cap_bytes` of
+    /// text plus per-line overhead.
+    pub fn new(cap_bytes: u64, cap_lines: u32, listener: Option<LogListener>) -> Self {
         LogSink {
             kept_bytes: 0,
             cap_bytes,
+            cap_lines,
             dropped_bytes: 0,
+            dropped_lines: 0,
             lines: Vec::new(),
             stdout_partial: Vec::new(),
             stderr_partial: Vec::new(),
@@ -108,14 +116,26 @@ impl LogSink {
         }
     }
 
-    /// Keeps `message` if it fits under the cap, else counts it as dropped.
+    /// Whether a line of `len` bytes fits under both caps.
+    fn fits(&self, len: u64) -> bool {
+        (self.lines.len() as u64) < u64::from(self.cap_lines)
+            && self.kept_bytes + len + LINE_OVERHEAD_BYTES <= self.cap_bytes
+    }
+
+    fn drop_line(&mut self, len: u64) {
+        self.dropped_bytes += len;
+        self.dropped_lines += 1;
+    }
+
+    /// Keeps `message` if it fits under both caps, else counts it as
+    /// dropped.
     pub fn push(&mut self, level: LogLevel, message: &str) {
         let len = message.len() as u64;
-        if self.kept_bytes + len > self.cap_bytes {
-            self.dropped_bytes += len;
+        if !self.fits(len) {
+            self.drop_line(len);
             return;
         }
-        self.kept_bytes += len;
+        self.kept_bytes += len + LINE_OVERHEAD_BYTES;
         let line = LogLine {
             at_ms: now_ms(),
             level,
@@ -136,8 +156,15 @@ impl LogSink {
         for chunk in bytes.split_inclusive(|b| *b == b'\n') {
             if let Some(line) = chunk.strip_suffix(b"\n") {
                 partial.extend_from_slice(line);
-                let text = String::from_utf8_lossy(&partial).into_owned();
-                self.push(level, &text);
+                let len = partial.len() as u64;
+                if self.fits(len) {
+                    let text = String::from_utf8_lossy(&partial).into_owned();
+                    self.push(level, &text);
+                } else {
+                    // Counted without building the line: a flood of
+                    // newlines costs no allocations past the caps.
+                    self.drop_line(len);
+                }
                 partial.clear();
             } else if self.kept_bytes + (partial.len() + chunk.len()) as u64 <= self.cap_bytes {
                 partial.extend_from_slice(chunk);
@@ -152,9 +179,9 @@ impl LogSink {
         } = partial;
     }
 
-    /// Emits unterminated stream output and returns the kept lines and the
-    /// dropped byte count.
-    pub fn finish(&mut self) -> (Vec<LogLine>, u64) {
+    /// Emits unterminated stream output and returns the kept lines and what
+    /// was dropped.
+    pub fn finish(&mut self) -> (Vec<LogLine>, Dropped) {
         for level in [LogLevel::Stdout, LogLevel::Stderr] {
             let partial = std::mem::take(match level {
                 LogLevel::Stderr => &mut self.stderr_partial,
@@ -164,8 +191,21 @@ impl LogSink {
                 self.push(level, &String::from_utf8_lossy(&partial));
             }
         }
-        (std::mem::take(&mut self.lines), self.dropped_bytes)
+        let dropped = Dropped {
+            bytes: self.dropped_bytes,
+            lines: self.dropped_lines,
+        };
+        (std::mem::take(&mut self.lines), dropped)
     }
+}
+
+/// What a run's log sink refused.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Dropped {
+    /// Text bytes.
+    pub bytes: u64,
+    /// Lines.
+    pub lines: u64,
 }
 
 /// A shared handle on a run's sink, given to WASI as stdout or stderr.
@@ -250,19 +290,32 @@ mod tests {
     use super::*;
 
     #[test]
-    fn lines_past_the_cap_are_counted_not_kept() {
-        let mut sink = LogSink::new(10, None);
+    fn lines_past_the_byte_cap_are_counted_not_kept() {
+        let mut sink = LogSink::new(10 + 2 * LINE_OVERHEAD_BYTES, 100, None);
         sink.push(LogLevel::Info, "12345");
         sink.push(LogLevel::Info, "123456");
         sink.push(LogLevel::Info, "12345");
         let (lines, dropped) = sink.finish();
         assert_eq!(lines.len(), 2);
-        assert_eq!(dropped, 6);
+        assert_eq!(dropped, Dropped { bytes: 6, lines: 1 });
+    }
+
+    #[test]
+    fn empty_lines_count_against_both_caps() {
+        let mut sink = LogSink::new(1 << 20, 1000, None);
+        sink.write_stream(LogLevel::Stdout, &[b'\n'; 100_000]);
+        let (lines, dropped) = sink.finish();
+        assert_eq!(lines.len(), 1000, "the line cap");
+        assert_eq!(dropped.lines, 99_000);
+
+        let mut sink = LogSink::new(100 * LINE_OVERHEAD_BYTES, 1_000_000, None);
+        sink.write_stream(LogLevel::Stdout, &[b'\n'; 100_000]);
+        assert_eq!(sink.finish().0.len(), 100, "the per-line overhead");
     }
 
     #[test]
     fn stream_bytes_are_split_into_lines() {
-        let mut sink = LogSink::new(1000, None);
+        let mut sink = LogSink::new(1000, 100, None);
         sink.write_stream(LogLevel::Stdout, b"hel");
         sink.write_stream(LogLevel::Stdout, b"lo\nwor");
         sink.write_stream(LogLevel::Stderr, b"oops\n");

@@ -2,7 +2,7 @@
 
 wasmtime::component::bindgen!({
     world: "handler",
-    path: "../wit",
+    path: "../../wit",
     imports: {
         // The only import allowed to trap: a durable sleep stops the guest.
         "airlock:job/context.sleep-until": trappable,

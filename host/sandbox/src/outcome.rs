@@ -160,10 +160,13 @@ pub struct RunOutcome {
     pub peak_memory_bytes: u64,
     /// Wall time of the run, instantiation included.
     pub wall_time: Duration,
-    /// Captured log lines (guest logs, stdout, stderr), capped in bytes.
+    /// Captured log lines (guest logs, stdout, stderr), capped in bytes and
+    /// lines.
     pub logs: Vec<LogLine>,
-    /// Log bytes dropped because the cap was reached.
+    /// Log text bytes dropped because a cap was reached.
     pub logs_dropped_bytes: u64,
+    /// Log lines dropped because a cap was reached.
+    pub logs_dropped_lines: u64,
 }
 
 impl RunOutcome {

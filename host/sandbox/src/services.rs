@@ -191,10 +191,7 @@ impl LocalServices {
     /// Moves every recorded sleep's wake-up time to now, as promoting a
     /// sleeping job through Airlock does.
     pub fn wake_sleeps_now(&self) {
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_millis() as u64)
-            .unwrap_or(0);
+        let now = crate::clock::now_ms();
         self.with(|s| {
             for wake_at in s.sleeps.values_mut() {
                 *wake_at = (*wake_at).min(now);

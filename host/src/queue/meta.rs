@@ -1,0 +1,466 @@
+//! Airlock's own per-job state, in one place: every `airlock.*` field of a
+//! BullMQ job hash, and the *pending* key that carries a job's producer and
+//! per-job limits across its add. No other module writes either.
+//!
+//! | where | what | written by |
+//! |---|---|---|
+//! | `airlock.producer` | name of the API token that enqueued the job | [`Meta::commit`], [`Meta::set_producer`] |
+//! | `airlock.limits` | per-job limits (JSON `LimitsOverride`) | [`Meta::commit`] |
+//! | `airlock.digest` | handler digest the job is pinned to | [`Meta::pin`], [`Meta::repin`] |
+//! | `airlock.fuelUsed`, `airlock.peakMemoryBytes`, `airlock.wallTimeMs`, `airlock.host`, `airlock.failureKind` | measurements of the last run | [`Meta::record_run`] |
+//! | `airlock.step:<id>` | a durable step's recorded result | [`Meta::set_if_exists`] (through the guest's services) |
+//! | `airlock.sleep:<id>` | a durable sleep's wake-up time (ms) | [`Meta::set_if_exists`], [`Meta::wake_sleeps`] |
+//! | `P:QUEUE:airlock-pending:ID` (hash) | `claim` (the adding producer) and the `airlock.*` fields to move into the job once it exists | [`Meta::claim`], [`Meta::commit`] |
+//!
+//! Fields live in the job's own hash, so BullMQ deletes them with the job
+//! (retention, clean, obliterate) and they can never be orphaned.
+//!
+//! ## Adding a job with state of its own
+//!
+//! BullMQ's add scripts store BullMQ's fields only, and the Rust port offers
+//! no way to add others in the same script call, so a job's producer and
+//! limits cannot be written atomically with its add. Instead:
+//!
+//! 1. **claim** (one script, on the id the job will have): if the job exists,
+//!    the add is a duplicate and nothing is written; if another producer's
+//!    claim on the id is pending, likewise; else the pending hash is set
+//!    (`claim` = the producer, plus the fields to move), expiring in 7 days.
+//! 2. **add**: BullMQ's own script, through the port.
+//! 3. **commit** (one script): the pending fields are copied into the job
+//!    hash (`HSETNX`, only if the hash exists) and the pending key deleted.
+//!
+//! A duplicate add therefore changes nothing about the existing job, and
+//! another producer can neither own it nor set its limits. A worker that
+//! takes the job between 2 and 3 reads the pending hash ([`Meta::pin`]), so
+//! no job runs without the limits it was enqueued with.
+//!
+//! Crash windows:
+//! - after 1, before 2: the pending key expires unused; the same producer
+//!   retrying the add within 7 days takes its claim over;
+//! - after 2, before 3: the job exists with its state in the pending hash;
+//!   its first run reads it from there and moves it, and an idempotent retry
+//!   of the add commits it. Until then a producer token cannot read the job
+//!   (admin and reader tokens can). Only a job left waiting for more than
+//!   7 days *and* never retried loses its pending state.
+//!
+//! Jobs added without a producer or limits (Node producers, schedules,
+//! event triggers) need none of this. A job that has a producer but neither a
+//! custom id nor deduplication nor limits gets a BullMQ-generated id, which
+//! no other add can share; its producer is written right after the add
+//! ([`Meta::set_producer`]).
+
+use std::collections::HashMap;
+use std::sync::LazyLock;
+use std::time::Duration;
+
+use redis::AsyncCommands;
+
+use crate::error::QueueError;
+use crate::sandbox::LimitsOverride;
+use crate::store::Store;
+
+/// Job-hash field names (all prefixed `airlock.`).
+pub mod fields {
+    /// sha256 of the handler the job runs; retries, resumptions and
+    /// recoveries run the same code so durable steps replay against it.
+    pub const DIGEST: &str = "airlock.digest";
+    /// Per-job limits (JSON `LimitsOverride`).
+    pub const LIMITS: &str = "airlock.limits";
+    /// Fuel used by the last run.
+    pub const FUEL: &str = "airlock.fuelUsed";
+    /// Peak memory of the last run, bytes.
+    pub const MEMORY: &str = "airlock.peakMemoryBytes";
+    /// Wall time of the last run, ms.
+    pub const WALL_MS: &str = "airlock.wallTimeMs";
+    /// Failure kind of the last failed run.
+    pub const KIND: &str = "airlock.failureKind";
+    /// Id of the host that ran the job last.
+    pub const HOST: &str = "airlock.host";
+    /// Name of the API token that enqueued the job (producers read only
+    /// their own jobs).
+    pub const PRODUCER: &str = "airlock.producer";
+    /// Prefix of a durable step record: `airlock.step:<step id>`.
+    pub const STEP_PREFIX: &str = "airlock.step:";
+    /// Prefix of a durable sleep record: `airlock.sleep:<sleep id>` (wake-up ms).
+    pub const SLEEP_PREFIX: &str = "airlock.sleep:";
+}
+
+/// How long a pending hash waits for its job (see the module docs).
+const PENDING_TTL: Duration = Duration::from_secs(7 * 24 * 60 * 60);
+
+/// The claimant of an add without a producer (an operator's own tooling).
+const NO_PRODUCER: &str = "-";
+
+/// `KEYS[1]` job hash, `KEYS[2]` pending hash; `ARGV[1]` claimant,
+/// `ARGV[2]` TTL (ms), then field/value pairs. 0: the job exists; 1: claimed
+/// (or re-claimed by the same claimant); 2: another claimant holds it.
+static CLAIM: LazyLock<redis::Script> = LazyLock::new(|| {
+    redis::Script::new(
+        "if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end \
+         local holder = redis.call('HGET', KEYS[2], 'claim') \
+         if holder and holder ~= ARGV[1] then return 2 end \
+         redis.call('DEL', KEYS[2]) \
+         redis.call('HSET', KEYS[2], 'claim', ARGV[1], unpack(ARGV, 3)) \
+         redis.call('PEXPIRE', KEYS[2], ARGV[2]) \
+         return 1",
+    )
+});
+
+/// `KEYS[1]` job hash, `KEYS[2]` pending hash: copies the pending fields
+/// (all but `claim`) into the job hash when it exists, without overwriting,
+/// and deletes the pending hash. 1 when something was moved.
+static COMMIT: LazyLock<redis::Script> = LazyLock::new(|| {
+    redis::Script::new(
+        "local pending = redis.call('HGETALL', KEYS[2]) \
+         if #pending == 0 then return 0 end \
+         local moved = 0 \
+         if redis.call('EXISTS', KEYS[1]) == 1 then \
+           for i = 1, #pending, 2 do \
+             if pending[i] ~= 'claim' then \
+               redis.call('HSETNX', KEYS[1], pending[i], pending[i + 1]) moved = 1 \
+             end \
+           end \
+         end \
+         redis.call('DEL', KEYS[2]) \
+         return moved",
+    )
+});
+
+/// `HSET` into a hash only if it still exists: writing to a job that was
+/// just removed must not resurrect a stray hash. 1 when written.
+static HSET_IF_EXISTS: LazyLock<redis::Script> = LazyLock::new(|| {
+    redis::Script::new(
+        "if redis.call('EXISTS', KEYS[1]) == 1 then \
+           redis.call('HSET', KEYS[1], unpack(ARGV)) return 1 \
+         end return 0",
+    )
+});
+
+/// `HSETNX` of one field, only if the hash exists.
+static HSETNX_IF_EXISTS: LazyLock<redis::Script> = LazyLock::new(|| {
+    redis::Script::new(
+        "if redis.call('EXISTS', KEYS[1]) == 1 then \
+           return redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2]) \
+         end return 0",
+    )
+});
+
+/// Whether Redis refused a script it does not have cached (after a restart,
+/// or the first call on a server): load and retry.
+fn is_noscript(e: &redis::RedisError) -> bool {
+    e.kind() == redis::ErrorKind::Server(redis::ServerErrorKind::NoScript)
+        || e.to_string().contains("NoScript")
+}
+
+/// Runs a pipeline of script invocations; pipelined `EVALSHA` does not fall
+/// back to `EVAL` by itself, so on `NOSCRIPT` the scripts are loaded and the
+/// pipeline sent once more.
+async fn query_scripts<T: redis::FromRedisValue>(
+    conn: &mut bullmq::redis_connection::AnyConnection,
+    pipe: &redis::Pipeline,
+    scripts: &[&redis::Script],
+) -> Result<T, QueueError> {
+    match pipe.query_async(conn).await {
+        Err(e) if is_noscript(&e) => {
+            for script in scripts {
+                script.load_async(conn).await?;
+            }
+            Ok(pipe.query_async(conn).await?)
+        }
+        result => Ok(result?),
+    }
+}
+
+/// What a job brings along when it is added through Airlock.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Pending {
+    /// The API token that enqueued it.
+    pub producer: Option<String>,
+    /// Its per-job limits.
+    pub limits: Option<LimitsOverride>,
+}
+
+impl Pending {
+    /// Whether there is anything to carry.
+    pub fn is_empty(&self) -> bool {
+        self.producer.is_none() && self.limits.is_none()
+    }
+
+    fn claimant(&self) -> &str {
+        self.producer.as_deref().unwrap_or(NO_PRODUCER)
+    }
+
+    fn fields(&self) -> Result<Vec<(&'static str, String)>, QueueError> {
+        let mut out = Vec::new();
+        if let Some(p) = &self.producer {
+            out.push((fields::PRODUCER, p.clone()));
+        }
+        if let Some(l) = &self.limits {
+            out.push((fields::LIMITS, serde_json::to_string(l)?));
+        }
+        Ok(out)
+    }
+}
+
+/// Outcome of [`Meta::claim`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Claim {
+    /// The id is free and now claimed: go on with the add.
+    Mine,
+    /// A job with this id exists: the add is a duplicate.
+    Exists,
+    /// Another producer is adding a job with this id right now.
+    Taken,
+}
+
+/// Measurements of one run, as stored on the job.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunRecord {
+    /// Peak linear memory, bytes.
+    pub peak_memory_bytes: u64,
+    /// Wall time, ms.
+    pub wall_time_ms: f64,
+    /// The host that ran it.
+    pub host: String,
+    /// Fuel used, when metered.
+    pub fuel_used: Option<u64>,
+    /// Failure kind, when the run failed.
+    pub failure_kind: Option<&'static str>,
+}
+
+/// What a job's hash (and pending hash) say before it runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pinned {
+    /// The digest the job runs.
+    pub digest: String,
+    /// Its per-job limits, if any.
+    pub limits: Option<LimitsOverride>,
+}
+
+/// Reads and writes Airlock's per-job state on one Redis.
+#[derive(Clone)]
+pub struct Meta {
+    store: Store,
+    prefix: String,
+}
+
+impl Meta {
+    /// Per-job state for queues under `prefix` on `store`'s Redis.
+    pub fn new(store: Store, prefix: &str) -> Self {
+        Meta {
+            store,
+            prefix: prefix.to_string(),
+        }
+    }
+
+    /// The Redis key of a job's hash.
+    pub fn job_key(&self, queue: &str, id: &str) -> String {
+        format!("{}:{queue}:{id}", self.prefix)
+    }
+
+    /// The pending hash of a job being added (in the queue's slot).
+    pub fn pending_key(&self, queue: &str, id: &str) -> String {
+        format!("{}:{queue}:airlock-pending:{id}", self.prefix)
+    }
+
+    /// The field of durable step `id`.
+    pub fn step_field(id: &str) -> String {
+        format!("{}{id}", fields::STEP_PREFIX)
+    }
+
+    /// The field of durable sleep `id`.
+    pub fn sleep_field(id: &str) -> String {
+        format!("{}{id}", fields::SLEEP_PREFIX)
+    }
+
+    /// Claims the ids of jobs about to be added (one round trip for all).
+    pub async fn claim(
+        &self,
+        queue: &str,
+        jobs: &[(&str, &Pending)],
+    ) -> Result<Vec<Claim>, QueueError> {
+        if jobs.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut pipe = redis::pipe();
+        for (id, pending) in jobs {
+            let mut invocation = CLAIM.key(self.job_key(queue, id));
+            invocation
+                .key(self.pending_key(queue, id))
+                .arg(pending.claimant())
+                .arg(PENDING_TTL.as_millis() as u64);
+            for (field, value) in pending.fields()? {
+                invocation.arg(field).arg(value);
+            }
+            pipe.invoke_script(&invocation);
+        }
+        let mut conn = self.store.conn();
+        let codes: Vec<i64> = query_scripts(&mut conn, &pipe, &[&CLAIM]).await?;
+        Ok(codes
+            .into_iter()
+            .map(|c| match c {
+                1 => Claim::Mine,
+                2 => Claim::Taken,
+                _ => Claim::Exists,
+            })
+            .collect())
+    }
+
+    /// Moves the pending state of these jobs into their hashes (one round
+    /// trip for all).
+    pub async fn commit(&self, queue: &str, ids: &[&str]) -> Result<(), QueueError> {
+        if ids.is_empty() {
+            return Ok(());
+        }
+        let mut pipe = redis::pipe();
+        for id in ids {
+            let mut invocation = COMMIT.key(self.job_key(queue, id));
+            invocation.key(self.pending_key(queue, id));
+            pipe.invoke_script(&invocation).ignore();
+        }
+        let mut conn = self.store.conn();
+        query_scripts::<()>(&mut conn, &pipe, &[&COMMIT]).await
+    }
+
+    /// Withdraws claims that were not followed by an add.
+    pub async fn release(&self, queue: &str, ids: &[&str]) -> Result<(), QueueError> {
+        if ids.is_empty() {
+            return Ok(());
+        }
+        let keys: Vec<String> = ids.iter().map(|id| self.pending_key(queue, id)).collect();
+        let mut conn = self.store.conn();
+        let _: i64 = conn.del(keys).await?;
+        Ok(())
+    }
+
+    /// Records the producer of jobs that got fresh BullMQ-generated ids
+    /// (no other add can share such an id, so there is nothing to claim).
+    pub async fn set_producer(
+        &self,
+        queue: &str,
+        ids: &[&str],
+        producer: &str,
+    ) -> Result<(), QueueError> {
+        if ids.is_empty() {
+            return Ok(());
+        }
+        let mut pipe = redis::pipe();
+        for id in ids {
+            let mut invocation = HSETNX_IF_EXISTS.key(self.job_key(queue, id));
+            invocation.arg(fields::PRODUCER).arg(producer);
+            pipe.invoke_script(&invocation).ignore();
+        }
+        let mut conn = self.store.conn();
+        query_scripts::<()>(&mut conn, &pipe, &[&HSETNX_IF_EXISTS]).await
+    }
+
+    /// Pins the job to `current` unless it already has a digest, and reads
+    /// its per-job limits — from the job hash, or from its pending hash when
+    /// the add's commit has not landed yet (then they are moved over too).
+    ///
+    /// One pipelined round trip (two when pending state is moved).
+    pub async fn pin(&self, queue: &str, id: &str, current: &str) -> Result<Pinned, QueueError> {
+        let job_key = self.job_key(queue, id);
+        let pending_key = self.pending_key(queue, id);
+        let mut conn = self.store.conn();
+        let (digest, limits, pending): (Option<String>, Option<String>, Option<String>) =
+            redis::pipe()
+                .hset_nx(&job_key, fields::DIGEST, current)
+                .ignore()
+                .hget(&job_key, fields::DIGEST)
+                .hget(&job_key, fields::LIMITS)
+                .hget(&pending_key, fields::LIMITS)
+                .query_async(&mut conn)
+                .await?;
+        let limits = match (limits, pending) {
+            (Some(l), _) => Some(l),
+            (None, p) => {
+                if p.is_some() {
+                    let mut invocation = COMMIT.key(&job_key);
+                    invocation.key(&pending_key);
+                    let _: i64 = invocation.invoke_async(&mut conn).await?;
+                }
+                p
+            }
+        };
+        let limits = match limits {
+            // Anything read from Redis is untrusted: a malformed value is
+            // an error, not a silent "no limits".
+            Some(text) => Some(serde_json::from_str(&text).map_err(|e| {
+                QueueError::Internal(format!("job {queue}:{id} has unreadable limits: {e}"))
+            })?),
+            None => None,
+        };
+        Ok(Pinned {
+            digest: digest.unwrap_or_else(|| current.to_string()),
+            limits,
+        })
+    }
+
+    /// Moves a job to another handler digest (its next run uses it).
+    pub async fn repin(&self, queue: &str, id: &str, digest: &str) -> Result<bool, QueueError> {
+        self.set_if_exists(&self.job_key(queue, id), &[(fields::DIGEST, digest)])
+            .await
+    }
+
+    /// Writes a run's measurements onto the job (only if it still exists).
+    pub async fn record_run(&self, job_key: &str, run: &RunRecord) -> Result<bool, QueueError> {
+        let memory = run.peak_memory_bytes.to_string();
+        let wall = format!("{:.3}", run.wall_time_ms);
+        let fuel = run.fuel_used.map(|f| f.to_string());
+        let mut pairs: Vec<(&str, &str)> = vec![
+            (fields::MEMORY, &memory),
+            (fields::WALL_MS, &wall),
+            (fields::HOST, &run.host),
+        ];
+        if let Some(fuel) = &fuel {
+            pairs.push((fields::FUEL, fuel));
+        }
+        if let Some(kind) = run.failure_kind {
+            pairs.push((fields::KIND, kind));
+        }
+        self.set_if_exists(job_key, &pairs).await
+    }
+
+    /// One field of a job hash.
+    pub async fn get(&self, job_key: &str, field: &str) -> Result<Option<String>, QueueError> {
+        let mut conn = self.store.conn();
+        Ok(conn.hget(job_key, field).await?)
+    }
+
+    /// Sets fields of a job hash in one round trip, only if the job still
+    /// exists; whether it did.
+    pub async fn set_if_exists(
+        &self,
+        job_key: &str,
+        pairs: &[(&str, &str)],
+    ) -> Result<bool, QueueError> {
+        let mut invocation = HSET_IF_EXISTS.key(job_key);
+        for (field, value) in pairs {
+            invocation.arg(*field).arg(*value);
+        }
+        let mut conn = self.store.conn();
+        let set: i64 = invocation.invoke_async(&mut conn).await?;
+        Ok(set == 1)
+    }
+
+    /// Marks every pending durable sleep of the job as over (`now`), so its
+    /// next run goes on past them: what promoting a sleeping job means.
+    pub async fn wake_sleeps(&self, job_key: &str, now: u64) -> Result<(), QueueError> {
+        let mut conn = self.store.conn();
+        let all: HashMap<String, String> = conn.hgetall(job_key).await?;
+        let now_text = now.to_string();
+        let pending: Vec<(&str, &str)> = all
+            .iter()
+            .filter(|(field, value)| {
+                field.starts_with(fields::SLEEP_PREFIX)
+                    && value.parse::<u64>().is_ok_and(|wake| wake > now)
+            })
+            .map(|(field, _)| (field.as_str(), now_text.as_str()))
+            .collect();
+        if !pending.is_empty() {
+            self.set_if_exists(job_key, &pending).await?;
+        }
+        Ok(())
+    }
+}
