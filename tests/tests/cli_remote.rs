@@ -167,3 +167,109 @@ fn deploy_bind_enqueue_wait_inspect_and_retry() {
     assert_eq!(code, 0);
     assert!(out.contains("payments"), "{out}");
 }
+
+#[test]
+fn enqueue_retries_through_a_redis_outage_without_doubling_and_empty_lists_say_so() {
+    let mut redis = RedisServer::start_with(airlock_tests::redis_server::RedisOptions {
+        appendonly: true,
+        appendfsync_always: true,
+        ..Default::default()
+    });
+    let host = HostProcess::start(
+        &redis.url(),
+        HostOptions {
+            id: "cli-host".into(),
+            api: true,
+            ..HostOptions::default()
+        },
+    );
+    let cli = Cli {
+        url: host.api_url(),
+    };
+    let payment = guest_path("payment-webhook");
+    let (code, out, err) = cli.run(
+        tokens::ADMIN,
+        &["deploy", payment.to_str().unwrap(), "--name", "payment-webhook"],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    let (code, out, err) = cli.run(
+        tokens::ADMIN,
+        &["queue", "bind", "payments", "--handler", "payment-webhook"],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+
+    let (code, out, _) = cli.run(tokens::ADMIN, &["jobs", "payments", "--state", "delayed"]);
+    assert_eq!(code, 0);
+    assert_eq!(out.trim(), "no delayed jobs in queue payments");
+
+    // The same idempotency key twice: one job.
+    let enqueue = |key: &str| {
+        cli.run(
+            tokens::PRODUCER,
+            &[
+                "enqueue",
+                "payments",
+                r#"{"transactionId":"idem","amount":3}"#,
+                "--idempotency-key",
+                key,
+            ],
+        )
+    };
+    let (code, first, err) = enqueue("order-77");
+    assert_eq!(code, 0, "{first}{err}");
+    let (code, second, err) = enqueue("order-77");
+    assert_eq!(code, 0, "{second}{err}");
+    let job_ref = first.trim().strip_prefix("enqueued ").unwrap().to_string();
+    assert_eq!(
+        second.trim(),
+        format!("enqueued {job_ref} (duplicate: nothing added)")
+    );
+
+    // While Redis is down the CLI retries, and lands exactly one job.
+    redis.kill9();
+    let child = Command::new(airlock_bin())
+        .args([
+            "enqueue",
+            "payments",
+            r#"{"transactionId":"outage","amount":3}"#,
+            "--idempotency-key",
+            "outage-1",
+        ])
+        .env("AIRLOCK_URL", &cli.url)
+        .env("AIRLOCK_TOKEN", tokens::PRODUCER)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The outage lasts a while: the CLI's first tries meet it.
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    redis.restart();
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+    assert!(stderr.contains("retrying"), "{stderr}");
+    assert!(stdout.starts_with("enqueued payments:"), "{stdout}");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let (_, out, _) = cli.run(
+            tokens::ADMIN,
+            &["--json", "jobs", "payments", "--state", "completed", "--limit", "500"],
+        );
+        let page: Value = serde_json::from_str(&out).unwrap_or_default();
+        let landed = page["jobs"]
+            .as_array()
+            .map(|jobs| {
+                jobs.iter()
+                    .filter(|j| j["data"]["transactionId"] == "outage")
+                    .count()
+            })
+            .unwrap_or(0);
+        if landed > 0 {
+            assert_eq!(landed, 1, "the retried enqueue added one job: {page}");
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "never ran: {page}");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}

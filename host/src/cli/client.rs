@@ -21,6 +21,18 @@ pub struct Connection {
     pub token: Option<String>,
 }
 
+/// Tries of an idempotent request before giving up.
+const RETRIES: u32 = 6;
+
+/// Whether an error is worth a retry: the API was unreachable, or answered
+/// 503 (Redis down or failing; the outcome of the request unknown).
+fn retryable(e: &anyhow::Error) -> bool {
+    match e.downcast_ref::<ApiFailure>() {
+        Some(f) => f.status == StatusCode::SERVICE_UNAVAILABLE,
+        None => e.downcast_ref::<reqwest::Error>().is_some(),
+    }
+}
+
 /// An HTTP API client.
 pub struct ApiClient {
     http: reqwest::Client,
@@ -103,6 +115,36 @@ impl ApiClient {
         body: &serde_json::Value,
     ) -> anyhow::Result<T> {
         self.send(self.request(method, path).json(body)).await
+    }
+
+    /// POSTs `body` with an `Idempotency-Key`, retrying while the API is
+    /// unreachable or answers 503: with the key, a retry of a request that
+    /// did take effect answers with what it created instead of doing it
+    /// again. Other errors are final.
+    pub async fn post_idempotent<T: DeserializeOwned>(
+        &self,
+        path: &str,
+        body: &serde_json::Value,
+        key: &str,
+    ) -> anyhow::Result<T> {
+        let mut delay = std::time::Duration::from_millis(200);
+        let mut attempt = 1;
+        loop {
+            let request = self
+                .request(Method::POST, path)
+                .header("Idempotency-Key", key)
+                .json(body);
+            match self.send(request).await {
+                Ok(v) => return Ok(v),
+                Err(e) if attempt < RETRIES && retryable(&e) => {
+                    eprintln!("{e:#}; retrying ({attempt}/{})", RETRIES - 1);
+                    tokio::time::sleep(delay).await;
+                    delay = (delay * 2).min(std::time::Duration::from_secs(5));
+                    attempt += 1;
+                }
+                Err(e) => return Err(e),
+            }
+        }
     }
 
     /// POSTs raw bytes (a component upload).

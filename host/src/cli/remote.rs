@@ -111,6 +111,12 @@ pub struct EnqueueArgs {
     /// Follow the job: live progress, then the result or the failure.
     #[arg(long)]
     pub wait: bool,
+    /// The request's idempotency key (default: a fresh one). The enqueue is
+    /// retried while the API is unreachable or answers 503; with the same
+    /// key a retry never adds the job twice, and running the command again
+    /// with this key within 24 hours answers with the same job.
+    #[arg(long)]
+    pub idempotency_key: Option<String>,
 }
 
 /// `airlock jobs`.
@@ -341,12 +347,12 @@ pub async fn enqueue(
     if let Some(opts) = &args.opts {
         body["opts"] = parse_json("--opts", opts)?;
     }
+    let key = args
+        .idempotency_key
+        .clone()
+        .unwrap_or_else(|| uuid::Uuid::new_v4().simple().to_string());
     let accepted: Value = client
-        .json(
-            Method::POST,
-            &format!("/v1/queues/{}/jobs", args.queue),
-            &body,
-        )
+        .post_idempotent(&format!("/v1/queues/{}/jobs", args.queue), &body, &key)
         .await?;
     let job_ref = accepted["ref"].as_str().unwrap_or_default().to_string();
     if !args.wait {
@@ -445,7 +451,18 @@ pub async fn jobs(conn: &Connection, json_output: bool, args: JobsArgs) -> anyho
         ))
         .await?;
     print(json_output, &page, |p| {
-        for j in p["jobs"].as_array().into_iter().flatten() {
+        let jobs = p["jobs"].as_array().map(Vec::as_slice).unwrap_or_default();
+        if jobs.is_empty() {
+            if args.start == 0 {
+                println!("no {} jobs in queue {}", args.state, args.queue);
+            } else {
+                println!(
+                    "no {} jobs in queue {} from offset {}",
+                    args.state, args.queue, args.start
+                );
+            }
+        }
+        for j in jobs {
             let outcome = match j["state"].as_str() {
                 Some("failed") => j["failedReason"].as_str().unwrap_or("").to_string(),
                 Some("completed") => j["returnvalue"].to_string(),
