@@ -663,6 +663,59 @@ async fn events_fan_out_to_subscribed_queues_once_per_id() {
 }
 
 #[tokio::test]
+async fn an_event_that_failed_part_way_is_completed_by_sending_it_again() {
+    let api = Api::start();
+    for queue in ["a-fulfilment", "b-billing", "c-audit"] {
+        api.setup(queue, "noop", json!({"events": ["order.placed"]}))
+            .await;
+    }
+    // Break the second queue's adds (its id counter is not a number), so a
+    // delivery gets one queue in and fails on the next.
+    api.redis.cli(&["SET", "bull:b-billing:id", "broken"]);
+    let event = json!({"name": "order.placed", "id": "ord-5", "data": {"orderId": "5"}});
+    let (status, body) = api
+        .post("/v1/events", tokens::PRODUCER, event.clone())
+        .await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("is unknown"),
+        "a failure part-way says the outcome is unknown: {body}"
+    );
+    api.redis.cli(&["DEL", "bull:b-billing:id"]);
+
+    // Sending it again completes the delivery: one job per queue, no more.
+    let (status, retry) = api
+        .post("/v1/events", tokens::PRODUCER, event.clone())
+        .await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{retry}");
+    assert_eq!(retry["duplicate"], false, "the retry created jobs: {retry}");
+    assert_eq!(
+        retry["jobs"],
+        json!([
+            "a-fulfilment:evt-ord-5",
+            "b-billing:evt-ord-5",
+            "c-audit:evt-ord-5"
+        ])
+    );
+    for job_ref in ["a-fulfilment:evt-ord-5", "b-billing:evt-ord-5", "c-audit:evt-ord-5"] {
+        assert_eq!(api.wait_done(job_ref).await["state"], "completed");
+    }
+    let (status, again) = api.post("/v1/events", tokens::PRODUCER, event).await;
+    assert_eq!(status, StatusCode::ACCEPTED);
+    assert_eq!(again["duplicate"], true, "{again}");
+    for queue in ["a-fulfilment", "b-billing", "c-audit"] {
+        let (_, q) = api
+            .get(&format!("/v1/queues/{queue}"), tokens::READER)
+            .await;
+        assert_eq!(q["counts"]["completed"], 1, "exactly one job: {q}");
+        assert_eq!(q["counts"]["waiting"], 0, "exactly one job: {q}");
+    }
+}
+
+#[tokio::test]
 async fn idempotency_through_job_ids_deduplication_and_the_kv_store() {
     let api = Api::start();
     api.setup("emails", "email-delivery", json!({})).await;
