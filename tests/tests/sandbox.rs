@@ -528,6 +528,44 @@ fn email_delivery_is_idempotent_through_the_kv_store() {
     );
 }
 
+/// The data our users' producers send today, exactly as they send it.
+#[test]
+fn the_examples_take_the_seeds_data_shapes_as_they_are() {
+    let sandbox = sandbox();
+    let cases = [
+        (
+            "email-delivery",
+            r#"{"to":"ada@example.com","templateId":"welcome","payload":{"name":"Ada","plan":"pro"},"idempotencyKey":"welcome-ada"}"#,
+            r#""status":"sent""#,
+        ),
+        (
+            "payment-webhook",
+            r#"{"transactionId":"tx_9","amount":42.5,"currency":"EUR","source":"stripe","timestamp":"2026-11-30T10:00:00Z"}"#,
+            r#""ledgerRecordId":"led_tx_9""#,
+        ),
+        (
+            "data-extraction",
+            r#"{"reportId":"2026-11","source":"sales-eu"}"#,
+            r#""source":"sales-eu""#,
+        ),
+    ];
+    for (guest, data, expected) in cases {
+        let component = load(&sandbox, guest);
+        match run(&sandbox, &component, data, &tight()).completion {
+            Completion::Completed(out) => assert!(out.contains(expected), "{guest}: {out}"),
+            other => panic!("{guest} refused {data}: {other:?}"),
+        }
+    }
+    // A mail with neither a template nor a subject is refused as fatal.
+    let email = load(&sandbox, "email-delivery");
+    let outcome = run(&sandbox, &email, r#"{"to":"a@example.com"}"#, &tight());
+    assert!(
+        matches!(&outcome.completion, Completion::Failed(f) if f.kind == FailureKind::GuestFatal && f.message.contains("templateId")),
+        "{:?}",
+        outcome.completion
+    );
+}
+
 #[test]
 fn a_restarted_host_loads_compiled_artifacts_instead_of_recompiling() {
     let dir = tempfile::tempdir().unwrap();

@@ -1,8 +1,11 @@
 //! Transactional e-mail delivery with an idempotency key, as an Airlock
 //! handler.
 //!
-//! Input: `{ "to": "a@example.com", "subject": "Hi", "idempotencyKey": "welcome-42" }`
-//! (`idempotencyKey` defaults to the job id). The first run with a key
+//! Input, as our users' BullMQ producer sends it:
+//! `{ "to": "a@example.com", "templateId": "welcome", "payload": {...},
+//! "idempotencyKey": "welcome-42" }` — or a plain mail with a `subject`
+//! instead of a template (one of the two is required; `idempotencyKey`
+//! defaults to the job id). The first run with a key
 //! "sends" the mail and remembers the key for 24 hours in the handler's KV
 //! store; any later run with the same key returns `skipped_duplicate`
 //! without sending again — the pattern that makes at-least-once delivery
@@ -20,7 +23,13 @@ const REMEMBER_FOR: Duration = Duration::from_secs(24 * 60 * 60);
 #[serde(rename_all = "camelCase")]
 struct Email {
     to: String,
-    subject: String,
+    #[serde(default)]
+    subject: Option<String>,
+    #[serde(default)]
+    template_id: Option<String>,
+    /// The template's variables.
+    #[serde(default)]
+    payload: Option<serde_json::Value>,
     #[serde(default)]
     idempotency_key: Option<String>,
 }
@@ -42,6 +51,15 @@ fn deliver(ctx: &Context, input: serde_json::Value) -> Result<Delivery, JobError
             email.to
         )));
     }
+    let what = match (&email.template_id, &email.subject) {
+        (Some(template), _) => format!("template `{template}`"),
+        (None, Some(subject)) => format!("\"{subject}\""),
+        (None, None) => {
+            return Err(JobError::fatal(
+                "an e-mail needs a `templateId` or a `subject`",
+            ));
+        }
+    };
     let key = email
         .idempotency_key
         .unwrap_or_else(|| ctx.job().id.clone());
@@ -57,9 +75,14 @@ fn deliver(ctx: &Context, input: serde_json::Value) -> Result<Delivery, JobError
     }
     ctx.progress(50);
     let message_id = format!("msg_{key}");
+    let variables = email
+        .payload
+        .as_ref()
+        .and_then(|p| p.as_object())
+        .map_or(0, |o| o.len());
     ctx.info(format!(
-        "sent \"{}\" to {} as {message_id}",
-        email.subject, email.to
+        "sent {what} to {} ({variables} template variables) as {message_id}",
+        email.to
     ));
     // Remember only after sending: a crash before this line resends (at
     // least once), never silently drops the mail.
