@@ -868,3 +868,138 @@ async fn the_openapi_document_is_valid_and_covers_every_route() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[tokio::test]
+async fn out_of_range_options_and_malformed_requests_get_json_errors_naming_the_field() {
+    let api = Api::start();
+    api.setup("payments", "payment-webhook", json!({})).await;
+    let enqueue = |opts: Value| {
+        api.post(
+            "/v1/queues/payments/jobs",
+            tokens::PRODUCER,
+            json!({"data": {"transactionId": "t", "amount": 1}, "opts": opts}),
+        )
+    };
+    for (opts, field) in [
+        (json!({"delay": 1u64 << 63}), "opts.delay"),
+        (
+            json!({"attempts": 3, "backoff": {"type": "fixed", "delay": 1u64 << 53}}),
+            "opts.backoff.delay",
+        ),
+        (
+            json!({"attempts": 60, "backoff": {"type": "exponential", "delay": 1000}}),
+            "opts.backoff.delay",
+        ),
+        (
+            json!({"deduplication": {"id": "d", "ttl": i64::MAX}}),
+            "opts.deduplication.ttl",
+        ),
+        (
+            json!({"deduplication": {"id": "d", "ttl": u64::MAX}}),
+            "opts.deduplication.ttl",
+        ),
+        (json!({"attempts": 3_000_000_000u64}), "opts.attempts"),
+        (
+            json!({"removeOnComplete": {"age": 1, "extra": 2}}),
+            "opts.removeOnComplete",
+        ),
+    ] {
+        let (status, body) = enqueue(opts.clone()).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{opts}: {body}");
+        assert!(
+            error_field(&body).starts_with(field),
+            "{opts}: expected field {field}: {body}"
+        );
+    }
+    // Trailing bytes after the JSON document are refused, not ignored.
+    let resp = api
+        .http
+        .post(format!("{}/v1/queues/payments/jobs", api.url))
+        .bearer_auth(tokens::PRODUCER)
+        .header("content-type", "application/json")
+        .body(r#"{"data": {}} {"data": {}}"#)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::BAD_REQUEST);
+    let body: Value = resp.json().await.unwrap();
+    assert_eq!(error_field(&body), "body", "{body}");
+
+    // Every refusal is the JSON error shape, axum's own included.
+    let too_big = vec![0u8; (32 << 20) + 1];
+    let (status, body) = api
+        .upload("big", too_big, "application/wasm", tokens::ADMIN)
+        .await;
+    assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE);
+    assert_eq!(error_code(&body), "body_too_large", "{body}");
+    for (path, field) in [
+        ("/v1/queues/payments/jobs?state=sleeping", "state"),
+        ("/v1/queues/payments/jobs?state=waiting&limit=abc", "limit"),
+        ("/v1/queues/payments/jobs?state=waiting&limit=0", "limit"),
+        ("/v1/jobs/payments:1/wait?timeout=soon", "timeout"),
+    ] {
+        let (status, body) = api.get(path, tokens::READER).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{path}: {body}");
+        assert_eq!(error_field(&body), field, "{path}: {body}");
+    }
+    let (status, body) = api.get("/v1/nothing-here", tokens::READER).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    assert_eq!(error_code(&body), "not_found", "{body}");
+    let (status, body) = api
+        .call(Method::PATCH, "/v1/queues", Some(tokens::READER), None)
+        .await;
+    assert_eq!(status, StatusCode::METHOD_NOT_ALLOWED);
+    assert_eq!(error_code(&body), "method_not_allowed", "{body}");
+
+    // Reading an unknown queue is a 404 and writes nothing to Redis.
+    let before = api.redis.keys("*").len();
+    let (status, body) = api
+        .get(
+            "/v1/queues/nobody-binds-this/jobs?state=waiting",
+            tokens::READER,
+        )
+        .await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
+    assert!(api.redis.keys("bull:nobody-binds-this:*").is_empty());
+    assert_eq!(api.redis.keys("*").len(), before);
+}
+
+#[tokio::test]
+async fn a_failed_obliterate_leaves_the_queue_running() {
+    let api = Api::start();
+    api.setup(
+        "spin",
+        "hostile-infinite-loop",
+        json!({"limits": {"timeoutMs": 4000, "fuel": 1_000_000_000_000u64}}),
+    )
+    .await;
+    let (_, accepted) = api
+        .post(
+            "/v1/queues/spin/jobs",
+            tokens::PRODUCER,
+            json!({"data": {}}),
+        )
+        .await;
+    let job_ref = accepted["ref"].as_str().unwrap().to_string();
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while api
+        .get(&format!("/v1/jobs/{job_ref}"), tokens::READER)
+        .await
+        .1["state"]
+        != "active"
+    {
+        assert!(std::time::Instant::now() < deadline, "never started");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // BullMQ refuses to obliterate a queue with active jobs (without force).
+    let (status, body) = api
+        .post(
+            "/v1/queues/spin/obliterate",
+            tokens::ADMIN,
+            json!({"confirm": "spin"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CONFLICT, "{body}");
+    let (_, queue) = api.get("/v1/queues/spin", tokens::READER).await;
+    assert_eq!(queue["counts"]["paused"], false, "{queue}");
+}

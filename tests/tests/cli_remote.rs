@@ -189,7 +189,12 @@ fn enqueue_retries_through_a_redis_outage_without_doubling_and_empty_lists_say_s
     let payment = guest_path("payment-webhook");
     let (code, out, err) = cli.run(
         tokens::ADMIN,
-        &["deploy", payment.to_str().unwrap(), "--name", "payment-webhook"],
+        &[
+            "deploy",
+            payment.to_str().unwrap(),
+            "--name",
+            "payment-webhook",
+        ],
     );
     assert_eq!(code, 0, "{out}{err}");
     let (code, out, err) = cli.run(
@@ -254,7 +259,15 @@ fn enqueue_retries_through_a_redis_outage_without_doubling_and_empty_lists_say_s
     loop {
         let (_, out, _) = cli.run(
             tokens::ADMIN,
-            &["--json", "jobs", "payments", "--state", "completed", "--limit", "500"],
+            &[
+                "--json",
+                "jobs",
+                "payments",
+                "--state",
+                "completed",
+                "--limit",
+                "500",
+            ],
         );
         let page: Value = serde_json::from_str(&out).unwrap_or_default();
         let landed = page["jobs"]

@@ -81,7 +81,12 @@ async fn a_flow_cannot_take_over_another_producers_job() {
     let (status, _) = api.get("/v1/jobs/payments:order-42", INTRUDER).await;
     assert_eq!(status, StatusCode::NOT_FOUND);
     let (status, _) = api
-        .call(Method::DELETE, "/v1/jobs/payments:order-42", Some(INTRUDER), None)
+        .call(
+            Method::DELETE,
+            "/v1/jobs/payments:order-42",
+            Some(INTRUDER),
+            None,
+        )
         .await;
     assert_eq!(status, StatusCode::NOT_FOUND);
     let (status, job) = api.get("/v1/jobs/payments:order-42", VICTIM).await;
@@ -90,7 +95,10 @@ async fn a_flow_cannot_take_over_another_producers_job() {
     assert_eq!(job["parentKey"], Value::Null, "no parent was attached");
     resume(&api).await;
     let done = api.wait_done("payments:order-42").await;
-    assert_eq!(done["returnvalue"]["ledgerRecordId"], "led_victim", "{done}");
+    assert_eq!(
+        done["returnvalue"]["ledgerRecordId"], "led_victim",
+        "{done}"
+    );
 }
 
 #[tokio::test]

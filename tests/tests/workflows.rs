@@ -700,7 +700,11 @@ async fn an_event_that_failed_part_way_is_completed_by_sending_it_again() {
             "c-audit:evt-ord-5"
         ])
     );
-    for job_ref in ["a-fulfilment:evt-ord-5", "b-billing:evt-ord-5", "c-audit:evt-ord-5"] {
+    for job_ref in [
+        "a-fulfilment:evt-ord-5",
+        "b-billing:evt-ord-5",
+        "c-audit:evt-ord-5",
+    ] {
         assert_eq!(api.wait_done(job_ref).await["state"], "completed");
     }
     let (status, again) = api.post("/v1/events", tokens::PRODUCER, event).await;

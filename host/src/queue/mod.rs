@@ -519,17 +519,32 @@ impl QueueService {
 
     /// Deletes the queue and all its jobs. BullMQ obliterates only paused
     /// queues (no worker may take a job while its keys go), so the queue is
-    /// paused first — and resumed again if the obliterate then fails and
-    /// the queue was running before.
+    /// paused first — and resumed again if the obliterate is then refused
+    /// or fails and the queue was running before. Without `force`, a queue
+    /// with active jobs is refused: checked here, because the port passes
+    /// its `force = false` to the script in a form the script reads as
+    /// "force" (see tests/tests/bullmq_conformance.rs).
     pub async fn obliterate(&self, queue: &str, force: bool) -> Result<(), QueueError> {
         let q = self.queue(queue).await?;
         let was_paused = q.is_paused().await?;
         q.pause().await?;
-        if let Err(e) = q.obliterate(force, 1000).await {
+        let result = async {
+            if !force {
+                let active = q.get_active_count().await?;
+                if active > 0 {
+                    return Err(QueueError::WrongState(format!(
+                        "queue `{queue}` has {active} active job(s); obliterate with `force` to remove them too"
+                    )));
+                }
+            }
+            Ok(q.obliterate(force, 1000).await?)
+        }
+        .await;
+        if let Err(e) = result {
             if !was_paused && let Err(resume) = q.resume().await {
                 tracing::warn!(queue, error = %resume, "could not resume the queue after a failed obliterate");
             }
-            return Err(e.into());
+            return Err(e);
         }
         self.queues.lock().unwrap().remove(queue);
         Ok(())
