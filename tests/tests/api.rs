@@ -1003,3 +1003,37 @@ async fn a_failed_obliterate_leaves_the_queue_running() {
     let (_, queue) = api.get("/v1/queues/spin", tokens::READER).await;
     assert_eq!(queue["counts"]["paused"], false, "{queue}");
 }
+
+#[tokio::test]
+async fn job_data_reaches_the_guest_as_the_wit_promises() {
+    let api = Api::start();
+    api.setup("probe", "data-probe", json!({})).await;
+    let api = &api;
+    let raw_of = |body: &'static str| async move {
+        let resp = api
+            .http
+            .post(format!("{}/v1/queues/probe/jobs", api.url))
+            .bearer_auth(tokens::PRODUCER)
+            .header("content-type", "application/json")
+            .body(body)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), StatusCode::ACCEPTED);
+        let accepted: Value = resp.json().await.unwrap();
+        let done = api.wait_done(accepted["ref"].as_str().unwrap()).await;
+        assert_eq!(done["state"], "completed", "{done}");
+        done["returnvalue"]["raw"].as_str().unwrap().to_string()
+    };
+    // Compact JSON arrives byte for byte, 64-bit integers and key order too.
+    let compact = r#"{"n":12345678901234567890,"m":-9223372036854775808,"s":"é ☃","z":{"b":1,"a":[true,null,-5,1.5]}}"#;
+    assert_eq!(
+        raw_of(r#"{"data":{"n":12345678901234567890,"m":-9223372036854775808,"s":"é ☃","z":{"b":1,"a":[true,null,-5,1.5]}}}"#).await,
+        compact
+    );
+    // Other spellings arrive re-encoded, as the WIT says.
+    assert_eq!(
+        raw_of(r#"{"data": { "e" : 1e2, "u": "\u00e9", "w" : [ 1 , 2 ] } }"#).await,
+        r#"{"e":100.0,"u":"é","w":[1,2]}"#
+    );
+}
