@@ -59,8 +59,8 @@ pub struct SandboxConfig {
     /// The ceiling for every limit.
     pub maxima: HostMaxima,
     /// Live instances per engine (pool slots). Runs beyond this wait for
-    /// nothing: they fail with `instantiation`, so callers bound their
-    /// concurrency below it.
+    /// nothing: they fail with `capacity`, so callers bound their
+    /// concurrency below it (the queue host's permits do).
     pub max_instances: u32,
     /// Wasm stack limit in bytes.
     pub max_wasm_stack: usize,
@@ -477,8 +477,9 @@ impl Sandbox {
         .await
         {
             Ok(outcome) => outcome,
-            // Only a bug in the host itself can get here; the job still gets
-            // a definite, retryable outcome rather than vanishing.
+            // Only a bug in the host itself (a panic on the sandbox thread)
+            // can get here; the job still gets a definite outcome rather
+            // than vanishing — final, so a host bug is not retried in a loop.
             Err(e) => RunOutcome {
                 completion: Completion::Failed(Failure::new(
                     FailureKind::Instantiation,

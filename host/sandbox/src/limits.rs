@@ -62,10 +62,10 @@ impl Default for Limits {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct HostMaxima {
-    /// Highest fuel budget; also the budget of a run that asks for none when
-    /// `allow_unmetered` is false.
+    /// Highest fuel budget.
     pub fuel: u64,
-    /// Whether queues may run guests without fuel metering.
+    /// Whether queues may run guests without fuel metering; when false, a
+    /// run without a fuel budget is refused (`fuel` named).
     pub allow_unmetered: bool,
     /// Largest memory cap (also sizes the instance pool's memory slots).
     pub memory_bytes: u64,

@@ -6,9 +6,13 @@ use serde::{Deserialize, Serialize};
 
 use super::logs::LogLine;
 
-/// Why a run failed. The kind decides whether BullMQ retries the job: only
-/// [`FailureKind::GuestRetry`] (and a store that was unreachable) is worth
-/// another attempt; a guest killed for breaking a limit would break it again.
+/// Why a run failed. The kind decides what happens to the job: a
+/// [`FailureKind::GuestRetry`] uses up an attempt and is retried per the
+/// job's attempts and backoff; the host's own trouble
+/// ([`FailureKind::Capacity`], [`FailureKind::HostUnavailable`]) puts the
+/// job back without using up an attempt ([`FailureKind::is_infrastructure`]);
+/// every other kind is final — a guest killed for breaking a limit would
+/// break it again.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum FailureKind {
