@@ -440,6 +440,22 @@ fn sequential_runs_on_reused_slots_start_from_a_clean_image() {
 }
 
 #[test]
+fn a_durable_sleep_past_a_year_is_refused() {
+    let sandbox = sandbox();
+    let workflow = load(&sandbox, "order-workflow");
+    // Ten years: the delayed set could not hold the wake-up time.
+    let data = r#"{"orderId":"o-8","amount":120,"reviewDelayMs":315360000000}"#;
+    let outcome = run(&sandbox, &workflow, data, &tight());
+    match &outcome.completion {
+        Completion::Failed(f) => {
+            assert_eq!(f.kind, FailureKind::GuestFatal, "{f:?}");
+            assert!(f.message.contains("at most a year"), "{f:?}");
+        }
+        other => panic!("a ten-year sleep was accepted: {other:?}"),
+    }
+}
+
+#[test]
 fn a_durable_workflow_replays_steps_after_its_sleep() {
     let sandbox = sandbox();
     let workflow = load(&sandbox, "order-workflow");

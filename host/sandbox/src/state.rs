@@ -21,6 +21,9 @@ const MAX_KEY_BYTES: usize = 512;
 const MAX_PROGRESS_BYTES: usize = 64 << 10;
 /// Longest panic message kept.
 const MAX_PANIC_BYTES: usize = 4 << 10;
+/// Longest durable sleep: a year. Parking a job further out would overflow
+/// the delayed set's scores (the job would wake at once, or never).
+pub const MAX_SLEEP_MS: u64 = 365 * 24 * 60 * 60 * 1000;
 
 /// The error a durable sleep raises to stop the guest; the sandbox turns it
 /// into [`super::Completion::Suspended`].
@@ -279,6 +282,12 @@ impl context::Host for RunState {
             return Ok(Err(e));
         }
         let now = now_ms();
+        if wake_at_ms > now.saturating_add(MAX_SLEEP_MS) {
+            return Ok(Err(HostError::Invalid(format!(
+                "a durable sleep may last at most a year ({MAX_SLEEP_MS} ms); this one asked for {} ms",
+                wake_at_ms - now
+            ))));
+        }
         let wake_at = match self.services.sleep_lookup(&step_id) {
             Err(e) => return Ok(Err(self.host_error(e))),
             // The first recorded wake-up time wins on every replay.
