@@ -15,7 +15,7 @@ GUEST_DIR := $(TARGET_DIR)/$(WASM_TARGET)/release
 GUEST_CRATES := $(filter-out cpu-bound-core,$(notdir $(wildcard jobs/*)))
 GUEST_FLAGS := $(addprefix -p ,$(GUEST_CRATES))
 
-.PHONY: run test bench lint guests host wasm-target redis-server-installed interop-deps openapi-validator
+.PHONY: run test bench lint guests host wasm-target redis-server-installed interop-deps openapi-tools
 
 wasm-target:
 	@rustup target list --installed 2>/dev/null | grep -qx $(WASM_TARGET) \
@@ -43,12 +43,16 @@ redis-server-installed:
 interop-deps:
 	@[ -d tests/interop/node_modules/bullmq ] || (cd tests/interop && npm ci --no-audit --no-fund)
 
-## openapi-validator: an independent OpenAPI validator for the API tests
-openapi-validator:
-	@python3 -c 'import openapi_spec_validator' 2>/dev/null \
-		|| pip install --quiet openapi-spec-validator
+## openapi-tools: an independent OpenAPI validator and a property-based
+## fuzzer for the API tests, pinned, in a virtualenv under the target dir
+PY_TOOLS := $(TARGET_DIR)/py
+openapi-tools: $(PY_TOOLS)/.installed
+$(PY_TOOLS)/.installed: tests/openapi/requirements.txt
+	python3 -m venv $(PY_TOOLS)
+	$(PY_TOOLS)/bin/pip install --quiet --disable-pip-version-check -r tests/openapi/requirements.txt
+	touch $@
 
-test: guests host redis-server-installed interop-deps openapi-validator
+test: guests host redis-server-installed interop-deps openapi-tools
 	$(CARGO) test $(HOST_PACKAGES)
 
 ## run: Redis (AOF under .airlock/), one host with the API, examples deployed

@@ -56,6 +56,19 @@ pub fn id(field: &str, id: &str, max: usize) -> Result<(), FieldError> {
     Ok(())
 }
 
+/// The JSON-schema pattern of a schedule id ([`id`] up to 128).
+pub const SCHEDULE_ID_PATTERN: &str = r"^[A-Za-z0-9._-]{1,128}$";
+
+/// The JSON-schema pattern of an idempotency key ([`id`] up to 200).
+pub const IDEMPOTENCY_KEY_PATTERN: &str = r"^[A-Za-z0-9._-]{1,200}$";
+
+/// The JSON-schema pattern of a job ref, `<queue>:<id>` (the id may hold
+/// `:` itself — schedulers' tick ids do — but no `/`).
+pub const REF_PATTERN: &str = r"^[A-Za-z0-9._{}-]{1,128}:[^/]{1,256}$";
+
+/// The JSON-schema pattern of a host id in a path.
+pub const HOST_ID_PATTERN: &str = r"^[^/]{1,256}$";
+
 /// Whether `name` carries a non-empty `{hash tag}`: on a Redis Cluster the
 /// keys of a queue must share a slot, which a tag in the queue name (or in
 /// the key prefix) guarantees.

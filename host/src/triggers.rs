@@ -39,7 +39,7 @@ pub struct Event {
     pub name: String,
     /// The event's payload.
     #[serde(default)]
-    #[schema(value_type = Object)]
+    #[schema(value_type = Value)]
     pub data: serde_json::Value,
     /// An idempotency id: the same id within 24 hours creates no new jobs.
     #[serde(default)]
@@ -110,7 +110,7 @@ pub async fn deliver(
         if !binding.events.iter().any(|e| e == &event.name) {
             continue;
         }
-        let mut opts = binding.default_job_options.clone();
+        let mut opts = binding.default_job_options.to_job_options();
         opts.job_id = Some(format!("evt-{event_id}"));
         opts.deduplication = Some(Deduplication {
             id: format!("evt:{event_id}"),

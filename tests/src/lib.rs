@@ -67,6 +67,18 @@ pub fn shared_cache_dir() -> PathBuf {
     target_dir().join("airlock-test-cache")
 }
 
+/// A Python tool of the API tests (`python`, `schemathesis`), from the
+/// pinned virtualenv `make openapi-tools` builds under the target dir.
+pub fn python_tool(name: &str) -> PathBuf {
+    let path = target_dir().join("py").join("bin").join(name);
+    assert!(
+        path.exists(),
+        "{} is missing; run `make openapi-tools` first (make test does)",
+        path.display()
+    );
+    path
+}
+
 /// An HTTP client for API tests. reqwest is built (for the `airlock` CLI)
 /// without a bundled TLS provider, so one is installed first.
 pub fn http_client() -> reqwest::Client {

@@ -22,6 +22,7 @@ pub mod bindings;
 pub mod cache;
 pub mod clock;
 mod engine;
+pub mod int;
 pub mod limits;
 pub mod logs;
 pub mod outcome;

@@ -102,26 +102,46 @@ impl Default for HostMaxima {
 }
 
 /// A request to tighten some limits (from a job's options or the CLI).
-/// `None` keeps the inherited value.
+/// `None` keeps the inherited value. The schema's maxima are the default
+/// host maxima ([`HostMaxima::default`], what `airlock serve` runs with).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct LimitsOverride {
     /// Lower fuel budget.
+    #[cfg_attr(
+        feature = "openapi",
+        schema(minimum = 1, maximum = 1_000_000_000_000_u64)
+    )]
+    #[serde(default, deserialize_with = "crate::int::opt")]
     pub fuel: Option<u64>,
     /// Lower memory cap, in bytes.
+    #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 1_073_741_824_u64))]
+    #[serde(default, deserialize_with = "crate::int::opt")]
     pub memory_bytes: Option<u64>,
     /// Shorter timeout, in milliseconds.
+    #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 900_000))]
+    #[serde(default, deserialize_with = "crate::int::opt")]
     pub timeout_ms: Option<u64>,
     /// Smaller output cap.
+    #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 16_777_216))]
+    #[serde(default, deserialize_with = "crate::int::opt")]
     pub max_output_bytes: Option<u64>,
     /// Smaller log cap.
+    #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 1_048_576))]
+    #[serde(default, deserialize_with = "crate::int::opt")]
     pub max_log_bytes: Option<u64>,
     /// Fewer log lines.
+    #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 100_000))]
+    #[serde(default, deserialize_with = "crate::int::opt")]
     pub max_log_lines: Option<u32>,
     /// Fewer steps.
+    #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 10_000))]
+    #[serde(default, deserialize_with = "crate::int::opt")]
     pub max_steps: Option<u32>,
     /// Smaller step results.
+    #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 4_194_304))]
+    #[serde(default, deserialize_with = "crate::int::opt")]
     pub max_step_bytes: Option<u64>,
 }
 

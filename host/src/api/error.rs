@@ -144,6 +144,11 @@ impl From<RegistryError> for ApiError {
                 err
             }
             RegistryError::NotFound(what) => ApiError::not_found(what),
+            e @ RegistryError::MissingHandler(_) => {
+                let mut err = ApiError::new(StatusCode::NOT_FOUND, "not_found", e.to_string());
+                err.detail.field = Some("handler".into());
+                err
+            }
             e @ RegistryError::InUse { .. } => ApiError::conflict(e.to_string()),
             RegistryError::Redis(e) => ApiError::outcome_unknown(format!("{e:#}")),
         }

@@ -58,7 +58,13 @@ pub struct HandlerList {
     path = "/v1/handlers/{name}",
     tag = "handlers",
     params(("name" = String, Path, description = "Handler name"), UploadQuery),
-    request_body(content = Vec<u8>, content_type = "application/wasm"),
+    request_body(
+        description = "The component's bytes",
+        content(
+            (Vec<u8> = "application/wasm"),
+            (Vec<u8> = "application/octet-stream")
+        )
+    ),
     responses(
         (status = 201, description = "Stored and current", body = HandlerVersion),
         (status = 400, description = "Bad name or version", body = ErrorBody),

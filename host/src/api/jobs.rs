@@ -28,7 +28,7 @@ pub struct EnqueueRequest {
     #[serde(default)]
     pub name: Option<String>,
     /// The job's data: any JSON.
-    #[schema(value_type = Object)]
+    #[schema(value_type = Value)]
     pub data: serde_json::Value,
     /// Job options (BullMQ spelling); absent ones take the queue's defaults.
     #[serde(default)]
@@ -108,10 +108,11 @@ pub struct ListQuery {
     /// The state to list.
     pub state: ListState,
     /// Offset (newest first).
-    #[serde(default)]
-    #[param(minimum = 0, maximum = 1_000_000_000)]
-    pub start: usize,
+    #[serde(default, deserialize_with = "crate::sandbox::int::query_opt")]
+    #[param(minimum = 0, maximum = 1_000_000_000, value_type = Option<u64>)]
+    pub start: Option<usize>,
     /// Page size (default 50).
+    #[serde(default, deserialize_with = "crate::sandbox::int::query_opt")]
     #[param(minimum = 1, maximum = 500)]
     pub limit: Option<usize>,
 }
@@ -145,7 +146,9 @@ pub struct JobDetails {
 pub struct WaitQuery {
     /// How long to wait: a number with a unit, `30s`, `500ms`, `2m`
     /// (default 30 s, at most 5 min).
-    #[param(pattern = r"^[0-9]{1,6}(ms|s|m)$")]
+    #[param(
+        pattern = r"^(([0-9]{1,5}|[0-2][0-9]{5}|300000)ms|([0-9]{1,2}|[0-2][0-9]{2}|300)s|[0-5]m)$"
+    )]
     pub timeout: Option<String>,
 }
 
@@ -457,18 +460,14 @@ pub async fn list(
     if limit == 0 || limit > 500 {
         return Err(ApiError::field("limit", "must be between 1 and 500"));
     }
-    if query.start > 1_000_000_000 {
+    let start = query.start.unwrap_or(0);
+    if start > 1_000_000_000 {
         return Err(ApiError::field("start", "must be at most 1000000000"));
     }
     bound(&state, &queue).await?;
     let mut jobs = state
         .queues()
-        .list(
-            &queue,
-            query.state.into(),
-            query.start,
-            query.start + limit - 1,
-        )
+        .list(&queue, query.state.into(), start, start + limit - 1)
         .await?;
     let full = jobs.len() == limit;
     if !caller.reads_everything() {
@@ -476,7 +475,7 @@ pub async fn list(
     }
     Ok(Json(JobPage {
         jobs,
-        next: full.then_some(query.start + limit),
+        next: full.then_some(start + limit),
     }))
 }
 
@@ -618,6 +617,16 @@ fn parse_timeout(text: &str) -> Result<Duration, ApiError> {
     let split = text.find(|c: char| !c.is_ascii_digit()).ok_or_else(bad)?;
     let (digits, unit) = text.split_at(split);
     if digits.is_empty() || digits.len() > 6 {
+        return Err(bad());
+    }
+    // The documented pattern allows no more digits than each unit needs.
+    let max_digits = match unit {
+        "ms" => 6,
+        "s" => 3,
+        "m" => 1,
+        _ => return Err(bad()),
+    };
+    if digits.len() > max_digits {
         return Err(bad());
     }
     let n: u64 = digits.parse().map_err(|_| bad())?;

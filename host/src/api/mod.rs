@@ -4,12 +4,11 @@
 //! token ([`auth`]); every error is a status with a JSON body naming the
 //! problem ([`error`]), including axum's own refusals (unknown route, wrong
 //! method, oversized body). The OpenAPI document at `/openapi.json` is
-//! generated from the route definitions themselves (utoipa); the responses
-//! every route shares (401/403 with a token, 400/413/415 with a JSON body,
-//! 400 for a bad path parameter, 503 while Redis is down) are added to each
-//! operation by [`StandardResponses`], so the document lists what the
-//! server really answers. A property-based fuzzer checks that in
-//! `make test` (`tests/tests/openapi_fuzz.rs`).
+//! generated from the route definitions themselves (utoipa) and completed
+//! by [`openapi`] with what every route shares and what derive macros cannot
+//! say, so it lists what the server really answers and accepts. A
+//! property-based fuzzer checks that in `make test`
+//! (`tests/tests/openapi_fuzz.rs`).
 //!
 //! | area | module |
 //! |---|---|
@@ -32,6 +31,7 @@ pub mod handlers;
 pub mod health;
 pub mod hosts;
 pub mod jobs;
+pub mod openapi;
 pub mod queues;
 pub mod schedules;
 pub mod triggers;
@@ -131,7 +131,7 @@ impl ApiState {
         description = "Run untrusted background jobs as WebAssembly components on BullMQ queues.",
         version = "0.1.0"
     ),
-    modifiers(&BearerAuth, &StandardResponses),
+    modifiers(&BearerAuth),
     tags(
         (name = "handlers", description = "Handler components"),
         (name = "queues", description = "Queue bindings and queue actions"),
@@ -154,78 +154,6 @@ impl utoipa::Modify for BearerAuth {
             "bearer",
             SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
         );
-    }
-}
-
-/// Adds the responses every operation of a kind can give, so the document
-/// says exactly what the server answers:
-/// - with a token (`security`): 401 (missing or unknown token) and 403 (the
-///   token's role may not do this);
-/// - with a JSON request body: 400 (not JSON, or a field is invalid), 413
-///   (too large) and 415 (not `application/json`);
-/// - with path parameters: 400 (a malformed one) and 404;
-/// - every operation but the health checks: 503 (Redis unreachable, or it
-///   failed mid-request; see the error's message for whether anything
-///   changed).
-struct StandardResponses;
-
-impl utoipa::Modify for StandardResponses {
-    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
-        use utoipa::openapi::{ContentBuilder, Ref, RefOr, ResponseBuilder};
-        let error = |description: &str| {
-            RefOr::T(
-                ResponseBuilder::new()
-                    .description(description)
-                    .content(
-                        "application/json",
-                        ContentBuilder::new()
-                            .schema(Some(Ref::from_schema_name("ErrorBody")))
-                            .build(),
-                    )
-                    .build(),
-            )
-        };
-        for (path, item) in openapi.paths.paths.iter_mut() {
-            let has_path_params = path.contains('{');
-            let operations = [
-                &mut item.get,
-                &mut item.put,
-                &mut item.post,
-                &mut item.delete,
-                &mut item.patch,
-            ];
-            for op in operations.into_iter().flatten() {
-                let responses = &mut op.responses.responses;
-                let mut add = |code: &str, description: &str| {
-                    responses
-                        .entry(code.to_string())
-                        .or_insert_with(|| error(description));
-                };
-                if op.security.as_ref().is_some_and(|s| !s.is_empty()) {
-                    add("401", "Missing or unknown token");
-                    add("403", "The token's role may not do this");
-                }
-                let json_body = match &op.request_body {
-                    Some(RefOr::T(body)) => body.content.contains_key("application/json"),
-                    _ => false,
-                };
-                if json_body {
-                    add("400", "Invalid request (the error names the field)");
-                    add("413", "Body too large");
-                    add("415", "Not application/json");
-                }
-                if has_path_params {
-                    add("400", "Invalid request (the error names the field)");
-                    add("404", "Not found");
-                }
-                if !matches!(path.as_str(), "/healthz" | "/readyz") {
-                    add(
-                        "503",
-                        "Redis is unreachable, or failed while the request ran (the message says whether anything changed)",
-                    );
-                }
-            }
-        }
     }
 }
 
@@ -278,7 +206,7 @@ pub fn routes(state: ApiState) -> (Router, utoipa::openapi::OpenApi) {
 /// a token: it holds no secrets, and tools must be able to read it).
 pub fn router(state: ApiState) -> Router {
     let (router, api) = routes(state.clone());
-    let doc = Arc::new(api);
+    let doc = Arc::new(openapi::document(&api));
     let guard = axum::middleware::from_fn_with_state(state.clone(), guard::guard);
     router
         .route(

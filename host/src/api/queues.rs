@@ -54,11 +54,11 @@ pub struct CleanRequest {
     /// The state to clean.
     pub state: ListState,
     /// Only jobs older than this many milliseconds.
-    #[serde(default)]
-    #[schema(minimum = 0, maximum = 31_536_000_000_u64)]
-    pub grace_ms: u64,
+    #[serde(default, deserialize_with = "crate::sandbox::int::opt")]
+    #[schema(minimum = 0, maximum = 31_536_000_000_u64, value_type = Option<u64>)]
+    pub grace_ms: Option<u64>,
     /// At most this many jobs (default 1000).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::sandbox::int::opt")]
     #[schema(minimum = 1, maximum = 100_000)]
     pub limit: Option<u32>,
 }
@@ -253,8 +253,8 @@ pub async fn drain(
     JsonBody(req): JsonBody<DrainRequest>,
 ) -> Result<Json<QueueView>, ApiError> {
     caller.require(&[Role::Admin])?;
-    confirm(&queue, &req.confirm)?;
     let binding = bound(&state, &queue).await?;
+    confirm(&queue, &req.confirm)?;
     state.queues().drain(&queue, req.delayed).await?;
     Ok(Json(view(&state, binding).await?))
 }
@@ -277,9 +277,10 @@ pub async fn clean(
     JsonBody(req): JsonBody<CleanRequest>,
 ) -> Result<Json<Cleaned>, ApiError> {
     caller.require(&[Role::Admin])?;
-    confirm(&queue, &req.confirm)?;
     bound(&state, &queue).await?;
-    if req.grace_ms > crate::queue::MAX_DELAY_MS {
+    confirm(&queue, &req.confirm)?;
+    let grace_ms = req.grace_ms.unwrap_or(0);
+    if grace_ms > crate::queue::MAX_DELAY_MS {
         return Err(ApiError::field("graceMs", "must be at most a year"));
     }
     let limit = req.limit.unwrap_or(1000);
@@ -288,12 +289,13 @@ pub async fn clean(
     }
     let removed = state
         .queues()
-        .clean(&queue, req.state.into(), req.grace_ms, limit)
+        .clean(&queue, req.state.into(), grace_ms, limit)
         .await?;
     Ok(Json(Cleaned { removed }))
 }
 
-/// Delete the queue, all its jobs, and its binding.
+/// Delete a bound queue, all its jobs, and its binding (refused with 409
+/// while jobs run, unless `force`).
 #[utoipa::path(
     operation_id = "queues_obliterate",
     post,
@@ -311,8 +313,8 @@ pub async fn obliterate(
     JsonBody(req): JsonBody<ObliterateRequest>,
 ) -> Result<StatusCode, ApiError> {
     caller.require(&[Role::Admin])?;
+    bound(&state, &queue).await?;
     confirm(&queue, &req.confirm)?;
-    names::queue("queue", &queue)?;
     state.queues().obliterate(&queue, req.force).await?;
     match state.registry().unbind(&queue).await {
         Ok(()) | Err(RegistryError::NotFound(_)) => Ok(StatusCode::NO_CONTENT),

@@ -177,7 +177,7 @@ pub async fn trigger(
         err.detail.code = "already_running".into();
         return Err(err);
     }
-    let mut opts = binding.default_job_options.clone();
+    let mut opts = binding.default_job_options.to_job_options();
     let now = crate::sandbox::clock::now_ms();
     opts.job_id = Some(format!("trigger-{id}-{now}"));
     // Until this run finishes, another trigger finds it and joins it.

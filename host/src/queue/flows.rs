@@ -9,7 +9,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::meta::{Claim, Pending};
-use super::{JobOptions, QueueError, QueueService};
+use super::{FlowNodeOptions, QueueError, QueueService};
 use crate::error::FieldError;
 use crate::names;
 
@@ -36,15 +36,17 @@ pub enum ChildFailure {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct FlowSpec {
     /// BullMQ job name.
+    #[schema(min_length = 1, max_length = 256)]
     pub name: String,
     /// The queue of this job (must be bound).
+    #[schema(pattern = r"^[A-Za-z0-9._{}-]{1,128}$")]
     pub queue: String,
     /// The job's data.
-    #[schema(value_type = Object)]
+    #[schema(value_type = Value)]
     pub data: serde_json::Value,
     /// Job options.
     #[serde(default)]
-    pub opts: JobOptions,
+    pub opts: FlowNodeOptions,
     /// For a child: what its failure does to the parent.
     #[serde(default)]
     pub on_failure: Option<ChildFailure>,
@@ -71,6 +73,9 @@ pub struct FlowNode {
 
 /// Most jobs in one flow.
 pub const MAX_FLOW_JOBS: usize = 1000;
+
+/// Most levels of one flow (the root is level 1).
+pub const MAX_FLOW_DEPTH: usize = 8;
 
 impl FlowSpec {
     /// Every node with its path (`children[0].children[1]`), depth first.
@@ -103,6 +108,13 @@ impl FlowSpec {
         }
         for (path, node) in nodes {
             let at = |f: &str| at_path(&path, f);
+            let depth = path.matches("children[").count() + 1;
+            if depth == MAX_FLOW_DEPTH && !node.children.is_empty() {
+                return Err(FieldError::new(
+                    at("children"),
+                    format!("a flow is at most {MAX_FLOW_DEPTH} levels deep"),
+                ));
+            }
             names::queue(&at("queue"), &node.queue)?;
             if node.name.is_empty() || node.name.len() > 256 {
                 return Err(FieldError::new(at("name"), "must be 1 to 256 characters"));
@@ -114,24 +126,12 @@ impl FlowSpec {
                     "only a child has a failure policy",
                 ));
             }
-            if node.opts.limits.is_some() {
-                return Err(FieldError::new(
-                    at("opts.limits"),
-                    "per-job limits are not supported inside flows; set them on the queue binding",
-                ));
-            }
-            if node.opts.deduplication.is_some() {
-                return Err(FieldError::new(
-                    at("opts.deduplication"),
-                    "deduplication is not supported inside flows (BullMQ's flows ignore it)",
-                ));
-            }
         }
         Ok(())
     }
 
     fn to_bullmq(&self, is_child: bool) -> Result<bullmq::FlowJob, QueueError> {
-        let mut opts = self.opts.to_bullmq();
+        let mut opts = self.opts.to_job_options().to_bullmq();
         if is_child {
             match self.on_failure.unwrap_or_default() {
                 ChildFailure::Fail => opts.fail_parent_on_failure = Some(true),

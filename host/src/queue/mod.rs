@@ -31,12 +31,13 @@ use bullmq::redis_connection::RedisConnection;
 use redis::AsyncCommands;
 
 pub use self::events::{QueueEventItem, Subscription};
-pub use self::flows::{ChildFailure, FlowNode, FlowSpec};
+pub use self::flows::{ChildFailure, FlowNode, FlowSpec, MAX_FLOW_DEPTH};
 use self::meta::Claim;
 pub use self::meta::{Meta, Pending, fields};
 pub use self::options::{
-    Backoff, Deduplication, JobOptions, KeepJobs, MAX_ATTEMPTS, MAX_DELAY_MS, MAX_ID_LEN,
-    MAX_PRIORITY, Retention,
+    BACKOFF_TIER, Backoff, Deduplication, DefaultJobOptions, FlowNodeOptions, JobOptions, KeepJobs,
+    MAX_ATTEMPTS, MAX_DELAY_MS, MAX_ID_LEN, MAX_PRIORITY, MAX_RETENTION, Retention,
+    ScheduleJobOptions, exponential_wait, max_exponential_delay,
 };
 pub use self::schedules::{ScheduleSpec, ScheduleView};
 pub use self::snapshot::{JobSnapshot, JobState, QueueCounts};

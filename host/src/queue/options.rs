@@ -14,6 +14,7 @@ pub enum Backoff {
     Fixed {
         /// Delay in milliseconds (at most a year).
         #[schema(minimum = 0, maximum = 31_536_000_000_u64)]
+        #[serde(deserialize_with = "crate::sandbox::int::one")]
         delay: u64,
     },
     /// `delay × 2^(n − 1)` after the n-th failure: 2 s, 4 s, 8 s... for
@@ -21,6 +22,7 @@ pub enum Backoff {
     Exponential {
         /// Base delay in milliseconds (at most a year).
         #[schema(minimum = 0, maximum = 31_536_000_000_u64)]
+        #[serde(deserialize_with = "crate::sandbox::int::one")]
         delay: u64,
     },
 }
@@ -32,7 +34,7 @@ pub enum Retention {
     /// `true`: remove at once; `false`: keep forever.
     Remove(bool),
     /// Keep the newest N.
-    Count(u64),
+    Count(#[serde(deserialize_with = "crate::sandbox::int::one")] u64),
     /// Keep by age and/or count.
     Keep(KeepJobs),
 }
@@ -42,11 +44,19 @@ pub enum Retention {
 #[serde(deny_unknown_fields)]
 pub struct KeepJobs {
     /// Keep jobs younger than this many seconds (BullMQ uses seconds here).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::sandbox::int::opt"
+    )]
     #[schema(minimum = 0, maximum = 1_099_511_627_776_u64)]
     pub age: Option<u64>,
     /// Keep at most this many.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::sandbox::int::opt"
+    )]
     #[schema(minimum = 0, maximum = 1_099_511_627_776_u64)]
     pub count: Option<u64>,
 }
@@ -61,7 +71,11 @@ pub struct Deduplication {
     pub id: String,
     /// How long the id blocks duplicates, in milliseconds, at most a year
     /// (absent: until the job finishes).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::sandbox::int::opt"
+    )]
     #[schema(minimum = 1, maximum = 31_536_000_000_u64)]
     pub ttl: Option<u64>,
 }
@@ -77,22 +91,36 @@ pub struct JobOptions {
     #[schema(min_length = 1, max_length = 256, pattern = r"^[^:]*[^0-9:][^:]*$")]
     pub job_id: Option<String>,
     /// Milliseconds before the job may run (at most a year).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::sandbox::int::opt"
+    )]
     #[schema(minimum = 0, maximum = 31_536_000_000_u64)]
     pub delay: Option<u64>,
     /// 1 (highest) to 2,097,152 (lowest); absent or 0 means no priority.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::sandbox::int::opt"
+    )]
     #[schema(minimum = 0, maximum = 2_097_152)]
     pub priority: Option<u32>,
     /// Take this job before older waiting ones (not with a priority).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lifo: Option<bool>,
     /// Attempts in total (1: never retried), at most 10,000.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::sandbox::int::opt"
+    )]
     #[schema(minimum = 1, maximum = 10_000)]
     pub attempts: Option<u32>,
-    /// Delay between attempts. With `exponential`, the longest wait
-    /// (`delay × 2^(attempts − 2)`) must be at most a year.
+    /// Delay between attempts. With `exponential`, the delay is capped by
+    /// the attempts (so the longest wait stays within a year): a year
+    /// divided by 2^(t − 2), t being the attempts rounded up to a multiple
+    /// of 8.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub backoff: Option<Backoff>,
     /// Retention of the job once completed.
@@ -107,6 +135,247 @@ pub struct JobOptions {
     /// Sandbox limits for this job: may only lower the binding's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limits: Option<LimitsOverride>,
+}
+
+/// The job options a queue binding can set as defaults: everything but the
+/// per-job ones (`jobId`, `deduplication`, `limits`, which a binding sets
+/// otherwise or not at all).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DefaultJobOptions {
+    /// Milliseconds before the job may run (at most a year).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::sandbox::int::opt"
+    )]
+    #[schema(minimum = 0, maximum = 31_536_000_000_u64)]
+    pub delay: Option<u64>,
+    /// 1 (highest) to 2,097,152 (lowest); absent or 0 means no priority.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::sandbox::int::opt"
+    )]
+    #[schema(minimum = 0, maximum = 2_097_152)]
+    pub priority: Option<u32>,
+    /// Take this job before older waiting ones (not with a priority).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lifo: Option<bool>,
+    /// Attempts in total (1: never retried), at most 10,000.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::sandbox::int::opt"
+    )]
+    #[schema(minimum = 1, maximum = 10_000)]
+    pub attempts: Option<u32>,
+    /// Delay between attempts. With `exponential`, the delay is capped by
+    /// the attempts (so the longest wait stays within a year): a year
+    /// divided by 2^(t − 2), t being the attempts rounded up to a multiple
+    /// of 8.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backoff: Option<Backoff>,
+    /// Retention of the job once completed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remove_on_complete: Option<Retention>,
+    /// Retention of the job once failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remove_on_fail: Option<Retention>,
+}
+
+impl DefaultJobOptions {
+    /// These options with absent fields filled from a binding's defaults.
+    pub fn with_defaults(&self, defaults: &DefaultJobOptions) -> Self {
+        let merged = self.to_job_options().with_defaults(defaults);
+        DefaultJobOptions {
+            delay: merged.delay,
+            priority: merged.priority,
+            lifo: merged.lifo,
+            attempts: merged.attempts,
+            backoff: merged.backoff,
+            remove_on_complete: merged.remove_on_complete,
+            remove_on_fail: merged.remove_on_fail,
+        }
+    }
+
+    /// Checks the options as [`JobOptions::validate`] does.
+    pub fn validate(&self) -> Result<(), FieldError> {
+        self.to_job_options().validate()
+    }
+
+    /// The same options as [`JobOptions`].
+    pub fn to_job_options(&self) -> JobOptions {
+        JobOptions {
+            delay: self.delay,
+            priority: self.priority,
+            lifo: self.lifo,
+            attempts: self.attempts,
+            backoff: self.backoff.clone(),
+            remove_on_complete: self.remove_on_complete.clone(),
+            remove_on_fail: self.remove_on_fail.clone(),
+            ..JobOptions::default()
+        }
+    }
+}
+
+/// The job options of a flow node: BullMQ flows take no deduplication,
+/// and Airlock no per-job limits inside a flow.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct FlowNodeOptions {
+    /// A custom job id (not an integer, no `:`): adding a job whose id
+    /// exists adds nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(min_length = 1, max_length = 256, pattern = r"^[^:]*[^0-9:][^:]*$")]
+    pub job_id: Option<String>,
+    /// Milliseconds before the job may run (at most a year).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::sandbox::int::opt"
+    )]
+    #[schema(minimum = 0, maximum = 31_536_000_000_u64)]
+    pub delay: Option<u64>,
+    /// 1 (highest) to 2,097,152 (lowest); absent or 0 means no priority.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::sandbox::int::opt"
+    )]
+    #[schema(minimum = 0, maximum = 2_097_152)]
+    pub priority: Option<u32>,
+    /// Take this job before older waiting ones (not with a priority).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lifo: Option<bool>,
+    /// Attempts in total (1: never retried), at most 10,000.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::sandbox::int::opt"
+    )]
+    #[schema(minimum = 1, maximum = 10_000)]
+    pub attempts: Option<u32>,
+    /// Delay between attempts. With `exponential`, the delay is capped by
+    /// the attempts (so the longest wait stays within a year): a year
+    /// divided by 2^(t − 2), t being the attempts rounded up to a multiple
+    /// of 8.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backoff: Option<Backoff>,
+    /// Retention of the job once completed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remove_on_complete: Option<Retention>,
+    /// Retention of the job once failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remove_on_fail: Option<Retention>,
+}
+
+impl FlowNodeOptions {
+    /// These options with absent fields filled from a binding's defaults.
+    pub fn with_defaults(&self, defaults: &DefaultJobOptions) -> Self {
+        let merged = self.to_job_options().with_defaults(defaults);
+        FlowNodeOptions {
+            job_id: merged.job_id,
+            delay: merged.delay,
+            priority: merged.priority,
+            lifo: merged.lifo,
+            attempts: merged.attempts,
+            backoff: merged.backoff,
+            remove_on_complete: merged.remove_on_complete,
+            remove_on_fail: merged.remove_on_fail,
+        }
+    }
+
+    /// Checks the options as [`JobOptions::validate`] does.
+    pub fn validate(&self) -> Result<(), FieldError> {
+        self.to_job_options().validate()
+    }
+
+    /// The same options as [`JobOptions`].
+    pub fn to_job_options(&self) -> JobOptions {
+        JobOptions {
+            job_id: self.job_id.clone(),
+            delay: self.delay,
+            priority: self.priority,
+            lifo: self.lifo,
+            attempts: self.attempts,
+            backoff: self.backoff.clone(),
+            remove_on_complete: self.remove_on_complete.clone(),
+            remove_on_fail: self.remove_on_fail.clone(),
+            ..JobOptions::default()
+        }
+    }
+}
+
+/// The options of the jobs a schedule creates (their ids and times are the
+/// scheduler's; per-job limits are the binding's).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ScheduleJobOptions {
+    /// 1 (highest) to 2,097,152 (lowest); absent or 0 means no priority.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::sandbox::int::opt"
+    )]
+    #[schema(minimum = 0, maximum = 2_097_152)]
+    pub priority: Option<u32>,
+    /// Take this job before older waiting ones (not with a priority).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lifo: Option<bool>,
+    /// Attempts in total (1: never retried), at most 10,000.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::sandbox::int::opt"
+    )]
+    #[schema(minimum = 1, maximum = 10_000)]
+    pub attempts: Option<u32>,
+    /// Delay between attempts. With `exponential`, the delay is capped by
+    /// the attempts (so the longest wait stays within a year): a year
+    /// divided by 2^(t − 2), t being the attempts rounded up to a multiple
+    /// of 8.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backoff: Option<Backoff>,
+    /// Retention of the job once completed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remove_on_complete: Option<Retention>,
+    /// Retention of the job once failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remove_on_fail: Option<Retention>,
+}
+
+impl ScheduleJobOptions {
+    /// These options with absent fields filled from a binding's defaults.
+    pub fn with_defaults(&self, defaults: &DefaultJobOptions) -> Self {
+        let merged = self.to_job_options().with_defaults(defaults);
+        ScheduleJobOptions {
+            priority: merged.priority,
+            lifo: merged.lifo,
+            attempts: merged.attempts,
+            backoff: merged.backoff,
+            remove_on_complete: merged.remove_on_complete,
+            remove_on_fail: merged.remove_on_fail,
+        }
+    }
+
+    /// Checks the options as [`JobOptions::validate`] does.
+    pub fn validate(&self) -> Result<(), FieldError> {
+        self.to_job_options().validate()
+    }
+
+    /// The same options as [`JobOptions`].
+    pub fn to_job_options(&self) -> JobOptions {
+        JobOptions {
+            priority: self.priority,
+            lifo: self.lifo,
+            attempts: self.attempts,
+            backoff: self.backoff.clone(),
+            remove_on_complete: self.remove_on_complete.clone(),
+            remove_on_fail: self.remove_on_fail.clone(),
+            ..JobOptions::default()
+        }
+    }
 }
 
 fn bad(field: &str, message: impl Into<String>) -> FieldError {
@@ -144,6 +413,22 @@ pub fn exponential_wait(delay: u64, attempts: u32) -> u64 {
     delay.saturating_mul(1u64 << shift)
 }
 
+/// How exponential backoff's delay is capped: by the attempts rounded up
+/// to a multiple of [`BACKOFF_TIER`], so the OpenAPI document can state
+/// the rule exactly with a handful of cases (`api::openapi`). With `n`
+/// attempts the longest wait is then at most a year whatever the delay
+/// the tier allows.
+pub const BACKOFF_TIER: u32 = 8;
+
+/// The largest exponential-backoff delay allowed with `attempts`.
+pub fn max_exponential_delay(attempts: u32) -> u64 {
+    if attempts < 2 {
+        return MAX_DELAY_MS;
+    }
+    let tier = attempts.div_ceil(BACKOFF_TIER) * BACKOFF_TIER;
+    MAX_DELAY_MS.checked_shr(tier - 2).unwrap_or(0)
+}
+
 impl Retention {
     fn validate(&self, field: &str) -> Result<(), FieldError> {
         let too_big = match self {
@@ -165,7 +450,7 @@ impl Retention {
 
 impl JobOptions {
     /// These options with the absent fields filled from `defaults`.
-    pub fn with_defaults(&self, defaults: &JobOptions) -> JobOptions {
+    pub fn with_defaults(&self, defaults: &DefaultJobOptions) -> JobOptions {
         JobOptions {
             job_id: self.job_id.clone(),
             delay: self.delay.or(defaults.delay),
@@ -237,17 +522,18 @@ impl JobOptions {
                     format!("must be at most {MAX_DELAY_MS} ms (a year)"),
                 ));
             }
-            if let Backoff::Exponential { delay } = backoff
-                && exponential_wait(*delay, self.attempts.unwrap_or(1)) > MAX_DELAY_MS
-            {
-                return Err(bad(
-                    "backoff.delay",
-                    format!(
-                        "with {} attempts the last exponential wait ({delay} ms × 2^{}) would exceed a year",
-                        self.attempts.unwrap_or(1),
-                        self.attempts.unwrap_or(1).saturating_sub(2)
-                    ),
-                ));
+            if let Backoff::Exponential { delay } = backoff {
+                let attempts = self.attempts.unwrap_or(1);
+                let max = max_exponential_delay(attempts);
+                if *delay > max {
+                    return Err(bad(
+                        "backoff.delay",
+                        format!(
+                            "with {attempts} attempts an exponential backoff's delay may be at most {max} ms \
+                             (so the longest wait stays within a year)"
+                        ),
+                    ));
+                }
             }
         }
         if let Some(r) = &self.remove_on_complete {
@@ -334,12 +620,31 @@ mod tests {
 
     #[test]
     fn defaults_fill_only_absent_fields() {
-        let defaults: JobOptions =
+        let defaults: DefaultJobOptions =
             serde_json::from_str(r#"{"attempts":5,"backoff":{"type":"exponential","delay":2000}}"#)
                 .unwrap();
         let opts: JobOptions = serde_json::from_str(r#"{"attempts":2}"#).unwrap();
         let merged = opts.with_defaults(&defaults);
         assert_eq!(merged.attempts, Some(2));
         assert_eq!(merged.backoff, Some(Backoff::Exponential { delay: 2000 }));
+    }
+
+    #[test]
+    fn a_subset_refuses_the_options_it_cannot_honour() {
+        for (json, field) in [
+            (r#"{"jobId":"x"}"#, "jobId"),
+            (r#"{"limits":{"fuel":1}}"#, "limits"),
+            (r#"{"deduplication":{"id":"d"}}"#, "deduplication"),
+        ] {
+            let err = serde_json::from_str::<DefaultJobOptions>(json).unwrap_err();
+            assert!(err.to_string().contains(field), "{json}: {err}");
+        }
+        let err = serde_json::from_str::<FlowNodeOptions>(r#"{"limits":{}}"#).unwrap_err();
+        assert!(err.to_string().contains("limits"), "{err}");
+        let err = serde_json::from_str::<ScheduleJobOptions>(r#"{"delay":5}"#).unwrap_err();
+        assert!(err.to_string().contains("delay"), "{err}");
+        // Integral floats are integers, as the schema says.
+        let opts: JobOptions = serde_json::from_str(r#"{"delay":5.0,"attempts":3.0}"#).unwrap();
+        assert_eq!((opts.delay, opts.attempts), (Some(5), Some(3)));
     }
 }

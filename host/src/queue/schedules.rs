@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{JobOptions, QueueError, QueueService};
+use super::{QueueError, QueueService, ScheduleJobOptions};
 use crate::error::FieldError;
 
 /// A schedule as requested.
@@ -15,24 +15,27 @@ pub struct ScheduleSpec {
     /// Cron pattern (`0 3 * * *`; six fields for seconds). Exclusive with `every`.
     #[serde(default)]
     pub pattern: Option<String>,
-    /// Interval in milliseconds. Exclusive with `pattern`.
-    #[serde(default)]
+    /// Interval in milliseconds (at most a year). Exclusive with `pattern`.
+    #[serde(default, deserialize_with = "crate::sandbox::int::opt")]
+    #[schema(minimum = 1, maximum = 31_536_000_000_u64)]
     pub every: Option<u64>,
     /// IANA time zone of the pattern (`Europe/Paris`; default UTC).
     #[serde(default)]
     pub tz: Option<String>,
     /// Name of the jobs created (default: the schedule's id).
     #[serde(default)]
+    #[schema(min_length = 1, max_length = 256)]
     pub name: Option<String>,
     /// Data of the jobs created.
     #[serde(default)]
-    #[schema(value_type = Object)]
+    #[schema(value_type = Value)]
     pub data: serde_json::Value,
     /// Options of the jobs created (attempts, backoff, retention).
     #[serde(default)]
-    pub opts: JobOptions,
+    pub opts: ScheduleJobOptions,
     /// Stop after this many runs.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::sandbox::int::opt")]
+    #[schema(minimum = 1, maximum = 1_000_000_000_000_u64)]
     pub limit: Option<u64>,
 }
 
@@ -59,7 +62,7 @@ pub struct ScheduleView {
     /// Run limit.
     pub limit: Option<u64>,
     /// Job data.
-    #[schema(value_type = Object)]
+    #[schema(value_type = Value)]
     pub data: Option<serde_json::Value>,
 }
 
@@ -86,7 +89,9 @@ impl ScheduleSpec {
                     "give a cron `pattern` or an `every` interval",
                 ));
             }
-            (None, Some(0)) => return Err(bad("every", "must be at least 1 ms")),
+            (None, Some(e)) if e == 0 || e > super::MAX_DELAY_MS => {
+                return Err(bad("every", "must be 1 ms to a year"));
+            }
             (Some(p), None) => {
                 let tz = self.tz.as_deref();
                 bullmq::job_scheduler::next_cron_millis(p, 0, tz, None)
@@ -94,13 +99,15 @@ impl ScheduleSpec {
             }
             (None, Some(_)) => {}
         }
-        self.opts.validate().map_err(|e| e.under("opts"))?;
-        if self.opts.job_id.is_some() || self.opts.delay.is_some() || self.opts.limits.is_some() {
-            return Err(bad(
-                "opts",
-                "jobId, delay and limits cannot be set on a schedule's jobs",
-            ));
+        if let Some(name) = &self.name
+            && (name.is_empty() || name.len() > 256)
+        {
+            return Err(bad("name", "must be 1 to 256 characters"));
         }
+        if self.limit == Some(0) || self.limit.is_some_and(|l| l > 1_000_000_000_000) {
+            return Err(bad("limit", "must be 1 to 1000000000000"));
+        }
+        self.opts.validate().map_err(|e| e.under("opts"))?;
         Ok(())
     }
 }
@@ -142,7 +149,7 @@ impl QueueService {
             repeat,
             Some(spec.name.as_deref().unwrap_or(id)),
             Some(spec.data.clone()),
-            Some(spec.opts.to_bullmq()),
+            Some(spec.opts.to_job_options().to_bullmq()),
         )
         .await?;
         self.schedule(queue, id).await?.ok_or_else(|| {

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{Registry, RegistryError, invalid};
 use crate::names;
-use crate::queue::JobOptions;
+use crate::queue::DefaultJobOptions;
 use crate::sandbox::{HostMaxima, Limits, LimitsOverride};
 
 /// A queue's binding as stored and served.
@@ -22,7 +22,7 @@ pub struct Binding {
     /// Jobs run at once per host.
     pub concurrency: usize,
     /// Options applied to jobs enqueued through Airlock that do not set them.
-    pub default_job_options: JobOptions,
+    pub default_job_options: DefaultJobOptions,
     /// Event names that enqueue a job on this queue (`POST /v1/events`).
     #[serde(default)]
     pub events: Vec<String>,
@@ -39,8 +39,12 @@ pub struct Binding {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct RateLimit {
     /// Jobs per window.
+    #[schema(minimum = 1, maximum = 1_000_000_000)]
+    #[serde(deserialize_with = "crate::sandbox::int::one")]
     pub max: u64,
-    /// Window length in milliseconds.
+    /// Window length in milliseconds (at most a day).
+    #[schema(minimum = 1, maximum = 86_400_000)]
+    #[serde(deserialize_with = "crate::sandbox::int::one")]
     pub duration_ms: u64,
 }
 
@@ -49,6 +53,7 @@ pub struct RateLimit {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct BindingSpec {
     /// The handler name (must exist).
+    #[schema(pattern = r"^[A-Za-z0-9._-]{1,128}$")]
     pub handler: String,
     /// Limit settings over Airlock's defaults (may raise up to the host maxima).
     #[serde(default)]
@@ -57,21 +62,29 @@ pub struct BindingSpec {
     #[serde(default)]
     pub metered: Option<bool>,
     /// Jobs at once per host (default 10).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::sandbox::int::opt")]
+    #[schema(minimum = 1, maximum = 1024)]
     pub concurrency: Option<usize>,
     /// Default job options (attempts, backoff, retention...).
     #[serde(default)]
-    pub default_job_options: JobOptions,
-    /// Event names this queue subscribes to.
+    pub default_job_options: DefaultJobOptions,
+    /// Event names this queue subscribes to (1 to 256 characters each).
     #[serde(default)]
+    #[schema(inline, value_type = Vec<EventName>, max_items = 100)]
     pub events: Vec<String>,
     /// Jobs active at once across the whole fleet.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::sandbox::int::opt")]
+    #[schema(minimum = 1, maximum = 1_000_000)]
     pub global_concurrency: Option<u64>,
     /// Jobs started per window across the whole fleet.
     #[serde(default)]
     pub rate_limit: Option<RateLimit>,
 }
+
+/// An event name (schema only: 1 to 256 characters).
+#[derive(utoipa::ToSchema)]
+#[schema(min_length = 1, max_length = 256)]
+pub struct EventName(#[allow(dead_code)] String);
 
 /// Most jobs one queue may run at once on one host.
 pub const MAX_CONCURRENCY: usize = 1024;
@@ -105,9 +118,6 @@ impl BindingSpec {
         self.default_job_options
             .validate()
             .map_err(|e| e.under("defaultJobOptions"))?;
-        if self.default_job_options.job_id.is_some() {
-            return Err(invalid("defaultJobOptions.jobId", "cannot be a default"));
-        }
         for (i, event) in self.events.iter().enumerate() {
             if event.is_empty() || event.len() > 256 {
                 return Err(invalid(
@@ -116,16 +126,24 @@ impl BindingSpec {
                 ));
             }
         }
-        if self.global_concurrency == Some(0) {
-            return Err(invalid("globalConcurrency", "must be at least 1"));
+        if self.events.len() > 100 {
+            return Err(invalid("events", "at most 100 event names"));
         }
-        if let Some(rate) = self.rate_limit
-            && (rate.max == 0 || rate.duration_ms == 0)
+        if let Some(n) = self.global_concurrency
+            && !(1..=1_000_000).contains(&n)
         {
-            return Err(invalid(
-                "rateLimit",
-                "max and durationMs must be at least 1",
-            ));
+            return Err(invalid("globalConcurrency", "must be 1 to 1000000"));
+        }
+        if let Some(rate) = self.rate_limit {
+            if !(1..=1_000_000_000).contains(&rate.max) {
+                return Err(invalid("rateLimit.max", "must be 1 to 1000000000"));
+            }
+            if !(1..=86_400_000).contains(&rate.duration_ms) {
+                return Err(invalid(
+                    "rateLimit.durationMs",
+                    "must be 1 to 86400000 (a day)",
+                ));
+            }
         }
         Ok(Binding {
             queue: queue.to_string(),
@@ -156,13 +174,7 @@ impl Registry {
             ));
         }
         if self.current_digest(&binding.handler).await?.is_none() {
-            return Err(invalid(
-                "handler",
-                format!(
-                    "handler `{}` does not exist; deploy it first",
-                    binding.handler
-                ),
-            ));
+            return Err(RegistryError::MissingHandler(binding.handler.clone()));
         }
         let keys = self.store().keys();
         let json = serde_json::to_string(&binding).map_err(anyhow::Error::from)?;

@@ -34,6 +34,9 @@ pub enum RegistryError {
     /// No such handler or binding.
     #[error("{0} not found")]
     NotFound(String),
+    /// A binding names a handler that does not exist.
+    #[error("handler `{0}` does not exist; deploy it first")]
+    MissingHandler(String),
     /// The handler is still bound to queues.
     #[error("handler `{handler}` is bound to queue(s) {queues:?}; unbind them first")]
     InUse {
