@@ -126,6 +126,27 @@ static COMMIT: LazyLock<redis::Script> = LazyLock::new(|| {
     )
 });
 
+/// `KEYS[1]` job hash, `KEYS[2]` pending hash; `ARGV[1]` the current
+/// digest. Pins the job to `ARGV[1]` unless it has a digest, moves pending
+/// state over (like [`COMMIT`]), and answers `{digest, limits or false}` —
+/// or nil when the job no longer exists (nothing is written then: a
+/// removed job's hash is never resurrected).
+static PIN: LazyLock<redis::Script> = LazyLock::new(|| {
+    redis::Script::new(
+        "if redis.call('EXISTS', KEYS[1]) == 0 then return false end \
+         redis.call('HSETNX', KEYS[1], 'airlock.digest', ARGV[1]) \
+         local pending = redis.call('HGETALL', KEYS[2]) \
+         for i = 1, #pending, 2 do \
+           if pending[i] ~= 'claim' then \
+             redis.call('HSETNX', KEYS[1], pending[i], pending[i + 1]) \
+           end \
+         end \
+         if #pending > 0 then redis.call('DEL', KEYS[2]) end \
+         local fields = redis.call('HMGET', KEYS[1], 'airlock.digest', 'airlock.limits') \
+         return {fields[1], fields[2] or false}",
+    )
+});
+
 /// `HSET` into a hash only if it still exists: writing to a job that was
 /// just removed must not resurrect a stray hash. 1 when written.
 static HSET_IF_EXISTS: LazyLock<redis::Script> = LazyLock::new(|| {
@@ -355,33 +376,23 @@ impl Meta {
     }
 
     /// Pins the job to `current` unless it already has a digest, and reads
-    /// its per-job limits — from the job hash, or from its pending hash when
-    /// the add's commit has not landed yet (then they are moved over too).
-    ///
-    /// One pipelined round trip (two when pending state is moved).
-    pub async fn pin(&self, queue: &str, id: &str, current: &str) -> Result<Pinned, QueueError> {
-        let job_key = self.job_key(queue, id);
-        let pending_key = self.pending_key(queue, id);
+    /// its per-job limits — moving them over from its pending hash first
+    /// when the add's commit has not landed yet. One round trip, one
+    /// script; `None` when the job no longer exists (removed while it was
+    /// being fetched), in which case nothing is written.
+    pub async fn pin(
+        &self,
+        queue: &str,
+        id: &str,
+        current: &str,
+    ) -> Result<Option<Pinned>, QueueError> {
+        let mut invocation = PIN.key(self.job_key(queue, id));
+        invocation.key(self.pending_key(queue, id)).arg(current);
         let mut conn = self.store.conn();
-        let (digest, limits, pending): (Option<String>, Option<String>, Option<String>) =
-            redis::pipe()
-                .hset_nx(&job_key, fields::DIGEST, current)
-                .ignore()
-                .hget(&job_key, fields::DIGEST)
-                .hget(&job_key, fields::LIMITS)
-                .hget(&pending_key, fields::LIMITS)
-                .query_async(&mut conn)
-                .await?;
-        let limits = match (limits, pending) {
-            (Some(l), _) => Some(l),
-            (None, p) => {
-                if p.is_some() {
-                    let mut invocation = COMMIT.key(&job_key);
-                    invocation.key(&pending_key);
-                    let _: i64 = invocation.invoke_async(&mut conn).await?;
-                }
-                p
-            }
+        let reply: Option<(Option<String>, Option<String>)> =
+            invocation.invoke_async(&mut conn).await?;
+        let Some((digest, limits)) = reply else {
+            return Ok(None);
         };
         let limits = match limits {
             // Anything read from Redis is untrusted: a malformed value is
@@ -391,10 +402,10 @@ impl Meta {
             })?),
             None => None,
         };
-        Ok(Pinned {
+        Ok(Some(Pinned {
             digest: digest.unwrap_or_else(|| current.to_string()),
             limits,
-        })
+        }))
     }
 
     /// Moves a job to another handler digest (its next run uses it).

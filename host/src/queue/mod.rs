@@ -41,7 +41,9 @@ pub use self::options::{
 };
 pub use self::schedules::{ScheduleSpec, ScheduleView};
 pub use self::snapshot::{JobSnapshot, JobState, QueueCounts};
-pub use self::worker::{ActiveJob, JobProcessor, JobResult, QueueWorker, WorkerSettings};
+pub use self::worker::{
+    ActiveJob, JobProcessor, JobResult, QueueWorker, RunningJob, WorkerSettings,
+};
 pub use crate::error::{FieldError, QueueError};
 use crate::names;
 use crate::store::Store;

@@ -67,6 +67,68 @@ pub trait JobProcessor: Send + Sync + 'static {
     async fn process(&self, job: ActiveJob) -> JobResult;
 }
 
+/// What the executor and its reporter need from a job a worker holds, and
+/// nothing more: the seam that lets them be tested in-process against a
+/// fake job. [`ActiveJob`] is the real one.
+#[async_trait::async_trait]
+pub trait RunningJob: Clone + Send + Sync + 'static {
+    /// Job id.
+    fn id(&self) -> &str;
+    /// Queue name.
+    fn queue(&self) -> &str;
+    /// The Redis key of the job hash (where its Airlock fields live).
+    fn job_key(&self) -> &str;
+    /// The job as handed to the guest.
+    fn input(&self) -> crate::sandbox::JobInput;
+    /// Stores progress (BullMQ `progress` field and `progress` event).
+    async fn update_progress(&mut self, value: serde_json::Value) -> Result<(), QueueError>;
+    /// Appends a line to the job's log.
+    async fn log(&self, line: &str) -> Result<(), QueueError>;
+    /// Parks the job as delayed until `wake_at_ms` without counting an
+    /// attempt (a durable sleep).
+    async fn park_until(&self, wake_at_ms: u64) -> Result<(), QueueError>;
+}
+
+#[async_trait::async_trait]
+impl RunningJob for ActiveJob {
+    fn id(&self) -> &str {
+        ActiveJob::id(self)
+    }
+
+    fn queue(&self) -> &str {
+        ActiveJob::queue(self)
+    }
+
+    fn job_key(&self) -> &str {
+        ActiveJob::job_key(self)
+    }
+
+    fn input(&self) -> crate::sandbox::JobInput {
+        crate::sandbox::JobInput {
+            id: self.id().to_string(),
+            queue: self.queue.clone(),
+            name: self.name().to_string(),
+            data: self.data_json(),
+            attempt: self.attempts_made() + 1,
+            max_attempts: self.max_attempts(),
+            enqueued_at_ms: self.timestamp(),
+            parent: self.parent(),
+        }
+    }
+
+    async fn update_progress(&mut self, value: serde_json::Value) -> Result<(), QueueError> {
+        ActiveJob::update_progress(self, value).await
+    }
+
+    async fn log(&self, line: &str) -> Result<(), QueueError> {
+        ActiveJob::log(self, line).await
+    }
+
+    async fn park_until(&self, wake_at_ms: u64) -> Result<(), QueueError> {
+        ActiveJob::park_until(self, wake_at_ms).await
+    }
+}
+
 /// A job locked by this worker, with what a processor may do to it.
 #[derive(Clone)]
 pub struct ActiveJob {

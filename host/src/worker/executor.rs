@@ -21,10 +21,10 @@ use super::reporter::Reporter;
 use super::services::RedisServices;
 use crate::error::QueueError;
 use crate::queue::meta::RunRecord;
-use crate::queue::{ActiveJob, JobProcessor, JobResult};
+use crate::queue::{ActiveJob, JobProcessor, JobResult, RunningJob};
 use crate::registry::Binding;
 use crate::sandbox::clock::now_ms;
-use crate::sandbox::{Completion, Failure, FailureKind, JobInput, Limits, RunOutcome};
+use crate::sandbox::{Completion, Failure, FailureKind, Limits, RunOutcome};
 
 /// A binding with its handler resolved to the digest new jobs run.
 #[derive(Debug, Clone)]
@@ -49,7 +49,7 @@ impl Executor {
     }
 
     /// Writes the run's measurements onto the job.
-    async fn record(&self, job: &ActiveJob, outcome: &RunOutcome) {
+    async fn record<J: RunningJob>(&self, job: &J, outcome: &RunOutcome) {
         let record = RunRecord {
             peak_memory_bytes: outcome.peak_memory_bytes,
             wall_time_ms: outcome.wall_time.as_secs_f64() * 1000.0,
@@ -131,22 +131,34 @@ fn summary(outcome: &RunOutcome) -> String {
 #[async_trait::async_trait]
 impl JobProcessor for Executor {
     async fn process(&self, job: ActiveJob) -> JobResult {
+        self.run_job(job).await
+    }
+}
+
+impl Executor {
+    /// Runs one job a worker holds (or, in tests, a fake one) and says how
+    /// BullMQ should finish it.
+    pub async fn run_job<J: RunningJob>(&self, job: J) -> JobResult {
         self.host.running.fetch_add(1, Ordering::Relaxed);
         let result = self.run(job).await;
         self.host.running.fetch_sub(1, Ordering::Relaxed);
         result
     }
-}
 
-impl Executor {
-    async fn run(&self, job: ActiveJob) -> JobResult {
+    async fn run<J: RunningJob>(&self, job: J) -> JobResult {
         let resolved = self.binding.read().unwrap().clone();
         let queue = job.queue().to_string();
 
         let meta = self.host.queues.meta();
         let pin = || meta.pin(job.queue(), job.id(), &resolved.digest);
         let pinned = match retrying("pin the job", pin).await {
-            Ok(p) => p,
+            Ok(Some(p)) => p,
+            Ok(None) => {
+                return JobResult::Failed {
+                    reason: "the job was removed while it was being started".into(),
+                    retry: false,
+                };
+            }
             Err(e) => {
                 return Self::fail(Failure::new(
                     FailureKind::HostUnavailable,
@@ -189,16 +201,7 @@ impl Executor {
             self.host.queues.prefix().to_string(),
             reporter.progress_sender(),
         );
-        let input = JobInput {
-            id: job.id().to_string(),
-            queue: queue.clone(),
-            name: job.name().to_string(),
-            data: job.data_json(),
-            attempt: job.attempts_made() + 1,
-            max_attempts: job.max_attempts(),
-            enqueued_at_ms: job.timestamp(),
-            parent: job.parent(),
-        };
+        let input = job.input();
         let outcome = self
             .host
             .sandbox

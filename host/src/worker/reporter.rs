@@ -18,7 +18,7 @@ use tokio::runtime::Handle;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
-use crate::queue::ActiveJob;
+use crate::queue::RunningJob;
 use crate::sandbox::{LogLine, LogListener};
 
 /// Progress reports stored one by one per run; later ones coalesce.
@@ -36,10 +36,10 @@ enum Report {
 /// Where the reporter task is. It starts with the first report: most jobs
 /// report nothing, and a task spawned and joined per job costs two
 /// cross-thread wake-ups on a busy host.
-enum Task {
+enum Task<J> {
     /// No report yet: what the task will need.
     Idle {
-        job: Box<ActiveJob>,
+        job: Box<J>,
         rx: mpsc::UnboundedReceiver<Report>,
     },
     /// Started; [`Reporter::finish`] waits for it.
@@ -47,10 +47,10 @@ enum Task {
 }
 
 /// The channel every producer of reports shares.
-struct Channel {
+struct Channel<J> {
     tx: mpsc::UnboundedSender<Report>,
     /// `None` once [`Reporter::finish`] took it.
-    task: Mutex<Option<Task>>,
+    task: Mutex<Option<Task<J>>>,
     /// Where to start the task: reports come from the guest's thread,
     /// which is not a runtime thread.
     runtime: Handle,
@@ -58,7 +58,7 @@ struct Channel {
     overflow: Arc<Mutex<Option<serde_json::Value>>>,
 }
 
-impl Channel {
+impl<J: RunningJob> Channel<J> {
     fn send(&self, report: Report) {
         let _ = self.tx.send(report);
         let mut task = self.task.lock().unwrap_or_else(|p| p.into_inner());
@@ -72,13 +72,21 @@ impl Channel {
 }
 
 /// The guest side of a job's progress stream.
-#[derive(Clone)]
-pub struct ProgressSender {
-    channel: Arc<Channel>,
+pub struct ProgressSender<J> {
+    channel: Arc<Channel<J>>,
     sent: Arc<AtomicUsize>,
 }
 
-impl ProgressSender {
+impl<J> Clone for ProgressSender<J> {
+    fn clone(&self) -> Self {
+        ProgressSender {
+            channel: self.channel.clone(),
+            sent: self.sent.clone(),
+        }
+    }
+}
+
+impl<J: RunningJob> ProgressSender<J> {
     /// Queues a progress report (never blocks the guest).
     pub fn send(&self, value: serde_json::Value) {
         if self.sent.fetch_add(1, Ordering::Relaxed) < MAX_PROGRESS_EVENTS {
@@ -90,15 +98,15 @@ impl ProgressSender {
 }
 
 /// The reporter of one job.
-pub struct Reporter {
-    channel: Arc<Channel>,
-    progress: ProgressSender,
+pub struct Reporter<J> {
+    channel: Arc<Channel<J>>,
+    progress: ProgressSender<J>,
 }
 
-impl Reporter {
+impl<J: RunningJob> Reporter<J> {
     /// Prepares reporting for `job`; the task that writes to Redis starts
     /// with the first report. Must be called on the runtime.
-    pub fn start(job: ActiveJob) -> Reporter {
+    pub fn start(job: J) -> Reporter<J> {
         let (tx, rx) = mpsc::unbounded_channel();
         let channel = Arc::new(Channel {
             tx,
@@ -117,7 +125,7 @@ impl Reporter {
     }
 
     /// Where the guest's services send progress.
-    pub fn progress_sender(&self) -> ProgressSender {
+    pub fn progress_sender(&self) -> ProgressSender<J> {
         self.progress.clone()
     }
 
@@ -153,8 +161,8 @@ impl Reporter {
     }
 }
 
-async fn run(
-    mut job: ActiveJob,
+async fn run<J: RunningJob>(
+    mut job: J,
     mut rx: mpsc::UnboundedReceiver<Report>,
     overflow: Arc<Mutex<Option<serde_json::Value>>>,
 ) {
@@ -193,7 +201,7 @@ async fn run(
 
 /// Writes `lines` to the job's BullMQ log in one round trip (the calls go
 /// out back to back, in order, on the multiplexed connection) and empties it.
-async fn write_logs(job: &ActiveJob, lines: &mut Vec<String>) {
+async fn write_logs<J: RunningJob>(job: &J, lines: &mut Vec<String>) {
     if lines.is_empty() {
         return;
     }

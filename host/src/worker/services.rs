@@ -13,12 +13,13 @@ use tokio::runtime::Handle;
 
 use super::reporter::ProgressSender;
 use crate::queue::Meta;
+use crate::queue::RunningJob;
 use crate::sandbox::services::ChildResult;
 use crate::sandbox::{HostServices, Progress, ServiceError};
 use crate::store::Store;
 
 /// [`HostServices`] for one run of one queued job.
-pub struct RedisServices {
+pub struct RedisServices<J> {
     runtime: Handle,
     store: Store,
     /// Where step and sleep records go (fields of the job hash).
@@ -30,14 +31,14 @@ pub struct RedisServices {
     /// BullMQ key prefix, to turn child keys back into queue names.
     prefix: String,
     /// Where progress reports go, in order, to the job's reporter task.
-    progress: ProgressSender,
+    progress: ProgressSender<J>,
 }
 
 fn unavailable(e: impl std::fmt::Display) -> ServiceError {
     ServiceError::Unavailable(e.to_string())
 }
 
-impl RedisServices {
+impl<J: RunningJob> RedisServices<J> {
     /// Services for the job at `job_key`, run by `handler`.
     pub fn new(
         runtime: Handle,
@@ -46,7 +47,7 @@ impl RedisServices {
         job_key: String,
         handler: String,
         prefix: String,
-        progress: ProgressSender,
+        progress: ProgressSender<J>,
     ) -> Self {
         RedisServices {
             runtime,
@@ -98,7 +99,7 @@ impl RedisServices {
     }
 }
 
-impl HostServices for RedisServices {
+impl<J: RunningJob> HostServices for RedisServices<J> {
     fn progress(&mut self, value: Progress) {
         self.progress.send(value.to_json());
     }

@@ -1,0 +1,326 @@
+//! The executor and its reporter in-process: a fake job (the `RunningJob`
+//! seam) instead of a BullMQ worker, real guests, a real sandbox and a
+//! real Redis for the job's Airlock fields. What the executor tells BullMQ,
+//! and what it streams into the job while the guest runs, seen exactly.
+
+use std::sync::atomic::AtomicUsize;
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
+
+use airlock::fleet::Fleet;
+use airlock::metrics::Metrics;
+use airlock::queue::{JobResult, QueueError, QueueService, RunningJob, WorkerSettings};
+use airlock::registry::{BindingSpec, Registry};
+use airlock::sandbox::{ArtifactKey, JobInput, Limits, Sandbox, SandboxConfig};
+use airlock::store::Store;
+use airlock::worker::HostContext;
+use airlock::worker::capacity::Capacity;
+use airlock::worker::executor::{Executor, ResolvedBinding};
+use airlock::worker::loader::ComponentLoader;
+use airlock_tests::guest_bytes;
+use airlock_tests::host::TEST_FLEET_KEY;
+use airlock_tests::redis_server::RedisServer;
+use serde_json::{Value, json};
+
+/// What the fake job was told, in order.
+#[derive(Debug, Clone, PartialEq)]
+enum Seen {
+    Progress(Value),
+    Log(String),
+    Park(u64),
+}
+
+#[derive(Clone)]
+struct FakeJob {
+    input: JobInput,
+    key: String,
+    seen: Arc<Mutex<Vec<Seen>>>,
+}
+
+#[async_trait::async_trait]
+impl RunningJob for FakeJob {
+    fn id(&self) -> &str {
+        &self.input.id
+    }
+    fn queue(&self) -> &str {
+        &self.input.queue
+    }
+    fn job_key(&self) -> &str {
+        &self.key
+    }
+    fn input(&self) -> JobInput {
+        self.input.clone()
+    }
+    async fn update_progress(&mut self, value: Value) -> Result<(), QueueError> {
+        self.seen.lock().unwrap().push(Seen::Progress(value));
+        Ok(())
+    }
+    async fn log(&self, line: &str) -> Result<(), QueueError> {
+        self.seen.lock().unwrap().push(Seen::Log(line.to_string()));
+        Ok(())
+    }
+    async fn park_until(&self, wake_at_ms: u64) -> Result<(), QueueError> {
+        self.seen.lock().unwrap().push(Seen::Park(wake_at_ms));
+        Ok(())
+    }
+}
+
+struct Rig {
+    redis: RedisServer,
+    host: Arc<HostContext>,
+}
+
+impl Rig {
+    async fn new(max_instances: u32) -> Rig {
+        let redis = RedisServer::start();
+        let store = Store::connect(&redis.url(), "bull").await.unwrap();
+        let sandbox = Arc::new(
+            Sandbox::new(SandboxConfig {
+                max_instances,
+                cache_dir: Some(airlock_tests::shared_cache_dir()),
+                fleet_key: Some(ArtifactKey::fleet(TEST_FLEET_KEY.as_bytes()).unwrap()),
+                ..SandboxConfig::default()
+            })
+            .unwrap(),
+        );
+        let registry = Registry::new(store.clone(), sandbox.clone());
+        let host = Arc::new(HostContext {
+            host_id: "in-process".into(),
+            sandbox: sandbox.clone(),
+            registry: registry.clone(),
+            queues: Arc::new(QueueService::new("bull", store.clone())),
+            loader: ComponentLoader::new(sandbox, registry),
+            metrics: Arc::new(Metrics::new()),
+            worker_settings: WorkerSettings::default(),
+            capacity: Capacity::new(8, 1 << 30),
+            running: AtomicUsize::new(0),
+            fleet: Fleet::new(store, Duration::from_secs(5)),
+        });
+        Rig { redis, host }
+    }
+
+    /// An executor for `queue`, bound to the built guest `guest`.
+    async fn executor(&self, queue: &str, guest: &str, limits: Value) -> Executor {
+        let digest = self
+            .host
+            .registry
+            .deploy(guest, guest_bytes(guest), None)
+            .await
+            .unwrap()
+            .digest;
+        let spec: BindingSpec =
+            serde_json::from_value(json!({"handler": guest, "limits": limits})).unwrap();
+        let binding = spec
+            .resolve(queue, &self.host.sandbox.config().maxima)
+            .unwrap();
+        Executor::new(
+            self.host.clone(),
+            Arc::new(RwLock::new(ResolvedBinding { binding, digest })),
+        )
+    }
+
+    /// A job of `queue` whose hash exists in Redis (as a fetched job's does).
+    fn job(&self, queue: &str, id: &str, data: Value) -> FakeJob {
+        let key = format!("bull:{queue}:{id}");
+        self.redis.cli(&["HSET", &key, "name", "fake"]);
+        FakeJob {
+            input: JobInput {
+                id: id.into(),
+                queue: queue.into(),
+                name: "fake".into(),
+                data: data.to_string(),
+                attempt: 1,
+                max_attempts: 1,
+                enqueued_at_ms: 0,
+                parent: None,
+            },
+            key,
+            seen: Arc::default(),
+        }
+    }
+
+    fn field(&self, job: &FakeJob, field: &str) -> String {
+        self.redis
+            .cli(&["HGET", &job.key, field])
+            .trim()
+            .to_string()
+    }
+}
+
+#[tokio::test]
+async fn a_run_streams_progress_and_logs_in_order_then_completes() {
+    let rig = Rig::new(4).await;
+    let executor = rig.executor("payments", "payment-webhook", json!({})).await;
+    let job = rig.job(
+        "payments",
+        "p1",
+        json!({"transactionId": "tx_5", "amount": 3, "currency": "EUR"}),
+    );
+    let result = executor.run_job(job.clone()).await;
+    assert_eq!(
+        result,
+        JobResult::Completed(json!({"processed": true, "ledgerRecordId": "led_tx_5"}))
+    );
+    assert_eq!(
+        *job.seen.lock().unwrap(),
+        [
+            Seen::Progress(json!(10)),
+            Seen::Log("[info] processing transaction tx_5 for 3 EUR".into()),
+            Seen::Progress(json!(50)),
+            Seen::Log("[info] recorded ledger entry led_tx_5".into()),
+            Seen::Progress(json!(100)),
+        ]
+    );
+    // Pinned and measured on the job's hash.
+    assert_eq!(rig.field(&job, "airlock.host"), "in-process");
+    assert_eq!(rig.field(&job, "airlock.digest").len(), 64);
+    assert!(rig.field(&job, "airlock.fuelUsed").parse::<u64>().unwrap() > 0);
+}
+
+#[tokio::test]
+async fn failures_become_retries_final_failures_or_requeues() {
+    let rig = Rig::new(1).await;
+    let panics = rig.executor("p", "hostile-panic", json!({})).await;
+    match panics.run_job(rig.job("p", "j1", json!({}))).await {
+        JobResult::Failed { reason, retry } => {
+            assert!(retry, "a panic is retryable");
+            assert!(reason.starts_with("guest_retry: panicked"), "{reason}");
+        }
+        other => panic!("{other:?}"),
+    }
+
+    let spins = rig
+        .executor("spin", "hostile-infinite-loop", json!({"fuel": 5_000_000}))
+        .await;
+    match spins.run_job(rig.job("spin", "j2", json!({}))).await {
+        JobResult::Failed { reason, retry } => {
+            assert!(!retry, "a sandbox kill is final");
+            assert!(reason.starts_with("fuel_exhausted"), "{reason}");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(
+        rig.field(&rig.job("spin", "j2", json!({})), "airlock.failureKind"),
+        "fuel_exhausted"
+    );
+
+    // The only pool slot is taken: the host's own trouble puts the job
+    // back without using up an attempt.
+    let payments = rig.executor("pay", "payment-webhook", json!({})).await;
+    let component = rig
+        .host
+        .loader
+        .get(
+            &rig.host
+                .registry
+                .current_digest("payment-webhook")
+                .await
+                .unwrap()
+                .unwrap(),
+        )
+        .await
+        .unwrap();
+    let held = rig
+        .host
+        .sandbox
+        .instantiate_idle(&component, &Limits::default())
+        .unwrap();
+    match payments
+        .run_job(rig.job("pay", "j3", json!({"transactionId": "t", "amount": 1})))
+        .await
+    {
+        JobResult::Requeue { reason } => assert!(reason.starts_with("capacity"), "{reason}"),
+        other => panic!("{other:?}"),
+    }
+    drop(held);
+}
+
+#[tokio::test]
+async fn a_durable_sleep_parks_the_job_until_its_wake_up_time() {
+    let rig = Rig::new(4).await;
+    let workflow = rig.executor("orders", "order-workflow", json!({})).await;
+    let job = rig.job(
+        "orders",
+        "o1",
+        json!({"orderId": "o-1", "amount": 10, "reviewDelayMs": 60000}),
+    );
+    let before = airlock::sandbox::clock::now_ms();
+    assert_eq!(workflow.run_job(job.clone()).await, JobResult::Parked);
+    let parked: Vec<u64> = job
+        .seen
+        .lock()
+        .unwrap()
+        .iter()
+        .filter_map(|s| match s {
+            Seen::Park(at) => Some(*at),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(parked.len(), 1, "{:?}", job.seen.lock().unwrap());
+    assert!(parked[0] >= before + 60_000, "parked until {}", parked[0]);
+    // The job's log says why it stopped.
+    assert!(
+        job.seen
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|s| matches!(s, Seen::Log(l) if l.starts_with("[airlock] run suspended until")))
+    );
+}
+
+#[tokio::test]
+async fn a_job_removed_before_its_run_is_not_run_or_resurrected() {
+    let rig = Rig::new(4).await;
+    let executor = rig.executor("payments", "payment-webhook", json!({})).await;
+    let job = rig.job(
+        "payments",
+        "gone",
+        json!({"transactionId": "t", "amount": 1}),
+    );
+    rig.redis.cli(&["DEL", &job.key]);
+    match executor.run_job(job.clone()).await {
+        JobResult::Failed { retry, .. } => assert!(!retry),
+        other => panic!("{other:?}"),
+    }
+    assert!(job.seen.lock().unwrap().is_empty(), "the guest never ran");
+    assert_eq!(rig.redis.cli(&["EXISTS", &job.key]).trim(), "0");
+}
+
+#[tokio::test]
+async fn a_log_flood_reaches_the_job_capped_and_in_order() {
+    let rig = Rig::new(4).await;
+    let executor = rig
+        .executor(
+            "flood",
+            "hostile-log-flood",
+            json!({"fuel": 50_000_000_000u64}),
+        )
+        .await;
+    let job = rig.job("flood", "f1", json!({"lines": 5000}));
+    assert_eq!(
+        executor.run_job(job.clone()).await,
+        JobResult::Completed(json!(5000))
+    );
+    let lines: Vec<String> = job
+        .seen
+        .lock()
+        .unwrap()
+        .iter()
+        .filter_map(|s| match s {
+            Seen::Log(l) => Some(l.clone()),
+            _ => None,
+        })
+        .collect();
+    let cap = Limits::default().max_log_lines as usize;
+    assert_eq!(lines.len(), cap, "the line cap");
+    // Guest lines in the order written (log import and stdout interleave).
+    assert_eq!(
+        lines[0],
+        "[info] log line 0 with some padding to make it longer"
+    );
+    assert_eq!(lines[1], "[stdout] stdout line 0");
+    assert_eq!(
+        lines[2],
+        "[info] log line 1 with some padding to make it longer"
+    );
+}
