@@ -51,6 +51,11 @@ pub struct HostInfo {
     pub heartbeat_at: u64,
     /// Running, draining or drained.
     pub state: HostState,
+    /// The registry generation this host's workers follow: every binding
+    /// and handler version up to it is live here (absent until the first
+    /// reconcile completes).
+    #[serde(default)]
+    pub generation: Option<u64>,
 }
 
 /// The fleet registry in Redis.

@@ -3,7 +3,7 @@
 //! real Redis for the job's Airlock fields. What the executor tells BullMQ,
 //! and what it streams into the job while the guest runs, seen exactly.
 
-use std::sync::atomic::AtomicUsize;
+use std::sync::atomic::{AtomicU64, AtomicUsize};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
@@ -94,6 +94,7 @@ impl Rig {
             worker_settings: WorkerSettings::default(),
             capacity: Capacity::new(8, 1 << 30),
             running: AtomicUsize::new(0),
+            applied_generation: AtomicU64::new(airlock::worker::NO_GENERATION),
             fleet: Fleet::new(store, Duration::from_secs(5)),
         });
         Rig { redis, host }

@@ -11,19 +11,6 @@ use serde_json::json;
 
 const FINISH: Duration = Duration::from_secs(60);
 
-/// Waits for a line in the host's log: the test signal that the host acted.
-async fn wait_for_log(host: &HostProcess, needle: &str) {
-    let deadline = std::time::Instant::now() + FINISH;
-    while !host.log().contains(needle) {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "host never logged `{needle}`:\n{}",
-            host.log()
-        );
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
-}
-
 fn host(redis: &RedisServer, id: &str) -> HostProcess {
     HostProcess::start(
         &redis.url(),
@@ -701,7 +688,7 @@ async fn new_handler_versions_go_live_while_started_jobs_stay_pinned() {
     let admin = Admin::connect(&redis.url()).await;
     let v1 = admin.deploy("shop", "order-workflow").await;
     admin.bind("shop", "shop", json!({})).await;
-    let host = host(&redis, "h1");
+    let _host = host(&redis, "h1");
 
     // A workflow that sleeps for an hour, pinned to v1.
     let sleeper = admin
@@ -722,11 +709,22 @@ async fn new_handler_versions_go_live_while_started_jobs_stay_pinned() {
 
     // v2 goes live without a restart (within the host's registry poll)...
     let v2 = admin.deploy("shop", "noop").await;
-    wait_for_log(
-        &host,
-        &format!("new handler version queue=shop digest={v2}"),
-    )
-    .await;
+    let generation = admin.registry.generation().await.unwrap();
+    let fleet = airlock::fleet::Fleet::new(admin.store.clone(), Duration::from_secs(5));
+    let deadline = std::time::Instant::now() + FINISH;
+    while !fleet
+        .hosts()
+        .await
+        .unwrap()
+        .iter()
+        .any(|h| h.id == "h1" && h.generation >= Some(generation))
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the host never applied generation {generation}"
+        );
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
     let fresh = admin.enqueue("shop", "order", json!({}), json!({})).await;
     let job = admin.wait_finished("shop", &fresh, FINISH).await;
     assert_eq!(job.handler_digest.as_deref(), Some(v2.as_str()));

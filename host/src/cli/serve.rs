@@ -201,6 +201,7 @@ pub async fn execute(args: ServeArgs) -> anyhow::Result<i32> {
         metrics: metrics.clone(),
         capacity: Capacity::new(args.max_instances as usize, args.memory_budget.as_u64()),
         running: std::sync::atomic::AtomicUsize::new(0),
+        applied_generation: std::sync::atomic::AtomicU64::new(crate::worker::NO_GENERATION),
         fleet: Fleet::new(store.clone(), args.heartbeat * 5),
         worker_settings: WorkerSettings {
             concurrency: 1,

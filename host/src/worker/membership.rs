@@ -99,6 +99,10 @@ async fn beat(
         capacity: host.capacity.slots(),
         started_at,
         heartbeat_at: now_ms(),
+        generation: match host.applied_generation.load(Ordering::Relaxed) {
+            super::NO_GENERATION => None,
+            g => Some(g),
+        },
         state: match (requested, running) {
             (false, _) => HostState::Running,
             (true, 0) => HostState::Drained,

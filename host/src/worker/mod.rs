@@ -23,12 +23,15 @@ pub mod services;
 pub mod supervisor;
 
 use std::sync::Arc;
-use std::sync::atomic::AtomicUsize;
+use std::sync::atomic::{AtomicU64, AtomicUsize};
 
 use crate::metrics::Metrics;
 use crate::queue::{QueueService, WorkerSettings};
 use crate::registry::Registry;
 use crate::sandbox::Sandbox;
+
+/// [`HostContext::applied_generation`] before the first reconcile.
+pub const NO_GENERATION: u64 = u64::MAX;
 
 /// What every worker of this host shares.
 pub struct HostContext {
@@ -51,6 +54,9 @@ pub struct HostContext {
     pub capacity: capacity::Capacity,
     /// Jobs running now on this host.
     pub running: AtomicUsize,
+    /// The registry generation the supervisor last applied in full
+    /// ([`NO_GENERATION`] until the first), published with the heartbeat.
+    pub applied_generation: AtomicU64,
     /// The fleet registry (hosts, drain requests).
     pub fleet: crate::fleet::Fleet,
 }

@@ -241,6 +241,9 @@ impl Supervisor {
         }
         if complete {
             self.seen_generation = Some(generation);
+            self.host
+                .applied_generation
+                .store(generation, std::sync::atomic::Ordering::Relaxed);
         }
         Ok(())
     }
