@@ -82,8 +82,9 @@ Airlock is running.
   Redis   redis://127.0.0.1:$port   (AOF under .airlock/redis)
 
 Try it:
-  curl -s -X POST $url/v1/queues/payments/jobs \\
+  curl -s --retry 5 -X POST $url/v1/queues/payments/jobs \\
     -H "Authorization: Bearer $token" -H 'Content-Type: application/json' \\
+    -H 'Idempotency-Key: tx_1' \\
     -d '{"name":"payment","data":{"transactionId":"tx_1","amount":42.5}}'
 
   export AIRLOCK_URL=$url AIRLOCK_TOKEN=$token
