@@ -30,6 +30,9 @@ fn schemathesis(api: &Api, args: &[&str]) {
         .args(["--checks", "all"])
         .args(["--max-examples", &examples])
         .args(["--seed", &seed])
+        // No example database: a run depends on its seed alone, and
+        // leaves nothing behind in the tree.
+        .args(["--generation-database", "none"])
         // One worker: Python 3.11's AST parser trips over hypothesis
         // describing strategies from two threads at once.
         .args(["--workers", "1"])
