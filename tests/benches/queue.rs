@@ -5,17 +5,25 @@
 //! runtime with no sandbox and no Airlock bookkeeping, shows which part of
 //! the gap to Node is the port and which is Airlock.
 //!
-//! - throughput: N no-op jobs are pre-enqueued, then a worker drains them;
+//! - throughput: N jobs are pre-enqueued, then a worker drains them;
 //!   jobs/s = N / (last `finishedOn` - first `processedOn`), read from the
-//!   job hashes the same way for both workers;
+//!   job hashes the same way for every worker. No-op jobs measure the
+//!   protocol and bookkeeping; payment jobs (the `payment-webhook` guest
+//!   against the same processor on Node, `tests/interop/payment-processor.js`)
+//!   add progress, logs and a result;
+//! - cost per job, in the steady state (first completion to last): Redis CPU
+//!   (`INFO cpu`), the worker process's CPU (`/proc/PID/stat`), and Redis
+//!   calls per job by command (`INFO commandstats`), with `EVALSHA` split by
+//!   script in a `MONITOR` sample that names Airlock's own scripts;
 //! - idle latency: one job at a time into an idle worker; enqueue→start and
 //!   enqueue→finish are timed by this process from just before the add to
 //!   the `active` / `completed` event on the queue's events stream.
 //!
-//! Needs the release `airlock` binary (`cargo build --release -p airlock`),
-//! the guests and `tests/interop/node_modules` (`make interop-deps`).
+//! Needs the release `airlock` binary (`cargo build --release -p airlock`;
+//! `AIRLOCK_BENCH_BIN` runs another build, to compare versions), the
+//! guests and `tests/interop/node_modules` (`make interop-deps`).
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -29,7 +37,9 @@ use serde_json::json;
 const QUEUE: &str = "bench";
 
 fn release_airlock() -> std::path::PathBuf {
-    let path = target_dir().join("release").join("airlock");
+    let path = std::env::var_os("AIRLOCK_BENCH_BIN")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| target_dir().join("release").join("airlock"));
     assert!(
         path.exists(),
         "build it first: cargo build --release -p airlock"
@@ -61,6 +71,15 @@ fn start_airlock_on(redis_url: &str, id: &str) -> Child {
 }
 
 fn start_node(redis: &RedisServer, count: usize, concurrency: usize) -> Child {
+    start_node_processor(redis, count, concurrency, "noop")
+}
+
+fn start_node_processor(
+    redis: &RedisServer,
+    count: usize,
+    concurrency: usize,
+    processor: &str,
+) -> Child {
     Command::new("node")
         .arg(interop_script("bench-worker.js"))
         .args([
@@ -76,6 +95,8 @@ fn start_node(redis: &RedisServer, count: usize, concurrency: usize) -> Child {
             &count.to_string(),
             "--concurrency",
             &concurrency.to_string(),
+            "--processor",
+            processor,
         ])
         .stdout(Stdio::null())
         .stderr(Stdio::inherit())
@@ -84,6 +105,10 @@ fn start_node(redis: &RedisServer, count: usize, concurrency: usize) -> Child {
 }
 
 async fn enqueue(redis: &RedisServer, count: usize) {
+    enqueue_jobs(redis, count, "noop", "{}").await
+}
+
+async fn enqueue_jobs(redis: &RedisServer, count: usize, name: &str, data: &str) {
     let out = Command::new("node")
         .arg(interop_script("enqueue.js"))
         .args([
@@ -94,7 +119,14 @@ async fn enqueue(redis: &RedisServer, count: usize) {
             "--queue",
             QUEUE,
         ])
-        .args(["--count", &count.to_string(), "--name", "noop"])
+        .args([
+            "--count",
+            &count.to_string(),
+            "--name",
+            name,
+            "--data",
+            data,
+        ])
         .output()
         .expect("enqueue");
     assert!(
@@ -145,7 +177,179 @@ async fn wait_drained(redis: &RedisServer, count: usize) {
     }
 }
 
-async fn airlock_drain(count: usize, concurrency: usize) -> f64 {
+/// The worker under test in a drain.
+#[derive(Clone, Copy, PartialEq)]
+enum Peer {
+    /// `airlock serve`, the queue bound to this guest.
+    Airlock(&'static str),
+    /// Node's BullMQ worker with this processor (`bench-worker.js`).
+    Node(&'static str),
+    /// The Rust port's no-op worker, in a process of its own (this
+    /// benchmark binary, re-run as [`port_worker`]).
+    Port,
+}
+
+/// What draining a queue cost.
+struct Drain {
+    rate: f64,
+    /// Redis CPU per job, µs.
+    redis_us: f64,
+    /// The worker process's CPU per job, µs.
+    host_us: f64,
+    /// Redis calls per job by command: (calls, µs).
+    commands: BTreeMap<String, (f64, f64)>,
+}
+
+/// Redis's own CPU so far (user + system), µs.
+async fn redis_cpu_us(conn: &mut redis::aio::MultiplexedConnection) -> f64 {
+    let info: String = redis::cmd("INFO")
+        .arg("cpu")
+        .query_async(conn)
+        .await
+        .unwrap();
+    info.lines()
+        .filter_map(|l| {
+            let (k, v) = l.trim().split_once(':')?;
+            matches!(k, "used_cpu_sys" | "used_cpu_user").then(|| v.parse::<f64>().ok())?
+        })
+        .sum::<f64>()
+        * 1e6
+}
+
+/// `INFO commandstats` as command → (calls, µs), leaving out the
+/// benchmark's own polling.
+async fn command_stats(
+    conn: &mut redis::aio::MultiplexedConnection,
+) -> BTreeMap<String, (f64, f64)> {
+    let info: String = redis::cmd("INFO")
+        .arg("commandstats")
+        .query_async(conn)
+        .await
+        .unwrap();
+    let mut stats = BTreeMap::new();
+    for line in info.lines() {
+        let Some((name, rest)) = line
+            .trim()
+            .strip_prefix("cmdstat_")
+            .and_then(|l| l.split_once(':'))
+        else {
+            continue;
+        };
+        if matches!(name, "info" | "config" | "zcard") {
+            continue;
+        }
+        let field = |key: &str| {
+            rest.split(',')
+                .find_map(|kv| kv.strip_prefix(key)?.strip_prefix('='))
+                .and_then(|v| v.parse::<f64>().ok())
+                .unwrap_or(0.0)
+        };
+        stats.insert(name.to_string(), (field("calls"), field("usec")));
+    }
+    stats
+}
+
+fn start_peer(peer: Peer, redis: &RedisServer, count: usize, concurrency: usize) -> Child {
+    match peer {
+        Peer::Airlock(_) => start_airlock(redis),
+        // More jobs than queued: the worker keeps running (and its CPU
+        // readable) until it is killed.
+        Peer::Node(processor) => start_node_processor(redis, count * 10, concurrency, processor),
+        Peer::Port => Command::new(std::env::current_exe().unwrap())
+            .env("AIRLOCK_BENCH_PORT_WORKER", redis.url())
+            .env("AIRLOCK_BENCH_CONCURRENCY", concurrency.to_string())
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start the port's worker"),
+    }
+}
+
+/// Drains `count` pre-enqueued jobs with `peer`; measures the steady
+/// state, from the first completion on (connecting, loading the component
+/// and the first fetch are not counted).
+async fn drain(peer: Peer, count: usize, concurrency: usize, name: &str, data: &str) -> Drain {
+    let redis = RedisServer::start();
+    if let Peer::Airlock(guest) = peer {
+        let admin = Admin::connect(&redis.url()).await;
+        admin.deploy(guest, guest).await;
+        admin
+            .bind(QUEUE, guest, json!({"concurrency": concurrency}))
+            .await;
+    }
+    enqueue_jobs(&redis, count, name, data).await;
+    let client = redis::Client::open(redis.url()).unwrap();
+    let mut conn = client.get_multiplexed_async_connection().await.unwrap();
+    let mut worker = start_peer(peer, &redis, count, concurrency);
+    let pid = worker.id();
+    let deadline = Instant::now() + Duration::from_secs(600);
+    let first = loop {
+        let done = completed(&redis).await;
+        if done > 0 {
+            break done;
+        }
+        assert!(Instant::now() < deadline, "drain never started");
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    };
+    let _: () = redis::cmd("CONFIG")
+        .arg("RESETSTAT")
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    let (redis_before, host_before) = (redis_cpu_us(&mut conn).await, cpu_ticks(pid));
+    wait_drained(&redis, count).await;
+    let (redis_after, host_after) = (redis_cpu_us(&mut conn).await, cpu_ticks(pid));
+    let measured = (count as u64 - first).max(1) as f64;
+    let commands = command_stats(&mut conn)
+        .await
+        .into_iter()
+        .map(|(name, (calls, us))| (name, (calls / measured, us / measured)))
+        .collect();
+    let _ = worker.kill();
+    let _ = worker.wait();
+    Drain {
+        rate: drain_rate(&redis).await,
+        redis_us: (redis_after - redis_before) / measured,
+        // Clock ticks are 10 ms.
+        host_us: (host_after - host_before) as f64 * 10_000.0 / measured,
+        commands,
+    }
+}
+
+/// The Rust port's own no-op worker: no sandbox, no Airlock bookkeeping,
+/// on a two-thread runtime (the host's default on the benchmark machine).
+/// Runs until killed.
+fn port_worker(url: String, concurrency: usize) {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async move {
+        let mut opts = bullmq::WorkerOptions::new()
+            .connection(bullmq::options::RedisConnectionOptions::new().url(url))
+            .concurrency(concurrency);
+        opts.skip_version_check = true;
+        // `with_options` starts fetching at once (autorun).
+        let _worker = bullmq::Worker::with_options(
+            QUEUE,
+            |_job: bullmq::Job, _cancel: bullmq::worker::CancellationToken| async {
+                Ok(serde_json::Value::Null)
+            },
+            opts,
+        )
+        .await
+        .expect("start the port's worker");
+        std::future::pending::<()>().await;
+    });
+}
+
+/// `EVALSHA` calls per job by script, from a `MONITOR` sample of an
+/// Airlock no-op drain (`MONITOR` slows Redis down: this run is for
+/// attribution, not for rates). Airlock's scripts are named; the rest are
+/// BullMQ's (the port's).
+async fn script_calls(count: usize, concurrency: usize) -> Vec<(String, f64)> {
+    use std::io::{BufRead, Write};
     let redis = RedisServer::start();
     let admin = Admin::connect(&redis.url()).await;
     admin.deploy("noop", "noop").await;
@@ -153,62 +357,49 @@ async fn airlock_drain(count: usize, concurrency: usize) -> f64 {
         .bind(QUEUE, "noop", json!({"concurrency": concurrency}))
         .await;
     enqueue(&redis, count).await;
+    let mut monitor = std::net::TcpStream::connect(("127.0.0.1", redis.port())).unwrap();
+    monitor.write_all(b"MONITOR\r\n").unwrap();
+    let reader = std::io::BufReader::new(monitor.try_clone().unwrap());
+    let counts = std::thread::spawn(move || {
+        let mut counts: HashMap<String, u64> = HashMap::new();
+        for line in reader.lines() {
+            let Ok(line) = line else { break };
+            // +1700000000.123456 [0 127.0.0.1:5555] "EVALSHA" "sha" "2" ...
+            let mut quoted = line.split('"').skip(1).step_by(2);
+            if quoted
+                .next()
+                .is_some_and(|c| c.eq_ignore_ascii_case("evalsha"))
+                && let Some(sha) = quoted.next()
+            {
+                *counts.entry(sha.to_string()).or_default() += 1;
+            }
+        }
+        counts
+    });
     let mut host = start_airlock(&redis);
     wait_drained(&redis, count).await;
+    // The host's last batch of run records lands after the last finish.
+    tokio::time::sleep(Duration::from_millis(500)).await;
     let _ = host.kill();
     let _ = host.wait();
-    drain_rate(&redis).await
-}
-
-async fn node_drain(count: usize, concurrency: usize) -> f64 {
-    let redis = RedisServer::start();
-    enqueue(&redis, count).await;
-    let mut worker = start_node(&redis, count, concurrency);
-    wait_drained(&redis, count).await;
-    let _ = worker.wait();
-    drain_rate(&redis).await
-}
-
-/// The Rust port's own no-op worker draining `count` jobs: no sandbox, no
-/// pin read, no metrics write. Runs on a separate two-thread runtime (the
-/// host's default) so the bench's own polling does not share it.
-async fn port_drain(count: usize, concurrency: usize) -> f64 {
-    let redis = RedisServer::start();
-    enqueue(&redis, count).await;
-    let url = redis.url();
-    let (stop_tx, stop_rx) = std::sync::mpsc::channel::<()>();
-    let worker_thread = std::thread::spawn(move || {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .unwrap();
-        runtime.block_on(async move {
-            let mut opts = bullmq::WorkerOptions::new()
-                .connection(bullmq::options::RedisConnectionOptions::new().url(url))
-                .concurrency(concurrency);
-            opts.skip_version_check = true;
-            // `with_options` starts fetching at once (autorun).
-            let worker = bullmq::Worker::with_options(
-                QUEUE,
-                |_job: bullmq::Job, _cancel: bullmq::worker::CancellationToken| async {
-                    Ok(serde_json::Value::Null)
-                },
-                opts,
-            )
-            .await
-            .expect("start the port's worker");
-            tokio::task::spawn_blocking(move || stop_rx.recv())
-                .await
-                .unwrap()
-                .ok();
-            let _ = worker.close(1000).await;
-        });
-    });
-    wait_drained(&redis, count).await;
-    stop_tx.send(()).unwrap();
-    worker_thread.join().unwrap();
-    drain_rate(&redis).await
+    let _ = monitor.shutdown(std::net::Shutdown::Both);
+    let counts = counts.join().unwrap();
+    let names: HashMap<String, &str> = airlock::queue::meta::script_hashes()
+        .into_iter()
+        .map(|(name, sha)| (sha, name))
+        .collect();
+    let mut rows: Vec<(String, f64)> = counts
+        .into_iter()
+        .map(|(sha, n)| {
+            let name = match names.get(&sha) {
+                Some(name) => format!("Airlock `{name}`"),
+                None => format!("BullMQ `{}`", &sha[..sha.len().min(8)]),
+            };
+            (name, n as f64 / count as f64)
+        })
+        .collect();
+    rows.sort_by(|a, b| b.1.total_cmp(&a.1));
+    rows
 }
 
 /// Records when each (event, job id) shows up on the events stream.
@@ -511,61 +702,161 @@ async fn api_enqueue(count: usize) {
     );
 }
 
-#[tokio::main]
-async fn main() {
+/// The payment data our users' producers send (the seeds' webhook shape).
+const PAYMENT: &str = r#"{"transactionId":"tx_1","amount":42.5,"currency":"EUR","source":"stripe","timestamp":"2026-11-30T10:00:00Z"}"#;
+
+fn per_job_us(v: f64) -> String {
+    format!("{v:.1} µs")
+}
+
+/// The drain tables: rates against Node and the port, cost per job, and
+/// what Airlock adds on Redis.
+async fn drains(count: usize) {
+    println!(
+        "| drain {count} jobs | Airlock | Node BullMQ | Airlock / Node | Rust port, no sandbox | Airlock / port |"
+    );
+    println!("|---|---|---|---|---|---|");
+    let mut costs: Vec<(String, Drain, Drain, Option<Drain>)> = Vec::new();
+    for concurrency in [10, 50] {
+        let node = drain(Peer::Node("noop"), count, concurrency, "noop", "{}").await;
+        let airlock = drain(Peer::Airlock("noop"), count, concurrency, "noop", "{}").await;
+        let port = drain(Peer::Port, count, concurrency, "noop", "{}").await;
+        println!(
+            "| no-op, concurrency {concurrency} | {:.0} jobs/s | {:.0} jobs/s | {:.2}× | {:.0} jobs/s | {:.2}× |",
+            airlock.rate,
+            node.rate,
+            airlock.rate / node.rate,
+            port.rate,
+            airlock.rate / port.rate
+        );
+        costs.push((
+            format!("no-op, concurrency {concurrency}"),
+            airlock,
+            node,
+            Some(port),
+        ));
+    }
+    for concurrency in [10, 50] {
+        let node = drain(
+            Peer::Node("payment"),
+            count,
+            concurrency,
+            "payment",
+            PAYMENT,
+        )
+        .await;
+        let airlock = drain(
+            Peer::Airlock("payment-webhook"),
+            count,
+            concurrency,
+            "payment",
+            PAYMENT,
+        )
+        .await;
+        println!(
+            "| payment webhook (3 progress, 2 logs, a result), concurrency {concurrency} | {:.0} jobs/s | {:.0} jobs/s | {:.2}× | | |",
+            airlock.rate,
+            node.rate,
+            airlock.rate / node.rate
+        );
+        costs.push((
+            format!("payment webhook, concurrency {concurrency}"),
+            airlock,
+            node,
+            None,
+        ));
+    }
+
+    println!();
+    println!(
+        "| cost per job, steady state | Redis CPU: Airlock | port | Node | Airlock / port | worker CPU: Airlock | port | Node |"
+    );
+    println!("|---|---|---|---|---|---|---|---|");
+    for (label, airlock, node, port) in &costs {
+        let (port_redis, port_host, ratio) = match port {
+            Some(p) => (
+                per_job_us(p.redis_us),
+                per_job_us(p.host_us),
+                format!("{:.2}×", airlock.redis_us / p.redis_us),
+            ),
+            None => (String::new(), String::new(), String::new()),
+        };
+        println!(
+            "| {label} | {} | {port_redis} | {} | {ratio} | {} | {port_host} | {} |",
+            per_job_us(airlock.redis_us),
+            per_job_us(node.redis_us),
+            per_job_us(airlock.host_us),
+            per_job_us(node.host_us),
+        );
+    }
+
+    // What Airlock sends Redis beyond what the port itself sends.
+    let (_, airlock, node, port) = &costs[0];
+    let port = port.as_ref().unwrap();
+    println!();
+    println!(
+        "| Redis calls per job, no-op, concurrency 10 | Airlock | port | Node | Airlock µs | port µs |"
+    );
+    println!("|---|---|---|---|---|---|");
+    let names: std::collections::BTreeSet<&String> = airlock
+        .commands
+        .keys()
+        .chain(port.commands.keys())
+        .chain(node.commands.keys())
+        .collect();
+    let get = |d: &Drain, name: &str| d.commands.get(name).copied().unwrap_or((0.0, 0.0));
+    for name in names {
+        let (a, p, n) = (get(airlock, name), get(port, name), get(node, name));
+        if a.0.max(p.0).max(n.0) < 0.005 {
+            continue;
+        }
+        println!(
+            "| `{name}` | {:.3} | {:.3} | {:.3} | {:.1} | {:.1} |",
+            a.0, p.0, n.0, a.1, p.1
+        );
+    }
+    println!();
+    println!(
+        "| `EVALSHA` per job by script, Airlock no-op drain (MONITOR sample, 5000 jobs) | calls |"
+    );
+    println!("|---|---|");
+    for (script, calls) in script_calls(5000, 10).await {
+        println!("| {script} | {calls:.3} |");
+    }
+}
+
+fn main() {
+    // Re-run as the port's worker, in a process of its own (see `Peer`).
+    if let Ok(url) = std::env::var("AIRLOCK_BENCH_PORT_WORKER") {
+        let concurrency = std::env::var("AIRLOCK_BENCH_CONCURRENCY")
+            .ok()
+            .and_then(|c| c.parse().ok())
+            .unwrap_or(10);
+        port_worker(url, concurrency);
+        return;
+    }
+    tokio::runtime::Runtime::new().unwrap().block_on(bench());
+}
+
+async fn bench() {
     let count: usize = std::env::var("BENCH_JOBS")
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(20_000);
     let only = std::env::var("BENCH_ONLY").unwrap_or_default();
-    println!("| benchmark | Airlock | Node BullMQ | ratio |");
-    println!("|---|---|---|---|");
-    let mut port_rates = Vec::new();
-    for concurrency in [10, 50] {
-        if !only.is_empty() && only != "drain" {
-            break;
-        }
-        let node = node_drain(count, concurrency).await;
-        let airlock = airlock_drain(count, concurrency).await;
-        port_rates.push((
-            concurrency,
-            port_drain(count, concurrency).await,
-            node,
-            airlock,
-        ));
-        println!(
-            "| drain {count} no-op jobs, concurrency {concurrency} | {airlock:.0} jobs/s | {node:.0} jobs/s | {:.2}× |",
-            airlock / node
-        );
+    if only.is_empty() || only == "drain" {
+        drains(count).await;
     }
-    if !port_rates.is_empty() {
+    println!();
+    if only.is_empty() || only == "fleet" {
+        println!("| hosts on one Redis (concurrency 10 each) | jobs/s | Redis CPU per job |");
+        println!("|---|---|---|");
+        for hosts in [1, 2, 4] {
+            let (rate, redis_us) = fleet_drain(hosts, count).await;
+            println!("| {hosts} | {rate:.0} | {redis_us:.0} µs |");
+        }
         println!();
-        println!(
-            "| drain, Rust port's no-op worker (no sandbox) | jobs/s | vs Node | Airlock vs port |"
-        );
-        println!("|---|---|---|---|");
-        for (concurrency, port, node, airlock) in port_rates {
-            println!(
-                "| concurrency {concurrency} | {port:.0} | {:.2}× | {:.2}× |",
-                port / node,
-                airlock / port
-            );
-        }
     }
-    if only == "drain" {
-        return;
-    }
-    println!();
-    println!("| hosts on one Redis (concurrency 10 each) | jobs/s | Redis CPU per job |");
-    println!("|---|---|---|");
-    for hosts in [1, 2, 4] {
-        if !only.is_empty() {
-            break;
-        }
-        let (rate, redis_us) = fleet_drain(hosts, count).await;
-        println!("| {hosts} | {rate:.0} | {redis_us:.0} µs |");
-    }
-    println!();
     if only.is_empty() || only == "api" {
         println!("| API | result |");
         println!("|---|---|");
@@ -573,31 +864,34 @@ async fn main() {
         println!();
     }
     let queues = ["{q-a}", "{q-b}", "{q-c}"];
-    if !only.is_empty() && only != "multi" {
-        return;
+    if only.is_empty() || only == "multi" {
+        let single = multi_queue_drain(false, &queues, count / 3).await;
+        let clustered = multi_queue_drain(true, &queues, count / 3).await;
+        println!("| 3 queues, 1 host | jobs/s (incl. host start) |");
+        println!("|---|---|");
+        println!("| one Redis | {single:.0} |");
+        println!(
+            "| Redis Cluster, 3 masters | {clustered:.0} ({:.2}×) |",
+            clustered / single
+        );
+        println!();
     }
-    let single = multi_queue_drain(false, &queues, count / 3).await;
-    let clustered = multi_queue_drain(true, &queues, count / 3).await;
-    println!("| 3 queues, 1 host | jobs/s (incl. host start) |");
-    println!("|---|---|");
-    println!("| one Redis | {single:.0} |");
-    println!(
-        "| Redis Cluster, 3 masters | {clustered:.0} ({:.2}×) |",
-        clustered / single
-    );
-    println!();
-    let samples = 300;
-    let (a_start, a_finish) = idle_latency("airlock", samples, start_airlock).await;
-    let (n_start, n_finish) =
-        idle_latency("node", samples, |r| start_node(r, samples + 20, 10)).await;
-    println!(
-        "| idle enqueue→start | {} | {} | |",
-        percentiles(a_start),
-        percentiles(n_start)
-    );
-    println!(
-        "| idle enqueue→finish | {} | {} | |",
-        percentiles(a_finish),
-        percentiles(n_finish)
-    );
+    if only.is_empty() || only == "latency" {
+        let samples = 300;
+        let (a_start, a_finish) = idle_latency("airlock", samples, start_airlock).await;
+        let (n_start, n_finish) =
+            idle_latency("node", samples, |r| start_node(r, samples + 20, 10)).await;
+        println!("| idle latency, one job at a time | Airlock | Node BullMQ |");
+        println!("|---|---|---|");
+        println!(
+            "| enqueue→start | {} | {} |",
+            percentiles(a_start),
+            percentiles(n_start)
+        );
+        println!(
+            "| enqueue→finish | {} | {} |",
+            percentiles(a_finish),
+            percentiles(n_finish)
+        );
+    }
 }

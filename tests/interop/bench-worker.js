@@ -1,10 +1,12 @@
 #!/usr/bin/env node
 // Benchmark peer: a plain Node BullMQ worker whose processor does nothing,
-// so its throughput is BullMQ's own protocol overhead. Airlock's benchmark
-// drains the same pre-enqueued queue (see enqueue.js) and compares.
+// so its throughput is BullMQ's own protocol overhead — or, with
+// `--processor payment`, the users' payment processor
+// (payment-processor.js). Airlock's benchmark drains the same pre-enqueued
+// queue (see enqueue.js) and compares.
 //
 //   node bench-worker.js --redis redis://127.0.0.1:PORT --prefix bull --queue Q \
-//     --count N --concurrency C [--timeout-ms 600000]
+//     --count N --concurrency C [--processor noop|payment] [--timeout-ms 600000]
 //
 // stdout: one JSON line {"completed":N,"seconds":<float>,"jobsPerSecond":<float>},
 // timed from the first job going active to the N-th completion. Diagnostics
@@ -13,6 +15,9 @@
 
 const { parseArgs, run } = require('./cli');
 const { Worker } = require('bullmq');
+const { processPayment } = require('./payment-processor');
+
+const PROCESSORS = { noop: async () => null, payment: processPayment };
 
 async function main() {
   const args = parseArgs(process.argv.slice(2), ['redis', 'queue', 'count']);
@@ -20,13 +25,15 @@ async function main() {
   if (!Number.isInteger(count) || count < 1) throw new Error('--count must be a positive integer');
   const concurrency = Number(args.concurrency || 1);
   const timeoutMs = Number(args['timeout-ms'] || 600000);
+  const processor = PROCESSORS[args.processor || 'noop'];
+  if (!processor) throw new Error(`--processor must be one of ${Object.keys(PROCESSORS).join(', ')}`);
 
   let firstActive = null;
   let completed = 0;
   let resolveDone;
   const done = new Promise((resolve) => (resolveDone = resolve));
 
-  const worker = new Worker(args.queue, async () => null, {
+  const worker = new Worker(args.queue, processor, {
     // Workers block on BZPOPMIN; bullmq forces maxRetriesPerRequest: null on
     // them anyway, stating it keeps the stderr warning away.
     connection: { url: args.redis, maxRetriesPerRequest: null },
