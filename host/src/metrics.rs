@@ -154,39 +154,30 @@ impl Metrics {
         }
     }
 
-    /// Records one run of a job of `queue`.
-    pub fn record(&self, queue: &str, outcome: &RunOutcome) {
+    /// The series of `queue`, resolved once so that recording a run takes
+    /// no label allocation or family lookup.
+    pub fn queue(&self, queue: &str) -> QueueMetrics {
         let label = QueueLabel {
             queue: queue.to_string(),
         };
-        let kind = match &outcome.completion {
-            Completion::Completed(_) => "completed",
-            Completion::Failed(f) => {
-                self.failures
-                    .get_or_create(&FailureLabels {
-                        queue: queue.to_string(),
-                        kind: f.kind.as_str().to_string(),
-                    })
-                    .inc();
-                "failed"
-            }
-            Completion::Suspended { .. } => "suspended",
+        let outcome = |outcome: &str| {
+            self.jobs
+                .get_or_create(&OutcomeLabels {
+                    queue: queue.to_string(),
+                    outcome: outcome.to_string(),
+                })
+                .clone()
         };
-        self.jobs
-            .get_or_create(&OutcomeLabels {
-                queue: queue.to_string(),
-                outcome: kind.to_string(),
-            })
-            .inc();
-        self.duration
-            .get_or_create(&label)
-            .observe(outcome.wall_time.as_secs_f64());
-        if let Some(fuel) = outcome.fuel_used {
-            self.fuel.get_or_create(&label).observe(fuel as f64);
+        QueueMetrics {
+            completed: outcome("completed"),
+            failed: outcome("failed"),
+            suspended: outcome("suspended"),
+            failures: self.failures.clone(),
+            queue: queue.to_string(),
+            duration: self.duration.get_or_create(&label).clone(),
+            fuel: self.fuel.get_or_create(&label).clone(),
+            memory: self.memory.get_or_create(&label).clone(),
         }
-        self.memory
-            .get_or_create(&label)
-            .observe(outcome.peak_memory_bytes as f64);
     }
 
     /// The Prometheus text exposition.
@@ -195,5 +186,43 @@ impl Metrics {
         let registry = self.registry.lock().unwrap();
         let _ = prometheus_client::encoding::text::encode(&mut out, &registry);
         out
+    }
+}
+
+/// One queue's series (handles into [`Metrics`]' families).
+#[derive(Clone)]
+pub struct QueueMetrics {
+    completed: Counter,
+    failed: Counter,
+    suspended: Counter,
+    /// Failures are rare: their series is looked up per failure.
+    failures: Family<FailureLabels, Counter>,
+    queue: String,
+    duration: Histogram,
+    fuel: Histogram,
+    memory: Histogram,
+}
+
+impl QueueMetrics {
+    /// Records one run.
+    pub fn record(&self, outcome: &RunOutcome) {
+        match &outcome.completion {
+            Completion::Completed(_) => self.completed.inc(),
+            Completion::Failed(f) => {
+                self.failures
+                    .get_or_create(&FailureLabels {
+                        queue: self.queue.clone(),
+                        kind: f.kind.as_str().to_string(),
+                    })
+                    .inc();
+                self.failed.inc()
+            }
+            Completion::Suspended { .. } => self.suspended.inc(),
+        };
+        self.duration.observe(outcome.wall_time.as_secs_f64());
+        if let Some(fuel) = outcome.fuel_used {
+            self.fuel.observe(fuel as f64);
+        }
+        self.memory.observe(outcome.peak_memory_bytes as f64);
     }
 }

@@ -114,7 +114,6 @@ impl Api {
         (status, resp.json().await.unwrap_or(Value::Null))
     }
 
-    /// Deploys a guest and binds a queue to it.
     /// Deploys the built guest `guest` as a handler of the same name and binds `queue` to it with `spec`.
     pub async fn setup(&self, queue: &str, guest: &str, spec: Value) {
         let (status, body) = self
@@ -140,6 +139,27 @@ impl Api {
         assert_eq!(status, StatusCode::OK, "{body}");
         assert_eq!(body["finished"], true, "{body}");
         body["job"].clone()
+    }
+
+    /// Waits until the job finished and its run's measurements were
+    /// recorded (a moment after the finish); returns its snapshot.
+    pub async fn wait_recorded(&self, job_ref: &str) -> Value {
+        self.wait_done(job_ref).await;
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        loop {
+            let (status, job) = self
+                .get(&format!("/v1/jobs/{job_ref}"), tokens::ADMIN)
+                .await;
+            assert_eq!(status, StatusCode::OK, "{job}");
+            if job["metrics"]["wallTimeMs"].is_number() {
+                return job;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the run of {job_ref} was never recorded: {job}"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
     }
 }
 

@@ -306,6 +306,17 @@ impl Admin {
         .await
     }
 
+    /// Waits until the job is completed or failed and its run's
+    /// measurements (and a first run's pin) were recorded, a moment after
+    /// the finish.
+    pub async fn wait_recorded(&self, queue: &str, id: &str, timeout: Duration) -> JobSnapshot {
+        self.wait_for(queue, id, timeout, |j| {
+            matches!(j.state, JobState::Completed | JobState::Failed)
+                && j.metrics.wall_time_ms.is_some()
+        })
+        .await
+    }
+
     /// Waits until `pred` holds for the job.
     pub async fn wait_for(
         &self,

@@ -396,7 +396,7 @@ async fn enqueue_inspect_and_act_on_jobs() {
         job_ref,
         format!("payments:{}", accepted["id"].as_str().unwrap())
     );
-    let job = api.wait_done(&job_ref).await;
+    let job = api.wait_recorded(&job_ref).await;
     assert_eq!(job["state"], "completed");
     assert_eq!(job["returnvalue"]["ledgerRecordId"], "led_tx_1");
     let (status, details) = api

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use airlock::queue::{
     ActiveJob, FlowSpec, JobOptions, JobProcessor, JobResult, JobState, NewJob, QueueWorker,
-    WorkerSettings,
+    RunningJob, WorkerSettings,
 };
 use airlock_tests::host::Admin;
 use airlock_tests::redis_server::RedisServer;

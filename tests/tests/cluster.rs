@@ -105,7 +105,7 @@ async fn queues_jobs_and_flows_run_on_a_redis_cluster() {
                 json!({"attempts": 2}),
             )
             .await;
-        let job = admin.wait_finished(q, &id, Duration::from_secs(60)).await;
+        let job = admin.wait_recorded(q, &id, Duration::from_secs(60)).await;
         assert_eq!(job.state, JobState::Completed, "{q}: {job:#?}");
         assert_eq!(
             job.returnvalue.unwrap()["ledgerRecordId"],

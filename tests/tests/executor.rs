@@ -3,7 +3,7 @@
 //! real Redis for the job's Airlock fields. What the executor tells BullMQ,
 //! and what it streams into the job while the guest runs, seen exactly.
 
-use std::sync::atomic::{AtomicU64, AtomicUsize};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
@@ -11,12 +11,14 @@ use airlock::fleet::Fleet;
 use airlock::metrics::Metrics;
 use airlock::queue::{JobResult, QueueError, QueueService, RunningJob, WorkerSettings};
 use airlock::registry::{BindingSpec, Registry};
-use airlock::sandbox::{ArtifactKey, JobInput, Limits, Sandbox, SandboxConfig};
+use airlock::sandbox::{ArtifactKey, HostServices, JobInput, Limits, Sandbox, SandboxConfig};
 use airlock::store::Store;
 use airlock::worker::HostContext;
 use airlock::worker::capacity::Capacity;
 use airlock::worker::executor::{Executor, ResolvedBinding};
 use airlock::worker::loader::ComponentLoader;
+use airlock::worker::reporter::Reporter;
+use airlock::worker::services::{PendingPin, RedisServices};
 use airlock_tests::guest_bytes;
 use airlock_tests::host::TEST_FLEET_KEY;
 use airlock_tests::redis_server::RedisServer;
@@ -35,6 +37,10 @@ struct FakeJob {
     input: JobInput,
     key: String,
     seen: Arc<Mutex<Vec<Seen>>>,
+    /// The job's `airlock.digest` field each time progress arrived (read
+    /// from Redis then): what the job was pinned to while it ran.
+    pin_at_progress: Arc<Mutex<Vec<Option<String>>>>,
+    redis: redis::Client,
 }
 
 #[async_trait::async_trait]
@@ -48,10 +54,19 @@ impl RunningJob for FakeJob {
     fn job_key(&self) -> &str {
         &self.key
     }
+    fn attempts_started(&self) -> u32 {
+        self.input.attempt
+    }
     fn input(&self) -> JobInput {
         self.input.clone()
     }
-    async fn update_progress(&mut self, value: Value) -> Result<(), QueueError> {
+    async fn update_progress(&self, value: Value) -> Result<(), QueueError> {
+        let mut conn = self.redis.get_multiplexed_async_connection().await.unwrap();
+        let pin: Option<String> =
+            redis::AsyncCommands::hget(&mut conn, &self.key, "airlock.digest")
+                .await
+                .unwrap();
+        self.pin_at_progress.lock().unwrap().push(pin);
         self.seen.lock().unwrap().push(Seen::Progress(value));
         Ok(())
     }
@@ -116,12 +131,18 @@ impl Rig {
             .unwrap();
         Executor::new(
             self.host.clone(),
-            Arc::new(RwLock::new(ResolvedBinding { binding, digest })),
+            Arc::new(RwLock::new(Arc::new(ResolvedBinding { binding, digest }))),
         )
     }
 
-    /// A job of `queue` whose hash exists in Redis (as a fetched job's does).
+    /// A job of `queue` whose hash exists in Redis (as a fetched job's
+    /// does), on its first run.
     fn job(&self, queue: &str, id: &str, data: Value) -> FakeJob {
+        self.job_on_attempt(queue, id, data, 1)
+    }
+
+    /// A job started for the `attempt`th time (BullMQ's `ats`).
+    fn job_on_attempt(&self, queue: &str, id: &str, data: Value, attempt: u32) -> FakeJob {
         let key = format!("bull:{queue}:{id}");
         self.redis.cli(&["HSET", &key, "name", "fake"]);
         FakeJob {
@@ -130,13 +151,15 @@ impl Rig {
                 queue: queue.into(),
                 name: "fake".into(),
                 data: data.to_string(),
-                attempt: 1,
-                max_attempts: 1,
+                attempt,
+                max_attempts: attempt,
                 enqueued_at_ms: 0,
                 parent: None,
             },
             key,
             seen: Arc::default(),
+            pin_at_progress: Arc::default(),
+            redis: redis::Client::open(self.redis.url()).unwrap(),
         }
     }
 
@@ -172,10 +195,171 @@ async fn a_run_streams_progress_and_logs_in_order_then_completes() {
             Seen::Progress(json!(100)),
         ]
     );
-    // Pinned and measured on the job's hash.
-    assert_eq!(rig.field(&job, "airlock.host"), "in-process");
+    // Pinned (a job with a chosen id may carry state: read before the run)
+    // and, once the recorder has written, measured on the job's hash.
     assert_eq!(rig.field(&job, "airlock.digest").len(), 64);
+    executor.close().await;
     assert!(rig.field(&job, "airlock.fuelUsed").parse::<u64>().unwrap() > 0);
+    assert!(
+        rig.field(&job, "airlock.peakMemoryBytes")
+            .parse::<u64>()
+            .unwrap()
+            > 0
+    );
+    assert!(
+        rig.field(&job, "airlock.wallTimeMs")
+            .parse::<f64>()
+            .unwrap()
+            > 0.0
+    );
+}
+
+/// BullMQ's integer ids are how plain producers add jobs: their first run
+/// reads nothing of Airlock's before it starts, and is pinned by its first
+/// durable write (here a step record) or, without one, when it finishes.
+#[tokio::test]
+async fn a_first_run_is_pinned_by_its_first_record_or_at_its_finish() {
+    let rig = Rig::new(4).await;
+
+    // No step: unpinned while it runs, pinned once recorded.
+    let payments = rig.executor("payments", "payment-webhook", json!({})).await;
+    let job = rig.job("payments", "17", json!({"transactionId": "t", "amount": 1}));
+    assert!(matches!(
+        payments.run_job(job.clone()).await,
+        JobResult::Completed(_)
+    ));
+    assert_eq!(*job.pin_at_progress.lock().unwrap(), [None, None, None]);
+    payments.close().await;
+    let current = rig
+        .host
+        .registry
+        .current_digest("payment-webhook")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(rig.field(&job, "airlock.digest"), current);
+
+    // Steps: the progress report after the first two steps already sees
+    // the pin their records wrote.
+    let orders = rig.executor("orders", "order-workflow", json!({})).await;
+    let job = rig.job(
+        "orders",
+        "18",
+        json!({"orderId": "o-18", "amount": 10, "reviewDelayMs": 60000}),
+    );
+    assert_eq!(orders.run_job(job.clone()).await, JobResult::Parked);
+    let order_digest = rig
+        .host
+        .registry
+        .current_digest("order-workflow")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        *job.pin_at_progress.lock().unwrap(),
+        [Some(order_digest)],
+        "pinned before the run's first progress report"
+    );
+}
+
+/// The guest's durable imports pin an unpinned job with its first write,
+/// and only then: a read pins nothing, a KV write pins (before it writes),
+/// a later write finds the job pinned.
+#[tokio::test]
+async fn the_first_durable_write_pins_and_reads_do_not() {
+    let rig = Rig::new(1).await;
+    let job = rig.job("mail", "21", json!({}));
+    let reporter = Reporter::start(job.clone());
+    let digest = "d".repeat(64);
+    let unpinned = Arc::new(AtomicBool::new(true));
+    let mut services = RedisServices::new(
+        tokio::runtime::Handle::current(),
+        &rig.host.queues,
+        job.key.clone(),
+        "mail".into(),
+        reporter.progress_sender(),
+        PendingPin {
+            digest: digest.clone(),
+            unpinned: unpinned.clone(),
+        },
+    );
+    let pin = {
+        let (redis, key) = (
+            redis::Client::open(rig.redis.url()).unwrap(),
+            job.key.clone(),
+        );
+        move || -> Option<String> {
+            let mut conn = redis.get_connection().unwrap();
+            redis::Commands::hget(&mut conn, &key, "airlock.digest").unwrap()
+        }
+    };
+    // The guest's imports block its own thread, as a guest's would.
+    tokio::task::spawn_blocking(move || {
+        assert_eq!(services.kv_get("k").unwrap(), None);
+        assert_eq!(services.step_lookup("s").unwrap(), None);
+        assert_eq!(pin(), None, "reads pin nothing");
+        assert!(services.kv_set("k", "v", None, false).unwrap());
+        assert_eq!(pin(), Some(digest.clone()), "a KV write pins");
+        services.step_record("s", "1").unwrap();
+        assert_eq!(services.step_lookup("s").unwrap().as_deref(), Some("1"));
+    })
+    .await
+    .unwrap();
+    assert!(
+        !unpinned.load(Ordering::Relaxed),
+        "the executor's flag is cleared"
+    );
+    reporter.finish().await;
+}
+
+/// A rerun (a retry, a wake-up, a recovery) runs the version its job is
+/// pinned to, even after a deploy; a first run of an integer id runs the
+/// handler's current version.
+#[tokio::test]
+async fn a_rerun_runs_its_pinned_version_and_a_first_run_the_current_one() {
+    let rig = Rig::new(4).await;
+    let old = rig
+        .host
+        .registry
+        .deploy("versioned", guest_bytes("payment-webhook"), None)
+        .await
+        .unwrap()
+        .digest;
+    let new = rig
+        .host
+        .registry
+        .deploy("versioned", guest_bytes("noop"), None)
+        .await
+        .unwrap()
+        .digest;
+    let spec: BindingSpec = serde_json::from_value(json!({"handler": "versioned"})).unwrap();
+    let binding = spec
+        .resolve("versioned", &rig.host.sandbox.config().maxima)
+        .unwrap();
+    let executor = Executor::new(
+        rig.host.clone(),
+        Arc::new(RwLock::new(Arc::new(ResolvedBinding {
+            binding,
+            digest: new.clone(),
+        }))),
+    );
+    let data = json!({"transactionId": "t", "amount": 1});
+
+    let rerun = rig.job_on_attempt("versioned", "5", data.clone(), 2);
+    rig.redis.cli(&["HSET", &rerun.key, "airlock.digest", &old]);
+    match executor.run_job(rerun.clone()).await {
+        JobResult::Completed(v) => assert_eq!(v["processed"], json!(true), "{v}"),
+        other => panic!("{other:?}"),
+    }
+
+    let first = rig.job("versioned", "6", data);
+    match executor.run_job(first.clone()).await {
+        JobResult::Completed(v) => assert_eq!(v, Value::Null, "the current version: noop"),
+        other => panic!("{other:?}"),
+    }
+    executor.close().await;
+    assert_eq!(rig.field(&rerun, "airlock.digest"), old);
+    assert_eq!(rig.field(&first, "airlock.digest"), new);
 }
 
 #[tokio::test]
@@ -200,10 +384,6 @@ async fn failures_become_retries_final_failures_or_requeues() {
         }
         other => panic!("{other:?}"),
     }
-    assert_eq!(
-        rig.field(&rig.job("spin", "j2", json!({})), "airlock.failureKind"),
-        "fuel_exhausted"
-    );
 
     // The only pool slot is taken: the host's own trouble puts the job
     // back without using up an attempt.

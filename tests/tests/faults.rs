@@ -182,6 +182,67 @@ async fn twenty_host_kills_lose_no_job_and_recover_within_two_lock_durations() {
     );
 }
 
+/// Per-job limits travel with the job, not with the host that first ran
+/// it: a job enqueued with a low fuel budget, whose hosts are killed under
+/// it twice, still runs out of exactly that budget on the third host — not
+/// the binding's, 33 times larger.
+#[tokio::test]
+async fn per_job_limits_hold_across_host_kills() {
+    let redis = RedisServer::start();
+    let admin = Admin::connect(&redis.url()).await;
+    admin.deploy("crunch", "cpu-bound").await;
+    admin
+        .bind(
+            "crunch",
+            "crunch",
+            json!({"limits": {"fuel": 1_000_000_000_000u64, "timeoutMs": 300_000}}),
+        )
+        .await;
+    let lock = Duration::from_secs(2);
+    let stalled = Duration::from_millis(500);
+    // ~5·10^9 fuel a million rounds: the budget is ~2 s of compute, the
+    // binding's ~60 s, the job would need ~300 s.
+    let budget = 30_000_000_000u64;
+    let id = admin
+        .enqueue(
+            "crunch",
+            "crunch",
+            json!({"rounds": 2_000_000_000u64, "seed": "limited"}),
+            json!({"limits": {"fuel": budget}}),
+        )
+        .await;
+    for round in 0..2 {
+        let host_id = format!("k{round}");
+        let mut victim = host(&redis, &host_id, lock, stalled);
+        admin
+            .wait_for("crunch", &id, Duration::from_secs(60), |j| {
+                j.state == airlock::queue::JobState::Active
+                    && j.worker.as_deref() == Some(host_id.as_str())
+            })
+            .await;
+        // Part-way through its budget.
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        victim.kill9();
+    }
+    let _last = host(&redis, "k2", lock, stalled);
+    let job = admin
+        .wait_recorded("crunch", &id, Duration::from_secs(60))
+        .await;
+    assert_eq!(job.state, airlock::queue::JobState::Failed, "{job:#?}");
+    assert_eq!(
+        job.failure_kind.as_deref(),
+        Some("fuel_exhausted"),
+        "{job:#?}"
+    );
+    assert_eq!(job.worker.as_deref(), Some("k2"), "{job:#?}");
+    assert!(job.stalled_count >= 2, "both kills hit the run: {job:#?}");
+    assert_eq!(
+        job.metrics.fuel_used,
+        Some(budget),
+        "the last run burnt the job's own budget: {job:#?}"
+    );
+}
+
 #[tokio::test]
 async fn a_redis_crash_loses_no_acknowledged_job() {
     let mut api = Api::start_with_redis(RedisOptions {

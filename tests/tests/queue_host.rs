@@ -37,7 +37,7 @@ async fn a_job_completes_with_progress_logs_and_measurements() {
             json!({}),
         )
         .await;
-    let job = admin.wait_finished("payments", &id, FINISH).await;
+    let job = admin.wait_recorded("payments", &id, FINISH).await;
     assert_eq!(job.state, JobState::Completed, "{job:#?}");
     assert_eq!(
         job.returnvalue,
@@ -531,7 +531,7 @@ async fn locks_are_renewed_while_guests_burn_every_core() {
     }
     for id in &ids {
         let job = admin
-            .wait_finished("cpu", id, Duration::from_secs(180))
+            .wait_recorded("cpu", id, Duration::from_secs(180))
             .await;
         assert_eq!(job.state, JobState::Completed, "{job:#?}");
         assert!(
@@ -726,7 +726,7 @@ async fn new_handler_versions_go_live_while_started_jobs_stay_pinned() {
         tokio::time::sleep(Duration::from_millis(25)).await;
     }
     let fresh = admin.enqueue("shop", "order", json!({}), json!({})).await;
-    let job = admin.wait_finished("shop", &fresh, FINISH).await;
+    let job = admin.wait_recorded("shop", &fresh, FINISH).await;
     assert_eq!(job.handler_digest.as_deref(), Some(v2.as_str()));
     assert_eq!(job.returnvalue, Some(serde_json::Value::Null));
 

@@ -52,7 +52,7 @@ fn tight() -> Limits {
 fn run(sandbox: &Sandbox, component: &LoadedComponent, data: &str, limits: &Limits) -> RunOutcome {
     sandbox.run(
         component,
-        &job(data),
+        job(data),
         limits,
         Box::new(LocalServices::new()),
         None,
@@ -220,7 +220,7 @@ fn payment_webhook_reports_progress_and_result() {
     let services = LocalServices::new();
     let outcome = sandbox.run(
         &payment,
-        &job(r#"{"transactionId":"tx_9","amount":12.5}"#),
+        job(r#"{"transactionId":"tx_9","amount":12.5}"#),
         &tight(),
         Box::new(services.clone()),
         None,
@@ -421,7 +421,7 @@ fn sequential_runs_on_reused_slots_start_from_a_clean_image() {
         input.id = format!("seq-{i}");
         let outcome = sandbox.run(
             &probe,
-            &input,
+            input,
             &tight(),
             Box::new(LocalServices::new()),
             None,
@@ -463,7 +463,7 @@ fn a_durable_workflow_replays_steps_after_its_sleep() {
     let data = r#"{"orderId":"o-7","amount":120,"reviewDelayMs":3600000}"#;
     let first = sandbox.run(
         &workflow,
-        &job(data),
+        job(data),
         &tight(),
         Box::new(services.clone()),
         None,
@@ -482,7 +482,7 @@ fn a_durable_workflow_replays_steps_after_its_sleep() {
     // again at the same wake-up time without charging twice.
     let early = sandbox.run(
         &workflow,
-        &job(data),
+        job(data),
         &tight(),
         Box::new(services.clone()),
         None,
@@ -492,7 +492,7 @@ fn a_durable_workflow_replays_steps_after_its_sleep() {
     services.wake_sleeps_now();
     let second = sandbox.run(
         &workflow,
-        &job(data),
+        job(data),
         &tight(),
         Box::new(services.clone()),
         None,
@@ -524,7 +524,7 @@ fn email_delivery_is_idempotent_through_the_kv_store() {
             match sandbox
                 .run(
                     &email,
-                    &job(data),
+                    job(data),
                     &tight(),
                     Box::new(services.clone()),
                     None,
@@ -601,7 +601,7 @@ fn a_restarted_host_loads_compiled_artifacts_instead_of_recompiling() {
     assert_eq!(second.compilations(), 0, "the artifact cache was not used");
     let outcome = second.run(
         &component,
-        &job("{}"),
+        job("{}"),
         &tight(),
         Box::new(LocalServices::new()),
         None,

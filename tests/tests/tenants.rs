@@ -128,7 +128,7 @@ async fn a_duplicate_enqueue_changes_nothing_about_the_existing_job() {
     let (status, _) = api.get("/v1/jobs/payments:tx-7", INTRUDER).await;
     assert_eq!(status, StatusCode::NOT_FOUND);
     resume(&api).await;
-    let done = api.wait_done("payments:tx-7").await;
+    let done = api.wait_recorded("payments:tx-7").await;
     assert_eq!(done["state"], "completed", "{done}");
     assert_eq!(done["data"]["transactionId"], "mine");
     assert_eq!(done["producer"], "web");

@@ -67,7 +67,7 @@ fn run_once(
 ) -> Duration {
     let outcome = sandbox.run(
         component,
-        &job(data),
+        job(data),
         limits,
         Box::new(LocalServices::new()),
         None,

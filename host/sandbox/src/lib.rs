@@ -337,7 +337,7 @@ impl Sandbox {
     pub fn run(
         &self,
         component: &LoadedComponent,
-        job: &JobInput,
+        job: JobInput,
         limits: &Limits,
         services: Box<dyn HostServices>,
         log_listener: Option<LogListener>,
@@ -398,19 +398,17 @@ impl Sandbox {
         store.set_epoch_deadline(ticks);
         store.epoch_deadline_trap();
 
+        // The job moves into the guest's view: its data is not copied.
         let wit_job = Job {
-            id: job.id.clone(),
-            queue: job.queue.clone(),
-            name: job.name.clone(),
-            data: job.data.clone(),
+            id: job.id,
+            queue: job.queue,
+            name: job.name,
+            data: job.data,
             attempt: job.attempt.max(1),
             max_attempts: job.max_attempts.max(1),
             enqueued_at_ms: job.enqueued_at_ms,
             started_at_ms: now_ms(),
-            parent: job.parent.as_ref().map(|(queue, id)| JobRef {
-                queue: queue.clone(),
-                id: id.clone(),
-            }),
+            parent: job.parent.map(|(queue, id)| JobRef { queue, id }),
         };
 
         let completion = match pre.instantiate(&mut store) {
@@ -473,7 +471,7 @@ impl Sandbox {
         let sandbox = self.clone();
         let started = Instant::now();
         match tokio::task::spawn_blocking(move || {
-            sandbox.run(&component, &job, &limits, services, log_listener)
+            sandbox.run(&component, job, &limits, services, log_listener)
         })
         .await
         {

@@ -6,10 +6,10 @@
 //! |---|---|---|
 //! | `airlock.producer` | name of the API token that enqueued the job | [`Meta::commit`], [`Meta::set_producer`] |
 //! | `airlock.limits` | per-job limits (JSON `LimitsOverride`) | [`Meta::commit`] |
-//! | `airlock.digest` | handler digest the job is pinned to | [`Meta::pin`], [`Meta::repin`] |
-//! | `airlock.fuelUsed`, `airlock.peakMemoryBytes`, `airlock.wallTimeMs`, `airlock.host`, `airlock.failureKind` | measurements of the last run | [`Meta::record_run`] |
-//! | `airlock.step:<id>` | a durable step's recorded result | [`Meta::set_if_exists`] (through the guest's services) |
-//! | `airlock.sleep:<id>` | a durable sleep's wake-up time (ms) | [`Meta::set_if_exists`], [`Meta::wake_sleeps`] |
+//! | `airlock.digest` | handler digest the job is pinned to | [`Meta::pin`] (a job that may carry state, before a rerun), [`Meta::set_and_pin`] (with its first durable write: a step, a sleep, a KV write), [`Meta::record_runs`] (when it finishes), [`Meta::repin`] |
+//! | `airlock.fuelUsed`, `airlock.peakMemoryBytes`, `airlock.wallTimeMs` | measurements of the last run | [`Meta::record_runs`], after the run, batched |
+//! | `airlock.step:<id>` | a durable step's recorded result | [`Meta::set_and_pin`] (through the guest's services) |
+//! | `airlock.sleep:<id>` | a durable sleep's wake-up time (ms) | [`Meta::set_and_pin`], [`Meta::wake_sleeps`] |
 //! | `P:QUEUE:airlock-pending:ID` (hash) | `claim` (the adding producer) and the `airlock.*` fields to move into the job once it exists | [`Meta::claim`], [`Meta::commit`] |
 //!
 //! Fields live in the job's own hash, so BullMQ deletes them with the job
@@ -72,10 +72,6 @@ pub mod fields {
     pub const MEMORY: &str = "airlock.peakMemoryBytes";
     /// Wall time of the last run, ms.
     pub const WALL_MS: &str = "airlock.wallTimeMs";
-    /// Failure kind of the last failed run.
-    pub const KIND: &str = "airlock.failureKind";
-    /// Id of the host that ran the job last.
-    pub const HOST: &str = "airlock.host";
     /// Name of the API token that enqueued the job (producers read only
     /// their own jobs).
     pub const PRODUCER: &str = "airlock.producer";
@@ -157,6 +153,56 @@ static HSET_IF_EXISTS: LazyLock<redis::Script> = LazyLock::new(|| {
     )
 });
 
+/// `KEYS[1]` job hash; `ARGV[1]` a digest to pin (or `""`), then
+/// field/value pairs. Only if the hash exists: pins the digest unless one is
+/// there, and sets the fields. 1 when the job existed.
+static SET_AND_PIN: LazyLock<redis::Script> = LazyLock::new(|| {
+    redis::Script::new(
+        "if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end \
+         if ARGV[1] ~= '' then redis.call('HSETNX', KEYS[1], 'airlock.digest', ARGV[1]) end \
+         if #ARGV > 1 then redis.call('HSET', KEYS[1], unpack(ARGV, 2)) end \
+         return 1",
+    )
+});
+
+/// Measurements of many jobs of one queue in one call. `KEYS` are job
+/// hashes; for each, `ARGV` holds a digest to pin (or `""`), the number of
+/// field/value pairs, then the pairs. Jobs that no longer exist (retention
+/// removed them when they finished) are skipped.
+static RECORD_RUNS: LazyLock<redis::Script> = LazyLock::new(|| {
+    redis::Script::new(
+        "local a = 1 \
+         for i = 1, #KEYS do \
+           local digest = ARGV[a] \
+           local n = tonumber(ARGV[a + 1]) \
+           a = a + 2 \
+           if redis.call('EXISTS', KEYS[i]) == 1 then \
+             if digest ~= '' then redis.call('HSETNX', KEYS[i], 'airlock.digest', digest) end \
+             if n > 0 then redis.call('HSET', KEYS[i], unpack(ARGV, a, a + 2 * n - 1)) end \
+           end \
+           a = a + 2 * n \
+         end \
+         return #KEYS",
+    )
+});
+
+/// Airlock's own scripts by name, with their SHA1s: what `EVALSHA` calls
+/// a benchmark sees on Redis are attributed with this.
+pub fn script_hashes() -> Vec<(&'static str, String)> {
+    [
+        ("claim", &CLAIM),
+        ("commit", &COMMIT),
+        ("pin", &PIN),
+        ("hset_if_exists", &HSET_IF_EXISTS),
+        ("set_and_pin", &SET_AND_PIN),
+        ("record_runs", &RECORD_RUNS),
+        ("hsetnx_if_exists", &HSETNX_IF_EXISTS),
+    ]
+    .into_iter()
+    .map(|(name, script)| (name, script.get_hash().to_string()))
+    .collect()
+}
+
 /// `HSETNX` of one field, only if the hash exists.
 static HSETNX_IF_EXISTS: LazyLock<redis::Script> = LazyLock::new(|| {
     redis::Script::new(
@@ -234,19 +280,20 @@ pub enum Claim {
     Taken,
 }
 
-/// Measurements of one run, as stored on the job.
+/// What a finished run leaves on its job.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunRecord {
+    /// The job hash.
+    pub job_key: String,
+    /// The digest to pin, when nothing pinned the job yet (a first run
+    /// without durable writes is pinned when it finishes).
+    pub pin: Option<String>,
     /// Peak linear memory, bytes.
     pub peak_memory_bytes: u64,
     /// Wall time, ms.
     pub wall_time_ms: f64,
-    /// The host that ran it.
-    pub host: String,
     /// Fuel used, when metered.
     pub fuel_used: Option<u64>,
-    /// Failure kind, when the run failed.
-    pub failure_kind: Option<&'static str>,
 }
 
 /// What a job's hash (and pending hash) say before it runs.
@@ -414,23 +461,50 @@ impl Meta {
             .await
     }
 
-    /// Writes a run's measurements onto the job (only if it still exists).
-    pub async fn record_run(&self, job_key: &str, run: &RunRecord) -> Result<bool, QueueError> {
-        let memory = run.peak_memory_bytes.to_string();
-        let wall = format!("{:.3}", run.wall_time_ms);
-        let fuel = run.fuel_used.map(|f| f.to_string());
-        let mut pairs: Vec<(&str, &str)> = vec![
-            (fields::MEMORY, &memory),
-            (fields::WALL_MS, &wall),
-            (fields::HOST, &run.host),
-        ];
-        if let Some(fuel) = &fuel {
-            pairs.push((fields::FUEL, fuel));
+    /// Writes the records of finished runs of jobs of `queue` in one
+    /// script call (their keys share the queue's slot). Jobs already
+    /// removed (retention at finish) are skipped.
+    pub async fn record_runs(&self, runs: &[RunRecord]) -> Result<(), QueueError> {
+        if runs.is_empty() {
+            return Ok(());
         }
-        if let Some(kind) = run.failure_kind {
-            pairs.push((fields::KIND, kind));
+        let mut invocation = RECORD_RUNS.prepare_invoke();
+        for run in runs {
+            invocation.key(&run.job_key);
+            invocation.arg(run.pin.as_deref().unwrap_or(""));
+            let pairs = 2 + usize::from(run.fuel_used.is_some());
+            invocation.arg(pairs);
+            invocation
+                .arg(fields::MEMORY)
+                .arg(run.peak_memory_bytes)
+                .arg(fields::WALL_MS)
+                .arg(format!("{:.3}", run.wall_time_ms));
+            if let Some(fuel) = run.fuel_used {
+                invocation.arg(fields::FUEL).arg(fuel);
+            }
         }
-        self.set_if_exists(job_key, &pairs).await
+        let mut conn = self.store.conn();
+        let _: i64 = invocation.invoke_async(&mut conn).await?;
+        Ok(())
+    }
+
+    /// Sets fields of a job hash (a step record, a sleep) only if the job
+    /// still exists, pinning `pin` with them when given: a job's first
+    /// durable write pins it, in the same script. Whether the job existed.
+    pub async fn set_and_pin(
+        &self,
+        job_key: &str,
+        pin: Option<&str>,
+        pairs: &[(&str, &str)],
+    ) -> Result<bool, QueueError> {
+        let mut invocation = SET_AND_PIN.key(job_key);
+        invocation.arg(pin.unwrap_or(""));
+        for (field, value) in pairs {
+            invocation.arg(*field).arg(*value);
+        }
+        let mut conn = self.store.conn();
+        let set: i64 = invocation.invoke_async(&mut conn).await?;
+        Ok(set == 1)
     }
 
     /// One field of a job hash.

@@ -150,7 +150,7 @@ impl QueueService {
     /// The port's handle on a queue. Creating one writes BullMQ's version
     /// into the queue's meta hash, so only call this for queues that are
     /// meant to exist (bound ones, or ones being written to).
-    async fn queue(&self, name: &str) -> Result<bullmq::Queue, QueueError> {
+    pub(crate) async fn queue(&self, name: &str) -> Result<bullmq::Queue, QueueError> {
         names::queue("queue", name)?;
         self.check_cluster_slot(name)?;
         if let Some(q) = self.queues.lock().unwrap().get(name) {

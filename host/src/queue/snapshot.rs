@@ -106,7 +106,10 @@ pub struct QueueCounts {
     pub paused: bool,
 }
 
-/// Measurements of a job's last run, from Airlock's job-hash fields.
+/// Measurements of a job's last run, from Airlock's job-hash fields. They
+/// are written a moment after the run ends (hosts batch them), so a job
+/// that just finished may not have them yet; a job that retention removed
+/// at its finish never gets them.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RunMetrics {
@@ -140,7 +143,8 @@ pub struct JobSnapshot {
     pub returnvalue: Option<serde_json::Value>,
     /// Why it failed, when failed (or why the last attempt failed).
     pub failed_reason: Option<String>,
-    /// Airlock failure kind of the last failed attempt.
+    /// Airlock failure kind of the last failed attempt: the kind Airlock
+    /// put in front of `failedReason` (`fuel_exhausted: ...`).
     pub failure_kind: Option<String>,
     /// Attempts that ended (failed or completed).
     pub attempts_made: u32,
@@ -160,12 +164,14 @@ pub struct JobSnapshot {
     pub priority: u32,
     /// The handler digest the job is pinned to.
     pub handler_digest: Option<String>,
-    /// The host that ran it last.
+    /// The host that took it last: the worker name BullMQ records when the
+    /// job becomes active (`pb`), which for Airlock's workers is their host
+    /// id (a job a Node worker took shows that worker's name).
     pub processed_by_host: Option<String>,
     /// The API token that enqueued it.
     pub producer: Option<String>,
-    /// The worker (host id) that took it last, set by BullMQ when the job
-    /// becomes active (`pb`); `processedByHost` is set when a run ends.
+    /// The same `pb` field as `processedByHost`, under BullMQ's own
+    /// name for it.
     pub worker: Option<String>,
     /// Measurements of the last run.
     pub metrics: RunMetrics,
@@ -179,6 +185,14 @@ fn json_field(fields: &HashMap<String, String>, name: &str) -> Option<serde_json
     fields.get(name).map(|raw| {
         serde_json::from_str(raw).unwrap_or_else(|_| serde_json::Value::String(raw.clone()))
     })
+}
+
+/// The Airlock failure kind a `failedReason` starts with, if any (Node
+/// workers' reasons have none).
+fn failure_kind(fields: &HashMap<String, String>) -> Option<String> {
+    let reason = fields.get("failedReason")?;
+    let (kind, _) = reason.split_once(':')?;
+    crate::sandbox::FailureKind::parse(kind).map(|k| k.as_str().to_string())
 }
 
 fn num<T: std::str::FromStr>(fields: &HashMap<String, String>, name: &str) -> Option<T> {
@@ -211,7 +225,7 @@ impl JobSnapshot {
                 .get("failedReason")
                 .cloned()
                 .filter(|s| !s.is_empty()),
-            failure_kind: fields.get(fields::KIND).cloned(),
+            failure_kind: failure_kind(fields),
             attempts_made: num(fields, "atm").unwrap_or(0),
             attempts_started: num(fields, "ats").unwrap_or(0),
             stalled_count: num(fields, "stc").unwrap_or(0),
@@ -221,7 +235,7 @@ impl JobSnapshot {
             delay: num(fields, "delay").unwrap_or(0),
             priority: num(fields, "priority").unwrap_or(0),
             handler_digest: fields.get(fields::DIGEST).cloned(),
-            processed_by_host: fields.get(fields::HOST).cloned(),
+            processed_by_host: fields.get("pb").cloned(),
             producer: fields.get(fields::PRODUCER).cloned(),
             worker: fields.get("pb").cloned(),
             metrics: RunMetrics {

@@ -69,7 +69,7 @@ pub trait JobProcessor: Send + Sync + 'static {
 
 /// What the executor and its reporter need from a job a worker holds, and
 /// nothing more: the seam that lets them be tested in-process against a
-/// fake job. [`ActiveJob`] is the real one.
+/// fake job. [`ActiveJob`] is the real one. Cheap to clone.
 #[async_trait::async_trait]
 pub trait RunningJob: Clone + Send + Sync + 'static {
     /// Job id.
@@ -78,10 +78,14 @@ pub trait RunningJob: Clone + Send + Sync + 'static {
     fn queue(&self) -> &str;
     /// The Redis key of the job hash (where its Airlock fields live).
     fn job_key(&self) -> &str;
+    /// How many times the job has been taken, this time included (BullMQ's
+    /// `ats`): 1 on a job's first run, more on a retry, a wake-up after a
+    /// durable sleep or a recovery after a crash.
+    fn attempts_started(&self) -> u32;
     /// The job as handed to the guest.
     fn input(&self) -> crate::sandbox::JobInput;
     /// Stores progress (BullMQ `progress` field and `progress` event).
-    async fn update_progress(&mut self, value: serde_json::Value) -> Result<(), QueueError>;
+    async fn update_progress(&self, value: serde_json::Value) -> Result<(), QueueError>;
     /// Appends a line to the job's log.
     async fn log(&self, line: &str) -> Result<(), QueueError>;
     /// Parks the job as delayed until `wake_at_ms` without counting an
@@ -89,97 +93,71 @@ pub trait RunningJob: Clone + Send + Sync + 'static {
     async fn park_until(&self, wake_at_ms: u64) -> Result<(), QueueError>;
 }
 
+/// A job locked by this worker, with what a processor may do to it.
+#[derive(Clone)]
+pub struct ActiveJob {
+    /// The job as the port fetched it; shared, so a clone copies no data.
+    job: Arc<bullmq::Job>,
+    /// The port's handle on the job's queue (progress updates by id).
+    handle: bullmq::Queue,
+    queue: Arc<str>,
+    job_key: Arc<str>,
+}
+
 #[async_trait::async_trait]
 impl RunningJob for ActiveJob {
     fn id(&self) -> &str {
-        ActiveJob::id(self)
+        self.job.id()
     }
 
     fn queue(&self) -> &str {
-        ActiveJob::queue(self)
+        &self.queue
     }
 
     fn job_key(&self) -> &str {
-        ActiveJob::job_key(self)
+        &self.job_key
+    }
+
+    fn attempts_started(&self) -> u32 {
+        self.job.attempts_started()
     }
 
     fn input(&self) -> crate::sandbox::JobInput {
         crate::sandbox::JobInput {
             id: self.id().to_string(),
-            queue: self.queue.clone(),
-            name: self.name().to_string(),
-            data: self.data_json(),
-            attempt: self.attempts_made() + 1,
-            max_attempts: self.max_attempts(),
-            enqueued_at_ms: self.timestamp(),
+            queue: self.queue.to_string(),
+            name: self.job.name().to_string(),
+            // The port parsed the data; this is its one re-encoding.
+            data: serde_json::to_string(self.job.data()).unwrap_or_else(|_| "null".into()),
+            attempt: self.job.attempts_made() + 1,
+            max_attempts: self.job.opts().attempts.unwrap_or(1).max(1),
+            enqueued_at_ms: self.job.timestamp(),
             parent: self.parent(),
         }
     }
 
-    async fn update_progress(&mut self, value: serde_json::Value) -> Result<(), QueueError> {
-        ActiveJob::update_progress(self, value).await
+    async fn update_progress(&self, value: serde_json::Value) -> Result<(), QueueError> {
+        // The untagged `Object` variant stores any JSON as is: `100`, not
+        // the `100.0` the `Number(f64)` variant would write.
+        Ok(self
+            .handle
+            .update_job_progress(self.id(), bullmq::JobProgress::Object(value))
+            .await?)
     }
 
     async fn log(&self, line: &str) -> Result<(), QueueError> {
-        ActiveJob::log(self, line).await
+        self.job.log(line).await?;
+        Ok(())
     }
 
     async fn park_until(&self, wake_at_ms: u64) -> Result<(), QueueError> {
-        ActiveJob::park_until(self, wake_at_ms).await
+        Ok(self.job.move_to_delayed(wake_at_ms).await?)
     }
-}
-
-/// A job locked by this worker, with what a processor may do to it.
-#[derive(Clone)]
-pub struct ActiveJob {
-    job: bullmq::Job,
-    queue: String,
-    job_key: String,
 }
 
 impl ActiveJob {
-    /// Job id.
-    pub fn id(&self) -> &str {
-        self.job.id()
-    }
-
-    /// Queue name.
-    pub fn queue(&self) -> &str {
-        &self.queue
-    }
-
-    /// The Redis key of the job hash.
-    pub fn job_key(&self) -> &str {
-        &self.job_key
-    }
-
-    /// BullMQ job name.
-    pub fn name(&self) -> &str {
-        self.job.name()
-    }
-
-    /// The job data as JSON text.
-    pub fn data_json(&self) -> String {
-        serde_json::to_string(self.job.data()).unwrap_or_else(|_| "null".into())
-    }
-
-    /// Attempts that already ended in failure.
-    pub fn attempts_made(&self) -> u32 {
-        self.job.attempts_made()
-    }
-
-    /// Attempts allowed (at least 1).
-    pub fn max_attempts(&self) -> u32 {
-        self.job.opts().attempts.unwrap_or(1).max(1)
-    }
-
-    /// Enqueue time, ms since the epoch.
-    pub fn timestamp(&self) -> u64 {
-        self.job.timestamp()
-    }
-
     /// The flow parent as `(queue, id)`.
-    pub fn parent(&self) -> Option<(String, String)> {
+    fn parent(&self) -> Option<(String, String)> {
         self.job.parent().map(|p| {
             let queue = p
                 .queue_key
@@ -188,28 +166,6 @@ impl ActiveJob {
                 .unwrap_or_else(|| p.queue_key.clone());
             (queue, p.id.clone())
         })
-    }
-
-    /// Stores progress (BullMQ `progress` field and `progress` event).
-    pub async fn update_progress(&mut self, value: serde_json::Value) -> Result<(), QueueError> {
-        // The untagged `Object` variant stores any JSON as is: `100`, not
-        // the `100.0` the `Number(f64)` variant would write.
-        Ok(self
-            .job
-            .update_progress(bullmq::JobProgress::Object(value))
-            .await?)
-    }
-
-    /// Appends a line to the job's BullMQ log.
-    pub async fn log(&self, line: &str) -> Result<(), QueueError> {
-        self.job.log(line).await?;
-        Ok(())
-    }
-
-    /// Parks the job as delayed until `wake_at_ms` without counting an
-    /// attempt; return [`JobResult::Parked`] afterwards.
-    pub async fn park_until(&self, wake_at_ms: u64) -> Result<(), QueueError> {
-        Ok(self.job.move_to_delayed(wake_at_ms).await?)
     }
 }
 
@@ -241,13 +197,15 @@ impl QueueWorker {
             // worker notices quickly.
             .drain_delay(Duration::from_secs(1));
         opts.skip_version_check = true;
-        let queue_name = queue.to_string();
+        let queue_name: Arc<str> = Arc::from(queue);
+        let handle = service.queue(queue).await?;
         let prefix = service.prefix().to_string();
         let callback = move |job: bullmq::Job, _cancel: bullmq::worker::CancellationToken| {
             let processor = processor.clone();
-            let job_key = format!("{prefix}:{queue_name}:{}", job.id());
+            let job_key: Arc<str> = Arc::from(format!("{prefix}:{queue_name}:{}", job.id()));
             let active = ActiveJob {
-                job,
+                job: Arc::new(job),
+                handle: handle.clone(),
                 queue: queue_name.clone(),
                 job_key,
             };

@@ -1,26 +1,52 @@
 //! Runs one queued job in the sandbox and maps the outcome onto BullMQ.
 //!
+//! The order of writes around a run:
+//! 1. **Before the run**, Redis is read only when the job may carry state
+//!    of its own: a rerun (BullMQ's `ats` > 1: a retry, a wake-up after a
+//!    durable sleep, a recovery) reads its pinned digest, and a job whose
+//!    id was chosen before its add (not a BullMQ integer) reads its per-job
+//!    limits ([`Meta::pin`], one script). A first run of an
+//!    integer-id job — what a BullMQ producer adds without options of
+//!    Airlock's — reads nothing: it runs the handler's current digest under
+//!    the binding's limits (no per-job limits can exist on such an id).
+//! 2. **During the run**, the job's first durable write pins the digest: a
+//!    step result or a sleep in the same script as the record
+//!    ([`Meta::set_and_pin`]), a KV write (another slot) one round trip
+//!    before it.
+//! 3. **After the run**, progress and logs are flushed, BullMQ finishes the
+//!    job, and the run's measurements (and the pin of a first run that made
+//!    no durable write) are written in batches ([`super::recorder`]).
+//!
 //! Crash windows, and why each is safe:
-//! - the host dies before the digest is pinned: nothing ran; the job stalls
-//!   and is retried from scratch;
-//! - it dies mid-run: the lock expires, another host's stalled check puts
-//!   the job back; steps recorded so far are in the job hash and replay;
+//! - the host dies before the run: nothing ran; the job stalls and is
+//!   retried from scratch;
+//! - it dies mid-run before any durable write: the job is rerun from the
+//!   top, possibly on a newer handler version — there is no recorded state
+//!   for the new version to diverge from (the lazy-pinning decision);
+//! - it dies mid-run after a durable write: the lock expires, another
+//!   host's stalled check puts the job back; the rerun reads the pinned
+//!   digest and replays the steps recorded so far against the same code;
 //! - it dies after a step ran but before it was recorded: that step runs
 //!   again (at-least-once; guests make side effects idempotent);
 //! - it dies after recording a sleep but before parking the job: the job is
 //!   recovered, replays, finds the recorded wake-up time and parks again;
 //! - it dies after the run but before BullMQ's `moveToFinished`: the job
-//!   is run again. Execution is at least once; no job is ever lost.
+//!   is run again. Execution is at least once; no job is ever lost;
+//! - it dies after `moveToFinished` but before the measurements are
+//!   written: the job is finished; its measurements (and a first run's
+//!   pin) are lost (see [`super::recorder`]).
 
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, RwLock};
 
 use super::HostContext;
 use super::loader::LoadError;
+use super::recorder::Recorder;
 use super::reporter::Reporter;
-use super::services::RedisServices;
+use super::services::{PendingPin, RedisServices};
 use crate::error::QueueError;
-use crate::queue::meta::RunRecord;
+use crate::metrics::QueueMetrics;
+use crate::queue::meta::{Pinned, RunRecord};
 use crate::queue::{ActiveJob, JobProcessor, JobResult, RunningJob};
 use crate::registry::Binding;
 use crate::sandbox::clock::now_ms;
@@ -38,34 +64,31 @@ pub struct ResolvedBinding {
 /// The [`JobProcessor`] of one queue.
 pub struct Executor {
     host: Arc<HostContext>,
-    /// Updated in place by the supervisor when the binding changes.
-    binding: Arc<RwLock<ResolvedBinding>>,
+    /// Swapped by the supervisor when the binding changes; a run takes the
+    /// `Arc` (no copy of the binding per job).
+    binding: Arc<RwLock<Arc<ResolvedBinding>>>,
+    /// Writes finished runs' measurements, batched.
+    recorder: Recorder,
+    /// This queue's metric series, resolved once.
+    metrics: QueueMetrics,
 }
 
 impl Executor {
     /// An executor for the queue of `binding`.
-    pub fn new(host: Arc<HostContext>, binding: Arc<RwLock<ResolvedBinding>>) -> Self {
-        Executor { host, binding }
+    pub fn new(host: Arc<HostContext>, binding: Arc<RwLock<Arc<ResolvedBinding>>>) -> Self {
+        let queue = binding.read().unwrap().binding.queue.clone();
+        Executor {
+            recorder: Recorder::start(host.queues.meta().clone()),
+            metrics: host.metrics.queue(&queue),
+            host,
+            binding,
+        }
     }
 
-    /// Writes the run's measurements onto the job.
-    async fn record<J: RunningJob>(&self, job: &J, outcome: &RunOutcome) {
-        let record = RunRecord {
-            peak_memory_bytes: outcome.peak_memory_bytes,
-            wall_time_ms: outcome.wall_time.as_secs_f64() * 1000.0,
-            host: self.host.host_id.clone(),
-            fuel_used: outcome.fuel_used,
-            failure_kind: outcome.failure().map(|f| f.kind.as_str()),
-        };
-        if let Err(e) = self
-            .host
-            .queues
-            .meta()
-            .record_run(job.job_key(), &record)
-            .await
-        {
-            tracing::warn!(job = job.id(), error = %e, "could not record run metrics");
-        }
+    /// Writes the measurements still queued; call after the queue's worker
+    /// has closed.
+    pub async fn close(&self) {
+        self.recorder.close().await;
     }
 
     fn fail(failure: Failure) -> JobResult {
@@ -147,25 +170,38 @@ impl Executor {
 
     async fn run<J: RunningJob>(&self, job: J) -> JobResult {
         let resolved = self.binding.read().unwrap().clone();
-        let queue = job.queue().to_string();
-
         let meta = self.host.queues.meta();
-        let pin = || meta.pin(job.queue(), job.id(), &resolved.digest);
-        let pinned = match retrying("pin the job", pin).await {
-            Ok(Some(p)) => p,
-            Ok(None) => {
-                return JobResult::Failed {
-                    reason: "the job was removed while it was being started".into(),
-                    retry: false,
-                };
+
+        // Read what the job may carry (see the module docs), or nothing.
+        let carries_state =
+            job.attempts_started() > 1 || !job.id().bytes().all(|b| b.is_ascii_digit());
+        let pinned = if carries_state {
+            let pin = || meta.pin(job.queue(), job.id(), &resolved.digest);
+            match retrying("pin the job", pin).await {
+                Ok(Some(p)) => p,
+                Ok(None) => {
+                    return JobResult::Failed {
+                        reason: "the job was removed while it was being started".into(),
+                        retry: false,
+                    };
+                }
+                Err(e) => {
+                    return Self::fail(Failure::new(
+                        FailureKind::HostUnavailable,
+                        format!("could not read the job's Airlock fields: {e:#}"),
+                    ));
+                }
             }
-            Err(e) => {
-                return Self::fail(Failure::new(
-                    FailureKind::HostUnavailable,
-                    format!("could not read the job's Airlock fields: {e:#}"),
-                ));
+        } else {
+            Pinned {
+                digest: resolved.digest.clone(),
+                limits: None,
             }
         };
+        // The pin still to write (with the first durable write, or at the
+        // finish), when nothing pinned this job yet.
+        let unpinned = Arc::new(AtomicBool::new(!carries_state));
+
         let limits: Limits = match &pinned.limits {
             Some(request) => match resolved.binding.limits.lowered_by(request) {
                 Ok(l) => l,
@@ -194,20 +230,21 @@ impl Executor {
         let reporter = Reporter::start(job.clone());
         let services = RedisServices::new(
             tokio::runtime::Handle::current(),
-            self.host.queues.store().clone(),
-            self.host.queues.meta().clone(),
+            &self.host.queues,
             job.job_key().to_string(),
             resolved.binding.handler.clone(),
-            self.host.queues.prefix().to_string(),
             reporter.progress_sender(),
+            PendingPin {
+                digest: pinned.digest.clone(),
+                unpinned: unpinned.clone(),
+            },
         );
-        let input = job.input();
         let outcome = self
             .host
             .sandbox
             .run_blocking(
                 component,
-                input,
+                job.input(),
                 limits,
                 Box::new(services),
                 Some(reporter.log_listener()),
@@ -219,12 +256,21 @@ impl Executor {
         if !matches!(outcome.completion, Completion::Completed(_)) {
             reporter.log(summary(&outcome));
         }
-        // Both must land before BullMQ finishes the job (which may delete
-        // it); they are independent, so they share the wait.
-        tokio::join!(reporter.finish(), self.record(&job, &outcome));
-        self.host.metrics.record(&queue, &outcome);
+        // Logs and progress land before BullMQ finishes the job (which may
+        // delete it, and announces it finished).
+        reporter.finish().await;
+        self.metrics.record(&outcome);
+        let record = RunRecord {
+            job_key: job.job_key().to_string(),
+            pin: unpinned
+                .load(Ordering::Relaxed)
+                .then(|| pinned.digest.clone()),
+            peak_memory_bytes: outcome.peak_memory_bytes,
+            wall_time_ms: outcome.wall_time.as_secs_f64() * 1000.0,
+            fuel_used: outcome.fuel_used,
+        };
 
-        match outcome.completion {
+        let result = match outcome.completion {
             Completion::Completed(output) => match serde_json::from_str(&output) {
                 Ok(value) => JobResult::Completed(value),
                 Err(e) => Self::fail(Failure::new(FailureKind::InvalidOutput, e.to_string())),
@@ -240,6 +286,10 @@ impl Executor {
                     )),
                 }
             }
-        }
+        };
+        // Queued, not awaited: the recorder writes it in its next batch,
+        // around the time BullMQ finishes the job with `result`.
+        self.recorder.record(record);
+        result
     }
 }

@@ -5,9 +5,12 @@
 //!   queue, with the binding's concurrency, picking up changes live;
 //! - [`membership`] publishes this host's heartbeat and hears its drain
 //!   requests, on a task of its own;
-//! - [`executor`] runs one job: pin the handler digest, load the component,
-//!   run it on the blocking pool, report progress and logs, record
-//!   measurements, and tell BullMQ how the job ended;
+//! - [`executor`] runs one job: find the handler digest (read the job's pin
+//!   only when it may carry one), load the component, run it on the
+//!   blocking pool, report progress and logs, and tell BullMQ how the job
+//!   ended;
+//! - [`recorder`] writes finished runs' measurements (and first runs'
+//!   pins) onto their jobs, batched;
 //! - [`services`] backs the guest's durable imports with Redis;
 //! - [`reporter`] streams progress and logs into BullMQ while the guest runs;
 //! - [`loader`] fetches and compiles components once per digest, sharing
@@ -18,6 +21,7 @@ pub mod capacity;
 pub mod executor;
 pub mod loader;
 pub mod membership;
+pub mod recorder;
 pub mod reporter;
 pub mod services;
 pub mod supervisor;

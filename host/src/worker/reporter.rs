@@ -162,7 +162,7 @@ impl<J: RunningJob> Reporter<J> {
 }
 
 async fn run<J: RunningJob>(
-    mut job: J,
+    job: J,
     mut rx: mpsc::UnboundedReceiver<Report>,
     overflow: Arc<Mutex<Option<serde_json::Value>>>,
 ) {

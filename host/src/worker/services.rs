@@ -6,14 +6,16 @@
 //! and block it on the async runtime through a `Handle` — the guest thread is
 //! not a runtime worker, so this never stalls the runtime.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use redis::AsyncCommands;
 use tokio::runtime::Handle;
 
 use super::reporter::ProgressSender;
-use crate::queue::Meta;
 use crate::queue::RunningJob;
+use crate::queue::{Meta, QueueService};
 use crate::sandbox::services::ChildResult;
 use crate::sandbox::{HostServices, Progress, ServiceError};
 use crate::store::Store;
@@ -32,31 +34,48 @@ pub struct RedisServices<J> {
     prefix: String,
     /// Where progress reports go, in order, to the job's reporter task.
     progress: ProgressSender<J>,
+    /// The digest this run executes, pinned with the job's first durable
+    /// write while `unpinned` is set (the recorder writes it at the finish
+    /// when the run made none).
+    digest: String,
+    unpinned: Arc<AtomicBool>,
 }
 
 fn unavailable(e: impl std::fmt::Display) -> ServiceError {
     ServiceError::Unavailable(e.to_string())
 }
 
+/// The pin a run still owes its job: `digest` is written with the job's
+/// first durable write while `unpinned` is set, and the flag cleared; the
+/// executor reads the flag at the finish.
+#[derive(Clone, Debug)]
+pub struct PendingPin {
+    /// The digest this run executes.
+    pub digest: String,
+    /// Set while nothing pinned the job.
+    pub unpinned: Arc<AtomicBool>,
+}
+
 impl<J: RunningJob> RedisServices<J> {
-    /// Services for the job at `job_key`, run by `handler`.
+    /// Services for the job at `job_key` of `queues`, run by `handler`.
     pub fn new(
         runtime: Handle,
-        store: Store,
-        meta: Meta,
+        queues: &QueueService,
         job_key: String,
         handler: String,
-        prefix: String,
         progress: ProgressSender<J>,
+        pin: PendingPin,
     ) -> Self {
         RedisServices {
             runtime,
-            store,
-            meta,
+            store: queues.store().clone(),
+            meta: queues.meta().clone(),
             job_key,
             handler,
-            prefix,
+            prefix: queues.prefix().to_string(),
             progress,
+            digest: pin.digest,
+            unpinned: pin.unpinned,
         }
     }
 
@@ -69,17 +88,48 @@ impl<J: RunningJob> RedisServices<J> {
             .map_err(unavailable)
     }
 
+    /// Records a step or sleep field, pinning the job in the same script if
+    /// nothing did yet.
     fn set_field(&self, field: &str, value: &str) -> Result<(), ServiceError> {
+        let unpinned = self.unpinned.load(Ordering::Relaxed);
+        let pin = unpinned.then_some(self.digest.as_str());
         let written = self
-            .block(self.meta.set_if_exists(&self.job_key, &[(field, value)]))
+            .block(self.meta.set_and_pin(&self.job_key, pin, &[(field, value)]))
             .map_err(unavailable)?;
         if written {
+            if unpinned {
+                self.unpinned.store(false, Ordering::Relaxed);
+            }
             Ok(())
         } else {
             Err(ServiceError::Unavailable(
                 "the job no longer exists (removed while running)".into(),
             ))
         }
+    }
+
+    /// Before a KV write of a job not pinned yet: pins it, so that a rerun
+    /// after the write runs the version that wrote (the KV key lives in
+    /// another slot than the job, so this is a round trip of its own, once
+    /// per run at most). A crash between the pin and the write leaves a pin
+    /// and no write: harmless.
+    fn pin_before_write(&self) -> Result<(), ServiceError> {
+        if !self.unpinned.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+        let exists = self
+            .block(
+                self.meta
+                    .set_and_pin(&self.job_key, Some(&self.digest), &[]),
+            )
+            .map_err(unavailable)?;
+        if !exists {
+            return Err(ServiceError::Unavailable(
+                "the job no longer exists (removed while running)".into(),
+            ));
+        }
+        self.unpinned.store(false, Ordering::Relaxed);
+        Ok(())
     }
 
     fn kv_key(&self, key: &str) -> String {
@@ -168,6 +218,7 @@ impl<J: RunningJob> HostServices for RedisServices<J> {
         ttl: Option<Duration>,
         only_if_absent: bool,
     ) -> Result<bool, ServiceError> {
+        self.pin_before_write()?;
         let mut conn = self.store.conn();
         let mut cmd = redis::cmd("SET");
         cmd.arg(self.kv_key(key)).arg(value);
@@ -184,6 +235,7 @@ impl<J: RunningJob> HostServices for RedisServices<J> {
     }
 
     fn kv_delete(&mut self, key: &str) -> Result<bool, ServiceError> {
+        self.pin_before_write()?;
         let mut conn = self.store.conn();
         let key = self.kv_key(key);
         let removed: i64 = self

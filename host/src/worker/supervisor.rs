@@ -31,9 +31,20 @@ use crate::registry::Binding;
 
 struct RunningQueue {
     worker: QueueWorker,
-    binding: Arc<RwLock<ResolvedBinding>>,
+    /// Writes the queue's run records once its worker has closed.
+    executor: Arc<Executor>,
+    binding: Arc<RwLock<Arc<ResolvedBinding>>>,
     /// The concurrency this host gives the queue (its capacity share).
     concurrency: usize,
+}
+
+impl RunningQueue {
+    /// Closes the worker (waiting up to `grace` for its jobs), then writes
+    /// the run records still queued.
+    async fn close(&self, grace: Duration) {
+        self.worker.close(grace).await;
+        self.executor.close().await;
+    }
 }
 
 /// The reconciler of bindings and workers.
@@ -149,7 +160,7 @@ impl Supervisor {
         tracing::info!(workers = running.len(), "draining workers");
         self.publish_queues();
         let grace = self.grace;
-        let closes = running.iter().map(|r| r.worker.close(grace));
+        let closes = running.iter().map(|r| r.close(grace));
         futures::future::join_all(closes).await;
         while self.closing.join_next().await.is_some() {}
     }
@@ -187,8 +198,7 @@ impl Supervisor {
             if let Some(r) = self.running.remove(&queue) {
                 tracing::info!(queue, "queue unbound; closing its worker");
                 let grace = self.grace;
-                self.closing
-                    .spawn(async move { r.worker.close(grace).await });
+                self.closing.spawn(async move { r.close(grace).await });
             }
         }
 
@@ -211,14 +221,21 @@ impl Supervisor {
                 if previous_digest != resolved.digest {
                     tracing::info!(queue = %binding.queue, digest = %resolved.digest, "new handler version");
                 }
-                *r.binding.write().unwrap() = resolved;
+                *r.binding.write().unwrap() = Arc::new(resolved);
                 continue;
             }
-            let shared = Arc::new(RwLock::new(resolved));
+            let shared = Arc::new(RwLock::new(Arc::new(resolved)));
             let executor = Arc::new(Executor::new(self.host.clone(), shared.clone()));
             let mut settings = self.host.worker_settings.clone();
             settings.concurrency = concurrency;
-            match QueueWorker::start(&self.host.queues, &binding.queue, &settings, executor).await {
+            match QueueWorker::start(
+                &self.host.queues,
+                &binding.queue,
+                &settings,
+                executor.clone(),
+            )
+            .await
+            {
                 Ok(worker) => {
                     if self.draining {
                         worker.pause();
@@ -228,6 +245,7 @@ impl Supervisor {
                         binding.queue.clone(),
                         RunningQueue {
                             worker,
+                            executor,
                             binding: shared,
                             concurrency,
                         },
