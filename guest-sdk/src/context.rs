@@ -7,6 +7,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+use crate::bindings::airlock::job::config;
 use crate::bindings::airlock::job::context as host;
 use crate::bindings::airlock::job::types::{self as wit, LogLevel, Progress};
 use crate::error::JobError;
@@ -203,6 +204,47 @@ impl Context {
             .map(|d| d.as_millis() as u64)
             .unwrap_or(0);
         host::sleep_until(&key, wake_at_ms).map_err(|e| JobError::from_host("sleep", e))
+    }
+
+    /// A configuration value of the queue binding (`config` in the
+    /// binding): URLs and settings a handler should not hard-code.
+    pub fn config(&self, key: &str) -> Option<String> {
+        config::get(key)
+    }
+
+    /// A configuration value that must be set: a fatal error naming the
+    /// key when the binding does not set it.
+    pub fn require_config(&self, key: &str) -> Result<String, JobError> {
+        self.config(key).ok_or_else(|| {
+            JobError::fatal(format!(
+                "configuration `{key}` is not set in this queue's binding (config.{key})"
+            ))
+        })
+    }
+
+    /// The keys the binding's `config` sets, sorted.
+    pub fn config_keys(&self) -> Vec<String> {
+        config::keys()
+    }
+
+    /// A placeholder for the queue's secret `name`: put it in a request
+    /// header (or body, when the secret allows) and the host sends the
+    /// value instead, to the secret's destinations only. The handler never
+    /// holds the value.
+    pub fn secret(&self, name: &str) -> Result<String, JobError> {
+        config::secret(name).map_err(|e| JobError::from_host(&format!("secret `{name}`"), e))
+    }
+
+    /// The value of secret `name` itself, for computing with it (signing a
+    /// payload). Only secrets set with `reveal` give it; the value is then
+    /// redacted from the job's logs, output and step records.
+    pub fn reveal_secret(&self, name: &str) -> Result<String, JobError> {
+        config::reveal_secret(name).map_err(|e| JobError::from_host(&format!("secret `{name}`"), e))
+    }
+
+    /// The HTTP client (`wasi:http`), under the binding's egress rules.
+    pub fn http(&self) -> crate::Http {
+        crate::Http
     }
 
     /// The handler's key-value store (namespaced per handler, with TTL).

@@ -42,6 +42,7 @@ extern crate self as airlock_guest;
 
 mod context;
 mod error;
+pub mod http;
 mod kv;
 mod run;
 
@@ -50,7 +51,7 @@ mod run;
 pub mod bindings {
     wit_bindgen::generate!({
         world: "handler",
-        path: "../wit",
+        path: "../wit/airlock.wit",
         pub_export_macro: true,
         export_macro_name: "__export_handler_world",
         default_bindings_module: "airlock_guest::bindings",
@@ -60,6 +61,7 @@ pub mod bindings {
 
 pub use context::{ChildOutcome, ChildResult, Context, JobInfo, JobRef, Level};
 pub use error::JobError;
+pub use http::{Http, HttpError, Response};
 pub use kv::Kv;
 pub use run::{decode, event_payload};
 

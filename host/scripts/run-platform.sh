@@ -4,8 +4,13 @@
 # - Redis on 127.0.0.1:${AIRLOCK_REDIS_PORT:-6379} (installed with apt-get when
 #   missing), data and AOF under .airlock/redis/ in the project;
 # - one Airlock host with the HTTP API on ${AIRLOCK_LISTEN:-127.0.0.1:8080};
+# - a mock mail gateway and ledger (host/scripts/mock-gateway.js) on
+#   ${MOCK_GATEWAY_LISTEN:-127.0.0.1:8090}, which the e-mail and payment
+#   examples call through their bindings' config, egress and secret;
 # - the example handlers deployed and their queues bound;
-# - an admin token kept in .airlock/token (created on first run).
+# - an admin token kept in .airlock/token, the secrets key in
+#   .airlock/secrets.key and the gateway's API key in .airlock/gateway.key
+#   (created on first run).
 # Ctrl-C stops the host and the Redis it started.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -29,6 +34,12 @@ if [ ! -s "$state/token" ]; then
   head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$state/token"
 fi
 token=$(cat "$state/token")
+random_hex() { head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n'; }
+[ -s "$state/secrets.key" ] || random_hex > "$state/secrets.key"
+[ -s "$state/gateway.key" ] || random_hex > "$state/gateway.key"
+chmod 600 "$state/secrets.key" "$state/gateway.key" "$state/token"
+gateway_listen="${MOCK_GATEWAY_LISTEN:-127.0.0.1:8090}"
+gateway="http://$gateway_listen"
 
 started_redis=""
 if redis-cli -p "$port" ping >/dev/null 2>&1; then
@@ -43,14 +54,26 @@ else
 fi
 
 cleanup() {
+  [ -n "${gateway_pid:-}" ] && kill "$gateway_pid" 2>/dev/null
   [ -n "${host_pid:-}" ] && kill "$host_pid" 2>/dev/null && wait "$host_pid" 2>/dev/null
   if [ -n "$started_redis" ]; then redis-cli -p "$port" shutdown >/dev/null 2>&1 || true; fi
 }
 trap cleanup EXIT
 trap 'exit 0' INT TERM
 
+if command -v node >/dev/null; then
+  MOCK_GATEWAY_LISTEN="$gateway_listen" MOCK_GATEWAY_KEY="$(cat "$state/gateway.key")" \
+    node "$root/host/scripts/mock-gateway.js" > "$state/gateway.log" 2>&1 &
+  gateway_pid=$!
+else
+  echo "node not found: the mock gateway is not started; e-mails and payments are simulated"
+  gateway=""
+fi
+
 "$airlock" serve --redis "redis://127.0.0.1:$port" --listen "$listen" \
-  --tokens "admin:local:$token" --host-id local &
+  --tokens "admin:local:$token" --host-id local \
+  --secrets-key-file "$state/secrets.key" \
+  ${gateway:+--egress-allow "$gateway" --egress-allow-network 127.0.0.1/32} &
 host_pid=$!
 for _ in $(seq 100); do curl -sf "$url/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
 
@@ -63,8 +86,14 @@ deploy noop noop
 deploy data-extraction data_extraction
 deploy report-aggregator report_aggregator
 deploy catalog-sync catalog_sync
-"$airlock" queue bind payments --handler payment-webhook --attempts 5 --backoff exponential:2000 >/dev/null
-"$airlock" queue bind emails --handler email-delivery --attempts 3 --backoff fixed:1000 --events user.signed_up >/dev/null
+"$airlock" queue bind payments --handler payment-webhook --attempts 5 --backoff exponential:2000 \
+  ${gateway:+--config "LEDGER_URL=$gateway" --egress "$gateway"} >/dev/null
+"$airlock" queue bind emails --handler email-delivery --attempts 3 --backoff fixed:1000 --events user.signed_up \
+  ${gateway:+--config "GATEWAY_URL=$gateway" --egress "$gateway"} >/dev/null
+if [ -n "$gateway" ]; then
+  "$airlock" secret set emails MAIL_API_KEY --allow "$gateway" < "$state/gateway.key" >/dev/null
+  echo "mock gateway on $gateway (log: .airlock/gateway.log); emails send through it with secret MAIL_API_KEY"
+fi
 "$airlock" queue bind orders --handler order-workflow --attempts 3 --backoff exponential:1000 --events order.placed >/dev/null
 "$airlock" queue bind data-extraction --handler data-extraction --attempts 3 --backoff exponential:1000 >/dev/null
 "$airlock" queue bind report-aggregator --handler report-aggregator >/dev/null

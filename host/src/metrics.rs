@@ -1,5 +1,5 @@
 //! Prometheus metrics of this host: jobs by outcome and failure kind, run
-//! durations, fuel and memory per queue, plus gauges filled at scrape time
+//! durations, fuel, memory and outbound HTTP per queue, plus gauges filled at scrape time
 //! (queue depths, live hosts).
 
 use std::sync::Mutex;
@@ -38,6 +38,15 @@ pub struct FailureLabels {
     pub kind: String,
 }
 
+/// Labels of the outbound HTTP byte counter.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct HttpBytesLabels {
+    /// Queue name.
+    pub queue: String,
+    /// `out` (request bodies) or `in` (response bodies).
+    pub direction: String,
+}
+
 /// Labels of the queue depth gauge.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct DepthLabels {
@@ -70,6 +79,9 @@ pub struct Metrics {
     duration: Family<QueueLabel, Histogram, fn() -> Histogram>,
     fuel: Family<QueueLabel, Histogram, fn() -> Histogram>,
     memory: Family<QueueLabel, Histogram, fn() -> Histogram>,
+    http_requests: Family<QueueLabel, Counter>,
+    http_refused: Family<QueueLabel, Counter>,
+    http_bytes: Family<HttpBytesLabels, Counter>,
     /// Jobs per queue and state, refreshed when scraped.
     pub queue_depth: Family<DepthLabels, Gauge>,
     /// Live hosts in the fleet, refreshed when scraped.
@@ -103,6 +115,9 @@ impl Metrics {
         let memory = Family::<QueueLabel, Histogram, fn() -> Histogram>::new_with_constructor(
             memory_histogram,
         );
+        let http_requests = Family::<QueueLabel, Counter>::default();
+        let http_refused = Family::<QueueLabel, Counter>::default();
+        let http_bytes = Family::<HttpBytesLabels, Counter>::default();
         let queue_depth = Family::<DepthLabels, Gauge>::default();
         let hosts = Gauge::default();
         let compilations = Gauge::default();
@@ -123,6 +138,21 @@ impl Metrics {
             "job_peak_memory_bytes",
             "Peak linear memory of job runs",
             memory.clone(),
+        );
+        registry.register(
+            "http_requests",
+            "Outbound HTTP requests guests sent, by queue",
+            http_requests.clone(),
+        );
+        registry.register(
+            "http_refused",
+            "Outbound HTTP requests refused before sending (egress rules, address check, request cap), by queue",
+            http_refused.clone(),
+        );
+        registry.register(
+            "http_bytes",
+            "Outbound HTTP body bytes by queue and direction (out: request bodies, in: response bodies)",
+            http_bytes.clone(),
         );
         registry.register(
             "queue_jobs",
@@ -147,6 +177,9 @@ impl Metrics {
             duration,
             fuel,
             memory,
+            http_requests,
+            http_refused,
+            http_bytes,
             queue_depth,
             hosts,
             compilations,
@@ -177,7 +210,20 @@ impl Metrics {
             duration: self.duration.get_or_create(&label).clone(),
             fuel: self.fuel.get_or_create(&label).clone(),
             memory: self.memory.get_or_create(&label).clone(),
+            http_requests: self.http_requests.get_or_create(&label).clone(),
+            http_refused: self.http_refused.get_or_create(&label).clone(),
+            http_bytes_out: self.http_bytes(queue, "out"),
+            http_bytes_in: self.http_bytes(queue, "in"),
         }
+    }
+
+    fn http_bytes(&self, queue: &str, direction: &str) -> Counter {
+        self.http_bytes
+            .get_or_create(&HttpBytesLabels {
+                queue: queue.to_string(),
+                direction: direction.to_string(),
+            })
+            .clone()
     }
 
     /// The Prometheus text exposition.
@@ -201,6 +247,10 @@ pub struct QueueMetrics {
     duration: Histogram,
     fuel: Histogram,
     memory: Histogram,
+    http_requests: Counter,
+    http_refused: Counter,
+    http_bytes_out: Counter,
+    http_bytes_in: Counter,
 }
 
 impl QueueMetrics {
@@ -224,5 +274,12 @@ impl QueueMetrics {
             self.fuel.observe(fuel as f64);
         }
         self.memory.observe(outcome.peak_memory_bytes as f64);
+        let http = &outcome.http;
+        if http.requests + http.refused > 0 {
+            self.http_requests.inc_by(http.requests);
+            self.http_refused.inc_by(http.refused);
+            self.http_bytes_out.inc_by(http.bytes_out);
+            self.http_bytes_in.inc_by(http.bytes_in);
+        }
     }
 }

@@ -38,6 +38,9 @@ pub fn handler(field: &str, name: &str) -> Result<(), FieldError> {
 
 /// The JSON-schema pattern of [`handler`].
 pub const HANDLER_PATTERN: &str = r"^[A-Za-z0-9._-]{1,128}$";
+/// A secret name (`registry::secrets::check_name`; the sandbox accepts the
+/// same names from guests).
+pub const SECRET_PATTERN: &str = r"^[A-Za-z0-9._-]{1,128}$";
 
 /// An id made of letters, digits, `-`, `_` and `.`, 1 to `max` long
 /// (schedule ids, event ids).

@@ -109,6 +109,11 @@ impl Keys {
         self.registry(&format!("artifact:{digest}:{engine}"))
     }
 
+    /// A queue's secrets: name → sealed envelope (see `sandbox::secrets`).
+    pub fn secrets(&self, queue: &str) -> String {
+        self.registry(&format!("secrets:{queue}"))
+    }
+
     /// A handler's KV key.
     pub fn kv(&self, handler: &str, key: &str) -> String {
         format!("{}:airlock:kv:{handler}:{key}", self.prefix)

@@ -82,8 +82,7 @@ async fn uploads_are_validated_and_rejections_say_why() {
         ),
         (
             "extra imports",
-            wat::parse_str(r#"(component (import "wasi:http/outgoing-handler@0.2.0" (instance)))"#)
-                .unwrap(),
+            wat::parse_str(r#"(component (import "acme:exfil/socket@1.0.0" (instance)))"#).unwrap(),
             "unsupported_imports",
         ),
     ];
@@ -97,8 +96,7 @@ async fn uploads_are_validated_and_rejections_say_why() {
     let (_, body) = api
         .upload(
             "bad",
-            wat::parse_str(r#"(component (import "wasi:http/outgoing-handler@0.2.0" (instance)))"#)
-                .unwrap(),
+            wat::parse_str(r#"(component (import "acme:exfil/socket@1.0.0" (instance)))"#).unwrap(),
             "application/wasm",
             tokens::ADMIN,
         )
@@ -107,7 +105,7 @@ async fn uploads_are_validated_and_rejections_say_why() {
         body["error"]["message"]
             .as_str()
             .unwrap()
-            .contains("wasi:http/outgoing-handler"),
+            .contains("acme:exfil/socket"),
         "{body}"
     );
 
@@ -167,7 +165,7 @@ async fn uploads_are_validated_and_rejections_say_why() {
             .as_array()
             .unwrap()
             .iter()
-            .any(|i| i.as_str().unwrap().starts_with("airlock:job/context@0.1")),
+            .any(|i| i.as_str().unwrap().starts_with("airlock:job/context@0.2")),
         "{details}"
     );
     assert_eq!(details["component"]["exports"], json!(["run"]));
@@ -823,6 +821,9 @@ async fn the_openapi_document_is_valid_and_covers_every_route() {
         ("put", "/v1/queues/{queue}/schedules/{id}"),
         ("delete", "/v1/queues/{queue}/schedules/{id}"),
         ("post", "/v1/queues/{queue}/schedules/{id}/trigger"),
+        ("get", "/v1/queues/{queue}/secrets"),
+        ("put", "/v1/queues/{queue}/secrets/{name}"),
+        ("delete", "/v1/queues/{queue}/secrets/{name}"),
         ("post", "/v1/events"),
         ("get", "/v1/hosts"),
         ("post", "/v1/hosts/{id}/drain"),

@@ -11,6 +11,7 @@ use airlock::fleet::Fleet;
 use airlock::metrics::Metrics;
 use airlock::queue::{JobResult, QueueError, QueueService, RunningJob, WorkerSettings};
 use airlock::registry::{BindingSpec, Registry};
+use airlock::sandbox::egress::OperatorEgress;
 use airlock::sandbox::{ArtifactKey, HostServices, JobInput, Limits, Sandbox, SandboxConfig};
 use airlock::store::Store;
 use airlock::worker::HostContext;
@@ -111,6 +112,8 @@ impl Rig {
             running: AtomicUsize::new(0),
             applied_generation: AtomicU64::new(airlock::worker::NO_GENERATION),
             fleet: Fleet::new(store, Duration::from_secs(5)),
+            egress: Arc::new(OperatorEgress::default()),
+            secrets_key: None,
         });
         Rig { redis, host }
     }
@@ -131,7 +134,9 @@ impl Rig {
             .unwrap();
         Executor::new(
             self.host.clone(),
-            Arc::new(RwLock::new(Arc::new(ResolvedBinding { binding, digest }))),
+            Arc::new(RwLock::new(Arc::new(ResolvedBinding::new(
+                binding, digest, &self.host,
+            )))),
         )
     }
 
@@ -273,7 +278,6 @@ async fn the_first_durable_write_pins_and_reads_do_not() {
     let digest = "d".repeat(64);
     let unpinned = Arc::new(AtomicBool::new(true));
     let mut services = RedisServices::new(
-        tokio::runtime::Handle::current(),
         &rig.host.queues,
         job.key.clone(),
         "mail".into(),
@@ -293,18 +297,16 @@ async fn the_first_durable_write_pins_and_reads_do_not() {
             redis::Commands::hget(&mut conn, &key, "airlock.digest").unwrap()
         }
     };
-    // The guest's imports block its own thread, as a guest's would.
-    tokio::task::spawn_blocking(move || {
-        assert_eq!(services.kv_get("k").unwrap(), None);
-        assert_eq!(services.step_lookup("s").unwrap(), None);
-        assert_eq!(pin(), None, "reads pin nothing");
-        assert!(services.kv_set("k", "v", None, false).unwrap());
-        assert_eq!(pin(), Some(digest.clone()), "a KV write pins");
-        services.step_record("s", "1").unwrap();
-        assert_eq!(services.step_lookup("s").unwrap().as_deref(), Some("1"));
-    })
-    .await
-    .unwrap();
+    assert_eq!(services.kv_get("k").await.unwrap(), None);
+    assert_eq!(services.step_lookup("s").await.unwrap(), None);
+    assert_eq!(pin(), None, "reads pin nothing");
+    assert!(services.kv_set("k", "v", None, false).await.unwrap());
+    assert_eq!(pin(), Some(digest.clone()), "a KV write pins");
+    services.step_record("s", "1").await.unwrap();
+    assert_eq!(
+        services.step_lookup("s").await.unwrap().as_deref(),
+        Some("1")
+    );
     assert!(
         !unpinned.load(Ordering::Relaxed),
         "the executor's flag is cleared"
@@ -338,10 +340,11 @@ async fn a_rerun_runs_its_pinned_version_and_a_first_run_the_current_one() {
         .unwrap();
     let executor = Executor::new(
         rig.host.clone(),
-        Arc::new(RwLock::new(Arc::new(ResolvedBinding {
+        Arc::new(RwLock::new(Arc::new(ResolvedBinding::new(
             binding,
-            digest: new.clone(),
-        }))),
+            new.clone(),
+            &rig.host,
+        )))),
     );
     let data = json!({"transactionId": "t", "amount": 1});
 

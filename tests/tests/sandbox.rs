@@ -5,8 +5,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use airlock::sandbox::{
-    Completion, FailureKind, JobInput, Limits, LoadedComponent, LocalServices, RunOutcome, Sandbox,
-    SandboxConfig,
+    Completion, FailureKind, JobInput, Limits, LoadedComponent, LocalServices, RunEnv, RunOutcome,
+    Sandbox, SandboxConfig,
 };
 use airlock_tests::guest_bytes;
 
@@ -392,7 +392,14 @@ async fn concurrent_instances_never_share_state() {
                 ..tight()
             };
             sandbox
-                .run_blocking(probe, input, limits, Box::new(LocalServices::new()), None)
+                .run_isolated(
+                    probe,
+                    input,
+                    limits,
+                    Box::new(LocalServices::new()),
+                    None,
+                    RunEnv::default(),
+                )
                 .await
         }));
     }
@@ -510,7 +517,11 @@ fn a_durable_workflow_replays_steps_after_its_sleep() {
     }
     let mut kv = services.clone();
     use airlock::sandbox::HostServices;
-    assert_eq!(kv.kv_get("charges:o-7").unwrap().as_deref(), Some("1"));
+    let charged = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap()
+        .block_on(kv.kv_get("charges:o-7"));
+    assert_eq!(charged.unwrap().as_deref(), Some("1"));
 }
 
 #[test]
@@ -617,4 +628,38 @@ fn uploads_that_are_not_handlers_are_refused_with_the_reason() {
     // A core module: the magic number with version 1.
     let err = sandbox.load(b"\0asm\x01\0\0\0").unwrap_err();
     assert_eq!(err.code(), "core_module");
+}
+
+/// A handler built against the pinned `airlock:job@0.1.0` contract runs
+/// unchanged: its imports link, its log and progress arrive, its step is
+/// recorded.
+#[test]
+fn a_handler_built_against_the_0_1_0_contract_still_runs() {
+    let sandbox = sandbox();
+    let legacy = load(&sandbox, "legacy-v0-1");
+    let services = LocalServices::new();
+    let outcome = sandbox.run(
+        &legacy,
+        job(r#"{"order":7}"#),
+        &tight(),
+        Box::new(services.clone()),
+        None,
+    );
+    let Completion::Completed(output) = &outcome.completion else {
+        panic!("{:?} {:?}", outcome.completion, outcome.logs);
+    };
+    let output: serde_json::Value = serde_json::from_str(output).unwrap();
+    assert_eq!(output["contract"], "0.1.0");
+    assert_eq!(output["data"]["order"], 7);
+    assert!(
+        outcome
+            .logs
+            .iter()
+            .any(|l| l.message.contains("legacy handler runs job job-1")),
+        "{:?}",
+        outcome.logs
+    );
+    let store = services.store();
+    let store = store.lock().unwrap();
+    assert_eq!(store.progress.len(), 1);
 }

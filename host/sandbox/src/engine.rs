@@ -1,8 +1,9 @@
-//! The wasmtime engines and the epoch ticker that enforces deadlines.
+//! The wasmtime engines and the epoch ticker that makes running guests
+//! yield.
 //!
 //! Airlock keeps two engines: a *metered* one that compiles fuel checks into
 //! guest code (the CPU budget every job runs under by default) and an
-//! *unmetered* one for queues that opt out of fuel and rely on the epoch
+//! *unmetered* one for queues that opt out of fuel and rely on the run's
 //! deadline alone. Fuel is compiled in, so the two cannot share compiled code.
 
 use std::hash::{Hash, Hasher};
@@ -15,7 +16,7 @@ use sha2::{Digest, Sha256};
 use wasmtime::component::{HasSelf, Linker};
 use wasmtime::{Config, Engine, InstanceAllocationStrategy, OptLevel, PoolingAllocationConfig};
 
-use super::bindings::Handler;
+use super::bindings::{Handler, v0_1};
 use super::state::RunState;
 
 /// Engine-wide settings.
@@ -36,7 +37,8 @@ pub struct EngineSettings {
 pub struct EngineHandle {
     /// The engine.
     pub engine: Engine,
-    /// Linker with WASI and the Airlock imports.
+    /// Linker with WASI, `wasi:http` and the Airlock imports of every
+    /// contract version, all async.
     pub linker: Linker<RunState>,
     /// Identifies this engine's compiled-code format (wasmtime version,
     /// target, flags, fuel...): part of the on-disk artifact key so a stale
@@ -55,6 +57,9 @@ impl EngineHandle {
             .total_core_instances(n * 8)
             .total_memories(n * 2)
             .total_tables(n * 4)
+            // Every live instance runs on a fiber stack of its own.
+            .total_stacks(n)
+            .async_stack_keep_resident(16 << 10)
             .max_memory_size(settings.max_memory_bytes as usize)
             .linear_memory_keep_resident(settings.memory_keep_resident)
             .table_keep_resident(64 << 10)
@@ -69,13 +74,18 @@ impl EngineHandle {
             .consume_fuel(metered)
             .epoch_interruption(true)
             .max_wasm_stack(settings.max_wasm_stack)
+            // The fiber a guest runs on: its wasm stack plus room for the
+            // host calls it makes.
+            .async_stack_size(settings.max_wasm_stack + (512 << 10))
             .cranelift_opt_level(OptLevel::Speed)
             .allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
         let engine = Engine::new(&config)?;
 
         let mut linker = Linker::new(&engine);
-        wasmtime_wasi::p2::add_to_linker_sync(&mut linker)?;
+        wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
+        wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)?;
         Handler::add_to_linker::<RunState, HasSelf<RunState>>(&mut linker, |state| state)?;
+        v0_1::Handler::add_to_linker::<RunState, HasSelf<RunState>>(&mut linker, |state| state)?;
 
         let mut hasher = std::collections::hash_map::DefaultHasher::new();
         engine.precompile_compatibility_hash().hash(&mut hasher);
@@ -89,8 +99,9 @@ impl EngineHandle {
     }
 }
 
-/// Advances the engines' epoch on a fixed tick; a store's deadline is a
-/// number of ticks. Stops when dropped.
+/// Advances the engines' epoch on a fixed tick; a running guest yields to
+/// its runtime at every tick (its deadline is a timer on that runtime).
+/// Stops when dropped.
 pub struct EpochTicker {
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,

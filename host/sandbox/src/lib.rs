@@ -6,26 +6,33 @@
 //! 2. take the handler's pre-instantiated form for that engine, compiling it
 //!    on first use (or loading the precompiled artifact from disk);
 //! 3. build a new `Store` holding a WASI context with nothing but clocks,
-//!    random and captured stdout/stderr, the memory limiter, the fuel budget
-//!    and an epoch deadline;
-//! 4. instantiate from the pooling allocator and call `run`;
-//! 5. classify how it ended ([`FailureKind`]) and measure fuel, peak memory
-//!    and wall time; the store and instance are dropped, so nothing leaks
-//!    into the next job.
+//!    random and captured stdout/stderr, the `wasi:http` hooks of the run
+//!    ([`http`]: egress policy, limits, secrets), the memory limiter and the
+//!    fuel budget;
+//! 4. instantiate from the pooling allocator and call `run`, under the
+//!    run's deadline;
+//! 5. classify how it ended ([`FailureKind`]) and measure fuel, peak memory,
+//!    wall time and HTTP use; the store and instance are dropped, so nothing
+//!    leaks into the next job.
 //!
-//! Runs are synchronous and CPU-bound: call [`Sandbox::run`] from a thread
-//! that may block, or [`Sandbox::run_blocking`] from async code, which moves
-//! it to tokio's blocking pool so guests never stall the async workers that
-//! renew job locks.
+//! Runs are async: every import is an async host function, so a guest
+//! waiting on Redis or on an HTTP response is a suspended future holding no
+//! thread, and a computing guest yields at every epoch tick. Guests run on
+//! the sandbox's own runtime ([`Sandbox::run_isolated`]), never on the
+//! caller's, so a host full of computing guests still renews its job locks
+//! on time.
 
 pub mod bindings;
 pub mod cache;
 pub mod clock;
+pub mod egress;
 mod engine;
+pub mod http;
 pub mod int;
 pub mod limits;
 pub mod logs;
 pub mod outcome;
+pub mod secrets;
 pub mod services;
 mod state;
 mod validate;
@@ -46,11 +53,13 @@ use self::cache::ArtifactCache;
 pub use self::cache::{ArtifactKey, KeyTooShort, Refused};
 use self::clock::now_ms;
 use self::engine::{EngineHandle, EngineSettings, EpochTicker};
+pub use self::http::HttpSummary;
 pub use self::limits::{HostMaxima, LimitError, Limits, LimitsOverride};
 use self::logs::{CapturedStream, LogSink};
 pub use self::logs::{LogLevel, LogLine, LogListener};
 pub use self::outcome::{Completion, Failure, FailureKind, RunOutcome};
 pub use self::services::{HostServices, LocalServices, Progress, ServiceError};
+pub use self::state::RunEnv;
 use self::state::{RunState, Suspend};
 pub use self::validate::{ComponentInfo, ValidationError};
 
@@ -71,8 +80,11 @@ pub struct SandboxConfig {
     /// artifacts other hosts of the fleet compiled (and shares its own);
     /// without it, only artifacts this host compiled itself (see [`cache`]).
     pub fleet_key: Option<ArtifactKey>,
-    /// Epoch tick: the granularity of timeouts.
+    /// Epoch tick: how long a computing guest runs before it yields its
+    /// thread to other guests (and to its deadline timer).
     pub epoch_tick: Duration,
+    /// Threads of the guest runtime (default: one per CPU).
+    pub guest_threads: usize,
     /// Largest component accepted, in bytes.
     pub max_component_bytes: usize,
     /// Most bytes of each linear memory the pooling allocator keeps
@@ -95,6 +107,7 @@ impl Default for SandboxConfig {
             cache_dir: None,
             fleet_key: None,
             epoch_tick: Duration::from_millis(2),
+            guest_threads: std::thread::available_parallelism().map_or(2, |n| n.get()),
             max_component_bytes: 32 << 20,
             memory_keep_resident: 1 << 20,
         }
@@ -153,6 +166,10 @@ pub struct Sandbox {
     /// since start: how the tests see that a restart did not recompile.
     compilations: AtomicU64,
     _ticker: EpochTicker,
+    /// Where guests run: a multi-threaded tokio runtime of the sandbox's
+    /// own, so that computing guests never hold the threads of the host's
+    /// runtime (which renews job locks).
+    guests: GuestRuntime,
 }
 
 /// sha256 of `bytes`, lowercase hex: a component's identity everywhere.
@@ -179,6 +196,7 @@ impl Sandbox {
             Some(dir) => Some(ArtifactCache::open(dir, config.fleet_key.clone())?),
             None => None,
         };
+        let guests = GuestRuntime::start(config.guest_threads)?;
         Ok(Sandbox {
             config,
             metered,
@@ -187,6 +205,7 @@ impl Sandbox {
             loaded: Mutex::new(HashMap::new()),
             compilations: AtomicU64::new(0),
             _ticker: ticker,
+            guests,
         })
     }
 
@@ -333,7 +352,9 @@ impl Sandbox {
         .clone()
     }
 
-    /// Runs one job to completion on the calling thread.
+    /// Runs one job to completion on this sandbox's guest runtime, blocking
+    /// the calling thread until it ends. For callers outside any async
+    /// runtime (tests, benchmarks); async code uses [`Sandbox::run_isolated`].
     pub fn run(
         &self,
         component: &LoadedComponent,
@@ -342,13 +363,46 @@ impl Sandbox {
         services: Box<dyn HostServices>,
         log_listener: Option<LogListener>,
     ) -> RunOutcome {
+        self.guest_runtime().block_on(self.run_async(
+            component,
+            job,
+            limits,
+            services,
+            log_listener,
+            RunEnv::default(),
+        ))
+    }
+
+    /// The runtime guests run on (see the module docs).
+    pub fn guest_runtime(&self) -> &tokio::runtime::Handle {
+        self.guests.handle()
+    }
+
+    /// Runs one job on the *current* runtime. A guest waiting on a host
+    /// call (Redis, HTTP) is suspended and holds no thread; a guest
+    /// computing yields at every epoch tick. The run's deadline is a timer:
+    /// past it, the guest is dropped at its next yield — with every request
+    /// it has in flight — and the run fails with `timeout`.
+    pub async fn run_async(
+        &self,
+        component: &LoadedComponent,
+        job: JobInput,
+        limits: &Limits,
+        services: Box<dyn HostServices>,
+        log_listener: Option<LogListener>,
+        env: RunEnv,
+    ) -> RunOutcome {
         let started = Instant::now();
         let sink = Arc::new(Mutex::new(LogSink::new(
             limits.max_log_bytes,
             limits.max_log_lines,
             log_listener,
         )));
-        let finish = |completion, fuel_used, peak_memory_bytes, sink: &Arc<Mutex<LogSink>>| {
+        let finish = |completion,
+                      fuel_used,
+                      peak_memory_bytes,
+                      http: http::HttpSummary,
+                      sink: &Arc<Mutex<LogSink>>| {
             let (logs, dropped) = sink.lock().unwrap().finish();
             RunOutcome {
                 completion,
@@ -358,18 +412,31 @@ impl Sandbox {
                 logs,
                 logs_dropped_bytes: dropped.bytes,
                 logs_dropped_lines: dropped.lines,
+                http,
             }
         };
         if let Err(e) = limits.check_within(&self.config.maxima) {
             let failure = Failure::new(FailureKind::Instantiation, e.to_string());
-            return finish(Completion::Failed(failure), None, 0, &sink);
+            return finish(
+                Completion::Failed(failure),
+                None,
+                0,
+                Default::default(),
+                &sink,
+            );
         }
 
         let pre = match self.handler_pre(component, limits.fuel.is_some()) {
             Ok(pre) => pre,
             Err(e) => {
                 let failure = Failure::new(FailureKind::Instantiation, e);
-                return finish(Completion::Failed(failure), None, 0, &sink);
+                return finish(
+                    Completion::Failed(failure),
+                    None,
+                    0,
+                    Default::default(),
+                    &sink,
+                );
             }
         };
         let engine = if limits.fuel.is_some() {
@@ -385,7 +452,17 @@ impl Sandbox {
             .allow_udp(false)
             .allow_ip_name_lookup(false)
             .build();
-        let state = RunState::new(wasi, sink.clone(), services, limits.clone());
+        let deadline = started + limits.timeout;
+        let state = RunState::new(
+            wasi,
+            sink.clone(),
+            services,
+            limits.clone(),
+            job.queue.clone(),
+            env,
+            deadline,
+        );
+        let stats = state.http.stats.clone();
         let mut store = Store::new(&engine.engine, state);
         store.limiter(|state| &mut state.limiter);
         if let Some(fuel) = limits.fuel {
@@ -393,10 +470,9 @@ impl Sandbox {
                 .set_fuel(fuel)
                 .expect("fuel is enabled on the metered engine");
         }
-        let tick = self.config.epoch_tick.as_nanos().max(1);
-        let ticks = limits.timeout.as_nanos().div_ceil(tick) as u64 + 1;
-        store.set_epoch_deadline(ticks);
-        store.epoch_deadline_trap();
+        // Yield to the runtime at every tick: a computing guest shares its
+        // thread, and its deadline timer gets to fire.
+        store.epoch_deadline_async_yield_and_update(1);
 
         // The job moves into the guest's view: its data is not copied.
         let wit_job = Job {
@@ -411,24 +487,44 @@ impl Sandbox {
             parent: job.parent.map(|(queue, id)| JobRef { queue, id }),
         };
 
-        let completion = match pre.instantiate(&mut store) {
-            Ok(handler) => {
-                let result = handler.call_run(&mut store, &wit_job);
-                classify(result, store.data(), limits)
+        let ran = tokio::time::timeout_at(deadline.into(), async {
+            match pre.instantiate_async(&mut store).await {
+                Ok(handler) => Ok(handler.call_run(&mut store, &wit_job).await),
+                Err(e) => Err(e),
             }
-            Err(e) => Completion::Failed(classify_instantiation(&e, store.data(), limits)),
+        })
+        .await;
+        let completion = match ran {
+            Ok(Ok(result)) => classify(result, store.data(), limits),
+            Ok(Err(e)) => Completion::Failed(classify_instantiation(&e, store.data(), limits)),
+            Err(_) => Completion::Failed(Failure::new(
+                FailureKind::Timeout,
+                format!(
+                    "deadline of {} passed",
+                    humantime::format_duration(limits.timeout)
+                ),
+            )),
+        };
+        // Revealed secrets never leave in the output or a failure reason.
+        let completion = match completion {
+            Completion::Completed(output) => Completion::Completed(store.data().redact(output)),
+            Completion::Failed(mut f) => {
+                f.message = store.data().redact(f.message);
+                Completion::Failed(f)
+            }
+            other => other,
         };
         let fuel_used = limits
             .fuel
             .map(|budget| budget - store.get_fuel().unwrap_or(0));
         let peak = store.data().limiter.peak_bytes();
         drop(store);
-        finish(completion, fuel_used, peak, &sink)
+        finish(completion, fuel_used, peak, stats.summary(), &sink)
     }
 
     /// Instantiates `component` without running it and keeps the instance
     /// alive until the returned value is dropped: lets benchmarks measure
-    /// the memory a live instance costs.
+    /// the memory a live instance costs, and tests hold a pool slot.
     pub fn instantiate_idle(
         &self,
         component: &LoadedComponent,
@@ -448,41 +544,61 @@ impl Sandbox {
             None,
         )));
         let wasi = WasiCtxBuilder::new().build();
-        let state = RunState::new(wasi, sink, Box::new(LocalServices::new()), limits.clone());
+        let state = RunState::new(
+            wasi,
+            sink,
+            Box::new(LocalServices::new()),
+            limits.clone(),
+            String::new(),
+            RunEnv::default(),
+            Instant::now() + limits.timeout,
+        );
         let mut store = Store::new(&engine.engine, state);
         store.limiter(|state| &mut state.limiter);
         if let Some(fuel) = limits.fuel {
             store.set_fuel(fuel)?;
         }
-        store.set_epoch_deadline(u64::MAX / 2);
-        let instance = pre.instantiate(&mut store)?;
+        store.epoch_deadline_async_yield_and_update(1);
+        // On a thread of its own, so this may be called from inside a
+        // runtime (a test holding a slot) as well as from plain code.
+        let runtime = self.guest_runtime();
+        let instance = std::thread::scope(|scope| {
+            scope
+                .spawn(|| runtime.block_on(pre.instantiate_async(&mut store)))
+                .join()
+                .map_err(|_| anyhow::anyhow!("instantiation panicked"))
+        })??;
         Ok(Box::new((store, instance)))
     }
 
-    /// [`Sandbox::run`] on tokio's blocking pool, for async callers.
-    pub async fn run_blocking(
+    /// [`Sandbox::run_async`] on the guest runtime, awaited from any
+    /// runtime: guests never share threads with the caller's tasks (the
+    /// queue host's lock renewals among them).
+    pub async fn run_isolated(
         self: &Arc<Self>,
         component: Arc<LoadedComponent>,
         job: JobInput,
         limits: Limits,
         services: Box<dyn HostServices>,
         log_listener: Option<LogListener>,
+        env: RunEnv,
     ) -> RunOutcome {
         let sandbox = self.clone();
         let started = Instant::now();
-        match tokio::task::spawn_blocking(move || {
-            sandbox.run(&component, job, &limits, services, log_listener)
-        })
-        .await
-        {
+        let run = self.guest_runtime().spawn(async move {
+            sandbox
+                .run_async(&component, job, &limits, services, log_listener, env)
+                .await
+        });
+        match run.await {
             Ok(outcome) => outcome,
-            // Only a bug in the host itself (a panic on the sandbox thread)
-            // can get here; the job still gets a definite outcome rather
-            // than vanishing — final, so a host bug is not retried in a loop.
+            // Only a bug in the host itself (a panic in the run) can get
+            // here; the job still gets a definite outcome rather than
+            // vanishing — final, so a host bug is not retried in a loop.
             Err(e) => RunOutcome {
                 completion: Completion::Failed(Failure::new(
                     FailureKind::Instantiation,
-                    format!("sandbox thread failed: {e}"),
+                    format!("sandbox task failed: {e}"),
                 )),
                 fuel_used: None,
                 peak_memory_bytes: 0,
@@ -490,8 +606,43 @@ impl Sandbox {
                 logs: Vec::new(),
                 logs_dropped_bytes: 0,
                 logs_dropped_lines: 0,
+                http: Default::default(),
             },
         }
+    }
+}
+
+impl Drop for Sandbox {
+    fn drop(&mut self) {
+        // A runtime may not be dropped (blocking) inside another's context.
+        if let Some(runtime) = self.guests.runtime.take() {
+            runtime.shutdown_background();
+        }
+    }
+}
+
+/// The runtime guests run on, owned by the sandbox.
+struct GuestRuntime {
+    runtime: Option<tokio::runtime::Runtime>,
+    handle: tokio::runtime::Handle,
+}
+
+impl GuestRuntime {
+    fn start(threads: usize) -> std::io::Result<GuestRuntime> {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(threads.max(1))
+            .thread_name("airlock-guest")
+            .enable_all()
+            .build()?;
+        let handle = runtime.handle().clone();
+        Ok(GuestRuntime {
+            runtime: Some(runtime),
+            handle,
+        })
+    }
+
+    fn handle(&self) -> &tokio::runtime::Handle {
+        &self.handle
     }
 }
 
@@ -568,7 +719,7 @@ fn classify_instantiation(err: &wasmtime::Error, state: &RunState, limits: &Limi
 
 fn classify_trap(err: &wasmtime::Error, state: &RunState, limits: &Limits) -> Failure {
     let trap = err.downcast_ref::<Trap>().copied();
-    if state.limiter.limit_hit && trap != Some(Trap::OutOfFuel) && trap != Some(Trap::Interrupt) {
+    if state.limiter.limit_hit && trap != Some(Trap::OutOfFuel) {
         return Failure::new(
             FailureKind::MemoryLimit,
             format!(
@@ -584,13 +735,6 @@ fn classify_trap(err: &wasmtime::Error, state: &RunState, limits: &Limits) -> Fa
             format!(
                 "fuel budget of {} exhausted",
                 limits.fuel.unwrap_or_default()
-            ),
-        ),
-        Some(Trap::Interrupt) => Failure::new(
-            FailureKind::Timeout,
-            format!(
-                "deadline of {} passed",
-                humantime::format_duration(limits.timeout)
             ),
         ),
         Some(Trap::StackOverflow) => {

@@ -21,7 +21,8 @@ pub struct Limits {
     pub fuel: Option<u64>,
     /// Cap on the guest's linear memory, summed over all its memories.
     pub memory_bytes: u64,
-    /// Wall-clock deadline for the whole run, enforced by epoch interruption
+    /// Wall-clock deadline for the whole run, enforced by a timer on the run's
+    /// future (the guest yields at every epoch tick so the timer fires)
     /// (JSON: `timeoutMs`).
     #[serde(rename = "timeoutMs", with = "duration_ms")]
     #[cfg_attr(feature = "openapi", schema(value_type = u64))]
@@ -39,6 +40,19 @@ pub struct Limits {
     pub max_steps: u32,
     /// Largest recorded step result (or KV value), in bytes.
     pub max_step_bytes: u64,
+    /// Outgoing HTTP requests a run may make; the next one is refused.
+    pub max_http_requests: u32,
+    /// Largest outgoing request body, in bytes; a larger one fails that
+    /// request.
+    pub max_http_request_bytes: u64,
+    /// Largest response body a run reads from one request, in bytes; reading
+    /// past it fails that response.
+    pub max_http_response_bytes: u64,
+    /// Deadline of one outgoing request (connect, first byte, and between
+    /// body chunks), within the run's own deadline (JSON: `httpTimeoutMs`).
+    #[serde(rename = "httpTimeoutMs", with = "duration_ms")]
+    #[cfg_attr(feature = "openapi", schema(value_type = u64))]
+    pub http_timeout: Duration,
 }
 
 impl Default for Limits {
@@ -52,6 +66,10 @@ impl Default for Limits {
             max_log_lines: 1_000,
             max_steps: 1_000,
             max_step_bytes: 1 << 20,
+            max_http_requests: 50,
+            max_http_request_bytes: 1 << 20,
+            max_http_response_bytes: 8 << 20,
+            http_timeout: Duration::from_secs(10),
         }
     }
 }
@@ -83,6 +101,16 @@ pub struct HostMaxima {
     pub max_steps: u32,
     /// Largest step result.
     pub max_step_bytes: u64,
+    /// Most outgoing HTTP requests per run.
+    pub max_http_requests: u32,
+    /// Largest outgoing request body.
+    pub max_http_request_bytes: u64,
+    /// Largest response body read per request.
+    pub max_http_response_bytes: u64,
+    /// Longest per-request deadline (JSON: `httpTimeoutMs`).
+    #[serde(rename = "httpTimeoutMs", with = "duration_ms")]
+    #[cfg_attr(feature = "openapi", schema(value_type = u64))]
+    pub http_timeout: Duration,
 }
 
 impl Default for HostMaxima {
@@ -97,6 +125,10 @@ impl Default for HostMaxima {
             max_log_lines: 100_000,
             max_steps: 10_000,
             max_step_bytes: 4 << 20,
+            max_http_requests: 10_000,
+            max_http_request_bytes: 64 << 20,
+            max_http_response_bytes: 256 << 20,
+            http_timeout: Duration::from_secs(15 * 60),
         }
     }
 }
@@ -143,6 +175,22 @@ pub struct LimitsOverride {
     #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 4_194_304))]
     #[serde(default, deserialize_with = "crate::int::opt")]
     pub max_step_bytes: Option<u64>,
+    /// Fewer outgoing HTTP requests.
+    #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 10_000))]
+    #[serde(default, deserialize_with = "crate::int::opt")]
+    pub max_http_requests: Option<u32>,
+    /// Smaller outgoing request bodies.
+    #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 67_108_864))]
+    #[serde(default, deserialize_with = "crate::int::opt")]
+    pub max_http_request_bytes: Option<u64>,
+    /// Smaller response bodies.
+    #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 268_435_456))]
+    #[serde(default, deserialize_with = "crate::int::opt")]
+    pub max_http_response_bytes: Option<u64>,
+    /// Shorter per-request deadline, in milliseconds.
+    #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 900_000))]
+    #[serde(default, deserialize_with = "crate::int::opt")]
+    pub http_timeout_ms: Option<u64>,
 }
 
 /// A limit that was asked to go up instead of down, or past a maximum.
@@ -187,6 +235,17 @@ impl Limits {
             max_log_lines: settings.max_log_lines.unwrap_or(self.max_log_lines),
             max_steps: settings.max_steps.unwrap_or(self.max_steps),
             max_step_bytes: settings.max_step_bytes.unwrap_or(self.max_step_bytes),
+            max_http_requests: settings.max_http_requests.unwrap_or(self.max_http_requests),
+            max_http_request_bytes: settings
+                .max_http_request_bytes
+                .unwrap_or(self.max_http_request_bytes),
+            max_http_response_bytes: settings
+                .max_http_response_bytes
+                .unwrap_or(self.max_http_response_bytes),
+            http_timeout: settings
+                .http_timeout_ms
+                .map(Duration::from_millis)
+                .unwrap_or(self.http_timeout),
         }
     }
 
@@ -216,6 +275,26 @@ impl Limits {
             max_log_lines: lower("maxLogLines", self.max_log_lines, request.max_log_lines)?,
             max_steps: lower("maxSteps", self.max_steps, request.max_steps)?,
             max_step_bytes: lower("maxStepBytes", self.max_step_bytes, request.max_step_bytes)?,
+            max_http_requests: lower(
+                "maxHttpRequests",
+                self.max_http_requests,
+                request.max_http_requests,
+            )?,
+            max_http_request_bytes: lower(
+                "maxHttpRequestBytes",
+                self.max_http_request_bytes,
+                request.max_http_request_bytes,
+            )?,
+            max_http_response_bytes: lower(
+                "maxHttpResponseBytes",
+                self.max_http_response_bytes,
+                request.max_http_response_bytes,
+            )?,
+            http_timeout: Duration::from_millis(lower(
+                "httpTimeoutMs",
+                self.http_timeout.as_millis() as u64,
+                request.http_timeout_ms,
+            )?),
         })
     }
 
@@ -266,6 +345,26 @@ impl Limits {
         within("maxLogLines", self.max_log_lines, max.max_log_lines)?;
         within("maxSteps", self.max_steps, max.max_steps)?;
         within("maxStepBytes", self.max_step_bytes, max.max_step_bytes)?;
+        within(
+            "maxHttpRequests",
+            self.max_http_requests,
+            max.max_http_requests,
+        )?;
+        within(
+            "maxHttpRequestBytes",
+            self.max_http_request_bytes,
+            max.max_http_request_bytes,
+        )?;
+        within(
+            "maxHttpResponseBytes",
+            self.max_http_response_bytes,
+            max.max_http_response_bytes,
+        )?;
+        within(
+            "httpTimeoutMs",
+            self.http_timeout.as_millis() as u64,
+            max.http_timeout.as_millis() as u64,
+        )?;
         Ok(())
     }
 }

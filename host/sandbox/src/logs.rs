@@ -97,6 +97,9 @@ pub struct LogSink {
     /// Same for stderr.
     stderr_partial: Vec<u8>,
     listener: Option<LogListener>,
+    /// Revealed secret values (name, value), replaced by `[redacted:NAME]`
+    /// in every line kept from the moment they were revealed.
+    redactions: Vec<(String, zeroize::Zeroizing<String>)>,
 }
 
 impl LogSink {
@@ -113,7 +116,30 @@ impl LogSink {
             stdout_partial: Vec::new(),
             stderr_partial: Vec::new(),
             listener,
+            redactions: Vec::new(),
         }
+    }
+
+    /// From now on, `value` (secret `name`'s) is redacted from this run's
+    /// lines, and from what [`LogSink::redact`] is given.
+    pub fn add_redaction(&mut self, name: &str, value: &str) {
+        if !value.is_empty() && !self.redactions.iter().any(|(_, v)| v.as_str() == value) {
+            self.redactions
+                .push((name.to_string(), zeroize::Zeroizing::new(value.to_string())));
+        }
+    }
+
+    /// `text` with every revealed secret value replaced by
+    /// `[redacted:NAME]`; `None` when there was nothing to replace.
+    pub fn redact(&self, text: &str) -> Option<String> {
+        let mut out: Option<String> = None;
+        for (name, value) in &self.redactions {
+            let current = out.as_deref().unwrap_or(text);
+            if current.contains(value.as_str()) {
+                out = Some(current.replace(value.as_str(), &format!("[redacted:{name}]")));
+            }
+        }
+        out
     }
 
     /// Whether a line of `len` bytes fits under both caps.
@@ -136,10 +162,11 @@ impl LogSink {
             return;
         }
         self.kept_bytes += len + LINE_OVERHEAD_BYTES;
+        let message = self.redact(message).unwrap_or_else(|| message.to_string());
         let line = LogLine {
             at_ms: now_ms(),
             level,
-            message: message.to_string(),
+            message,
         };
         if let Some(listener) = &self.listener {
             listener(&line);

@@ -171,6 +171,8 @@ pub struct RunOutcome {
     pub logs_dropped_bytes: u64,
     /// Log lines dropped because a cap was reached.
     pub logs_dropped_lines: u64,
+    /// What the run did over HTTP.
+    pub http: crate::http::HttpSummary,
 }
 
 impl RunOutcome {

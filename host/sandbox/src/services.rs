@@ -1,9 +1,10 @@
 //! The stores behind a guest's durable imports (steps, sleeps, KV, children).
 //!
-//! The sandbox does not know where job state lives. It calls these methods
-//! synchronously, from the thread running the guest, and the caller decides:
-//! [`LocalServices`] keeps everything in memory for `airlock run`; the queue
-//! host backs them with Redis next to the job.
+//! The sandbox does not know where job state lives. It awaits these methods
+//! from the guest's host calls — the guest is suspended meanwhile, holding
+//! no thread — and the caller decides: [`LocalServices`] keeps everything
+//! in memory for `airlock run`; the queue host backs them with Redis next
+//! to the job.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -56,33 +57,34 @@ pub struct ChildResult {
     pub outcome: Result<String, String>,
 }
 
-/// What a running guest can reach outside its sandbox. Every method runs on
-/// the guest's thread and may block (on Redis, say); none may panic.
+/// What a running guest can reach outside its sandbox. Methods are awaited
+/// on the guest runtime (they may wait on Redis, say); none may panic.
+#[async_trait::async_trait]
 pub trait HostServices: Send {
-    /// Stores a progress report. Best effort.
+    /// Stores a progress report. Best effort, never waits.
     fn progress(&mut self, value: Progress);
 
     /// The recorded result of step `step_id`, if any.
-    fn step_lookup(&mut self, step_id: &str) -> Result<Option<String>, ServiceError>;
+    async fn step_lookup(&mut self, step_id: &str) -> Result<Option<String>, ServiceError>;
 
     /// Records the result of step `step_id`.
-    fn step_record(&mut self, step_id: &str, output: &str) -> Result<(), ServiceError>;
+    async fn step_record(&mut self, step_id: &str, output: &str) -> Result<(), ServiceError>;
 
     /// The recorded wake-up time of sleep `sleep_id`, if it was reached before.
-    fn sleep_lookup(&mut self, sleep_id: &str) -> Result<Option<u64>, ServiceError>;
+    async fn sleep_lookup(&mut self, sleep_id: &str) -> Result<Option<u64>, ServiceError>;
 
     /// Records the wake-up time of sleep `sleep_id`.
-    fn sleep_record(&mut self, sleep_id: &str, wake_at_ms: u64) -> Result<(), ServiceError>;
+    async fn sleep_record(&mut self, sleep_id: &str, wake_at_ms: u64) -> Result<(), ServiceError>;
 
     /// Outcomes of this job's flow children.
-    fn children_results(&mut self) -> Result<Vec<ChildResult>, ServiceError>;
+    async fn children_results(&mut self) -> Result<Vec<ChildResult>, ServiceError>;
 
     /// Reads a KV key.
-    fn kv_get(&mut self, key: &str) -> Result<Option<String>, ServiceError>;
+    async fn kv_get(&mut self, key: &str) -> Result<Option<String>, ServiceError>;
 
     /// Writes a KV key; `only_if_absent` makes it a first-writer-wins claim.
     /// Returns whether the value was written.
-    fn kv_set(
+    async fn kv_set(
         &mut self,
         key: &str,
         value: &str,
@@ -91,7 +93,12 @@ pub trait HostServices: Send {
     ) -> Result<bool, ServiceError>;
 
     /// Deletes a KV key; whether it existed.
-    fn kv_delete(&mut self, key: &str) -> Result<bool, ServiceError>;
+    async fn kv_delete(&mut self, key: &str) -> Result<bool, ServiceError>;
+
+    /// The sealed envelope of the job's secret `name` (see
+    /// [`crate::secrets`]), if one is set. The sandbox opens it; the store
+    /// never sees a value.
+    async fn secret(&mut self, name: &str) -> Result<Option<String>, ServiceError>;
 }
 
 /// In-memory state for [`LocalServices`], shared across runs of one job so
@@ -101,6 +108,9 @@ pub struct LocalStore {
     steps: HashMap<String, String>,
     sleeps: HashMap<String, u64>,
     kv: HashMap<String, (String, Option<Instant>)>,
+    /// Sealed secret envelopes by name (the local runner seals what it is
+    /// given with a key of its own).
+    pub secrets: HashMap<String, String>,
     /// Progress reports in order, for the runner to print.
     pub progress: Vec<Progress>,
 }
@@ -129,34 +139,35 @@ impl LocalServices {
     }
 }
 
+#[async_trait::async_trait]
 impl HostServices for LocalServices {
     fn progress(&mut self, value: Progress) {
         self.with(|s| s.progress.push(value));
     }
 
-    fn step_lookup(&mut self, step_id: &str) -> Result<Option<String>, ServiceError> {
+    async fn step_lookup(&mut self, step_id: &str) -> Result<Option<String>, ServiceError> {
         Ok(self.with(|s| s.steps.get(step_id).cloned()))
     }
 
-    fn step_record(&mut self, step_id: &str, output: &str) -> Result<(), ServiceError> {
+    async fn step_record(&mut self, step_id: &str, output: &str) -> Result<(), ServiceError> {
         self.with(|s| s.steps.insert(step_id.to_string(), output.to_string()));
         Ok(())
     }
 
-    fn sleep_lookup(&mut self, sleep_id: &str) -> Result<Option<u64>, ServiceError> {
+    async fn sleep_lookup(&mut self, sleep_id: &str) -> Result<Option<u64>, ServiceError> {
         Ok(self.with(|s| s.sleeps.get(sleep_id).copied()))
     }
 
-    fn sleep_record(&mut self, sleep_id: &str, wake_at_ms: u64) -> Result<(), ServiceError> {
+    async fn sleep_record(&mut self, sleep_id: &str, wake_at_ms: u64) -> Result<(), ServiceError> {
         self.with(|s| s.sleeps.insert(sleep_id.to_string(), wake_at_ms));
         Ok(())
     }
 
-    fn children_results(&mut self) -> Result<Vec<ChildResult>, ServiceError> {
+    async fn children_results(&mut self) -> Result<Vec<ChildResult>, ServiceError> {
         Ok(Vec::new())
     }
 
-    fn kv_get(&mut self, key: &str) -> Result<Option<String>, ServiceError> {
+    async fn kv_get(&mut self, key: &str) -> Result<Option<String>, ServiceError> {
         Ok(self.with(|s| match s.kv.get(key) {
             Some((_, Some(expiry))) if *expiry <= Instant::now() => None,
             Some((v, _)) => Some(v.clone()),
@@ -164,14 +175,14 @@ impl HostServices for LocalServices {
         }))
     }
 
-    fn kv_set(
+    async fn kv_set(
         &mut self,
         key: &str,
         value: &str,
         ttl: Option<Duration>,
         only_if_absent: bool,
     ) -> Result<bool, ServiceError> {
-        let present = self.kv_get(key)?.is_some();
+        let present = self.kv_get(key).await?.is_some();
         if only_if_absent && present {
             return Ok(false);
         }
@@ -180,10 +191,14 @@ impl HostServices for LocalServices {
         Ok(true)
     }
 
-    fn kv_delete(&mut self, key: &str) -> Result<bool, ServiceError> {
-        let present = self.kv_get(key)?.is_some();
+    async fn kv_delete(&mut self, key: &str) -> Result<bool, ServiceError> {
+        let present = self.kv_get(key).await?.is_some();
         self.with(|s| s.kv.remove(key));
         Ok(present)
+    }
+
+    async fn secret(&mut self, name: &str) -> Result<Option<String>, ServiceError> {
+        Ok(self.with(|s| s.secrets.get(name).cloned()))
     }
 }
 

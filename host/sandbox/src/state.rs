@@ -1,19 +1,41 @@
-//! Per-run store data: WASI context, limits bookkeeping, captured logs, and
-//! the implementation of the `airlock:job/context` imports.
+//! Per-run store data: WASI and `wasi:http` contexts, limits bookkeeping,
+//! captured logs, and the implementation of the `airlock:job` imports
+//! (`context` in both contract versions, and `config`).
 
+use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use wasmtime::ResourceLimiter;
 use wasmtime::component::ResourceTable;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
-use super::bindings::airlock::job::{context, types};
+use super::bindings::airlock::job0_2_0::{config, context, types};
+use super::bindings::v0_1;
 use super::bindings::{ChildOutcome, ChildResult, HostError, JobRef, LogLevel, Progress};
+use super::egress::EgressPolicy;
+use super::http::{Grant, HttpLimits, HttpStats, RunHttp};
 use super::limits::Limits;
 use super::logs::{LogLevel as SinkLevel, LogSink};
+use super::secrets::{self, SecretsKey};
 use super::services::{self, HostServices, ServiceError};
 use crate::clock::now_ms;
+
+/// Longest secret or configuration name a guest may ask for.
+const MAX_NAME_BYTES: usize = 128;
+
+/// What a run may reach beyond its durable imports: the binding's
+/// configuration, its egress policy and the key its secrets open with.
+#[derive(Debug, Clone, Default)]
+pub struct RunEnv {
+    /// The binding's `config` map.
+    pub config: Arc<BTreeMap<String, String>>,
+    /// Where the run may send HTTP requests; `None`: nowhere.
+    pub egress: Option<EgressPolicy>,
+    /// The fleet's secrets key; `None`: secrets cannot be opened here.
+    pub secrets_key: Option<SecretsKey>,
+}
 
 /// Longest step id, sleep id or KV key a guest may use.
 const MAX_KEY_BYTES: usize = 512;
@@ -116,6 +138,14 @@ impl ResourceLimiter for MemoryLimiter {
 pub struct RunState {
     wasi: WasiCtx,
     table: ResourceTable,
+    http_ctx: WasiHttpCtx,
+    /// The `wasi:http` hooks: policy, limits, secrets substitution.
+    pub http: RunHttp,
+    /// The queue (secrets are sealed for it).
+    queue: String,
+    env: RunEnv,
+    /// Secrets handed out as placeholders, shared with the HTTP hooks.
+    grants: Arc<Mutex<Vec<Grant>>>,
     /// Memory accounting and the memory cap.
     pub limiter: MemoryLimiter,
     /// The run's capped log, shared with the captured stdout/stderr.
@@ -133,16 +163,39 @@ pub struct RunState {
 }
 
 impl RunState {
-    /// State for one run under `limits`.
+    /// State for one run of a job of `queue` under `limits`, ending by
+    /// `deadline`.
     pub fn new(
         wasi: WasiCtx,
         logs: Arc<Mutex<LogSink>>,
         services: Box<dyn HostServices>,
         limits: Limits,
+        queue: String,
+        env: RunEnv,
+        deadline: Instant,
     ) -> Self {
+        let grants: Arc<Mutex<Vec<Grant>>> = Arc::default();
+        let http = RunHttp {
+            policy: env.egress.clone(),
+            limits: HttpLimits {
+                max_requests: limits.max_http_requests,
+                max_request_bytes: limits.max_http_request_bytes,
+                max_response_bytes: limits.max_http_response_bytes,
+                timeout: limits.http_timeout,
+                run_deadline: deadline,
+            },
+            stats: Arc::new(HttpStats::default()),
+            grants: grants.clone(),
+            logs: logs.clone(),
+        };
         RunState {
             wasi,
             table: ResourceTable::new(),
+            http_ctx: WasiHttpCtx::new(),
+            http,
+            queue,
+            env,
+            grants,
             limiter: MemoryLimiter::new(limits.memory_bytes),
             logs,
             services,
@@ -158,6 +211,49 @@ impl RunState {
         if let Ok(mut sink) = self.logs.lock() {
             sink.push(level, message);
         }
+    }
+
+    /// `text` with revealed secret values redacted (see [`LogSink::redact`]).
+    pub fn redact(&self, text: String) -> String {
+        match self.logs.lock() {
+            Ok(sink) => sink.redact(&text).unwrap_or(text),
+            Err(_) => text,
+        }
+    }
+
+    /// Opens the job's secret `name` (fetched through the services).
+    async fn open_secret(&mut self, name: &str) -> Result<secrets::Secret, HostError> {
+        if name.is_empty()
+            || name.len() > MAX_NAME_BYTES
+            || !name
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"_.-".contains(&b))
+        {
+            return Err(HostError::Invalid(format!(
+                "`{name}` is not a secret name (letters, digits, `_`, `.`, `-`; at most {MAX_NAME_BYTES} bytes)"
+            )));
+        }
+        let stored = match self.services.secret(name).await {
+            Ok(Some(stored)) => stored,
+            Ok(None) => {
+                return Err(HostError::Invalid(format!(
+                    "no secret `{name}` is set for queue `{}`",
+                    self.queue
+                )));
+            }
+            Err(e) => return Err(self.host_error(e)),
+        };
+        let Some(key) = &self.env.secrets_key else {
+            let message =
+                "this host has no secrets key (--secrets-key-file), so it cannot open secrets"
+                    .to_string();
+            self.service_outage = Some(message.clone());
+            return Err(HostError::Unavailable(message));
+        };
+        // An envelope that does not open (another key, altered) stays that
+        // way: refused, not an outage to wait out.
+        secrets::open(key, &self.queue, name, &stored)
+            .map_err(|e| HostError::Invalid(format!("secret `{name}`: {e}")))
     }
 
     /// Converts a service error for the guest, remembering outages.
@@ -207,14 +303,24 @@ impl WasiView for RunState {
     }
 }
 
+impl WasiHttpView for RunState {
+    fn http(&mut self) -> WasiHttpCtxView<'_> {
+        WasiHttpCtxView {
+            ctx: &mut self.http_ctx,
+            table: &mut self.table,
+            hooks: &mut self.http,
+        }
+    }
+}
+
 impl types::Host for RunState {}
 
 impl context::Host for RunState {
-    fn report_progress(&mut self, value: Progress) {
+    async fn report_progress(&mut self, value: Progress) {
         let progress = match value {
             Progress::Percent(p) => services::Progress::Percent(p.min(100)),
             Progress::Json(text) if text.len() <= MAX_PROGRESS_BYTES => {
-                match serde_json::from_str(&text) {
+                match serde_json::from_str(&self.redact(text)) {
                     Ok(v) => services::Progress::Json(v),
                     Err(e) => {
                         self.log_line(SinkLevel::Warn, &format!("ignored progress report: {e}"));
@@ -236,7 +342,7 @@ impl context::Host for RunState {
         self.services.progress(progress);
     }
 
-    fn log(&mut self, level: LogLevel, message: String) {
+    async fn log(&mut self, level: LogLevel, message: String) {
         let level = match level {
             LogLevel::Trace => SinkLevel::Trace,
             LogLevel::Debug => SinkLevel::Debug,
@@ -247,15 +353,17 @@ impl context::Host for RunState {
         self.log_line(level, &message);
     }
 
-    fn step_lookup(&mut self, step_id: String) -> Result<Option<String>, HostError> {
+    async fn step_lookup(&mut self, step_id: String) -> Result<Option<String>, HostError> {
         Self::check_key("step id", &step_id)?;
         self.services
             .step_lookup(&step_id)
+            .await
             .map_err(|e| self.host_error(e))
     }
 
-    fn step_record(&mut self, step_id: String, output: String) -> Result<(), HostError> {
+    async fn step_record(&mut self, step_id: String, output: String) -> Result<(), HostError> {
         Self::check_key("step id", &step_id)?;
+        let output = self.redact(output);
         self.check_value("step result", &output)?;
         if self.steps_recorded >= self.limits.max_steps {
             return Err(HostError::LimitExceeded(format!(
@@ -268,12 +376,13 @@ impl context::Host for RunState {
         }
         self.services
             .step_record(&step_id, &output)
+            .await
             .map_err(|e| self.host_error(e))?;
         self.steps_recorded += 1;
         Ok(())
     }
 
-    fn sleep_until(
+    async fn sleep_until(
         &mut self,
         step_id: String,
         wake_at_ms: u64,
@@ -288,13 +397,13 @@ impl context::Host for RunState {
                 wake_at_ms - now
             ))));
         }
-        let wake_at = match self.services.sleep_lookup(&step_id) {
+        let wake_at = match self.services.sleep_lookup(&step_id).await {
             Err(e) => return Ok(Err(self.host_error(e))),
             // The first recorded wake-up time wins on every replay.
             Ok(Some(recorded)) => recorded,
             Ok(None) if wake_at_ms <= now => return Ok(Ok(())),
             Ok(None) => {
-                if let Err(e) = self.services.sleep_record(&step_id, wake_at_ms) {
+                if let Err(e) = self.services.sleep_record(&step_id, wake_at_ms).await {
                     return Ok(Err(self.host_error(e)));
                 }
                 wake_at_ms
@@ -307,10 +416,11 @@ impl context::Host for RunState {
         Err(wasmtime::Error::new(Suspend))
     }
 
-    fn children_results(&mut self) -> Result<Vec<ChildResult>, HostError> {
+    async fn children_results(&mut self) -> Result<Vec<ChildResult>, HostError> {
         let results = self
             .services
             .children_results()
+            .await
             .map_err(|e| self.host_error(e))?;
         Ok(results
             .into_iter()
@@ -327,41 +437,54 @@ impl context::Host for RunState {
             .collect())
     }
 
-    fn kv_get(&mut self, key: String) -> Result<Option<String>, HostError> {
+    async fn kv_get(&mut self, key: String) -> Result<Option<String>, HostError> {
         Self::check_key("kv key", &key)?;
-        self.services.kv_get(&key).map_err(|e| self.host_error(e))
+        self.services
+            .kv_get(&key)
+            .await
+            .map_err(|e| self.host_error(e))
     }
 
-    fn kv_set(&mut self, key: String, value: String, ttl_ms: Option<u64>) -> Result<(), HostError> {
+    async fn kv_set(
+        &mut self,
+        key: String,
+        value: String,
+        ttl_ms: Option<u64>,
+    ) -> Result<(), HostError> {
         Self::check_key("kv key", &key)?;
+        let value = self.redact(value);
         self.check_value("kv value", &value)?;
         self.services
             .kv_set(&key, &value, ttl_ms.map(Duration::from_millis), false)
+            .await
             .map(|_| ())
             .map_err(|e| self.host_error(e))
     }
 
-    fn kv_set_if_absent(
+    async fn kv_set_if_absent(
         &mut self,
         key: String,
         value: String,
         ttl_ms: Option<u64>,
     ) -> Result<bool, HostError> {
         Self::check_key("kv key", &key)?;
+        let value = self.redact(value);
         self.check_value("kv value", &value)?;
         self.services
             .kv_set(&key, &value, ttl_ms.map(Duration::from_millis), true)
+            .await
             .map_err(|e| self.host_error(e))
     }
 
-    fn kv_delete(&mut self, key: String) -> Result<bool, HostError> {
+    async fn kv_delete(&mut self, key: String) -> Result<bool, HostError> {
         Self::check_key("kv key", &key)?;
         self.services
             .kv_delete(&key)
+            .await
             .map_err(|e| self.host_error(e))
     }
 
-    fn report_panic(&mut self, mut message: String) {
+    async fn report_panic(&mut self, mut message: String) {
         if message.len() > MAX_PANIC_BYTES {
             let mut end = MAX_PANIC_BYTES;
             while !message.is_char_boundary(end) {
@@ -371,5 +494,110 @@ impl context::Host for RunState {
         }
         self.log_line(SinkLevel::Error, &format!("panicked: {message}"));
         self.panic_message = Some(message);
+    }
+}
+
+impl config::Host for RunState {
+    async fn get(&mut self, key: String) -> Option<String> {
+        self.env.config.get(&key).cloned()
+    }
+
+    async fn keys(&mut self) -> Vec<String> {
+        self.env.config.keys().cloned().collect()
+    }
+
+    async fn secret(&mut self, name: String) -> Result<String, HostError> {
+        if let Some(held) = self.grants.lock().ok().and_then(|g| {
+            g.iter()
+                .find(|g| g.name == name)
+                .map(|g| g.placeholder.clone())
+        }) {
+            return Ok(held);
+        }
+        let secret = self.open_secret(&name).await?;
+        let placeholder = secrets::placeholder();
+        if let Ok(mut grants) = self.grants.lock() {
+            grants.push(Grant {
+                name,
+                placeholder: placeholder.clone(),
+                secret,
+            });
+        }
+        Ok(placeholder)
+    }
+
+    async fn reveal_secret(&mut self, name: String) -> Result<String, HostError> {
+        let secret = self.open_secret(&name).await?;
+        if !secret.policy.reveal {
+            return Err(HostError::Invalid(format!(
+                "secret `{name}` is not set with `reveal`: a handler gets its placeholder (config.secret), not its value"
+            )));
+        }
+        if let Ok(mut sink) = self.logs.lock() {
+            sink.add_redaction(&name, &secret.value);
+        }
+        Ok(secret.value.to_string())
+    }
+}
+
+/// Handlers built against `airlock:job@0.1.0` import `context` under its
+/// old name; its functions are the current ones.
+impl v0_1::airlock::job0_1_0::context::Host for RunState {
+    async fn report_progress(&mut self, value: Progress) {
+        context::Host::report_progress(self, value).await
+    }
+
+    async fn log(&mut self, level: LogLevel, message: String) {
+        context::Host::log(self, level, message).await
+    }
+
+    async fn step_lookup(&mut self, step_id: String) -> Result<Option<String>, HostError> {
+        context::Host::step_lookup(self, step_id).await
+    }
+
+    async fn step_record(&mut self, step_id: String, output: String) -> Result<(), HostError> {
+        context::Host::step_record(self, step_id, output).await
+    }
+
+    async fn sleep_until(
+        &mut self,
+        step_id: String,
+        wake_at_ms: u64,
+    ) -> wasmtime::Result<Result<(), HostError>> {
+        context::Host::sleep_until(self, step_id, wake_at_ms).await
+    }
+
+    async fn children_results(&mut self) -> Result<Vec<ChildResult>, HostError> {
+        context::Host::children_results(self).await
+    }
+
+    async fn kv_get(&mut self, key: String) -> Result<Option<String>, HostError> {
+        context::Host::kv_get(self, key).await
+    }
+
+    async fn kv_set(
+        &mut self,
+        key: String,
+        value: String,
+        ttl_ms: Option<u64>,
+    ) -> Result<(), HostError> {
+        context::Host::kv_set(self, key, value, ttl_ms).await
+    }
+
+    async fn kv_set_if_absent(
+        &mut self,
+        key: String,
+        value: String,
+        ttl_ms: Option<u64>,
+    ) -> Result<bool, HostError> {
+        context::Host::kv_set_if_absent(self, key, value, ttl_ms).await
+    }
+
+    async fn kv_delete(&mut self, key: String) -> Result<bool, HostError> {
+        context::Host::kv_delete(self, key).await
+    }
+
+    async fn report_panic(&mut self, message: String) {
+        context::Host::report_panic(self, message).await
     }
 }

@@ -5,9 +5,17 @@ use serde::{Deserialize, Serialize};
 use wasmtime::Engine;
 use wasmtime::component::Component;
 
-/// WASI 0.2 packages the host links (with everything but clocks, random and
-/// stdio denied at runtime).
-const PROVIDED_WASI: [&str; 6] = ["cli", "clocks", "filesystem", "io", "random", "sockets"];
+/// WASI 0.2 packages the host links (filesystem and sockets denied at
+/// runtime; HTTP under the run's egress policy).
+const PROVIDED_WASI: [&str; 7] = [
+    "cli",
+    "clocks",
+    "filesystem",
+    "http",
+    "io",
+    "random",
+    "sockets",
+];
 
 /// Why a blob was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -62,7 +70,7 @@ pub struct ComponentInfo {
     pub digest: String,
     /// Size in bytes.
     pub size: usize,
-    /// Imported interface names (`airlock:job/context@0.1.0`, `wasi:...`).
+    /// Imported interface names (`airlock:job/context@0.2.0`, `wasi:...`).
     pub imports: Vec<String>,
     /// Exported names (`run`).
     pub exports: Vec<String>,
@@ -114,7 +122,11 @@ fn is_provided(name: &str) -> bool {
         return false;
     };
     if let Some(rest) = package.strip_prefix("airlock:job/") {
-        return matches!(rest, "context" | "types") && version.starts_with("0.1.");
+        return match rest {
+            "context" | "types" => version.starts_with("0.1.") || version.starts_with("0.2."),
+            "config" => version.starts_with("0.2."),
+            _ => false,
+        };
     }
     if let Some(rest) = package.strip_prefix("wasi:") {
         let wasi_package = rest.split('/').next().unwrap_or_default();
@@ -138,7 +150,8 @@ pub fn check_imports(info: &ComponentInfo) -> Result<(), ValidationError> {
     }
     Err(ValidationError::Imports(format!(
         "the component imports {} which Airlock does not provide; a handler may import \
-         airlock:job/context@0.1.x and the WASI 0.2 interfaces of {}",
+         airlock:job/context and config@0.2.x (or context@0.1.x) and the WASI 0.2 \
+         interfaces of {}",
         unknown
             .iter()
             .map(|n| format!("`{n}`"))
@@ -171,9 +184,13 @@ mod tests {
     #[test]
     fn provided_imports() {
         assert!(is_provided("airlock:job/context@0.1.0"));
+        assert!(is_provided("airlock:job/context@0.2.0"));
+        assert!(is_provided("airlock:job/config@0.2.0"));
         assert!(is_provided("wasi:io/streams@0.2.3"));
-        assert!(!is_provided("wasi:http/outgoing-handler@0.2.0"));
-        assert!(!is_provided("airlock:job/context@0.2.0"));
+        assert!(is_provided("wasi:http/outgoing-handler@0.2.0"));
+        assert!(!is_provided("airlock:job/config@0.1.0"));
+        assert!(!is_provided("airlock:job/context@0.3.0"));
+        assert!(!is_provided("wasi:http/outgoing-handler@0.3.0"));
         assert!(!is_provided("evil"));
     }
 }

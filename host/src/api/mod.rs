@@ -14,6 +14,7 @@
 //! |---|---|
 //! | handler components | [`handlers`] |
 //! | queue bindings, counts, pause, drain/clean/obliterate | [`queues`] |
+//! | a queue's secrets (set, list, delete; values never returned) | [`secrets`] |
 //! | enqueue, list, inspect, retry, remove, promote, wait | [`jobs`] |
 //! | Server-Sent Events | [`events`] |
 //! | flows | [`flows`] |
@@ -34,6 +35,7 @@ pub mod jobs;
 pub mod openapi;
 pub mod queues;
 pub mod schedules;
+pub mod secrets;
 pub mod triggers;
 
 use std::sync::Arc;
@@ -186,6 +188,8 @@ pub fn routes(state: ApiState) -> (Router, utoipa::openapi::OpenApi) {
         .routes(routes!(schedules::list))
         .routes(routes!(schedules::get, schedules::put, schedules::delete))
         .routes(routes!(schedules::trigger))
+        .routes(routes!(secrets::list))
+        .routes(routes!(secrets::put, secrets::delete))
         .routes(routes!(triggers::send))
         .routes(routes!(hosts::list))
         .routes(routes!(hosts::drain))

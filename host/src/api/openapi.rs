@@ -21,6 +21,7 @@ use serde_json::{Map, Value, json};
 
 use crate::names;
 use crate::queue::{BACKOFF_TIER, MAX_FLOW_DEPTH, max_exponential_delay};
+use crate::registry::MAX_CONFIG_ENTRIES;
 
 /// The document to serve.
 pub fn document(api: &utoipa::openapi::OpenApi) -> Value {
@@ -53,6 +54,7 @@ fn error_response(description: &str) -> Value {
 fn path_param_pattern(path: &str, name: &str) -> Option<&'static str> {
     match name {
         "queue" => Some(names::QUEUE_PATTERN),
+        "name" if path.contains("/secrets/") => Some(names::SECRET_PATTERN),
         "name" => Some(names::HANDLER_PATTERN),
         "ref" => Some(names::REF_PATTERN),
         "id" if path.starts_with("/v1/hosts/") => Some(names::HOST_ID_PATTERN),
@@ -189,11 +191,19 @@ fn flow_children(doc: &mut Value) {
 }
 
 /// A binding that turns fuel metering off (`metered: false`) sets no fuel
-/// limit.
+/// limit; its `config` has at most [`MAX_CONFIG_ENTRIES`] entries (utoipa
+/// has no attribute for `maxProperties`).
 fn binding_rules(doc: &mut Value) {
     let Some(spec) = schema_mut(doc, "BindingSpec") else {
         return;
     };
+    if let Some(config) = spec
+        .get_mut("properties")
+        .and_then(|p| p.get_mut("config"))
+        .and_then(Value::as_object_mut)
+    {
+        config.insert("maxProperties".into(), json!(MAX_CONFIG_ENTRIES));
+    }
     add_any_of(
         spec,
         json!([

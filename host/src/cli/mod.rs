@@ -4,6 +4,7 @@
 mod client;
 mod remote;
 mod run;
+mod secrets;
 mod serve;
 mod workflows;
 
@@ -57,6 +58,9 @@ pub enum Command {
     /// Schedules: set, list, delete, trigger.
     #[command(subcommand)]
     Schedule(workflows::ScheduleCommand),
+    /// A queue's secrets: set (value from standard input), list, delete.
+    #[command(subcommand)]
+    Secret(secrets::SecretCommand),
     /// Send an event to the queues subscribed to it.
     Emit(workflows::EmitArgs),
     /// Add a flow (a parent job and its children) from a JSON file.
@@ -87,6 +91,7 @@ pub async fn execute(cli: Cli) -> anyhow::Result<i32> {
         Command::Job { job } => remote::job(conn, json, &job).await,
         Command::Retry { job } => remote::retry(conn, json, &job).await,
         Command::Schedule(cmd) => workflows::schedule(conn, json, cmd).await,
+        Command::Secret(cmd) => secrets::secret(conn, json, cmd).await,
         Command::Emit(args) => workflows::emit(conn, json, args).await,
         Command::Flow(args) => workflows::flow(conn, json, args).await,
         Command::Hosts => remote::hosts(conn, json, None).await,

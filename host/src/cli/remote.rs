@@ -93,6 +93,14 @@ pub struct BindArgs {
     /// Fleet-wide rate limit: `100/1s` (jobs per window).
     #[arg(long)]
     pub rate_limit: Option<String>,
+    /// A configuration value the handler can read, `KEY=VALUE` (repeatable).
+    #[arg(long = "config", value_name = "KEY=VALUE")]
+    pub config: Vec<String>,
+    /// A destination the handler may send HTTP requests to,
+    /// `scheme://host[:port]` (repeatable; `*.` for subdomains; the host's
+    /// `--egress-allow` must allow it too).
+    #[arg(long = "egress", value_name = "PATTERN")]
+    pub egress: Vec<String>,
 }
 
 /// `airlock enqueue`.
@@ -272,6 +280,19 @@ pub async fn queue(conn: &Connection, json_output: bool, cmd: QueueCommand) -> a
                 let window = humantime::parse_duration(window)
                     .with_context(|| format!("--rate-limit: `{window}` is not a duration"))?;
                 spec["rateLimit"] = json!({"max": max, "durationMs": window.as_millis() as u64});
+            }
+            if !args.config.is_empty() {
+                let mut config = serde_json::Map::new();
+                for item in &args.config {
+                    let (key, value) = item
+                        .split_once('=')
+                        .with_context(|| format!("--config: expected KEY=VALUE, got `{item}`"))?;
+                    config.insert(key.to_string(), json!(value));
+                }
+                spec["config"] = Value::Object(config);
+            }
+            if !args.egress.is_empty() {
+                spec["egress"] = json!(args.egress);
             }
             client
                 .json(Method::PUT, &format!("/v1/queues/{}", args.queue), &spec)

@@ -3,7 +3,9 @@
 //! Runs one job without Redis: steps, sleeps and the KV store live in
 //! memory for the duration of the command. A durable sleep is honoured for
 //! real (the job is re-run after the wake-up time, replaying its steps), or
-//! skipped with `--skip-sleeps`.
+//! skipped with `--skip-sleeps`. `--config`, `--egress` and `--secret` give
+//! the job what a queue binding would: configuration, where its HTTP
+//! requests may go, and secrets (sealed with a key of this process's own).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -13,9 +15,11 @@ use anyhow::Context as _;
 use clap::Args;
 
 use crate::sandbox::clock::now_ms;
+use crate::sandbox::egress::{EgressPattern, EgressPolicy, EgressRule, OperatorEgress};
+use crate::sandbox::secrets::{self, SecretPolicy, SecretsKey};
 use crate::sandbox::{
-    Completion, FailureKind, HostServices, JobInput, Limits, LocalServices, RunOutcome, Sandbox,
-    SandboxConfig,
+    Completion, FailureKind, HostServices, JobInput, Limits, LocalServices, RunEnv, RunOutcome,
+    Sandbox, SandboxConfig,
 };
 
 /// Arguments of `airlock run`.
@@ -51,6 +55,80 @@ pub struct RunArgs {
     /// Print the outcome as JSON.
     #[arg(long)]
     pub json: bool,
+    /// A configuration value for the job, `KEY=VALUE` (repeatable).
+    #[arg(long = "config", value_name = "KEY=VALUE")]
+    pub config: Vec<String>,
+    /// A destination the job may send HTTP requests to,
+    /// `scheme://host[:port]` (repeatable; `*.example.com` for subdomains).
+    #[arg(long = "egress", value_name = "PATTERN")]
+    pub egress: Vec<String>,
+    /// A non-public network the job may reach, e.g. `127.0.0.1/32` for a
+    /// local mock (repeatable).
+    #[arg(long = "egress-allow-network", value_name = "CIDR")]
+    pub egress_networks: Vec<String>,
+    /// A secret for the job, its value taken from the environment variable
+    /// of the same name; sent only to the `--egress` destinations. Append
+    /// `:reveal` to let the handler read the value (repeatable).
+    #[arg(long = "secret", value_name = "NAME[:reveal]")]
+    pub secrets: Vec<String>,
+}
+
+/// The binding-like environment of a local run, from the flags.
+fn env_from(args: &RunArgs, services: &LocalServices) -> anyhow::Result<RunEnv> {
+    let mut config = std::collections::BTreeMap::new();
+    for item in &args.config {
+        let (k, v) = item
+            .split_once('=')
+            .with_context(|| format!("--config: `{item}` is not KEY=VALUE"))?;
+        config.insert(k.to_string(), v.to_string());
+    }
+    let patterns: Vec<EgressPattern> = args
+        .egress
+        .iter()
+        .map(|p| p.parse().map_err(|e| anyhow::anyhow!("--egress: {e}")))
+        .collect::<anyhow::Result<_>>()?;
+    let networks = args
+        .egress_networks
+        .iter()
+        .map(|n| {
+            n.parse()
+                .map_err(|_| anyhow::anyhow!("--egress-allow-network: `{n}` is not a CIDR network"))
+        })
+        .collect::<anyhow::Result<_>>()?;
+    let egress = (!patterns.is_empty()).then(|| EgressPolicy {
+        operator: Arc::new(OperatorEgress {
+            allow: patterns.clone(),
+            networks,
+        }),
+        rules: patterns.iter().cloned().map(EgressRule::Pattern).collect(),
+    });
+    let key = SecretsKey::generate();
+    for item in &args.secrets {
+        let (name, reveal) = match item.strip_suffix(":reveal") {
+            Some(name) => (name, true),
+            None => (item.as_str(), false),
+        };
+        let value = std::env::var(name).with_context(|| {
+            format!("--secret {item}: set the environment variable `{name}` to its value")
+        })?;
+        let policy = SecretPolicy {
+            allow: patterns.clone(),
+            reveal,
+            in_body: false,
+        };
+        let sealed = secrets::seal(&key, "local", name, &value, &policy, now_ms());
+        services
+            .store()
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .secrets
+            .insert(name.to_string(), sealed);
+    }
+    Ok(RunEnv {
+        config: Arc::new(config),
+        egress,
+        secrets_key: Some(key),
+    })
 }
 
 /// Exit code for a failure kind: 0 is success, 1 a usage or load error.
@@ -133,6 +211,7 @@ pub async fn execute(args: RunArgs) -> anyhow::Result<i32> {
     .with_context(|| format!("{} is not a usable handler", args.handler.display()))?;
 
     let services = LocalServices::new();
+    let env = env_from(&args, &services)?;
     let job = JobInput {
         id: format!("local-{}", now_ms()),
         queue: "local".into(),
@@ -149,7 +228,8 @@ pub async fn execute(args: RunArgs) -> anyhow::Result<i32> {
         if args.repeat > 1 && !args.json {
             println!("── run {repetition} of {} ──", args.repeat);
         }
-        last = Some(run_until_done(&sandbox, &component, &job, &limits, &services, &args).await);
+        last =
+            Some(run_until_done(&sandbox, &component, &job, &limits, &services, &env, &args).await);
     }
     let outcome = last.expect("at least one run");
     Ok(match &outcome.completion {
@@ -167,16 +247,18 @@ async fn run_until_done(
     job: &JobInput,
     limits: &Limits,
     services: &LocalServices,
+    env: &RunEnv,
     args: &RunArgs,
 ) -> RunOutcome {
     loop {
         let outcome = sandbox
-            .run_blocking(
+            .run_isolated(
                 component.clone(),
                 job.clone(),
                 limits.clone(),
                 Box::new(services.clone()) as Box<dyn HostServices>,
                 None,
+                env.clone(),
             )
             .await;
         report(&outcome, services, args);

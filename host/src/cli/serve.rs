@@ -21,6 +21,8 @@ use crate::fleet::Fleet;
 use crate::metrics::Metrics;
 use crate::queue::{QueueService, WorkerSettings};
 use crate::registry::Registry;
+use crate::sandbox::egress::{EgressPattern, OperatorEgress};
+use crate::sandbox::secrets::SecretsKey;
 use crate::sandbox::{ArtifactKey, Sandbox, SandboxConfig};
 use crate::store::Store;
 use crate::worker::HostContext;
@@ -101,6 +103,77 @@ pub struct ServeArgs {
     /// How often this host announces itself to the fleet.
     #[arg(long, default_value = "1s", value_parser = humantime::parse_duration)]
     pub heartbeat: Duration,
+    /// Destinations guests of this host may send HTTP requests to, as
+    /// `scheme://host[:port]` patterns (`https://*.sendgrid.net` for
+    /// subdomains; comma-separated or repeated). A binding's `egress` list
+    /// can only narrow this; without it no guest reaches anything.
+    #[arg(
+        long,
+        env = "AIRLOCK_EGRESS_ALLOW",
+        value_delimiter = ',',
+        value_name = "PATTERN"
+    )]
+    pub egress_allow: Vec<String>,
+    /// Non-public networks guests may reach although the address check
+    /// refuses them, e.g. `127.0.0.1/32` for a local gateway (comma-separated
+    /// or repeated).
+    #[arg(
+        long,
+        env = "AIRLOCK_EGRESS_ALLOW_NETWORK",
+        value_delimiter = ',',
+        value_name = "CIDR"
+    )]
+    pub egress_allow_network: Vec<String>,
+    /// A file holding the fleet's secrets key (64 hex digits): the key that
+    /// seals queue secrets in Redis. Without it the host runs no job that
+    /// asks for a secret and the API refuses to store one.
+    #[arg(long, env = "AIRLOCK_SECRETS_KEY_FILE", conflicts_with = "secrets_key")]
+    pub secrets_key_file: Option<PathBuf>,
+    /// The fleet's secrets key itself (prefer `--secrets-key-file`).
+    #[arg(long, env = "AIRLOCK_SECRETS_KEY", hide_env_values = true)]
+    pub secrets_key: Option<String>,
+}
+
+/// The operator's egress rules, from `--egress-allow` and
+/// `--egress-allow-network`.
+pub fn operator_egress(patterns: &[String], networks: &[String]) -> anyhow::Result<OperatorEgress> {
+    let allow = patterns
+        .iter()
+        .map(|p| p.trim())
+        .filter(|p| !p.is_empty())
+        .map(|p| {
+            p.parse()
+                .map_err(|e| anyhow::anyhow!("--egress-allow: {e}"))
+        })
+        .collect::<anyhow::Result<Vec<EgressPattern>>>()?;
+    let networks = networks
+        .iter()
+        .map(|n| n.trim())
+        .filter(|n| !n.is_empty())
+        .map(|n| {
+            n.parse().map_err(|_| {
+                anyhow::anyhow!(
+                    "--egress-allow-network: `{n}` is not a CIDR network (e.g. 127.0.0.1/32)"
+                )
+            })
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    Ok(OperatorEgress { allow, networks })
+}
+
+/// The fleet's secrets key, from `--secrets-key-file` or
+/// `AIRLOCK_SECRETS_KEY`.
+fn secrets_key(args: &ServeArgs) -> anyhow::Result<Option<SecretsKey>> {
+    let text = match (&args.secrets_key_file, &args.secrets_key) {
+        (Some(path), _) => std::fs::read_to_string(path).map_err(|e| {
+            anyhow::anyhow!("--secrets-key-file: cannot read {}: {e}", path.display())
+        })?,
+        (None, Some(text)) => text.clone(),
+        (None, None) => return Ok(None),
+    };
+    SecretsKey::from_hex(text.trim())
+        .map(Some)
+        .map_err(|e| anyhow::anyhow!("--secrets-key-file / AIRLOCK_SECRETS_KEY: {e}"))
 }
 
 fn load_tokens(args: &ServeArgs) -> anyhow::Result<Tokens> {
@@ -177,6 +250,8 @@ pub async fn execute(args: ServeArgs) -> anyhow::Result<i32> {
             "no fleet artifact key (--artifact-key-file): this host loads only artifacts it compiled itself and shares none"
         );
     }
+    let egress = operator_egress(&args.egress_allow, &args.egress_allow_network)?;
+    let secrets_key = secrets_key(&args)?;
     let host_id = args.host_id.clone().unwrap_or_else(default_host_id);
     let store = connect_store(&args.redis, &args.prefix, &shutdown_rx).await?;
     let queues = Arc::new(QueueService::new(&args.prefix, store.clone()));
@@ -203,6 +278,8 @@ pub async fn execute(args: ServeArgs) -> anyhow::Result<i32> {
         running: std::sync::atomic::AtomicUsize::new(0),
         applied_generation: std::sync::atomic::AtomicU64::new(crate::worker::NO_GENERATION),
         fleet: Fleet::new(store.clone(), args.heartbeat * 5),
+        egress: Arc::new(egress),
+        secrets_key,
         worker_settings: WorkerSettings {
             concurrency: 1,
             lock_duration: args.lock_duration,

@@ -8,6 +8,7 @@
 //! | `airlock.limits` | per-job limits (JSON `LimitsOverride`) | [`Meta::commit`] |
 //! | `airlock.digest` | handler digest the job is pinned to | [`Meta::pin`] (a job that may carry state, before a rerun), [`Meta::set_and_pin`] (with its first durable write: a step, a sleep, a KV write), [`Meta::record_runs`] (when it finishes), [`Meta::repin`] |
 //! | `airlock.fuelUsed`, `airlock.peakMemoryBytes`, `airlock.wallTimeMs` | measurements of the last run | [`Meta::record_runs`], after the run, batched |
+//! | `airlock.httpRequests`, `airlock.httpRefused`, `airlock.httpBytesOut`, `airlock.httpBytesIn` | the last run's outbound HTTP (only runs that tried a request write them) | [`Meta::record_runs`], with the measurements |
 //! | `airlock.step:<id>` | a durable step's recorded result | [`Meta::set_and_pin`] (through the guest's services) |
 //! | `airlock.sleep:<id>` | a durable sleep's wake-up time (ms) | [`Meta::set_and_pin`], [`Meta::wake_sleeps`] |
 //! | `P:QUEUE:airlock-pending:ID` (hash) | `claim` (the adding producer) and the `airlock.*` fields to move into the job once it exists | [`Meta::claim`], [`Meta::commit`] |
@@ -72,6 +73,15 @@ pub mod fields {
     pub const MEMORY: &str = "airlock.peakMemoryBytes";
     /// Wall time of the last run, ms.
     pub const WALL_MS: &str = "airlock.wallTimeMs";
+    /// HTTP requests the last run sent (written only by runs that made or
+    /// tried one).
+    pub const HTTP_REQUESTS: &str = "airlock.httpRequests";
+    /// HTTP requests of the last run refused before sending.
+    pub const HTTP_REFUSED: &str = "airlock.httpRefused";
+    /// Request body bytes the last run sent.
+    pub const HTTP_BYTES_OUT: &str = "airlock.httpBytesOut";
+    /// Response body bytes the last run read.
+    pub const HTTP_BYTES_IN: &str = "airlock.httpBytesIn";
     /// Name of the API token that enqueued the job (producers read only
     /// their own jobs).
     pub const PRODUCER: &str = "airlock.producer";
@@ -294,6 +304,8 @@ pub struct RunRecord {
     pub wall_time_ms: f64,
     /// Fuel used, when metered.
     pub fuel_used: Option<u64>,
+    /// Outbound HTTP of the run.
+    pub http: crate::sandbox::HttpSummary,
 }
 
 /// What a job's hash (and pending hash) say before it runs.
@@ -472,7 +484,8 @@ impl Meta {
         for run in runs {
             invocation.key(&run.job_key);
             invocation.arg(run.pin.as_deref().unwrap_or(""));
-            let pairs = 2 + usize::from(run.fuel_used.is_some());
+            let http = run.http.requests + run.http.refused > 0;
+            let pairs = 2 + usize::from(run.fuel_used.is_some()) + 4 * usize::from(http);
             invocation.arg(pairs);
             invocation
                 .arg(fields::MEMORY)
@@ -481,6 +494,17 @@ impl Meta {
                 .arg(format!("{:.3}", run.wall_time_ms));
             if let Some(fuel) = run.fuel_used {
                 invocation.arg(fields::FUEL).arg(fuel);
+            }
+            if http {
+                invocation
+                    .arg(fields::HTTP_REQUESTS)
+                    .arg(run.http.requests)
+                    .arg(fields::HTTP_REFUSED)
+                    .arg(run.http.refused)
+                    .arg(fields::HTTP_BYTES_OUT)
+                    .arg(run.http.bytes_out)
+                    .arg(fields::HTTP_BYTES_IN)
+                    .arg(run.http.bytes_in);
             }
         }
         let mut conn = self.store.conn();

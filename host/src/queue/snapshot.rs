@@ -119,6 +119,15 @@ pub struct RunMetrics {
     pub peak_memory_bytes: Option<u64>,
     /// Wall time, ms (fractional).
     pub wall_time_ms: Option<f64>,
+    /// Outbound HTTP requests sent (absent when the run tried none).
+    pub http_requests: Option<u64>,
+    /// Outbound HTTP requests refused by the egress rules or the limits
+    /// before anything was sent.
+    pub http_refused: Option<u64>,
+    /// Request body bytes sent.
+    pub http_bytes_out: Option<u64>,
+    /// Response body bytes read.
+    pub http_bytes_in: Option<u64>,
 }
 
 /// Everything known about one job.
@@ -242,6 +251,10 @@ impl JobSnapshot {
                 fuel_used: num(fields, fields::FUEL),
                 peak_memory_bytes: num(fields, fields::MEMORY),
                 wall_time_ms: num(fields, fields::WALL_MS),
+                http_requests: num(fields, fields::HTTP_REQUESTS),
+                http_refused: num(fields, fields::HTTP_REFUSED),
+                http_bytes_out: num(fields, fields::HTTP_BYTES_OUT),
+                http_bytes_in: num(fields, fields::HTTP_BYTES_IN),
             },
             steps,
             parent_key: fields.get("parentKey").cloned(),

@@ -1,5 +1,8 @@
 //! Queue bindings: which handler runs a queue's jobs, under which limits,
-//! with how many at once per host, and with which default job options.
+//! with how many at once per host, with which default job options, and
+//! with what it may reach: its configuration and its egress list.
+
+use std::collections::BTreeMap;
 
 use redis::AsyncCommands;
 use serde::{Deserialize, Serialize};
@@ -7,7 +10,52 @@ use serde::{Deserialize, Serialize};
 use super::{Registry, RegistryError, invalid};
 use crate::names;
 use crate::queue::DefaultJobOptions;
+use crate::sandbox::egress::EgressRule;
 use crate::sandbox::{HostMaxima, Limits, LimitsOverride};
+
+/// Most entries of a binding's `config`.
+pub const MAX_CONFIG_ENTRIES: usize = 100;
+/// Longest `config` value, in characters.
+pub const MAX_CONFIG_VALUE_CHARS: usize = 8192;
+/// Most rules of a binding's `egress` list.
+pub const MAX_EGRESS_RULES: usize = 100;
+
+/// An egress rule as the API documents it (schema only; the type is
+/// `sandbox::egress::EgressRule`).
+#[derive(utoipa::ToSchema)]
+#[allow(dead_code)]
+#[serde(untagged)]
+pub enum EgressRuleDoc {
+    /// `scheme://host[:port]`: any method and path of that destination.
+    Pattern(EgressPatternText),
+    /// A destination with conditions.
+    #[serde(rename_all = "camelCase")]
+    Rule {
+        /// The destination, `scheme://host[:port]`.
+        #[schema(inline)]
+        url: EgressPatternText,
+        /// Allowed methods; absent: any.
+        #[schema(inline, value_type = Option<Vec<MethodName>>)]
+        methods: Option<Vec<String>>,
+        /// Paths must start with this; absent: any.
+        #[schema(pattern = "^/")]
+        path_prefix: Option<String>,
+    },
+}
+
+/// An egress destination pattern, `scheme://host[:port]` (schema only; the
+/// exact syntax of `sandbox::egress::PATTERN_REGEX`).
+#[derive(utoipa::ToSchema)]
+#[schema(
+    pattern = r"^https?://(\*\.)?[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*(:(\*|[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?$",
+    max_length = 300
+)]
+pub struct EgressPatternText(#[allow(dead_code)] String);
+
+/// An HTTP method name (schema only).
+#[derive(utoipa::ToSchema)]
+#[schema(pattern = "^[A-Za-z]+$")]
+pub struct MethodName(#[allow(dead_code)] String);
 
 /// A queue's binding as stored and served.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
@@ -32,6 +80,14 @@ pub struct Binding {
     /// Jobs started per time window across the whole fleet.
     #[serde(default)]
     pub rate_limit: Option<RateLimit>,
+    /// Configuration the handler reads (`config.get`).
+    #[serde(default)]
+    pub config: BTreeMap<String, String>,
+    /// Where its jobs may send HTTP requests (within the host operator's
+    /// `--egress-allow`); empty: nowhere.
+    #[serde(default)]
+    #[schema(value_type = Vec<EgressRuleDoc>)]
+    pub egress: Vec<EgressRule>,
 }
 
 /// A fleet-wide rate limit: at most `max` jobs started per `durationMs`.
@@ -63,7 +119,7 @@ pub struct BindingSpec {
     pub metered: Option<bool>,
     /// Jobs at once per host (default 10).
     #[serde(default, deserialize_with = "crate::sandbox::int::opt")]
-    #[schema(minimum = 1, maximum = 1024)]
+    #[schema(minimum = 1, maximum = 10_000)]
     pub concurrency: Option<usize>,
     /// Default job options (attempts, backoff, retention...).
     #[serde(default)]
@@ -79,7 +135,30 @@ pub struct BindingSpec {
     /// Jobs started per window across the whole fleet.
     #[serde(default)]
     pub rate_limit: Option<RateLimit>,
+    /// Configuration the handler reads (`config.get`): keys of letters,
+    /// digits, `_`, `.` and `-` (starting with a letter or `_`), values of
+    /// up to 8192 characters, at most 100 entries. Not for secrets: these
+    /// are served back by the API.
+    #[serde(default)]
+    #[schema(value_type = BTreeMap<ConfigKey, ConfigValue>)]
+    pub config: BTreeMap<String, String>,
+    /// Where its jobs may send HTTP requests, at most 100 rules; a request
+    /// must also be allowed by the host operator's `--egress-allow`. Empty:
+    /// nowhere.
+    #[serde(default)]
+    #[schema(value_type = Vec<EgressRuleDoc>, max_items = 100)]
+    pub egress: Vec<EgressRule>,
 }
+
+/// A `config` key (schema only).
+#[derive(utoipa::ToSchema)]
+#[schema(pattern = "^[A-Za-z_][A-Za-z0-9_.-]{0,127}$")]
+pub struct ConfigKey(#[allow(dead_code)] String);
+
+/// A `config` value (schema only).
+#[derive(utoipa::ToSchema)]
+#[schema(max_length = 8192)]
+pub struct ConfigValue(#[allow(dead_code)] String);
 
 /// An event name (schema only: 1 to 256 characters).
 #[derive(utoipa::ToSchema)]
@@ -87,7 +166,7 @@ pub struct BindingSpec {
 pub struct EventName(#[allow(dead_code)] String);
 
 /// Most jobs one queue may run at once on one host.
-pub const MAX_CONCURRENCY: usize = 1024;
+pub const MAX_CONCURRENCY: usize = 10_000;
 
 impl BindingSpec {
     /// The binding this spec describes for `queue`, checked against the
@@ -145,6 +224,41 @@ impl BindingSpec {
                 ));
             }
         }
+        if self.config.len() > MAX_CONFIG_ENTRIES {
+            return Err(invalid(
+                "config",
+                format!("at most {MAX_CONFIG_ENTRIES} entries"),
+            ));
+        }
+        for (key, value) in &self.config {
+            let b = key.as_bytes();
+            let valid = (1..=128).contains(&b.len())
+                && (b[0].is_ascii_alphabetic() || b[0] == b'_')
+                && b.iter()
+                    .all(|c| c.is_ascii_alphanumeric() || b"_.-".contains(c));
+            if !valid {
+                return Err(invalid(
+                    &format!("config.{key}"),
+                    "keys are 1 to 128 letters, digits, `_`, `.` or `-`, starting with a letter or `_`",
+                ));
+            }
+            if value.chars().count() > MAX_CONFIG_VALUE_CHARS {
+                return Err(invalid(
+                    &format!("config.{key}"),
+                    format!("values are at most {MAX_CONFIG_VALUE_CHARS} characters"),
+                ));
+            }
+        }
+        if self.egress.len() > MAX_EGRESS_RULES {
+            return Err(invalid(
+                "egress",
+                format!("at most {MAX_EGRESS_RULES} rules"),
+            ));
+        }
+        for (i, rule) in self.egress.iter().enumerate() {
+            rule.validate()
+                .map_err(|e| invalid(&format!("egress[{i}]"), e))?;
+        }
         Ok(Binding {
             queue: queue.to_string(),
             handler: self.handler.clone(),
@@ -154,6 +268,8 @@ impl BindingSpec {
             events: self.events.clone(),
             global_concurrency: self.global_concurrency,
             rate_limit: self.rate_limit,
+            config: self.config.clone(),
+            egress: self.egress.clone(),
         })
     }
 }

@@ -8,16 +8,19 @@
 //! maps a queue to a handler with its limits, concurrency and default job
 //! options. Every change bumps a generation counter that hosts poll, so a
 //! new binding or handler version reaches running hosts without a restart.
+//! A queue's *secrets* live beside its binding, sealed ([`SecretSpec`]).
 
 mod bindings;
 mod handlers;
+mod secrets;
 
 use std::sync::Arc;
 
 use redis::AsyncCommands;
 
-pub use self::bindings::{Binding, BindingSpec, RateLimit};
+pub use self::bindings::{Binding, BindingSpec, MAX_CONFIG_ENTRIES, RateLimit};
 pub use self::handlers::{ComponentError, HandlerDetails, HandlerVersion};
+pub use self::secrets::{SecretSpec, SecretView};
 use crate::error::{FieldError, QueueError};
 use crate::sandbox::Sandbox;
 use crate::store::Store;

@@ -50,7 +50,8 @@ use crate::queue::meta::{Pinned, RunRecord};
 use crate::queue::{ActiveJob, JobProcessor, JobResult, RunningJob};
 use crate::registry::Binding;
 use crate::sandbox::clock::now_ms;
-use crate::sandbox::{Completion, Failure, FailureKind, Limits, RunOutcome};
+use crate::sandbox::egress::EgressPolicy;
+use crate::sandbox::{Completion, Failure, FailureKind, Limits, RunEnv, RunOutcome};
 
 /// A binding with its handler resolved to the digest new jobs run.
 #[derive(Debug, Clone)]
@@ -59,6 +60,28 @@ pub struct ResolvedBinding {
     pub binding: Binding,
     /// Current digest of its handler.
     pub digest: String,
+    /// What its runs may reach (configuration, egress, secrets key), built
+    /// once per binding change.
+    pub env: RunEnv,
+}
+
+impl ResolvedBinding {
+    /// `binding` running `digest` on `host`.
+    pub fn new(binding: Binding, digest: String, host: &HostContext) -> ResolvedBinding {
+        let env = RunEnv {
+            config: Arc::new(binding.config.clone()),
+            egress: (!binding.egress.is_empty()).then(|| EgressPolicy {
+                operator: host.egress.clone(),
+                rules: binding.egress.clone(),
+            }),
+            secrets_key: host.secrets_key.clone(),
+        };
+        ResolvedBinding {
+            binding,
+            digest,
+            env,
+        }
+    }
 }
 
 /// The [`JobProcessor`] of one queue.
@@ -229,7 +252,6 @@ impl Executor {
         };
         let reporter = Reporter::start(job.clone());
         let services = RedisServices::new(
-            tokio::runtime::Handle::current(),
             &self.host.queues,
             job.job_key().to_string(),
             resolved.binding.handler.clone(),
@@ -242,12 +264,13 @@ impl Executor {
         let outcome = self
             .host
             .sandbox
-            .run_blocking(
+            .run_isolated(
                 component,
                 job.input(),
                 limits,
                 Box::new(services),
                 Some(reporter.log_listener()),
+                resolved.env.clone(),
             )
             .await;
         // Successful runs keep their measurements in the job hash only;
@@ -268,6 +291,7 @@ impl Executor {
             peak_memory_bytes: outcome.peak_memory_bytes,
             wall_time_ms: outcome.wall_time.as_secs_f64() * 1000.0,
             fuel_used: outcome.fuel_used,
+            http: outcome.http,
         };
 
         let result = match outcome.completion {

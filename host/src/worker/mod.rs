@@ -7,8 +7,8 @@
 //!   requests, on a task of its own;
 //! - [`executor`] runs one job: find the handler digest (read the job's pin
 //!   only when it may carry one), load the component, run it on the
-//!   blocking pool, report progress and logs, and tell BullMQ how the job
-//!   ended;
+//!   sandbox's guest runtime, report progress and logs, and tell BullMQ how
+//!   the job ended;
 //! - [`recorder`] writes finished runs' measurements (and first runs'
 //!   pins) onto their jobs, batched;
 //! - [`services`] backs the guest's durable imports with Redis;
@@ -63,4 +63,9 @@ pub struct HostContext {
     pub applied_generation: AtomicU64,
     /// The fleet registry (hosts, drain requests).
     pub fleet: crate::fleet::Fleet,
+    /// What the operator lets any job reach (`--egress-allow`,
+    /// `--egress-allow-network`).
+    pub egress: Arc<crate::sandbox::egress::OperatorEgress>,
+    /// The fleet's secrets key (`--secrets-key-file`), if this host has it.
+    pub secrets_key: Option<crate::sandbox::secrets::SecretsKey>,
 }

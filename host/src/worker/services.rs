@@ -2,16 +2,15 @@
 //!
 //! Step and sleep records are fields of the job's own BullMQ hash
 //! (`airlock.step:<id>`, `airlock.sleep:<id>`): they live exactly as long as
-//! the job. The KV store is per handler. Calls come from the guest's thread
-//! and block it on the async runtime through a `Handle` — the guest thread is
-//! not a runtime worker, so this never stalls the runtime.
+//! the job. The KV store is per handler; secrets are per queue (sealed,
+//! opened by the sandbox). Calls are awaited from the guest's host calls on
+//! the sandbox's runtime: a guest waiting on Redis holds no thread.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use redis::AsyncCommands;
-use tokio::runtime::Handle;
 
 use super::reporter::ProgressSender;
 use crate::queue::RunningJob;
@@ -22,7 +21,6 @@ use crate::store::Store;
 
 /// [`HostServices`] for one run of one queued job.
 pub struct RedisServices<J> {
-    runtime: Handle,
     store: Store,
     /// Where step and sleep records go (fields of the job hash).
     meta: Meta,
@@ -30,6 +28,8 @@ pub struct RedisServices<J> {
     job_key: String,
     /// The handler name: the KV namespace.
     handler: String,
+    /// The queue: whose secrets the job may ask for.
+    queue: String,
     /// BullMQ key prefix, to turn child keys back into queue names.
     prefix: String,
     /// Where progress reports go, in order, to the job's reporter task.
@@ -39,6 +39,17 @@ pub struct RedisServices<J> {
     /// when the run made none).
     digest: String,
     unpinned: Arc<AtomicBool>,
+}
+
+/// The queue of a job key `prefix:queue:id`.
+fn split_queue(job_key: &str, prefix: &str) -> String {
+    let rest = job_key
+        .strip_prefix(prefix)
+        .and_then(|r| r.strip_prefix(':'))
+        .unwrap_or(job_key);
+    rest.rsplit_once(':')
+        .map_or(rest, |(queue, _)| queue)
+        .to_string()
 }
 
 fn unavailable(e: impl std::fmt::Display) -> ServiceError {
@@ -59,7 +70,6 @@ pub struct PendingPin {
 impl<J: RunningJob> RedisServices<J> {
     /// Services for the job at `job_key` of `queues`, run by `handler`.
     pub fn new(
-        runtime: Handle,
         queues: &QueueService,
         job_key: String,
         handler: String,
@@ -67,9 +77,9 @@ impl<J: RunningJob> RedisServices<J> {
         pin: PendingPin,
     ) -> Self {
         RedisServices {
-            runtime,
             store: queues.store().clone(),
             meta: queues.meta().clone(),
+            queue: split_queue(&job_key, queues.prefix()),
             job_key,
             handler,
             prefix: queues.prefix().to_string(),
@@ -79,22 +89,22 @@ impl<J: RunningJob> RedisServices<J> {
         }
     }
 
-    fn block<T>(&self, f: impl std::future::Future<Output = T>) -> T {
-        self.runtime.block_on(f)
-    }
-
-    fn get_field(&self, field: String) -> Result<Option<String>, ServiceError> {
-        self.block(self.meta.get(&self.job_key, &field))
+    async fn get_field(&self, field: String) -> Result<Option<String>, ServiceError> {
+        self.meta
+            .get(&self.job_key, &field)
+            .await
             .map_err(unavailable)
     }
 
     /// Records a step or sleep field, pinning the job in the same script if
     /// nothing did yet.
-    fn set_field(&self, field: &str, value: &str) -> Result<(), ServiceError> {
+    async fn set_field(&self, field: &str, value: &str) -> Result<(), ServiceError> {
         let unpinned = self.unpinned.load(Ordering::Relaxed);
         let pin = unpinned.then_some(self.digest.as_str());
         let written = self
-            .block(self.meta.set_and_pin(&self.job_key, pin, &[(field, value)]))
+            .meta
+            .set_and_pin(&self.job_key, pin, &[(field, value)])
+            .await
             .map_err(unavailable)?;
         if written {
             if unpinned {
@@ -113,15 +123,14 @@ impl<J: RunningJob> RedisServices<J> {
     /// another slot than the job, so this is a round trip of its own, once
     /// per run at most). A crash between the pin and the write leaves a pin
     /// and no write: harmless.
-    fn pin_before_write(&self) -> Result<(), ServiceError> {
+    async fn pin_before_write(&self) -> Result<(), ServiceError> {
         if !self.unpinned.load(Ordering::Relaxed) {
             return Ok(());
         }
         let exists = self
-            .block(
-                self.meta
-                    .set_and_pin(&self.job_key, Some(&self.digest), &[]),
-            )
+            .meta
+            .set_and_pin(&self.job_key, Some(&self.digest), &[])
+            .await
             .map_err(unavailable)?;
         if !exists {
             return Err(ServiceError::Unavailable(
@@ -149,30 +158,33 @@ impl<J: RunningJob> RedisServices<J> {
     }
 }
 
+#[async_trait::async_trait]
 impl<J: RunningJob> HostServices for RedisServices<J> {
     fn progress(&mut self, value: Progress) {
         self.progress.send(value.to_json());
     }
 
-    fn step_lookup(&mut self, step_id: &str) -> Result<Option<String>, ServiceError> {
-        self.get_field(Meta::step_field(step_id))
+    async fn step_lookup(&mut self, step_id: &str) -> Result<Option<String>, ServiceError> {
+        self.get_field(Meta::step_field(step_id)).await
     }
 
-    fn step_record(&mut self, step_id: &str, output: &str) -> Result<(), ServiceError> {
-        self.set_field(&Meta::step_field(step_id), output)
+    async fn step_record(&mut self, step_id: &str, output: &str) -> Result<(), ServiceError> {
+        self.set_field(&Meta::step_field(step_id), output).await
     }
 
-    fn sleep_lookup(&mut self, sleep_id: &str) -> Result<Option<u64>, ServiceError> {
+    async fn sleep_lookup(&mut self, sleep_id: &str) -> Result<Option<u64>, ServiceError> {
         Ok(self
-            .get_field(Meta::sleep_field(sleep_id))?
+            .get_field(Meta::sleep_field(sleep_id))
+            .await?
             .and_then(|v| v.parse().ok()))
     }
 
-    fn sleep_record(&mut self, sleep_id: &str, wake_at_ms: u64) -> Result<(), ServiceError> {
+    async fn sleep_record(&mut self, sleep_id: &str, wake_at_ms: u64) -> Result<(), ServiceError> {
         self.set_field(&Meta::sleep_field(sleep_id), &wake_at_ms.to_string())
+            .await
     }
 
-    fn children_results(&mut self) -> Result<Vec<ChildResult>, ServiceError> {
+    async fn children_results(&mut self) -> Result<Vec<ChildResult>, ServiceError> {
         // BullMQ keeps a parent's finished children in `<job>:processed`
         // (child key → return value) and ignored failures in `<job>:failed`
         // (child key → reason).
@@ -182,14 +194,11 @@ impl<J: RunningJob> HostServices for RedisServices<J> {
         let (processed, failed): (
             std::collections::HashMap<String, String>,
             std::collections::HashMap<String, String>,
-        ) = self
-            .block(async move {
-                redis::pipe()
-                    .hgetall(processed_key)
-                    .hgetall(failed_key)
-                    .query_async(&mut conn)
-                    .await
-            })
+        ) = redis::pipe()
+            .hgetall(processed_key)
+            .hgetall(failed_key)
+            .query_async(&mut conn)
+            .await
             .map_err(unavailable)?;
         let mut results: Vec<ChildResult> = processed
             .into_iter()
@@ -204,21 +213,20 @@ impl<J: RunningJob> HostServices for RedisServices<J> {
         Ok(results)
     }
 
-    fn kv_get(&mut self, key: &str) -> Result<Option<String>, ServiceError> {
+    async fn kv_get(&mut self, key: &str) -> Result<Option<String>, ServiceError> {
         let mut conn = self.store.conn();
         let key = self.kv_key(key);
-        self.block(async move { conn.get(key).await })
-            .map_err(unavailable)
+        conn.get(key).await.map_err(unavailable)
     }
 
-    fn kv_set(
+    async fn kv_set(
         &mut self,
         key: &str,
         value: &str,
         ttl: Option<Duration>,
         only_if_absent: bool,
     ) -> Result<bool, ServiceError> {
-        self.pin_before_write()?;
+        self.pin_before_write().await?;
         let mut conn = self.store.conn();
         let mut cmd = redis::cmd("SET");
         cmd.arg(self.kv_key(key)).arg(value);
@@ -228,19 +236,22 @@ impl<J: RunningJob> HostServices for RedisServices<J> {
         if only_if_absent {
             cmd.arg("NX");
         }
-        let reply: Option<String> = self
-            .block(async move { cmd.query_async(&mut conn).await })
-            .map_err(unavailable)?;
+        let reply: Option<String> = cmd.query_async(&mut conn).await.map_err(unavailable)?;
         Ok(reply.is_some())
     }
 
-    fn kv_delete(&mut self, key: &str) -> Result<bool, ServiceError> {
-        self.pin_before_write()?;
+    async fn kv_delete(&mut self, key: &str) -> Result<bool, ServiceError> {
+        self.pin_before_write().await?;
         let mut conn = self.store.conn();
         let key = self.kv_key(key);
-        let removed: i64 = self
-            .block(async move { conn.del(key).await })
-            .map_err(unavailable)?;
+        let removed: i64 = conn.del(key).await.map_err(unavailable)?;
         Ok(removed > 0)
+    }
+
+    async fn secret(&mut self, name: &str) -> Result<Option<String>, ServiceError> {
+        let mut conn = self.store.conn();
+        conn.hget(self.store.keys().secrets(&self.queue), name)
+            .await
+            .map_err(unavailable)
     }
 }

@@ -208,10 +208,7 @@ impl Supervisor {
                 continue;
             };
             let concurrency = shares.get(&binding.queue).copied().unwrap_or(1);
-            let resolved = ResolvedBinding {
-                binding: binding.clone(),
-                digest,
-            };
+            let resolved = ResolvedBinding::new(binding.clone(), digest, &self.host);
             if let Some(r) = self.running.get_mut(&binding.queue) {
                 if r.concurrency != concurrency {
                     r.worker.set_concurrency(concurrency);

@@ -11,6 +11,13 @@
 //! without sending again — the pattern that makes at-least-once delivery
 //! safe for side effects. It also serves event subscriptions: a job whose
 //! data is an Airlock event (`user.signed_up`) mails the event's data.
+//!
+//! Sending: when the queue binding's config sets `GATEWAY_URL`, the mail is
+//! POSTed to `{GATEWAY_URL}/v1/messages` with the binding's secret
+//! `MAIL_API_KEY` as a bearer token (the handler holds only its
+//! placeholder; the host puts the key in) and the gateway's id becomes the
+//! message id. Without `GATEWAY_URL` the send is simulated (logged), as in
+//! local runs with no gateway.
 
 use std::time::Duration;
 
@@ -62,6 +69,7 @@ fn deliver(ctx: &Context, input: serde_json::Value) -> Result<Delivery, JobError
     };
     let key = email
         .idempotency_key
+        .clone()
         .unwrap_or_else(|| ctx.job().id.clone());
     let kv_key = format!("email-sent:{key}");
     if ctx.kv().get(&kv_key)?.is_some() {
@@ -74,7 +82,10 @@ fn deliver(ctx: &Context, input: serde_json::Value) -> Result<Delivery, JobError
         });
     }
     ctx.progress(50);
-    let message_id = format!("msg_{key}");
+    let message_id = match ctx.config("GATEWAY_URL") {
+        Some(gateway) => send(ctx, &gateway, &email, &key)?,
+        None => format!("msg_{key}"),
+    };
     let variables = email
         .payload
         .as_ref()
@@ -93,6 +104,32 @@ fn deliver(ctx: &Context, input: serde_json::Value) -> Result<Delivery, JobError
         idempotency_key: key,
         message_id: Some(message_id),
     })
+}
+
+#[derive(Deserialize)]
+struct Accepted {
+    id: String,
+}
+
+/// POSTs the mail to the gateway; its id for the message.
+fn send(ctx: &Context, gateway: &str, email: &Email, key: &str) -> Result<String, JobError> {
+    let api_key = ctx.secret("MAIL_API_KEY")?;
+    let accepted: Accepted = ctx
+        .http()
+        .post(&format!("{}/v1/messages", gateway.trim_end_matches('/')))
+        .bearer(&api_key)
+        .header("idempotency-key", key)
+        .json(&serde_json::json!({
+            "to": email.to,
+            "subject": email.subject,
+            "templateId": email.template_id,
+            "payload": email.payload,
+        }))
+        .timeout(Duration::from_secs(10))
+        .send()?
+        .error_for_status()?
+        .json()?;
+    Ok(accepted.id)
 }
 
 airlock_guest::handler!(deliver);

@@ -8,6 +8,11 @@
 //! original worker threw a plain `Error` and so retried it five times;
 //! retrying can never make a bad amount valid, so here it is *fatal*: the job
 //! fails at once (BullMQ `UnrecoverableError` semantics).
+//!
+//! Recording: when the queue binding's config sets `LEDGER_URL`, the entry
+//! is POSTed to `{LEDGER_URL}/v1/ledger` (with the transaction id as its
+//! `Idempotency-Key`, so a retry records it once) and the ledger's id is
+//! returned; without it the entry id is derived locally.
 
 use airlock_guest::{Context, JobError};
 use serde::{Deserialize, Serialize};
@@ -40,13 +45,38 @@ fn process_payment(ctx: &Context, event: PaymentEvent) -> Result<LedgerReceipt, 
         event.currency.as_deref().unwrap_or("USD")
     ));
     ctx.progress(50);
-    let ledger_record_id = format!("led_{}", event.transaction_id);
+    let ledger_record_id = match ctx.config("LEDGER_URL") {
+        Some(ledger) => record(ctx, &ledger, &event)?,
+        None => format!("led_{}", event.transaction_id),
+    };
     ctx.info(format!("recorded ledger entry {ledger_record_id}"));
     ctx.progress(100);
     Ok(LedgerReceipt {
         processed: true,
         ledger_record_id,
     })
+}
+
+#[derive(Deserialize)]
+struct Recorded {
+    id: String,
+}
+
+/// POSTs the ledger entry; the ledger's id for it.
+fn record(ctx: &Context, ledger: &str, event: &PaymentEvent) -> Result<String, JobError> {
+    let recorded: Recorded = ctx
+        .http()
+        .post(&format!("{}/v1/ledger", ledger.trim_end_matches('/')))
+        .header("idempotency-key", &event.transaction_id)
+        .json(&serde_json::json!({
+            "transactionId": event.transaction_id,
+            "amount": event.amount,
+            "currency": event.currency.as_deref().unwrap_or("USD"),
+        }))
+        .send()?
+        .error_for_status()?
+        .json()?;
+    Ok(recorded.id)
 }
 
 airlock_guest::handler!(process_payment);

@@ -1,0 +1,663 @@
+//! Where a guest may send HTTP requests: deny by default.
+//!
+//! Two lists must both allow a request. The operator's ([`OperatorEgress`],
+//! `airlock serve --egress-allow`) is the ceiling of a host; a queue
+//! binding's ([`EgressRule`]s, its `egress` list) says what its jobs need.
+//! Bindings live in Redis, which every BullMQ producer can write, so the
+//! operator's list is what really bounds a forged binding.
+//!
+//! A destination that both allow is then resolved, and every address it
+//! resolves to is checked ([`is_public`]): loopback, private, link-local
+//! (the cloud metadata address among them), CGNAT, multicast, broadcast,
+//! reserved and documentation ranges, IPv6 unique-local and link-local, and
+//! IPv6 forms that embed an IPv4 address (mapped, compatible, NAT64, 6to4)
+//! judged by the address they embed, are refused unless the operator allows
+//! that network (`--egress-allow-network`). The connection goes to an
+//! address that passed, never to a second resolution, so DNS rebinding
+//! cannot swap the address between the check and the connect.
+//!
+//! Patterns are `scheme://host[:port]`: the host is a DNS name, an IPv4
+//! address, or `*.example.com` (any subdomain of `example.com`, not
+//! `example.com` itself); the port defaults to the scheme's and `*` means
+//! any port ([`PATTERN_REGEX`] is the exact syntax).
+
+use std::fmt;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::str::FromStr;
+
+use ipnet::IpNet;
+use serde::{Deserialize, Serialize};
+
+/// `http` or `https`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scheme {
+    /// Plain HTTP.
+    Http,
+    /// HTTP over TLS.
+    Https,
+}
+
+impl Scheme {
+    fn default_port(self) -> u16 {
+        match self {
+            Scheme::Http => 80,
+            Scheme::Https => 443,
+        }
+    }
+
+    fn as_str(self) -> &'static str {
+        match self {
+            Scheme::Http => "http",
+            Scheme::Https => "https",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum HostPattern {
+    /// This name or IP literal, lowercase.
+    Exact(String),
+    /// Any name ending in `.` + this suffix.
+    Subdomains(String),
+}
+
+/// One allowed destination: scheme, host and port.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EgressPattern {
+    scheme: Scheme,
+    host: HostPattern,
+    /// `None`: any port.
+    port: Option<u16>,
+}
+
+/// Why a pattern did not parse.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "`{pattern}` is not an egress pattern ({reason}); write scheme://host[:port], e.g. https://api.stripe.com or https://*.sendgrid.net:443"
+)]
+pub struct PatternError {
+    /// The text given.
+    pub pattern: String,
+    /// What is wrong with it.
+    pub reason: String,
+}
+
+/// A host name as compared: lowercase, without a trailing dot, IPv6
+/// literals without brackets.
+fn normalize_host(host: &str) -> String {
+    host.trim_end_matches('.')
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .to_ascii_lowercase()
+}
+
+/// Longest pattern accepted.
+pub const MAX_PATTERN_LEN: usize = 300;
+
+/// The pattern's syntax as a regular expression (for API schemas); the
+/// parser accepts exactly these strings (up to [`MAX_PATTERN_LEN`] long).
+pub const PATTERN_REGEX: &str = r"^https?://(\*\.)?[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*(:(\*|[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?$";
+
+fn is_label(label: &str) -> bool {
+    let b = label.as_bytes();
+    (1..=63).contains(&b.len())
+        && b.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'-')
+        && b[0] != b'-'
+        && b[b.len() - 1] != b'-'
+}
+
+impl FromStr for EgressPattern {
+    type Err = PatternError;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        let bad = |reason: &str| PatternError {
+            pattern: text.to_string(),
+            reason: reason.to_string(),
+        };
+        if text.len() > MAX_PATTERN_LEN {
+            return Err(bad("too long"));
+        }
+        let (scheme, rest) = text.split_once("://").ok_or_else(|| bad("no scheme"))?;
+        let scheme = match scheme {
+            "http" => Scheme::Http,
+            "https" => Scheme::Https,
+            _ => return Err(bad("the scheme must be http or https, in lowercase")),
+        };
+        let (host, port) = match rest.split_once(':') {
+            Some((h, p)) => (h, Some(p)),
+            None => (rest, None),
+        };
+        let port = match port {
+            None => Some(scheme.default_port()),
+            Some("*") => None,
+            Some(p) if !p.starts_with('0') && p.bytes().all(|b| b.is_ascii_digit()) => Some(
+                p.parse::<u16>()
+                    .ok()
+                    .filter(|p| *p > 0)
+                    .ok_or_else(|| bad("the port must be 1 to 65535 or `*`"))?,
+            ),
+            Some(_) => return Err(bad("the port must be 1 to 65535 or `*`")),
+        };
+        let (wildcard, name) = match host.strip_prefix("*.") {
+            Some(name) => (true, name),
+            None => (false, host),
+        };
+        if !name.split('.').all(is_label) {
+            return Err(bad(
+                "the host must be a DNS name or IPv4 address (labels of letters, digits and inner `-`), optionally after `*.`",
+            ));
+        }
+        let name = name.to_ascii_lowercase();
+        let host = if wildcard {
+            HostPattern::Subdomains(name)
+        } else {
+            HostPattern::Exact(name)
+        };
+        Ok(EgressPattern { scheme, host, port })
+    }
+}
+
+impl fmt::Display for EgressPattern {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let host = match &self.host {
+            HostPattern::Exact(h) => h.clone(),
+            HostPattern::Subdomains(s) => format!("*.{s}"),
+        };
+        match self.port {
+            None => write!(f, "{}://{host}:*", self.scheme.as_str()),
+            Some(p) if p == self.scheme.default_port() => {
+                write!(f, "{}://{host}", self.scheme.as_str())
+            }
+            Some(p) => write!(f, "{}://{host}:{p}", self.scheme.as_str()),
+        }
+    }
+}
+
+impl Serialize for EgressPattern {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for EgressPattern {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(d)?;
+        text.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+/// Where a request goes, as the policy sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Destination {
+    /// The scheme.
+    pub scheme: Scheme,
+    /// The host, normalized (lowercase, no brackets, no trailing dot).
+    pub host: String,
+    /// The port, the scheme's default when the URL has none.
+    pub port: u16,
+    /// The method, uppercase.
+    pub method: String,
+    /// The path (without the query).
+    pub path: String,
+}
+
+impl Destination {
+    /// The destination of a request to `uri` with `method`; `None` when the
+    /// URI lacks a scheme this policy knows or a host.
+    pub fn of(method: &str, uri: &http::Uri) -> Option<Destination> {
+        let scheme = match uri.scheme_str()? {
+            s if s.eq_ignore_ascii_case("http") => Scheme::Http,
+            s if s.eq_ignore_ascii_case("https") => Scheme::Https,
+            _ => return None,
+        };
+        let host = normalize_host(uri.host()?);
+        if host.is_empty() {
+            return None;
+        }
+        Some(Destination {
+            scheme,
+            port: uri.port_u16().unwrap_or(scheme.default_port()),
+            host,
+            method: method.to_ascii_uppercase(),
+            path: uri.path().to_string(),
+        })
+    }
+}
+
+impl fmt::Display for Destination {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let host = if self.host.contains(':') {
+            format!("[{}]", self.host)
+        } else {
+            self.host.clone()
+        };
+        write!(
+            f,
+            "{} {}://{host}:{}{}",
+            self.method,
+            self.scheme.as_str(),
+            self.port,
+            self.path
+        )
+    }
+}
+
+impl EgressPattern {
+    /// Whether `dest` is one of this pattern's destinations.
+    pub fn matches(&self, dest: &Destination) -> bool {
+        if self.scheme != dest.scheme || self.port.is_some_and(|p| p != dest.port) {
+            return false;
+        }
+        match &self.host {
+            HostPattern::Exact(h) => *h == dest.host,
+            HostPattern::Subdomains(suffix) => dest
+                .host
+                .strip_suffix(suffix.as_str())
+                .is_some_and(|head| head.len() > 1 && head.ends_with('.')),
+        }
+    }
+}
+
+/// One entry of a binding's `egress` list: a destination pattern, and
+/// optionally the methods and the path prefix requests must have. Written
+/// as a bare pattern string or as an object.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(untagged)]
+pub enum EgressRule {
+    /// Any method, any path of the destination.
+    Pattern(EgressPattern),
+    /// A destination with conditions.
+    Rule {
+        /// The destination: `scheme://host[:port]`.
+        url: EgressPattern,
+        /// Allowed methods (`GET`, `POST`, ...); absent: any.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        methods: Option<Vec<String>>,
+        /// Requests' paths must start with this; absent: any path.
+        #[serde(rename = "pathPrefix", skip_serializing_if = "Option::is_none")]
+        path_prefix: Option<String>,
+    },
+}
+
+/// The two spellings of a rule, before the pattern is parsed (so that a bad
+/// pattern gets the parser's message, not "no variant matched").
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum RawRule {
+    Pattern(String),
+    Rule(RawRuleObject),
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct RawRuleObject {
+    url: String,
+    #[serde(default)]
+    methods: Option<Vec<String>>,
+    #[serde(default)]
+    path_prefix: Option<String>,
+}
+
+impl<'de> Deserialize<'de> for EgressRule {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::Error as _;
+        let raw = RawRule::deserialize(d).map_err(|_| {
+            D::Error::custom(
+                "an egress rule is a pattern string (`https://api.example.com`) or an object {url, methods?, pathPrefix?}",
+            )
+        })?;
+        Ok(match raw {
+            RawRule::Pattern(p) => EgressRule::Pattern(p.parse().map_err(D::Error::custom)?),
+            RawRule::Rule(r) => EgressRule::Rule {
+                url: r.url.parse().map_err(D::Error::custom)?,
+                methods: r.methods,
+                path_prefix: r.path_prefix,
+            },
+        })
+    }
+}
+
+impl EgressRule {
+    /// Whether this rule allows `dest`.
+    pub fn allows(&self, dest: &Destination) -> bool {
+        match self {
+            EgressRule::Pattern(p) => p.matches(dest),
+            EgressRule::Rule {
+                url,
+                methods,
+                path_prefix,
+            } => {
+                url.matches(dest)
+                    && methods
+                        .as_ref()
+                        .is_none_or(|m| m.iter().any(|m| m.eq_ignore_ascii_case(&dest.method)))
+                    && path_prefix
+                        .as_ref()
+                        .is_none_or(|p| dest.path.starts_with(p.as_str()))
+            }
+        }
+    }
+
+    /// Checks the parts a pattern's parser does not: method names and the
+    /// path prefix. Names the part.
+    pub fn validate(&self) -> Result<(), String> {
+        if let EgressRule::Rule {
+            methods,
+            path_prefix,
+            ..
+        } = self
+        {
+            for m in methods.iter().flatten() {
+                if m.is_empty() || !m.bytes().all(|b| b.is_ascii_alphabetic()) {
+                    return Err(format!("methods: `{m}` is not an HTTP method"));
+                }
+            }
+            if let Some(p) = path_prefix
+                && !p.starts_with('/')
+            {
+                return Err(format!("pathPrefix: `{p}` must start with `/`"));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The operator's egress settings of a host.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct OperatorEgress {
+    /// Destinations any binding may be allowed (`--egress-allow`).
+    pub allow: Vec<EgressPattern>,
+    /// Networks requests may reach although they are not public
+    /// (`--egress-allow-network`, e.g. `127.0.0.1/32` for a local gateway).
+    pub networks: Vec<IpNet>,
+}
+
+/// Why a request was refused before anything was sent.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Denial {
+    /// The URL has no host, or a scheme other than http(s).
+    #[error("the request URL has no http(s) destination")]
+    BadUrl,
+    /// Not on the binding's list.
+    #[error("{0} is not in this queue's egress list")]
+    NotInBinding(String),
+    /// On the binding's list but not the operator's.
+    #[error("{0} is not allowed by this host's operator (--egress-allow)")]
+    NotByOperator(String),
+    /// The name resolved only to addresses the host refuses.
+    #[error(
+        "{dest} resolves to {addrs}, which this host refuses to reach (private, loopback, link-local or reserved)"
+    )]
+    PrivateAddress {
+        /// The destination.
+        dest: String,
+        /// What it resolved to.
+        addrs: String,
+    },
+    /// The run's request count is used up.
+    #[error("this run already made its {0} allowed HTTP requests (limit maxHttpRequests)")]
+    TooManyRequests(u32),
+    /// DNS gave nothing.
+    #[error("{0} did not resolve")]
+    Unresolved(String),
+}
+
+impl Denial {
+    /// A short name for metrics: `policy`, `address`, `count`, `dns`.
+    pub fn reason(&self) -> &'static str {
+        match self {
+            Denial::BadUrl | Denial::NotInBinding(_) | Denial::NotByOperator(_) => "policy",
+            Denial::PrivateAddress { .. } => "address",
+            Denial::TooManyRequests(_) => "count",
+            Denial::Unresolved(_) => "dns",
+        }
+    }
+}
+
+/// The egress policy of one run: the host's operator settings and the
+/// binding's rules.
+#[derive(Debug, Clone, Default)]
+pub struct EgressPolicy {
+    /// The operator's settings.
+    pub operator: std::sync::Arc<OperatorEgress>,
+    /// The binding's rules.
+    pub rules: Vec<EgressRule>,
+}
+
+impl EgressPolicy {
+    /// Whether both lists allow `dest` (names are not resolved here).
+    pub fn check(&self, dest: &Destination) -> Result<(), Denial> {
+        if !self.rules.iter().any(|r| r.allows(dest)) {
+            return Err(Denial::NotInBinding(dest.to_string()));
+        }
+        if !self.operator.allow.iter().any(|p| p.matches(dest)) {
+            return Err(Denial::NotByOperator(dest.to_string()));
+        }
+        Ok(())
+    }
+
+    /// Whether a connection to `ip` is allowed: public, or in a network
+    /// the operator allows.
+    pub fn address_allowed(&self, ip: IpAddr) -> bool {
+        is_public(ip) || self.operator.networks.iter().any(|n| n.contains(&ip))
+    }
+}
+
+/// The IPv4 address an IPv6 address carries, for the forms that reach an
+/// IPv4 host: mapped (`::ffff:a.b.c.d`), compatible (`::a.b.c.d`), NAT64
+/// (`64:ff9b::/96`) and 6to4 (`2002:AABB:CCDD::/48`).
+fn embedded_v4(ip: Ipv6Addr) -> Option<Ipv4Addr> {
+    let s = ip.segments();
+    let tail = Ipv4Addr::new((s[6] >> 8) as u8, s[6] as u8, (s[7] >> 8) as u8, s[7] as u8);
+    if let Some(v4) = ip.to_ipv4_mapped() {
+        return Some(v4);
+    }
+    // Compatible: the first 96 bits zero (`::` and `::1` excepted, judged
+    // as IPv6 below).
+    if s[..6].iter().all(|&x| x == 0) && !(s[6] == 0 && s[7] <= 1) {
+        return Some(tail);
+    }
+    if s[0] == 0x64 && s[1] == 0xff9b && s[2..6].iter().all(|&x| x == 0) {
+        return Some(tail);
+    }
+    if s[0] == 0x2002 {
+        return Some(Ipv4Addr::new(
+            (s[1] >> 8) as u8,
+            s[1] as u8,
+            (s[2] >> 8) as u8,
+            s[2] as u8,
+        ));
+    }
+    None
+}
+
+fn is_public_v4(ip: Ipv4Addr) -> bool {
+    let [a, b, c, _] = ip.octets();
+    !(ip.is_unspecified()
+        || a == 0 // 0.0.0.0/8: "this network"
+        || ip.is_loopback()
+        || ip.is_private()
+        || ip.is_link_local() // 169.254.0.0/16, the metadata address
+        || (a == 100 && (64..128).contains(&b)) // CGNAT 100.64.0.0/10
+        || (a == 192 && b == 0 && c == 0) // IETF protocol assignments
+        || ip.is_documentation()
+        || (a == 198 && (b == 18 || b == 19)) // benchmarking
+        || ip.is_multicast()
+        || a >= 240 // reserved, broadcast included
+        || ip.is_broadcast())
+}
+
+/// Whether `ip` is a public unicast address: what a guest may reach
+/// without the operator allowing its network.
+pub fn is_public(ip: IpAddr) -> bool {
+    match ip {
+        IpAddr::V4(v4) => is_public_v4(v4),
+        IpAddr::V6(v6) => {
+            if let Some(v4) = embedded_v4(v6) {
+                return is_public_v4(v4);
+            }
+            let s = v6.segments();
+            !(v6.is_unspecified()
+                || v6.is_loopback()
+                || v6.is_multicast()
+                || (s[0] & 0xfe00) == 0xfc00 // unique local fc00::/7
+                || (s[0] & 0xffc0) == 0xfe80 // link local fe80::/10
+                || (s[0] & 0xffc0) == 0xfec0 // site local (deprecated)
+                || (s[0] == 0x2001 && s[1] == 0x0db8) // documentation
+                || (s[0] == 0x2001 && s[1] == 0) // Teredo
+                || (s[0] == 0x0100 && s[1..4].iter().all(|&x| x == 0))) // discard
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dest(url: &str) -> Destination {
+        Destination::of("GET", &url.parse().unwrap()).unwrap()
+    }
+
+    #[test]
+    fn patterns_parse_and_print() {
+        for (text, shown) in [
+            ("https://api.stripe.com", "https://api.stripe.com"),
+            ("https://API.Stripe.com:443", "https://api.stripe.com"),
+            ("https://*.sendgrid.net", "https://*.sendgrid.net"),
+            ("http://127.0.0.1:8080", "http://127.0.0.1:8080"),
+            ("http://localhost:*", "http://localhost:*"),
+        ] {
+            let p: EgressPattern = text.parse().unwrap();
+            assert_eq!(p.to_string(), shown, "{text}");
+        }
+        for bad in [
+            "api.stripe.com",
+            "ftp://x",
+            "HTTPS://x.com",
+            "https://",
+            "https://a.*.com",
+            "https://x.com/path",
+            "https://x.com/",
+            "https://x.com:99999",
+            "https://x.com:0",
+            "https://x.com:080",
+            "https://*.",
+            "https://-x.com",
+            "http://[::1]:80",
+        ] {
+            assert!(bad.parse::<EgressPattern>().is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn subdomain_wildcards_match_subdomains_only() {
+        let p: EgressPattern = "https://*.sendgrid.net".parse().unwrap();
+        assert!(p.matches(&dest("https://api.sendgrid.net/v3/mail")));
+        assert!(p.matches(&dest("https://a.b.sendgrid.net")));
+        assert!(!p.matches(&dest("https://sendgrid.net")));
+        assert!(!p.matches(&dest("https://evilsendgrid.net")));
+        assert!(!p.matches(&dest("http://api.sendgrid.net")));
+        assert!(!p.matches(&dest("https://api.sendgrid.net:8443")));
+        let any_port: EgressPattern = "http://127.0.0.1:*".parse().unwrap();
+        assert!(any_port.matches(&dest("http://127.0.0.1:5555/x")));
+    }
+
+    #[test]
+    fn rules_check_methods_and_paths() {
+        let rule: EgressRule = serde_json::from_value(serde_json::json!({
+            "url": "https://api.stripe.com", "methods": ["POST"], "pathPrefix": "/v1/"
+        }))
+        .unwrap();
+        let post = Destination::of(
+            "post",
+            &"https://api.stripe.com/v1/charges".parse().unwrap(),
+        )
+        .unwrap();
+        assert!(rule.allows(&post));
+        assert!(!rule.allows(&dest("https://api.stripe.com/v1/charges")));
+        let other =
+            Destination::of("POST", &"https://api.stripe.com/v2/x".parse().unwrap()).unwrap();
+        assert!(!rule.allows(&other));
+        let bare: EgressRule = serde_json::from_value(serde_json::json!("https://x.io")).unwrap();
+        assert!(bare.allows(&dest("https://x.io/anything")));
+    }
+
+    #[test]
+    fn both_lists_must_allow() {
+        let policy = EgressPolicy {
+            operator: std::sync::Arc::new(OperatorEgress {
+                allow: vec!["https://*.example.com".parse().unwrap()],
+                networks: vec![],
+            }),
+            rules: vec![
+                EgressRule::Pattern("https://api.example.com".parse().unwrap()),
+                EgressRule::Pattern("https://other.org".parse().unwrap()),
+            ],
+        };
+        assert_eq!(policy.check(&dest("https://api.example.com")), Ok(()));
+        assert!(matches!(
+            policy.check(&dest("https://other.org")),
+            Err(Denial::NotByOperator(_))
+        ));
+        assert!(matches!(
+            policy.check(&dest("https://www.example.com")),
+            Err(Denial::NotInBinding(_))
+        ));
+    }
+
+    #[test]
+    fn only_public_addresses_are_reachable_by_default() {
+        for private in [
+            "127.0.0.1",
+            "10.1.2.3",
+            "172.16.0.1",
+            "192.168.1.1",
+            "169.254.169.254",
+            "100.64.0.1",
+            "0.0.0.0",
+            "0.1.2.3",
+            "224.0.0.1",
+            "255.255.255.255",
+            "240.0.0.1",
+            "192.0.2.1",
+            "198.18.0.1",
+            "::1",
+            "::",
+            "fc00::1",
+            "fd12:3456::1",
+            "fe80::1",
+            "ff02::1",
+            "::ffff:127.0.0.1",
+            "::ffff:169.254.169.254",
+            "::127.0.0.1",
+            "::10.0.0.1",
+            "64:ff9b::a9fe:a9fe",
+            "2002:7f00:0001::1",
+            "2001:db8::1",
+        ] {
+            let ip: IpAddr = private.parse().unwrap();
+            assert!(!is_public(ip), "{private} must be refused");
+        }
+        for public in [
+            "93.184.216.34",
+            "8.8.8.8",
+            "2606:4700:4700::1111",
+            "::ffff:8.8.8.8",
+        ] {
+            let ip: IpAddr = public.parse().unwrap();
+            assert!(is_public(ip), "{public} is public");
+        }
+        let policy = EgressPolicy {
+            operator: std::sync::Arc::new(OperatorEgress {
+                allow: vec![],
+                networks: vec!["127.0.0.1/32".parse().unwrap()],
+            }),
+            rules: vec![],
+        };
+        assert!(policy.address_allowed("127.0.0.1".parse().unwrap()));
+        assert!(!policy.address_allowed("127.0.0.2".parse().unwrap()));
+        // The mapped form of an allowed network is judged by its IPv4 address
+        // only when the operator allows that form too.
+        assert!(!policy.address_allowed("::ffff:127.0.0.2".parse().unwrap()));
+    }
+}

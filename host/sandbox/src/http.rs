@@ -1,0 +1,531 @@
+//! Outgoing HTTP for a run (`wasi:http/outgoing-handler`), sent by the host
+//! under the run's egress policy, limits and secrets.
+//!
+//! What happens to one request, in order:
+//! 1. **Policy.** The destination must be on the binding's `egress` list
+//!    and the operator's (`egress::EgressPolicy::check`), and the run must
+//!    have requests left (`maxHttpRequests`). A refusal is the guest's
+//!    `HTTP-request-denied`, a line in the job's log and a counted refusal.
+//! 2. **Resolution.** The host name is resolved and every address checked
+//!    (`EgressPolicy::address_allowed`); the connection goes to the first
+//!    address that passed — that very address, never a new lookup.
+//!    Nothing allowed: `destination-IP-prohibited`.
+//! 3. **Secrets.** Placeholders of the run's secrets are replaced by their
+//!    values in header values (and in the body, for secrets sealed with
+//!    `inBody`) — only when the secret's own policy allows this
+//!    destination. The body is read first, up to `maxHttpRequestBytes`.
+//! 4. **Send** over HTTP/1.1 (TLS with the webpki roots for `https`), each
+//!    phase (connect, first byte, each body chunk) under
+//!    `min(httpTimeoutMs, the guest's own request options, the run's
+//!    remaining time)`.
+//! 5. **Response.** The body is counted as the guest reads it, and fails
+//!    past `maxHttpResponseBytes`.
+//!
+//! Redirects are the guest's to follow: each is a new request, checked from
+//! step 1. When the run ends — finished, failed or past its deadline — the
+//! store is dropped, and with it every request still in flight.
+
+use std::net::{IpAddr, SocketAddr};
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, LazyLock, Mutex};
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use http_body_util::BodyExt;
+use hyper::body::{Body, Frame, Incoming};
+use hyper_util::rt::TokioIo;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::net::TcpStream;
+use wasmtime_wasi_http::{Error, RequestOptions, WasiBody, WasiHttpHooks};
+
+use crate::egress::{Denial, Destination, EgressPolicy, Scheme};
+use crate::logs::{LogLevel, LogSink};
+use crate::secrets::Secret;
+
+/// What a run did over HTTP (job fields and metrics).
+#[derive(Debug, Default)]
+pub struct HttpStats {
+    /// Requests that passed the policy and the address check (sent, or
+    /// failed on the way: connect, TLS, timeout).
+    pub requests: AtomicU64,
+    /// Requests refused before anything was sent.
+    pub refused: AtomicU64,
+    /// Request body bytes sent.
+    pub bytes_out: AtomicU64,
+    /// Response body bytes the guest read.
+    pub bytes_in: AtomicU64,
+}
+
+/// [`HttpStats`] read at the end of a run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct HttpSummary {
+    /// Requests sent.
+    pub requests: u64,
+    /// Requests refused.
+    pub refused: u64,
+    /// Request body bytes.
+    pub bytes_out: u64,
+    /// Response body bytes.
+    pub bytes_in: u64,
+}
+
+impl HttpStats {
+    /// The counts so far.
+    pub fn summary(&self) -> HttpSummary {
+        HttpSummary {
+            requests: self.requests.load(Ordering::Relaxed),
+            refused: self.refused.load(Ordering::Relaxed),
+            bytes_out: self.bytes_out.load(Ordering::Relaxed),
+            bytes_in: self.bytes_in.load(Ordering::Relaxed),
+        }
+    }
+}
+
+/// A secret handed to the guest in this run, as its placeholder.
+#[derive(Debug, Clone)]
+pub struct Grant {
+    /// The secret's name.
+    pub name: String,
+    /// What the guest holds.
+    pub placeholder: String,
+    /// The secret.
+    pub secret: Secret,
+}
+
+/// The limits of a run's HTTP use.
+#[derive(Debug, Clone, Copy)]
+pub struct HttpLimits {
+    /// Requests per run.
+    pub max_requests: u32,
+    /// Request body bytes.
+    pub max_request_bytes: u64,
+    /// Response body bytes, per response.
+    pub max_response_bytes: u64,
+    /// Per-phase deadline of one request.
+    pub timeout: Duration,
+    /// When the run itself must end.
+    pub run_deadline: Instant,
+}
+
+/// The `wasi:http` hooks of one run.
+pub struct RunHttp {
+    /// `None`: the binding has no egress list, every request is refused.
+    pub policy: Option<EgressPolicy>,
+    /// The run's limits.
+    pub limits: HttpLimits,
+    /// Counts, read when the run ends.
+    pub stats: Arc<HttpStats>,
+    /// The secrets the guest asked for so far.
+    pub grants: Arc<Mutex<Vec<Grant>>>,
+    /// The job's log, for refusals.
+    pub logs: Arc<Mutex<LogSink>>,
+}
+
+/// The TLS client configuration every run shares (webpki roots).
+static TLS: LazyLock<Arc<rustls::ClientConfig>> = LazyLock::new(|| {
+    let roots = rustls::RootCertStore {
+        roots: webpki_roots::TLS_SERVER_ROOTS.into(),
+    };
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    Arc::new(
+        rustls::ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .expect("ring supports the default TLS versions")
+            .with_root_certificates(roots)
+            .with_no_client_auth(),
+    )
+});
+
+type SendFuture = Box<
+    dyn Future<
+            Output = Result<
+                (
+                    http::Response<WasiBody>,
+                    Box<dyn Future<Output = Result<(), Error>> + Send>,
+                ),
+                Error,
+            >,
+        > + Send,
+>;
+
+fn log_refusal(logs: &Mutex<LogSink>, denial: &Denial) {
+    if let Ok(mut sink) = logs.lock() {
+        sink.push(
+            LogLevel::Warn,
+            &format!("[airlock] HTTP request refused: {denial}"),
+        );
+    }
+}
+
+fn refused(stats: &HttpStats, logs: &Mutex<LogSink>, denial: &Denial) -> Error {
+    stats.refused.fetch_add(1, Ordering::Relaxed);
+    log_refusal(logs, denial);
+    match denial {
+        Denial::PrivateAddress { .. } => Error::DestinationIpProhibited,
+        Denial::Unresolved(_) => Error::DnsError {
+            rcode: None,
+            info_code: None,
+        },
+        _ => Error::HttpRequestDenied,
+    }
+}
+
+/// Replaces the placeholders of `grants` that may go to `dest` in `text`.
+fn substitute(text: &str, grants: &[Grant], dest: &Destination, body: bool) -> Option<String> {
+    let mut out: Option<String> = None;
+    for grant in grants {
+        if body && !grant.secret.policy.in_body {
+            continue;
+        }
+        if !grant.secret.policy.allow.iter().any(|p| p.matches(dest)) {
+            continue;
+        }
+        let current = out.as_deref().unwrap_or(text);
+        if current.contains(&grant.placeholder) {
+            out = Some(current.replace(&grant.placeholder, &grant.secret.value));
+        }
+    }
+    out
+}
+
+impl WasiHttpHooks for RunHttp {
+    fn send_request(
+        &mut self,
+        request: http::Request<WasiBody>,
+        options: Option<RequestOptions>,
+        fut: Box<dyn Future<Output = Result<(), Error>> + Send>,
+    ) -> SendFuture {
+        drop(fut);
+        let stats = self.stats.clone();
+        let logs = self.logs.clone();
+        let limits = self.limits;
+        let dest = Destination::of(request.method().as_str(), request.uri());
+        let checked = match (&self.policy, &dest) {
+            (_, None) => Err(Denial::BadUrl),
+            (None, Some(d)) => Err(Denial::NotInBinding(d.to_string())),
+            (Some(policy), Some(d)) => policy.check(d).and_then(|()| {
+                // Taken and checked in one step: a guest may have several
+                // requests in flight.
+                let made = stats.requests.fetch_add(1, Ordering::Relaxed);
+                if made >= u64::from(limits.max_requests) {
+                    stats.requests.fetch_sub(1, Ordering::Relaxed);
+                    Err(Denial::TooManyRequests(limits.max_requests))
+                } else {
+                    Ok(policy.clone())
+                }
+            }),
+        };
+        let policy = match checked {
+            Ok(p) => p,
+            Err(denial) => {
+                let error = refused(&stats, &logs, &denial);
+                return Box::new(async move { Err(error) });
+            }
+        };
+        let dest = dest.expect("checked above");
+        let grants: Vec<Grant> = self.grants.lock().map(|g| g.clone()).unwrap_or_default();
+        Box::new(
+            async move { send(request, options, dest, policy, grants, limits, stats, logs).await },
+        )
+    }
+}
+
+/// The deadline of one phase of a request.
+fn phase_timeout(limits: &HttpLimits, asked: Option<Duration>) -> Duration {
+    let left = limits
+        .run_deadline
+        .saturating_duration_since(Instant::now());
+    let mut t = limits.timeout.min(left);
+    if let Some(asked) = asked {
+        t = t.min(asked);
+    }
+    t
+}
+
+trait Stream: AsyncRead + AsyncWrite + Send + Unpin + 'static {}
+impl<T: AsyncRead + AsyncWrite + Send + Unpin + 'static> Stream for T {}
+
+#[allow(clippy::too_many_arguments)]
+async fn send(
+    request: http::Request<WasiBody>,
+    options: Option<RequestOptions>,
+    dest: Destination,
+    policy: EgressPolicy,
+    grants: Vec<Grant>,
+    limits: HttpLimits,
+    stats: Arc<HttpStats>,
+    logs: Arc<Mutex<LogSink>>,
+) -> Result<
+    (
+        http::Response<WasiBody>,
+        Box<dyn Future<Output = Result<(), Error>> + Send>,
+    ),
+    Error,
+> {
+    let connect_timeout = phase_timeout(&limits, options.and_then(|o| o.connect_timeout));
+
+    // 2. Resolve and check every address; connect only to checked ones.
+    let addrs: Vec<SocketAddr> = match dest.host.parse::<IpAddr>() {
+        Ok(ip) => vec![SocketAddr::new(ip, dest.port)],
+        Err(_) => match tokio::time::timeout(
+            connect_timeout,
+            tokio::net::lookup_host((dest.host.as_str(), dest.port)),
+        )
+        .await
+        {
+            Ok(Ok(found)) => found.collect(),
+            Ok(Err(_)) => Vec::new(),
+            Err(_) => return Err(Error::DnsTimeout),
+        },
+    };
+    // A request refused here never went out: it counts as refused, not made.
+    if addrs.is_empty() {
+        stats.requests.fetch_sub(1, Ordering::Relaxed);
+        return Err(refused(
+            &stats,
+            &logs,
+            &Denial::Unresolved(dest.host.clone()),
+        ));
+    }
+    let allowed: Vec<SocketAddr> = addrs
+        .iter()
+        .copied()
+        .filter(|a| policy.address_allowed(a.ip()))
+        .collect();
+    if allowed.is_empty() {
+        let shown: Vec<String> = addrs.iter().map(|a| a.ip().to_string()).collect();
+        stats.requests.fetch_sub(1, Ordering::Relaxed);
+        return Err(refused(
+            &stats,
+            &logs,
+            &Denial::PrivateAddress {
+                dest: dest.to_string(),
+                addrs: shown.join(", "),
+            },
+        ));
+    }
+
+    // 3. Secrets, and the body read up to its cap.
+    let (mut parts, body) = request.into_parts();
+    let body = http_body_util::Limited::new(body, limits.max_request_bytes as usize)
+        .collect()
+        .await
+        .map_err(|e| {
+            if e.downcast_ref::<http_body_util::LengthLimitError>()
+                .is_some()
+            {
+                Error::HttpRequestBodySize(Some(limits.max_request_bytes))
+            } else {
+                match e.downcast::<Error>() {
+                    Ok(e) => *e,
+                    Err(e) => Error::InternalError(Some(e.to_string())),
+                }
+            }
+        })?
+        .to_bytes();
+    for value in parts.headers.values_mut() {
+        if let Ok(text) = value.to_str()
+            && let Some(replaced) = substitute(text, &grants, &dest, false)
+            && let Ok(v) = http::HeaderValue::from_str(&replaced)
+        {
+            *value = v;
+        }
+    }
+    let body = match std::str::from_utf8(&body)
+        .ok()
+        .and_then(|text| substitute(text, &grants, &dest, true))
+    {
+        Some(replaced) => Bytes::from(replaced),
+        None => body,
+    };
+    if parts.headers.contains_key(http::header::CONTENT_LENGTH) {
+        parts
+            .headers
+            .insert(http::header::CONTENT_LENGTH, body.len().into());
+    }
+    stats
+        .bytes_out
+        .fetch_add(body.len() as u64, Ordering::Relaxed);
+    // HTTP/1.1 wants the origin form: the path and query only.
+    parts.uri = http::Uri::builder()
+        .path_and_query(
+            parts
+                .uri
+                .path_and_query()
+                .map(|p| p.as_str())
+                .unwrap_or("/"),
+        )
+        .build()
+        .map_err(|e| Error::InternalError(Some(e.to_string())))?;
+    let request = http::Request::from_parts(
+        parts,
+        http_body_util::Full::new(body).map_err(|never| match never {}),
+    );
+
+    // 4. Connect to a checked address, then TLS and HTTP/1.1.
+    let mut last_error = Error::ConnectionRefused;
+    let mut tcp = None;
+    for addr in allowed {
+        match tokio::time::timeout(connect_timeout, TcpStream::connect(addr)).await {
+            Ok(Ok(s)) => {
+                tcp = Some(s);
+                break;
+            }
+            Ok(Err(e)) => last_error = Error::Connect(e),
+            Err(_) => last_error = Error::ConnectionTimeout,
+        }
+    }
+    let tcp = tcp.ok_or(last_error)?;
+    let _ = tcp.set_nodelay(true);
+    let stream: Box<dyn Stream> = match dest.scheme {
+        Scheme::Http => Box::new(tcp),
+        Scheme::Https => {
+            let name = match dest.host.parse::<IpAddr>() {
+                Ok(ip) => rustls::pki_types::ServerName::IpAddress(ip.into()),
+                Err(_) => rustls::pki_types::ServerName::try_from(dest.host.clone())
+                    .map_err(|_| Error::TlsCertificateError)?,
+            };
+            let tls = tokio::time::timeout(
+                connect_timeout,
+                tokio_rustls::TlsConnector::from(TLS.clone()).connect(name, tcp),
+            )
+            .await
+            .map_err(|_| Error::ConnectionTimeout)?
+            .map_err(Error::Tls)?;
+            Box::new(tls)
+        }
+    };
+    let (mut sender, conn) = tokio::time::timeout(
+        connect_timeout,
+        hyper::client::conn::http1::handshake(TokioIo::new(stream)),
+    )
+    .await
+    .map_err(|_| Error::ConnectionTimeout)??;
+
+    let first_byte = phase_timeout(&limits, options.and_then(|o| o.first_byte_timeout));
+    let between = phase_timeout(&limits, options.and_then(|o| o.between_bytes_timeout))
+        .max(Duration::from_millis(1));
+    // The connection task moves bytes for the request and its response; it
+    // ends with the response body (or when the store drops the response).
+    let conn = tokio::spawn(conn);
+    let response = match tokio::time::timeout(first_byte, sender.send_request(request)).await {
+        Ok(Ok(r)) => r,
+        Ok(Err(e)) => {
+            conn.abort();
+            return Err(Error::from(e));
+        }
+        Err(_) => {
+            conn.abort();
+            return Err(Error::ConnectionReadTimeout);
+        }
+    };
+    let response = response.map(|incoming| {
+        CappedBody {
+            incoming,
+            read: 0,
+            max: limits.max_response_bytes,
+            stats: stats.clone(),
+            idle: Box::pin(tokio::time::sleep(between)),
+            between,
+        }
+        .boxed_unsync()
+    });
+    let io = async move {
+        match conn.await {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(e)) => Err(Error::from(e)),
+            Err(_) => Ok(()),
+        }
+    };
+    Ok((response, Box::new(io)))
+}
+
+/// A response body that counts what the guest reads and stops at the cap
+/// or after `between` without a chunk.
+struct CappedBody {
+    incoming: Incoming,
+    read: u64,
+    max: u64,
+    stats: Arc<HttpStats>,
+    idle: Pin<Box<tokio::time::Sleep>>,
+    between: Duration,
+}
+
+impl Body for CappedBody {
+    type Data = Bytes;
+    type Error = Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Error>>> {
+        let this = &mut *self;
+        match Pin::new(&mut this.incoming).poll_frame(cx) {
+            Poll::Ready(Some(Ok(frame))) => {
+                if let Some(data) = frame.data_ref() {
+                    this.read += data.len() as u64;
+                    this.stats
+                        .bytes_in
+                        .fetch_add(data.len() as u64, Ordering::Relaxed);
+                    if this.read > this.max {
+                        return Poll::Ready(Some(Err(Error::HttpResponseBodySize(Some(this.max)))));
+                    }
+                }
+                let next = tokio::time::Instant::now() + this.between;
+                this.idle.as_mut().reset(next);
+                Poll::Ready(Some(Ok(frame)))
+            }
+            Poll::Ready(Some(Err(e))) => Poll::Ready(Some(Err(Error::from(e)))),
+            Poll::Ready(None) => Poll::Ready(None),
+            Poll::Pending => match this.idle.as_mut().poll(cx) {
+                Poll::Ready(()) => Poll::Ready(Some(Err(Error::ConnectionReadTimeout))),
+                Poll::Pending => Poll::Pending,
+            },
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.incoming.is_end_stream()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::secrets::SecretPolicy;
+
+    #[test]
+    fn placeholders_are_replaced_only_for_their_destinations() {
+        let grant = Grant {
+            name: "STRIPE_KEY".into(),
+            placeholder: "airlock-secret-abc".into(),
+            secret: Secret {
+                value: zeroize::Zeroizing::new("sk_live".into()),
+                policy: SecretPolicy {
+                    allow: vec!["https://api.stripe.com".parse().unwrap()],
+                    reveal: false,
+                    in_body: false,
+                },
+            },
+        };
+        let stripe =
+            Destination::of("POST", &"https://api.stripe.com/v1".parse().unwrap()).unwrap();
+        let evil = Destination::of("POST", &"https://evil.example/x".parse().unwrap()).unwrap();
+        let grants = [grant];
+        assert_eq!(
+            substitute("Bearer airlock-secret-abc", &grants, &stripe, false).as_deref(),
+            Some("Bearer sk_live")
+        );
+        assert_eq!(
+            substitute("Bearer airlock-secret-abc", &grants, &evil, false),
+            None
+        );
+        assert_eq!(
+            substitute("{\"k\":\"airlock-secret-abc\"}", &grants, &stripe, true),
+            None,
+            "bodies only for secrets sealed with inBody"
+        );
+    }
+}

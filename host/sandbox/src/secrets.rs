@@ -1,0 +1,283 @@
+//! Secrets: values a handler uses without ever holding them.
+//!
+//! A secret belongs to a queue binding. Its value and its policy — the
+//! destinations it may be sent to, whether the guest may read it
+//! (`reveal`), whether it is substituted in request bodies as well as
+//! headers — are sealed together with ChaCha20-Poly1305 under the fleet's
+//! [`SecretsKey`] (hosts get it from their environment or a file; Redis
+//! never holds it). The queue and secret name are the associated data, so
+//! an envelope moved to another queue or name does not open. Anyone who can
+//! write to Redis can delete a secret, or replace it with one sealed under
+//! a key they hold, which does not open either; they cannot read a value or
+//! widen where it may go.
+//!
+//! A guest asks for a secret and gets a [`placeholder`]: random text that
+//! stands for the value in this run only. The host puts the value in place
+//! of the placeholder in outgoing requests to the secret's destinations,
+//! and nowhere else (see `http.rs`). Only a secret sealed with
+//! `reveal: true` can be read by the guest, and its value is then redacted
+//! from the job's logs, output, step records, KV writes, progress and
+//! failure reason — a guard against accidents: a handler that encodes a
+//! revealed value can still leak it, so `reveal` is trust in the handler.
+
+use chacha20poly1305::aead::{Aead, KeyInit, Payload};
+use chacha20poly1305::{ChaCha20Poly1305, Key, Nonce};
+use serde::{Deserialize, Serialize};
+use zeroize::Zeroizing;
+
+use crate::egress::EgressPattern;
+
+/// Envelope format version.
+const VERSION: u8 = 1;
+
+/// The fleet's key for secrets (32 bytes).
+#[derive(Clone)]
+pub struct SecretsKey(Zeroizing<[u8; 32]>);
+
+impl std::fmt::Debug for SecretsKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SecretsKey(..)")
+    }
+}
+
+/// Why a key was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("a secrets key is 32 bytes written as 64 hex digits")]
+pub struct BadKey;
+
+impl SecretsKey {
+    /// A key from 64 hex digits (surrounding whitespace ignored).
+    pub fn from_hex(text: &str) -> Result<SecretsKey, BadKey> {
+        let bytes = hex::decode(text.trim()).map_err(|_| BadKey)?;
+        let bytes: [u8; 32] = bytes.try_into().map_err(|_| BadKey)?;
+        Ok(SecretsKey(Zeroizing::new(bytes)))
+    }
+
+    /// A fresh random key (the local runner's, for one process).
+    pub fn generate() -> SecretsKey {
+        let mut bytes = [0u8; 32];
+        getrandom::fill(&mut bytes).expect("the OS random source");
+        SecretsKey(Zeroizing::new(bytes))
+    }
+
+    fn cipher(&self) -> ChaCha20Poly1305 {
+        ChaCha20Poly1305::new(Key::from_slice(&self.0[..]))
+    }
+}
+
+/// What a secret may do, sealed with its value.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SecretPolicy {
+    /// Destinations (`scheme://host[:port]` patterns) whose requests get the
+    /// value in place of the placeholder. Requests elsewhere carry the
+    /// placeholder unchanged.
+    #[cfg_attr(feature = "openapi", schema(value_type = Vec<String>))]
+    pub allow: Vec<EgressPattern>,
+    /// Whether the guest may read the value itself (to sign a payload, say).
+    #[serde(default)]
+    pub reveal: bool,
+    /// Whether the value is also substituted in request bodies (headers
+    /// always are).
+    #[serde(default)]
+    pub in_body: bool,
+}
+
+/// A secret as a host holds it during a run.
+#[derive(Clone)]
+pub struct Secret {
+    /// The value.
+    pub value: Zeroizing<String>,
+    /// Its policy.
+    pub policy: SecretPolicy,
+}
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Secret")
+            .field("value", &"<hidden>")
+            .field("policy", &self.policy)
+            .finish()
+    }
+}
+
+#[derive(Serialize, Deserialize)]
+struct Sealed {
+    value: String,
+    #[serde(flatten)]
+    policy: SecretPolicy,
+}
+
+/// What Redis holds for one secret: the sealed value and policy, and the
+/// time of the last change (readable without the key, for listings).
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Envelope {
+    v: u8,
+    nonce: String,
+    sealed: String,
+    updated_at_ms: u64,
+}
+
+/// Why an envelope did not open.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum OpenError {
+    /// Not an envelope of this format.
+    #[error("the stored secret is malformed")]
+    Malformed,
+    /// Sealed under another key, for another queue or name, or altered.
+    #[error(
+        "the stored secret does not open with this host's secrets key (another key, another queue or name, or altered)"
+    )]
+    Refused,
+}
+
+fn associated_data(queue: &str, name: &str) -> Vec<u8> {
+    format!("airlock-secret/{VERSION}\0{queue}\0{name}").into_bytes()
+}
+
+/// Seals `value` and `policy` for secret `name` of `queue`: the text to
+/// store.
+pub fn seal(
+    key: &SecretsKey,
+    queue: &str,
+    name: &str,
+    value: &str,
+    policy: &SecretPolicy,
+    now_ms: u64,
+) -> String {
+    let plain = Zeroizing::new(
+        serde_json::to_vec(&Sealed {
+            value: value.to_string(),
+            policy: policy.clone(),
+        })
+        .expect("a secret serializes"),
+    );
+    let mut nonce = [0u8; 12];
+    getrandom::fill(&mut nonce).expect("the OS random source");
+    let aad = associated_data(queue, name);
+    let sealed = key
+        .cipher()
+        .encrypt(
+            Nonce::from_slice(&nonce),
+            Payload {
+                msg: &plain,
+                aad: &aad,
+            },
+        )
+        .expect("sealing cannot fail");
+    serde_json::to_string(&Envelope {
+        v: VERSION,
+        nonce: hex::encode(nonce),
+        sealed: hex::encode(sealed),
+        updated_at_ms: now_ms,
+    })
+    .expect("an envelope serializes")
+}
+
+/// Opens what [`seal`] stored for secret `name` of `queue`.
+pub fn open(key: &SecretsKey, queue: &str, name: &str, stored: &str) -> Result<Secret, OpenError> {
+    let envelope: Envelope = serde_json::from_str(stored).map_err(|_| OpenError::Malformed)?;
+    if envelope.v != VERSION {
+        return Err(OpenError::Malformed);
+    }
+    let nonce = hex::decode(&envelope.nonce).map_err(|_| OpenError::Malformed)?;
+    if nonce.len() != 12 {
+        return Err(OpenError::Malformed);
+    }
+    let sealed = hex::decode(&envelope.sealed).map_err(|_| OpenError::Malformed)?;
+    let aad = associated_data(queue, name);
+    let plain = Zeroizing::new(
+        key.cipher()
+            .decrypt(
+                Nonce::from_slice(&nonce),
+                Payload {
+                    msg: &sealed,
+                    aad: &aad,
+                },
+            )
+            .map_err(|_| OpenError::Refused)?,
+    );
+    let opened: Sealed = serde_json::from_slice(&plain).map_err(|_| OpenError::Malformed)?;
+    Ok(Secret {
+        value: Zeroizing::new(opened.value),
+        policy: opened.policy,
+    })
+}
+
+/// When a stored secret last changed (no key needed).
+pub fn updated_at_ms(stored: &str) -> Option<u64> {
+    serde_json::from_str::<Envelope>(stored)
+        .ok()
+        .map(|e| e.updated_at_ms)
+}
+
+/// A fresh placeholder: what a guest holds instead of a secret's value.
+/// Unguessable, and plain enough to travel in a header, a URL or JSON.
+pub fn placeholder() -> String {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes).expect("the OS random source");
+    format!("airlock-secret-{}", hex::encode(bytes))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn policy() -> SecretPolicy {
+        SecretPolicy {
+            allow: vec!["https://api.stripe.com".parse().unwrap()],
+            reveal: false,
+            in_body: false,
+        }
+    }
+
+    #[test]
+    fn a_sealed_secret_opens_only_for_its_queue_and_name_under_its_key() {
+        let key = SecretsKey::generate();
+        let stored = seal(&key, "payments", "STRIPE_KEY", "sk_live_123", &policy(), 7);
+        assert!(!stored.contains("sk_live_123"));
+        assert!(!stored.contains("stripe.com"), "the policy is sealed too");
+        let opened = open(&key, "payments", "STRIPE_KEY", &stored).unwrap();
+        assert_eq!(opened.value.as_str(), "sk_live_123");
+        assert_eq!(opened.policy, policy());
+        assert_eq!(updated_at_ms(&stored), Some(7));
+        assert_eq!(
+            open(&key, "other", "STRIPE_KEY", &stored).unwrap_err(),
+            OpenError::Refused
+        );
+        assert_eq!(
+            open(&key, "payments", "OTHER", &stored).unwrap_err(),
+            OpenError::Refused
+        );
+        assert_eq!(
+            open(&SecretsKey::generate(), "payments", "STRIPE_KEY", &stored).unwrap_err(),
+            OpenError::Refused
+        );
+        let mut tampered: serde_json::Value = serde_json::from_str(&stored).unwrap();
+        let sealed = tampered["sealed"].as_str().unwrap().to_string();
+        let flipped = format!(
+            "{}{}",
+            if sealed.starts_with('0') { "1" } else { "0" },
+            &sealed[1..]
+        );
+        tampered["sealed"] = flipped.into();
+        assert_eq!(
+            open(&key, "payments", "STRIPE_KEY", &tampered.to_string()).unwrap_err(),
+            OpenError::Refused
+        );
+        assert_eq!(
+            open(&key, "payments", "STRIPE_KEY", "{}").unwrap_err(),
+            OpenError::Malformed
+        );
+    }
+
+    #[test]
+    fn keys_are_64_hex_digits() {
+        assert!(SecretsKey::from_hex(&"ab".repeat(32)).is_ok());
+        assert!(SecretsKey::from_hex("abcd").is_err());
+        assert!(SecretsKey::from_hex(&"zz".repeat(32)).is_err());
+        assert_ne!(placeholder(), placeholder());
+    }
+}

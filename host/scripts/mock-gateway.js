@@ -1,0 +1,56 @@
+#!/usr/bin/env node
+// A local stand-in for the services the examples call, started by
+// `make run` (no dependencies beyond Node itself):
+//
+//   POST /v1/messages   a mail gateway: needs `Authorization: Bearer $MOCK_GATEWAY_KEY`,
+//                       answers 202 {"id": "msg_..."}; 401 without the key
+//   POST /v1/ledger     a ledger: answers 201 {"id": "led_<transactionId>"},
+//                       the same id again for a repeated Idempotency-Key
+//   GET  /healthz       "ok"
+//
+// Listens on MOCK_GATEWAY_LISTEN (default 127.0.0.1:8090) and prints one line
+// per request (never the key itself).
+'use strict';
+const http = require('node:http');
+const crypto = require('node:crypto');
+
+const [host, port] = (process.env.MOCK_GATEWAY_LISTEN || '127.0.0.1:8090').split(':');
+const key = process.env.MOCK_GATEWAY_KEY || '';
+const ledger = new Map();
+
+function reply(res, status, body) {
+  res.writeHead(status, { 'content-type': 'application/json' });
+  res.end(JSON.stringify(body));
+}
+
+const server = http.createServer((req, res) => {
+  const chunks = [];
+  req.on('data', (c) => chunks.push(c));
+  req.on('end', () => {
+    let body = {};
+    try {
+      body = chunks.length ? JSON.parse(Buffer.concat(chunks).toString('utf8')) : {};
+    } catch {
+      return reply(res, 400, { error: 'body is not JSON' });
+    }
+    if (req.method === 'GET' && req.url === '/healthz') {
+      res.end('ok');
+    } else if (req.method === 'POST' && req.url === '/v1/messages') {
+      if (!key || req.headers.authorization !== `Bearer ${key}`) {
+        console.log(`mail: refused (bad or missing API key) to=${body.to}`);
+        return reply(res, 401, { error: 'invalid API key' });
+      }
+      const id = `msg_${crypto.randomUUID().slice(0, 8)}`;
+      console.log(`mail: accepted ${id} to=${body.to}`);
+      reply(res, 202, { id });
+    } else if (req.method === 'POST' && req.url === '/v1/ledger') {
+      const idem = req.headers['idempotency-key'] || crypto.randomUUID();
+      if (!ledger.has(idem)) ledger.set(idem, `led_${body.transactionId}`);
+      console.log(`ledger: ${ledger.get(idem)} amount=${body.amount} ${body.currency || ''}`);
+      reply(res, 201, { id: ledger.get(idem) });
+    } else {
+      reply(res, 404, { error: `no route ${req.method} ${req.url}` });
+    }
+  });
+});
+server.listen(Number(port), host, () => console.log(`mock gateway on http://${host}:${port}`));
