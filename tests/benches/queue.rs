@@ -17,7 +17,11 @@
 //!   script in a `MONITOR` sample that names Airlock's own scripts;
 //! - idle latency: one job at a time into an idle worker; enqueue→start and
 //!   enqueue→finish are timed by this process from just before the add to
-//!   the `active` / `completed` event on the queue's events stream.
+//!   the `active` / `completed` event on the queue's events stream;
+//! - I/O waits (`BENCH_ONLY=io`): 2,000 jobs each making one request to a
+//!   loopback server that answers after 1 s, all at once on one host with
+//!   1 s locks, against Node's worker running `fetch`; then 1,000 of them
+//!   beside CPU-bound guests: wall time, peak RSS per job, stalls.
 //!
 //! Needs the release `airlock` binary (`cargo build --release -p airlock`;
 //! `AIRLOCK_BENCH_BIN` runs another build, to compare versions), the
@@ -29,6 +33,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use airlock_tests::host::Admin;
+use airlock_tests::http_server::TestServer;
 use airlock_tests::redis_server::RedisServer;
 use airlock_tests::{interop_script, shared_cache_dir, target_dir};
 use redis::AsyncCommands;
@@ -52,6 +57,10 @@ fn start_airlock(redis: &RedisServer) -> Child {
 }
 
 fn start_airlock_on(redis_url: &str, id: &str) -> Child {
+    start_airlock_with(redis_url, id, &[])
+}
+
+fn start_airlock_with(redis_url: &str, id: &str, extra: &[&str]) -> Child {
     Command::new(release_airlock())
         .args([
             "serve",
@@ -62,6 +71,7 @@ fn start_airlock_on(redis_url: &str, id: &str) -> Child {
             "--poll",
             "100ms",
         ])
+        .args(extra)
         .env("AIRLOCK_CACHE_DIR", shared_cache_dir())
         .env("RUST_LOG", "warn")
         .stdout(Stdio::null())
@@ -109,6 +119,10 @@ async fn enqueue(redis: &RedisServer, count: usize) {
 }
 
 async fn enqueue_jobs(redis: &RedisServer, count: usize, name: &str, data: &str) {
+    enqueue_on(redis, QUEUE, count, name, data).await
+}
+
+async fn enqueue_on(redis: &RedisServer, queue: &str, count: usize, name: &str, data: &str) {
     let out = Command::new("node")
         .arg(interop_script("enqueue.js"))
         .args([
@@ -117,7 +131,7 @@ async fn enqueue_jobs(redis: &RedisServer, count: usize, name: &str, data: &str)
             "--prefix",
             "bull",
             "--queue",
-            QUEUE,
+            queue,
         ])
         .args([
             "--count",
@@ -825,6 +839,264 @@ async fn drains(count: usize) {
     }
 }
 
+/// Resident and peak resident memory of a process (`VmRSS`, `VmHWM`), bytes.
+fn rss(pid: u32) -> (u64, u64) {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let field = |name: &str| {
+        status
+            .lines()
+            .find(|l| l.starts_with(name))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|kb| kb.parse::<u64>().ok())
+            .unwrap_or(0)
+            * 1024
+    };
+    (field("VmRSS:"), field("VmHWM:"))
+}
+
+/// What one drain of I/O-waiting jobs showed.
+struct IoRun {
+    /// First start to last finish, s.
+    wall: f64,
+    /// First start to last start, s.
+    starts: f64,
+    /// Peak RSS growth over the idle host, per job, bytes.
+    rss_per_job: f64,
+    /// Recoveries of stalled jobs (sum of BullMQ's `stc`) and failures.
+    stalled: u64,
+    failed: u64,
+    /// CPU-bound jobs completed alongside (the mix), and their stalls.
+    cpu_done: u64,
+    cpu_stalled: u64,
+}
+
+/// First `processedOn` to last `finishedOn` over `queue`'s completed jobs,
+/// and the sum of their stall counts.
+async fn span_and_stalls(redis: &RedisServer, queue: &str) -> (f64, u64, u64) {
+    let (wall, _, stalled, failed) = spans(redis, queue).await;
+    (wall, stalled, failed)
+}
+
+/// [`span_and_stalls`], with first `processedOn` to last `processedOn` (how
+/// long it took to start them all), s.
+async fn spans(redis: &RedisServer, queue: &str) -> (f64, f64, u64, u64) {
+    let client = redis::Client::open(redis.url()).unwrap();
+    let mut conn = client.get_multiplexed_async_connection().await.unwrap();
+    let ids: Vec<String> = conn
+        .zrange(format!("bull:{queue}:completed"), 0, -1)
+        .await
+        .unwrap();
+    let failed: u64 = conn.zcard(format!("bull:{queue}:failed")).await.unwrap();
+    let (mut first, mut last, mut stalled, mut last_start) = (u64::MAX, 0u64, 0u64, 0u64);
+    for chunk in ids.chunks(500) {
+        let mut pipe = redis::pipe();
+        for id in chunk {
+            pipe.cmd("HMGET")
+                .arg(format!("bull:{queue}:{id}"))
+                .arg("processedOn")
+                .arg("finishedOn")
+                .arg("stc");
+        }
+        let rows: Vec<(Option<u64>, Option<u64>, Option<u64>)> =
+            pipe.query_async(&mut conn).await.unwrap();
+        for (p, f, stc) in rows {
+            first = first.min(p.unwrap_or(u64::MAX));
+            last_start = last_start.max(p.unwrap_or(0));
+            last = last.max(f.unwrap_or(0));
+            stalled += stc.unwrap_or(0);
+        }
+    }
+    let seconds = |ms: u64| ms as f64 / 1000.0;
+    (
+        seconds(last.saturating_sub(first)),
+        seconds(last_start.saturating_sub(first)),
+        stalled,
+        failed,
+    )
+}
+
+async fn wait_completed(redis: &RedisServer, queue: &str, count: u64) {
+    let client = redis::Client::open(redis.url()).unwrap();
+    let mut conn = client.get_multiplexed_async_connection().await.unwrap();
+    let deadline = Instant::now() + Duration::from_secs(300);
+    loop {
+        let done: u64 = conn.zcard(format!("bull:{queue}:completed")).await.unwrap();
+        let failed: u64 = conn.zcard(format!("bull:{queue}:failed")).await.unwrap();
+        if done + failed >= count {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{queue}: {done}/{count} after 300 s"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// `count` jobs, each one GET of a loopback server that answers after 1 s,
+/// all at once on one Airlock host (1 s locks), optionally beside
+/// `cpu_jobs` CPU-bound jobs on another queue.
+async fn airlock_io(server: &TestServer, count: usize, cpu_jobs: usize) -> IoRun {
+    let redis = RedisServer::start();
+    let admin = Admin::connect(&redis.url()).await;
+    admin.deploy("http-probe", "http-probe").await;
+    let url = format!("{}/slow?ms=1000", server.url);
+    let binding = json!({
+        "concurrency": count,
+        "limits": {"memoryBytes": 4 << 20, "timeoutMs": 30_000},
+        "egress": [server.url],
+    });
+    let instances = (count + 64).to_string();
+    let mut host = start_airlock_with(
+        &redis.url(),
+        "bench-io",
+        &[
+            "--egress-allow",
+            &server.url,
+            "--egress-allow-network",
+            "127.0.0.1/32",
+            "--max-instances",
+            &instances,
+            "--memory-budget",
+            "64GiB",
+            "--lock-duration",
+            "1s",
+            "--stalled-interval",
+            "1s",
+        ],
+    );
+    let data = json!({"url": url, "requests": [{"url": url}]}).to_string();
+    // Warm up (compile, first instance) on a queue of its own, with room
+    // for one job: queues share the host's slots.
+    let mut warm = binding.clone();
+    warm["concurrency"] = json!(1);
+    admin.bind("warm", "http-probe", warm).await;
+    enqueue_on(&redis, "warm", 1, "io", &data).await;
+    wait_completed(&redis, "warm", 1).await;
+    if cpu_jobs > 0 {
+        admin.deploy("cpu-bound", "cpu-bound").await;
+        enqueue_on(
+            &redis,
+            "cpu",
+            cpu_jobs,
+            "cpu",
+            r#"{"rounds":3000000,"seed":"io-mix"}"#,
+        )
+        .await;
+    }
+    enqueue_on(&redis, QUEUE, count, "io", &data).await;
+    let (idle, _) = rss(host.id());
+    admin.bind(QUEUE, "http-probe", binding).await;
+    if cpu_jobs > 0 {
+        admin
+            .bind(
+                "cpu",
+                "cpu-bound",
+                json!({"concurrency": 4, "metered": false}),
+            )
+            .await;
+    }
+    wait_completed(&redis, QUEUE, count as u64).await;
+    let (_, peak) = rss(host.id());
+    let (wall, starts, stalled, failed) = spans(&redis, QUEUE).await;
+    let (cpu_done, cpu_stalled) = if cpu_jobs > 0 {
+        wait_completed(&redis, "cpu", cpu_jobs as u64).await;
+        let (_, s, _) = span_and_stalls(&redis, "cpu").await;
+        (completed_on(&redis, "cpu").await, s)
+    } else {
+        (0, 0)
+    };
+    let _ = host.kill();
+    let _ = host.wait();
+    IoRun {
+        wall,
+        starts,
+        rss_per_job: peak.saturating_sub(idle) as f64 / count as f64,
+        stalled,
+        failed,
+        cpu_done,
+        cpu_stalled,
+    }
+}
+
+async fn completed_on(redis: &RedisServer, queue: &str) -> u64 {
+    let client = redis::Client::open(redis.url()).unwrap();
+    let mut conn = client.get_multiplexed_async_connection().await.unwrap();
+    conn.zcard(format!("bull:{queue}:completed")).await.unwrap()
+}
+
+/// Node's BullMQ worker running the same fetch-then-return job at the same
+/// concurrency.
+async fn node_io(server: &TestServer, count: usize) -> IoRun {
+    let redis = RedisServer::start();
+    let url = format!("{}/slow?ms=1000", server.url);
+    let data = json!({"url": url, "requests": [{"url": url}]}).to_string();
+    enqueue_on(&redis, QUEUE, count, "io", &data).await;
+    let mut worker = start_node_processor(&redis, count, count, "fetch");
+    // Node's baseline: the worker started, nothing fetched yet.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let (idle, _) = rss(worker.id());
+    wait_completed(&redis, QUEUE, count as u64).await;
+    let (_, peak) = rss(worker.id());
+    let (wall, starts, stalled, failed) = spans(&redis, QUEUE).await;
+    let _ = worker.kill();
+    let _ = worker.wait();
+    IoRun {
+        wall,
+        starts,
+        rss_per_job: peak.saturating_sub(idle) as f64 / count as f64,
+        stalled,
+        failed,
+        cpu_done: 0,
+        cpu_stalled: 0,
+    }
+}
+
+/// Jobs waiting on I/O hold no thread: 2,000 one-second requests at once,
+/// and 1,000 of them beside CPU-bound guests with 1 s locks.
+async fn io_benchmarks() {
+    let count: usize = std::env::var("BENCH_IO_JOBS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(2000);
+    let server = TestServer::start();
+    let airlock = airlock_io(&server, count, 0).await;
+    let node = node_io(&server, count).await;
+    println!(
+        "| {count} jobs, each one GET answered after 1 s, concurrency {count} | wall (first start → last finish) | all started within | peak RSS growth per job | stalled | failed |"
+    );
+    println!("|---|---|---|---|---|---|");
+    for (name, run) in [
+        ("Airlock (http-probe guest)", &airlock),
+        ("Node BullMQ (fetch)", &node),
+    ] {
+        println!(
+            "| {name} | {:.2} s | {:.2} s | {:.0} KiB | {} | {} |",
+            run.wall,
+            run.starts,
+            run.rss_per_job / 1024.0,
+            run.stalled,
+            run.failed
+        );
+    }
+    println!();
+    let cpu_jobs = 20;
+    let mix = airlock_io(&server, count / 2, cpu_jobs).await;
+    println!("| mix on one Airlock host, 1 s locks | result |");
+    println!("|---|---|");
+    println!(
+        "| {} I/O jobs (1 s each) | wall {:.2} s, stalled {}, failed {} |",
+        count / 2,
+        mix.wall,
+        mix.stalled,
+        mix.failed
+    );
+    println!(
+        "| {cpu_jobs} CPU-bound jobs (3M SHA-256 rounds, unmetered, concurrency 4) | {} completed, stalled {} |",
+        mix.cpu_done, mix.cpu_stalled
+    );
+}
+
 fn main() {
     // Re-run as the port's worker, in a process of its own (see `Peer`).
     if let Ok(url) = std::env::var("AIRLOCK_BENCH_PORT_WORKER") {
@@ -874,6 +1146,10 @@ async fn bench() {
             "| Redis Cluster, 3 masters | {clustered:.0} ({:.2}×) |",
             clustered / single
         );
+        println!();
+    }
+    if only.is_empty() || only == "io" {
+        io_benchmarks().await;
         println!();
     }
     if only.is_empty() || only == "latency" {

@@ -2,11 +2,12 @@
 // Benchmark peer: a plain Node BullMQ worker whose processor does nothing,
 // so its throughput is BullMQ's own protocol overhead — or, with
 // `--processor payment`, the users' payment processor
-// (payment-processor.js). Airlock's benchmark drains the same pre-enqueued
+// (payment-processor.js), or with `--processor fetch` one HTTP GET of the
+// job's `data.url` (what the http-probe guest does in the I/O benchmark). Airlock's benchmark drains the same pre-enqueued
 // queue (see enqueue.js) and compares.
 //
 //   node bench-worker.js --redis redis://127.0.0.1:PORT --prefix bull --queue Q \
-//     --count N --concurrency C [--processor noop|payment] [--timeout-ms 600000]
+//     --count N --concurrency C [--processor noop|payment|fetch] [--timeout-ms 600000]
 //
 // stdout: one JSON line {"completed":N,"seconds":<float>,"jobsPerSecond":<float>},
 // timed from the first job going active to the N-th completion. Diagnostics
@@ -17,7 +18,12 @@ const { parseArgs, run } = require('./cli');
 const { Worker } = require('bullmq');
 const { processPayment } = require('./payment-processor');
 
-const PROCESSORS = { noop: async () => null, payment: processPayment };
+async function fetchOnce(job) {
+  const response = await fetch(job.data.url);
+  return { status: response.status, body: await response.text() };
+}
+
+const PROCESSORS = { noop: async () => null, payment: processPayment, fetch: fetchOnce };
 
 async function main() {
   const args = parseArgs(process.argv.slice(2), ['redis', 'queue', 'count']);
