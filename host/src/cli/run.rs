@@ -15,7 +15,7 @@ use anyhow::Context as _;
 use clap::Args;
 
 use crate::sandbox::clock::now_ms;
-use crate::sandbox::egress::{EgressPattern, EgressPolicy, EgressRule, OperatorEgress};
+use crate::sandbox::egress::{EgressPolicy, EgressRule};
 use crate::sandbox::secrets::{self, SecretPolicy, SecretsKey};
 use crate::sandbox::{
     Completion, FailureKind, HostServices, JobInput, Limits, LocalServices, RunEnv, RunOutcome,
@@ -82,24 +82,15 @@ fn env_from(args: &RunArgs, services: &LocalServices) -> anyhow::Result<RunEnv> 
             .with_context(|| format!("--config: `{item}` is not KEY=VALUE"))?;
         config.insert(k.to_string(), v.to_string());
     }
-    let patterns: Vec<EgressPattern> = args
-        .egress
-        .iter()
-        .map(|p| p.parse().map_err(|e| anyhow::anyhow!("--egress: {e}")))
-        .collect::<anyhow::Result<_>>()?;
-    let networks = args
-        .egress_networks
-        .iter()
-        .map(|n| {
-            n.parse()
-                .map_err(|_| anyhow::anyhow!("--egress-allow-network: `{n}` is not a CIDR network"))
-        })
-        .collect::<anyhow::Result<_>>()?;
+    // The flags are both the operator's list and the binding's.
+    let operator = super::serve::parse_egress(
+        "--egress",
+        args.egress.iter().map(String::as_str),
+        args.egress_networks.iter().map(String::as_str),
+    )?;
+    let patterns = operator.allow.clone();
     let egress = (!patterns.is_empty()).then(|| EgressPolicy {
-        operator: Arc::new(OperatorEgress {
-            allow: patterns.clone(),
-            networks,
-        }),
+        operator: Arc::new(operator),
         rules: patterns.iter().cloned().map(EgressRule::Pattern).collect(),
     });
     let key = SecretsKey::generate();

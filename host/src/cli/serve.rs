@@ -135,21 +135,33 @@ pub struct ServeArgs {
 }
 
 /// The operator's egress rules, from `--egress-allow` and
-/// `--egress-allow-network`.
+/// `--egress-allow-network` (empty items of a comma list are skipped).
 pub fn operator_egress(patterns: &[String], networks: &[String]) -> anyhow::Result<OperatorEgress> {
+    parse_egress("--egress-allow", listed(patterns), listed(networks))
+}
+
+/// The non-empty items of a comma-separated flag, trimmed.
+fn listed(items: &[String]) -> impl Iterator<Item = &str> {
+    items.iter().map(|i| i.trim()).filter(|i| !i.is_empty())
+}
+
+/// Egress rules from flag values: destination patterns given with
+/// `pattern_flag`, networks with `--egress-allow-network`; an error names
+/// the flag and the value. Shared with `airlock run`.
+pub(super) fn parse_egress<'a>(
+    pattern_flag: &str,
+    patterns: impl IntoIterator<Item = &'a str>,
+    networks: impl IntoIterator<Item = &'a str>,
+) -> anyhow::Result<OperatorEgress> {
     let allow = patterns
-        .iter()
-        .map(|p| p.trim())
-        .filter(|p| !p.is_empty())
+        .into_iter()
         .map(|p| {
             p.parse()
-                .map_err(|e| anyhow::anyhow!("--egress-allow: {e}"))
+                .map_err(|e| anyhow::anyhow!("{pattern_flag}: {e}"))
         })
         .collect::<anyhow::Result<Vec<EgressPattern>>>()?;
     let networks = networks
-        .iter()
-        .map(|n| n.trim())
-        .filter(|n| !n.is_empty())
+        .into_iter()
         .map(|n| {
             n.parse().map_err(|_| {
                 anyhow::anyhow!(
