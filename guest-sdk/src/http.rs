@@ -262,15 +262,26 @@ impl RequestBuilder {
         });
         let outgoing = request.body().map_err(|_| bad("body"))?;
         let future = outgoing_handler::handle(request, options).map_err(|e| describe(&e))?;
-        {
-            let stream = outgoing.write().map_err(|_| bad("body stream"))?;
-            for chunk in self.body.chunks(WRITE_CHUNK) {
-                stream
-                    .blocking_write_and_flush(chunk)
-                    .map_err(|e| stream_error("request body", e))?;
+        let written = (|| {
+            {
+                let stream = outgoing.write().map_err(|_| bad("body stream"))?;
+                for chunk in self.body.chunks(WRITE_CHUNK) {
+                    stream
+                        .blocking_write_and_flush(chunk)
+                        .map_err(|e| stream_error("request body", e))?;
+                }
             }
+            OutgoingBody::finish(outgoing, None).map_err(|e| describe(&e))
+        })();
+        if let Err(write_error) = written {
+            // A request the host refused (egress rules, a limit) closes its
+            // body stream too; the reason is the response's error code.
+            future.subscribe().block();
+            if let Some(Ok(Err(code))) = future.get() {
+                return Err(describe(&code));
+            }
+            return Err(write_error);
         }
-        OutgoingBody::finish(outgoing, None).map_err(|e| describe(&e))?;
 
         future.subscribe().block();
         let response = match future.get() {

@@ -190,6 +190,17 @@ fn requests_outside_the_rules_are_refused_before_anything_is_sent() {
         assert_eq!(outcome.http.refused, 1, "{target}");
         assert_eq!(outcome.http.requests, 0, "{target}");
     }
+    // A refused request with a body: its body stream closes first, and
+    // the SDK still reports the refusal (not a retryable transport error).
+    let outcome = run(
+        &sandbox,
+        json!({"requests": [{"method": "POST", "url": format!("http://127.0.0.1:{}/echo", other.port), "body": "x".repeat(100_000)}]}),
+        &Limits::default(),
+        LocalServices::new(),
+        env(egress(&[&url], &["127.0.0.1/32"], &[json!(url)])),
+    );
+    let error = answers(&outcome)[0]["error"].as_str().unwrap().to_string();
+    assert!(error.contains("refused"), "{error}");
     assert!(server.seen().is_empty(), "{:?}", server.seen());
     assert!(other.seen().is_empty(), "{:?}", other.seen());
 }

@@ -630,6 +630,79 @@ fn uploads_that_are_not_handlers_are_refused_with_the_reason() {
     assert_eq!(err.code(), "core_module");
 }
 
+/// A refused upload costs a parse: nothing is compiled and nothing reaches
+/// the artifact cache (a JavaScript build took a 13–17 s compile and left a
+/// 43 MB artifact behind before the check).
+#[test]
+fn imports_are_checked_before_anything_compiles() {
+    let dir = tempfile::tempdir().unwrap();
+    let sandbox = Sandbox::new(SandboxConfig {
+        max_instances: 4,
+        cache_dir: Some(dir.path().to_path_buf()),
+        ..SandboxConfig::default()
+    })
+    .unwrap();
+    let exfil = wat::parse_str(
+        r#"(component
+            (import "acme:exfil/socket@1.0.0" (instance))
+            (core module $m (func (export "f")))
+            (core instance $i (instantiate $m))
+            (func (export "run") (canon lift (core func $i "f")))
+        )"#,
+    )
+    .unwrap();
+    let err = sandbox.load(&exfil).unwrap_err();
+    assert_eq!(err.code(), "unsupported_imports", "{err}");
+    assert!(err.to_string().contains("acme:exfil/socket@1.0.0"), "{err}");
+    assert_eq!(sandbox.compilations(), 0, "a refused upload was compiled");
+    // The cache holds only the host's own artifact key.
+    let before = walk(dir.path());
+    assert!(
+        before.iter().all(|p| p.ends_with("artifact.key")),
+        "the refused upload left {before:?}"
+    );
+
+    // A good handler still compiles and is cached.
+    sandbox.load(&guest_bytes("noop")).unwrap();
+    assert_eq!(sandbox.compilations(), 1);
+    assert!(walk(dir.path()).len() > before.len());
+}
+
+/// Every file under `dir`.
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            files.extend(walk(&path));
+        } else {
+            files.push(path);
+        }
+    }
+    files
+}
+
+/// A component needing more core instances than one pool slot holds is
+/// refused at upload, naming the limit, instead of failing jobs later.
+#[test]
+fn a_component_too_big_for_a_pool_slot_is_refused_at_upload() {
+    let instances: String = (0..40)
+        .map(|_| "(core instance (instantiate $m))")
+        .collect();
+    let wide = wat::parse_str(format!(
+        r#"(component
+            (core module $m (func (export "f")))
+            {instances}
+            (core instance $i (instantiate $m))
+            (func (export "run") (canon lift (core func $i "f")))
+        )"#
+    ))
+    .unwrap();
+    let err = sandbox().load(&wide).unwrap_err();
+    assert_eq!(err.code(), "invalid_component", "{err}");
+    assert!(err.to_string().contains("core module instances"), "{err}");
+}
+
 /// A handler built against the pinned `airlock:job@0.1.0` contract runs
 /// unchanged: its imports link, its log and progress arrive, its step is
 /// recorded.

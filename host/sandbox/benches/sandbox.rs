@@ -93,6 +93,11 @@ fn main() {
         fuel: None,
         ..Limits::default()
     };
+    if std::env::var("AIRLOCK_BENCH_ONLY").as_deref() == Ok("languages") {
+        languages(&config);
+        let _ = std::fs::remove_dir_all(cache);
+        return;
+    }
     println!("| benchmark | result |");
     println!("|---|---|");
 
@@ -205,6 +210,91 @@ fn main() {
     );
     drop(live);
     let _ = std::fs::remove_dir_all(cache);
+}
+
+/// Per language: the same handlers built with Rust, QuickJS,
+/// StarlingMonkey and componentize-py — component and artifact size,
+/// compile time, per-job cost, memory per live instance.
+fn languages(config: &SandboxConfig) {
+    let payment_data = r#"{"transactionId":"tx_1","amount":42.5,"currency":"EUR"}"#;
+    let builds = [
+        ("Rust", "noop", "payment-webhook"),
+        (
+            "TypeScript, QuickJS",
+            "js-noop-qjs",
+            "js-payment-webhook-qjs",
+        ),
+        (
+            "TypeScript, StarlingMonkey",
+            "js-noop",
+            "js-payment-webhook",
+        ),
+        ("Python", "py-noop", "py-payment-webhook"),
+    ];
+    println!(
+        "| language | component | compile | artifact | noop p50 · p99 | payment p50 · p99 | RSS per live instance |"
+    );
+    println!("|---|---|---|---|---|---|---|");
+    let limits = Limits {
+        memory_bytes: 128 << 20,
+        ..Limits::default()
+    };
+    for (language, noop_name, payment_name) in builds {
+        let cache = tempfile_dir().join(noop_name);
+        let sandbox = Sandbox::new(SandboxConfig {
+            cache_dir: Some(cache.clone()),
+            max_instances: 64,
+            ..config.clone()
+        })
+        .expect("sandbox");
+        let bytes = guest(payment_name);
+        let started = Instant::now();
+        let payment = sandbox.load(&bytes).expect("load");
+        let compile = started.elapsed();
+        let artifact: u64 = std::fs::read_dir(&cache)
+            .expect("cache")
+            .filter_map(|e| e.ok()?.metadata().ok())
+            .filter(|m| m.is_file())
+            .map(|m| m.len())
+            .max()
+            .unwrap_or(0);
+        let noop = sandbox.load(&guest(noop_name)).expect("load");
+        let per_job = |component: &LoadedComponent, data: &str| {
+            for _ in 0..20 {
+                run_once(&sandbox, component, data, &limits);
+            }
+            let mut samples: Vec<Duration> = (0..300)
+                .map(|_| run_once(&sandbox, component, data, &limits))
+                .collect();
+            samples.sort();
+            format!(
+                "{} · {}",
+                millis(percentile(&samples, 0.5)),
+                millis(percentile(&samples, 0.99))
+            )
+        };
+        let noop_cost = per_job(&noop, "{}");
+        let payment_cost = per_job(&payment, payment_data);
+        let count = 40;
+        let before = rss_bytes();
+        let live: Vec<_> = (0..count)
+            .map(|_| {
+                sandbox
+                    .instantiate_idle(&payment, &limits)
+                    .expect("instantiate")
+            })
+            .collect();
+        let rss = rss_bytes().saturating_sub(before) / count;
+        drop(live);
+        println!(
+            "| {language} | {:.2} MiB | {} | {:.1} MiB | {noop_cost} | {payment_cost} | {:.0} KiB |",
+            bytes.len() as f64 / (1 << 20) as f64,
+            millis(compile),
+            artifact as f64 / (1 << 20) as f64,
+            rss as f64 / 1024.0
+        );
+        let _ = std::fs::remove_dir_all(cache);
+    }
 }
 
 fn payment_loaded(sandbox: &Sandbox, bytes: &[u8]) -> Arc<LoadedComponent> {

@@ -33,6 +33,35 @@ pub struct EngineSettings {
     pub memory_keep_resident: usize,
 }
 
+/// What one instance slot of the pool holds: the most core instances,
+/// memories and tables one handler component may contain. The pool has
+/// `max_instances` slots of this size, and a component that needs more than
+/// one slot is refused when it is compiled (at upload), so any mix of
+/// accepted handlers fits `max_instances` live instances: the worker's
+/// permits count exactly what fits, and a run never fails with `capacity`
+/// while a permit says there is room.
+///
+/// Sized for the languages Airlock supports, with room to spare (counted in
+/// the example builds with `jco print`): a Rust component has 3 core
+/// instances, 1 memory and 2 tables; StarlingMonkey 4, 1 and 2; QuickJS 8,
+/// 2 and 2; componentize-py 14, 1 and 2. Memories and tables cost address
+/// space reserved once, not resident memory.
+pub struct SlotBudget {
+    /// Core module instances per component.
+    pub core_instances: u32,
+    /// Linear memories per component.
+    pub memories: u32,
+    /// Tables per component.
+    pub tables: u32,
+}
+
+/// See [`SlotBudget`].
+pub const SLOT: SlotBudget = SlotBudget {
+    core_instances: 16,
+    memories: 4,
+    tables: 8,
+};
+
 /// One engine with its linker and the key of its compiled-code format.
 pub struct EngineHandle {
     /// The engine.
@@ -52,11 +81,12 @@ impl EngineHandle {
         let mut pool = PoolingAllocationConfig::default();
         let n = settings.max_instances.max(1);
         pool.total_component_instances(n)
-            // Rust components carry a few core instances and at most a couple
-            // of memories and tables each.
-            .total_core_instances(n * 8)
-            .total_memories(n * 2)
-            .total_tables(n * 4)
+            .max_core_instances_per_component(SLOT.core_instances)
+            .max_memories_per_component(SLOT.memories)
+            .max_tables_per_component(SLOT.tables)
+            .total_core_instances(n * SLOT.core_instances)
+            .total_memories(n * SLOT.memories)
+            .total_tables(n * SLOT.tables)
             // Every live instance runs on a fiber stack of its own.
             .total_stacks(n)
             .async_stack_keep_resident(16 << 10)

@@ -221,6 +221,14 @@ impl WasiHttpHooks for RunHttp {
             Ok(p) => p,
             Err(denial) => {
                 let error = refused(&stats, &logs, &denial);
+                // The refusal is the response's error, at once. The guest
+                // may still be writing the body: it is read and discarded
+                // (never sent anywhere) until the guest finishes or its run
+                // ends, so the guest's writes do not fail first —
+                // StarlingMonkey's fetch aborts the whole run on a failed
+                // body write instead of rejecting with the refusal.
+                let mut body = request.into_body();
+                tokio::spawn(async move { while let Some(Ok(_)) = body.frame().await {} });
                 return Box::new(async move { Err(error) });
             }
         };

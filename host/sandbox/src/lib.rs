@@ -155,6 +155,18 @@ impl std::fmt::Debug for LoadedComponent {
     }
 }
 
+impl LoadedComponent {
+    /// Whether the component is compiled for the metered (or unmetered)
+    /// engine already.
+    fn is_compiled_for(&self, metered: bool) -> bool {
+        if metered {
+            self.metered.get().is_some()
+        } else {
+            self.unmetered.get().is_some()
+        }
+    }
+}
+
 /// Compiles and runs handler components. Share it (`Arc`) across threads.
 pub struct Sandbox {
     config: SandboxConfig,
@@ -165,6 +177,11 @@ pub struct Sandbox {
     /// Components compiled from source (not loaded from the artifact cache)
     /// since start: how the tests see that a restart did not recompile.
     compilations: AtomicU64,
+    /// Held while a component compiles: one compile at a time per host. A
+    /// JavaScript or Python component takes seconds and ~450 MiB to compile,
+    /// on every core (parallel compilation); two at once double the memory
+    /// and finish no sooner. Runs of loaded components never wait on it.
+    compiling: Mutex<()>,
     _ticker: EpochTicker,
     /// Where guests run: a multi-threaded tokio runtime of the sandbox's
     /// own, so that computing guests never hold the threads of the host's
@@ -204,6 +221,7 @@ impl Sandbox {
             artifacts,
             loaded: Mutex::new(HashMap::new()),
             compilations: AtomicU64::new(0),
+            compiling: Mutex::new(()),
             _ticker: ticker,
             guests,
         })
@@ -311,16 +329,35 @@ impl Sandbox {
         engine: &EngineHandle,
     ) -> Result<(ComponentInfo, HandlerPre<RunState>), ValidationError> {
         validate::check_header(bytes, self.config.max_component_bytes)?;
-        let component = match self.artifacts.as_ref().and_then(|c| c.load(digest, engine)) {
-            Some(component) => component,
+        // A refused upload costs a parse, not a compile.
+        validate::check_declared(&validate::declared(bytes)?)?;
+        let cached = || self.artifacts.as_ref().and_then(|c| c.load(digest, engine));
+        // Held until the artifact is stored, so a second load of the same
+        // digest waiting here finds it instead of compiling it again.
+        let mut _one_at_a_time = None;
+        let (component, compiled_here) = match cached() {
+            Some(component) => (component, false),
             None => {
-                self.compilations.fetch_add(1, Ordering::Relaxed);
-                let component = Component::new(&engine.engine, bytes)
-                    .map_err(|e| ValidationError::Invalid(format!("{e:#}")))?;
-                if let Some(cache) = &self.artifacts {
-                    cache.store(digest, engine, &component);
+                _one_at_a_time = Some(self.compiling.lock().unwrap_or_else(|e| e.into_inner()));
+                match cached() {
+                    Some(component) => (component, false),
+                    None => {
+                        self.compilations.fetch_add(1, Ordering::Relaxed);
+                        // Also where a component that cannot fit in one
+                        // pool slot is refused (see `engine::SLOT`).
+                        let component = Component::new(&engine.engine, bytes).map_err(|e| {
+                            let e = format!("{e:#}");
+                            if e.contains("in the pooling allocator") {
+                                ValidationError::Invalid(format!(
+                                    "it does not fit in one instance slot of the host: {e}"
+                                ))
+                            } else {
+                                ValidationError::Invalid(e)
+                            }
+                        })?;
+                        (component, true)
+                    }
                 }
-                component
             }
         };
         let info = validate::describe(&engine.engine, &component, digest, bytes.len());
@@ -331,6 +368,10 @@ impl Sandbox {
             .map_err(|e| ValidationError::Imports(format!("{e:#}")))?;
         let pre = HandlerPre::new(instance_pre)
             .map_err(|e| ValidationError::Exports(format!("{e:#}")))?;
+        // Only a component that passed every check is kept on disk.
+        if compiled_here && let Some(cache) = &self.artifacts {
+            cache.store(digest, engine, &component);
+        }
         Ok((info, pre))
     }
 
@@ -392,6 +433,22 @@ impl Sandbox {
         log_listener: Option<LogListener>,
         env: RunEnv,
     ) -> RunOutcome {
+        // The component's compiled form for this engine, compiled now if
+        // this is its first run here (an unmetered queue's first job):
+        // seconds for a JavaScript or Python component, so off the async
+        // threads, and before the clock starts — a compile is not the
+        // job's time and must not eat its deadline.
+        let metered = limits.fuel.is_some();
+        let pre = if component.is_compiled_for(metered) {
+            self.handler_pre(component, metered)
+        } else {
+            match tokio::runtime::Handle::try_current().map(|h| h.runtime_flavor()) {
+                Ok(tokio::runtime::RuntimeFlavor::MultiThread) => {
+                    tokio::task::block_in_place(|| self.handler_pre(component, metered))
+                }
+                _ => self.handler_pre(component, metered),
+            }
+        };
         let started = Instant::now();
         let sink = Arc::new(Mutex::new(LogSink::new(
             limits.max_log_bytes,
@@ -426,7 +483,7 @@ impl Sandbox {
             );
         }
 
-        let pre = match self.handler_pre(component, limits.fuel.is_some()) {
+        let pre = match pre {
             Ok(pre) => pre,
             Err(e) => {
                 let failure = Failure::new(FailureKind::Instantiation, e);
@@ -674,12 +731,25 @@ fn classify(
             }
         }
         Ok(Err(JobError::Retry(message))) => {
-            let kind = if state.service_outage.is_some() {
-                FailureKind::HostUnavailable
-            } else {
-                FailureKind::GuestRetry
-            };
-            Completion::Failed(Failure::new(kind, message))
+            if state.service_outage.is_some() {
+                return Completion::Failed(Failure::new(FailureKind::HostUnavailable, message));
+            }
+            // A guest whose runtime turns a refused growth into an error it
+            // returns (StarlingMonkey's "out of memory", Python's
+            // MemoryError) hit its cap as surely as one that traps: a retry
+            // under the same cap would only hit it again.
+            if state.limiter.limit_hit {
+                return Completion::Failed(Failure::new(
+                    FailureKind::MemoryLimit,
+                    format!(
+                        "guest tried to grow its memory past the {} cap (peak {}), then \
+                         failed: {message}",
+                        bytesize::ByteSize(limits.memory_bytes),
+                        bytesize::ByteSize(state.limiter.peak_bytes())
+                    ),
+                ));
+            }
+            Completion::Failed(Failure::new(FailureKind::GuestRetry, message))
         }
         Ok(Err(JobError::Fatal(message))) => {
             Completion::Failed(Failure::new(FailureKind::GuestFatal, message))
