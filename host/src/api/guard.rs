@@ -17,6 +17,11 @@ use crate::store::Store;
 
 /// Longest a regular API request may take.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(15);
+/// Longest an upload may take: its response waits for the component to
+/// compile, which takes 5–15 s for a JavaScript or Python component alone
+/// (longer on a busy host, or behind another compile: a host compiles one
+/// at a time). Other requests are served meanwhile.
+const UPLOAD_TIMEOUT: Duration = Duration::from_secs(300);
 /// How often, and how patiently, Redis is checked.
 const PROBE_EVERY: Duration = Duration::from_millis(250);
 const PROBE_TIMEOUT: Duration = Duration::from_secs(1);
@@ -73,6 +78,12 @@ fn long_lived(method: &Method, path: &str) -> bool {
     )
 }
 
+/// Whether a request is a handler upload (`POST /v1/handlers/{name}`).
+fn is_upload(method: &Method, path: &str) -> bool {
+    let segments: Vec<&str> = path.trim_start_matches('/').split('/').collect();
+    method == Method::POST && matches!(segments.as_slice(), ["v1", "handlers", _])
+}
+
 /// The middleware.
 pub async fn guard(State(state): State<ApiState>, req: Request, next: Next) -> Response {
     let path = req.uri().path().to_string();
@@ -91,7 +102,12 @@ pub async fn guard(State(state): State<ApiState>, req: Request, next: Next) -> R
     if long_lived(&method, &path) {
         return next.run(req).await;
     }
-    match tokio::time::timeout(REQUEST_TIMEOUT, next.run(req)).await {
+    let limit = if is_upload(&method, &path) {
+        UPLOAD_TIMEOUT
+    } else {
+        REQUEST_TIMEOUT
+    };
+    match tokio::time::timeout(limit, next.run(req)).await {
         Ok(response) => response,
         Err(_) => ApiError::new(
             StatusCode::SERVICE_UNAVAILABLE,
@@ -116,5 +132,13 @@ mod tests {
         assert!(!long_lived(&Method::POST, "/v1/events"));
         assert!(!long_lived(&Method::GET, "/v1/events"));
         assert!(!long_lived(&Method::GET, "/v1/queues/q/jobs/events"));
+    }
+
+    #[test]
+    fn uploads_are_told_apart() {
+        assert!(is_upload(&Method::POST, "/v1/handlers/payments"));
+        assert!(!is_upload(&Method::GET, "/v1/handlers/payments"));
+        assert!(!is_upload(&Method::POST, "/v1/handlers"));
+        assert!(!is_upload(&Method::POST, "/v1/handlers/payments/x"));
     }
 }

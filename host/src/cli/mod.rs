@@ -2,6 +2,7 @@
 //! serving queues and the API, and talking to a running host's HTTP API.
 
 mod client;
+mod new;
 mod remote;
 mod run;
 mod secrets;
@@ -36,6 +37,9 @@ pub enum Command {
     /// Run a worker host: a BullMQ worker per bound queue, each job in its
     /// own sandbox instance; with `--listen`, the HTTP API too.
     Serve(serve::ServeArgs),
+    /// Create a handler project (Rust, TypeScript, JavaScript or Python)
+    /// that builds to a component with one command.
+    New(new::NewArgs),
     /// Upload a handler component.
     Deploy(remote::DeployArgs),
     /// Queue bindings: bind, list, get, pause, resume.
@@ -84,6 +88,7 @@ pub async fn execute(cli: Cli) -> anyhow::Result<i32> {
     match cli.command {
         Command::Run(args) => run::execute(args).await,
         Command::Serve(args) => serve::execute(args).await,
+        Command::New(args) => new::execute(args),
         Command::Deploy(args) => remote::deploy(conn, json, args).await,
         Command::Queue(cmd) => remote::queue(conn, json, cmd).await,
         Command::Enqueue(args) => remote::enqueue(conn, json, args).await,

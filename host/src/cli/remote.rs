@@ -11,7 +11,7 @@ use futures::StreamExt;
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use super::client::{ApiClient, Connection};
+use super::client::{ApiClient, ApiFailure, Connection};
 use super::run::exit_code;
 use crate::sandbox::FailureKind;
 
@@ -26,6 +26,11 @@ pub struct DeployArgs {
     /// Version label.
     #[arg(long)]
     pub version: Option<String>,
+    /// Also bind this queue to the handler, with default settings, when it
+    /// is not bound yet (a queue bound to this handler already runs the new
+    /// version; one bound to another handler is left alone, with an error).
+    #[arg(long)]
+    pub queue: Option<String>,
 }
 
 /// `airlock queue ...`.
@@ -204,7 +209,49 @@ pub async fn deploy(conn: &Connection, json_output: bool, args: DeployArgs) -> a
             v["size"]
         );
     });
+    if let Some(queue) = &args.queue {
+        bind_if_unbound(&client, json_output, queue, &args.name).await?;
+    }
     Ok(0)
+}
+
+/// `deploy --queue`: binds `queue` to `handler` unless it is bound already.
+async fn bind_if_unbound(
+    client: &ApiClient,
+    json_output: bool,
+    queue: &str,
+    handler: &str,
+) -> anyhow::Result<()> {
+    let path = format!("/v1/queues/{queue}");
+    let bound: anyhow::Result<Value> = client.get(&path).await;
+    match bound {
+        Ok(view) => {
+            let current = view["binding"]["handler"].as_str().unwrap_or_default();
+            if current != handler {
+                anyhow::bail!(
+                    "--queue: {queue} is bound to handler `{current}`; re-bind it with \
+                     `airlock queue bind {queue} --handler {handler}`"
+                );
+            }
+            if !json_output {
+                println!("queue {queue} already runs {handler}");
+            }
+        }
+        Err(e)
+            if e.downcast_ref::<ApiFailure>()
+                .is_some_and(|f| f.status == reqwest::StatusCode::NOT_FOUND) =>
+        {
+            let _: Value = client
+                .json(Method::PUT, &path, &json!({"handler": handler}))
+                .await
+                .context("--queue")?;
+            if !json_output {
+                println!("bound queue {queue} to {handler}");
+            }
+        }
+        Err(e) => return Err(e.context("--queue")),
+    }
+    Ok(())
 }
 
 /// `airlock queue ...`.

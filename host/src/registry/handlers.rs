@@ -85,6 +85,11 @@ impl Registry {
             size: bytes.len(),
             uploaded_at: now_ms(),
         };
+        // The artifact goes out before the name points at the digest: a
+        // host that sees the new version loads this compile instead of
+        // compiling it again (a fleet compiles each version once). If this
+        // host dies between the two, the artifact only expires unused.
+        self.publish_artifact(&info.digest).await;
         let keys = self.store().keys();
         let entry_json = serde_json::to_string(&entry).map_err(anyhow::Error::from)?;
         let info_json = serde_json::to_string(&info).map_err(anyhow::Error::from)?;
@@ -121,7 +126,6 @@ impl Registry {
             .ignore()
             .query_async::<()>(&mut conn)
             .await?;
-        self.publish_artifact(&entry.digest).await;
         tracing::info!(handler = name, digest = %entry.digest, "handler deployed");
         Ok(entry)
     }
