@@ -11,19 +11,41 @@ CARGO ?= cargo
 WASM_TARGET := wasm32-wasip2
 TARGET_DIR ?= $(or $(CARGO_TARGET_DIR),target)
 GUEST_DIR := $(TARGET_DIR)/$(WASM_TARGET)/release
-# Every crate under jobs/ is a guest, except the shared workload library.
-GUEST_CRATES := $(filter-out cpu-bound-core,$(notdir $(wildcard jobs/*)))
+# Every crate under jobs/ is a guest, except the shared workload library;
+# jobs/js and jobs/python hold the TypeScript and Python examples.
+GUEST_CRATES := $(filter-out cpu-bound-core js python,$(notdir $(wildcard jobs/*)))
 GUEST_FLAGS := $(addprefix -p ,$(GUEST_CRATES))
 
-.PHONY: run test bench lint guests host wasm-target redis-server-installed interop-deps openapi-tools
+.PHONY: run test bench lint guests rust-guests js-guests py-guests sdk-tests host wasm-target redis-server-installed interop-deps openapi-tools
 
 wasm-target:
 	@rustup target list --installed 2>/dev/null | grep -qx $(WASM_TARGET) \
 		|| rustup target add $(WASM_TARGET)
 
-## guests: every job handler as a wasm32-wasip2 component
-guests: wasm-target
+## guests: every job handler as a wasm32-wasip2 component: the Rust
+## crates, the TypeScript examples (jobs/js, js_*.wasm) and the Python ones
+## (jobs/python, py_*.wasm), all into $(GUEST_DIR)
+guests: rust-guests js-guests py-guests
+
+rust-guests: wasm-target
 	$(CARGO) build --release --target $(WASM_TARGET) $(GUEST_FLAGS)
+
+# npm packages pinned by the lockfiles of guest-sdk/js and jobs/js; built
+# components are skipped when their inputs did not change.
+js-guests:
+	./jobs/js/build.sh $(abspath $(GUEST_DIR))
+
+# componentize-py pinned in guest-sdk/python/requirements.txt, in a venv
+# under the target dir.
+py-guests:
+	./jobs/python/build.sh $(abspath $(GUEST_DIR))
+
+## sdk-tests: the TypeScript and Python SDKs' own unit tests and the
+## Python examples' tests, under plain node and python3 (no host)
+sdk-tests: js-guests
+	cd guest-sdk/js && npm test
+	cd guest-sdk/python && python3 -m unittest
+	python3 -m unittest discover -s jobs/python
 
 # Host-side packages. `make host` and `make test` select the same set so
 # cargo unifies the same features for both and compiles wasmtime only once.
@@ -52,7 +74,7 @@ $(PY_TOOLS)/.installed: tests/openapi/requirements.txt
 	$(PY_TOOLS)/bin/pip install --quiet --disable-pip-version-check -r tests/openapi/requirements.txt
 	touch $@
 
-test: guests host redis-server-installed interop-deps openapi-tools
+test: guests host redis-server-installed interop-deps openapi-tools sdk-tests
 	$(CARGO) test $(HOST_PACKAGES)
 
 ## run: Redis (AOF under .airlock/), one host with the API, examples deployed
@@ -64,7 +86,8 @@ bench: guests interop-deps redis-server-installed
 	$(CARGO) bench -p airlock-sandbox --bench sandbox
 	$(CARGO) bench -p airlock-tests --bench queue
 
-lint: wasm-target
+lint: wasm-target js-guests
 	$(CARGO) fmt --all -- --check
+	cd jobs/js && npx tsc -p tsconfig.json
 	$(CARGO) clippy $(HOST_PACKAGES) --all-targets -- -D warnings
 	$(CARGO) clippy --release --target $(WASM_TARGET) -p airlock-guest $(GUEST_FLAGS) -- -D warnings

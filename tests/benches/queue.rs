@@ -21,7 +21,11 @@
 //! - I/O waits (`BENCH_ONLY=io`): 2,000 jobs each making one request to a
 //!   loopback server that answers after 1 s, all at once on one host with
 //!   1 s locks, against Node's worker running `fetch`; then 1,000 of them
-//!   beside CPU-bound guests: wall time, peak RSS per job, stalls.
+//!   beside CPU-bound guests: wall time, peak RSS per job, stalls;
+//! - languages (`BENCH_ONLY=languages`, `BENCH_LANG_JOBS`, default 5,000):
+//!   the payment handler built in Rust, TypeScript (QuickJS and
+//!   StarlingMonkey) and Python, against the same processor on a plain Node
+//!   worker and as BullMQ's sandboxed processor (`sandboxed-payment.js`).
 //!
 //! Needs the release `airlock` binary (`cargo build --release -p airlock`;
 //! `AIRLOCK_BENCH_BIN` runs another build, to compare versions), the
@@ -839,6 +843,56 @@ async fn drains(count: usize) {
     }
 }
 
+/// The payment handler in every language Airlock takes, drained by one
+/// host, against the same processor on a plain Node worker and as BullMQ's
+/// sandboxed processor (a pool of child processes), same run.
+async fn language_drains(count: usize) {
+    let concurrency = 10;
+    let node = drain(
+        Peer::Node("payment"),
+        count,
+        concurrency,
+        "payment",
+        PAYMENT,
+    )
+    .await;
+    let sandboxed = drain(
+        Peer::Node("sandboxed-payment"),
+        count,
+        concurrency,
+        "payment",
+        PAYMENT,
+    )
+    .await;
+    println!(
+        "| payment webhook, {count} jobs, concurrency {concurrency} | jobs/s | / BullMQ sandboxed | / plain Node | worker CPU per job |"
+    );
+    println!("|---|---|---|---|---|");
+    let row = |label: &str, d: &Drain| {
+        println!(
+            "| {label} | {:.0} | {:.2}× | {:.2}× | {} |",
+            d.rate,
+            d.rate / sandboxed.rate,
+            d.rate / node.rate,
+            per_job_us(d.host_us)
+        );
+    };
+    row("Node BullMQ, plain worker", &node);
+    row("Node BullMQ, sandboxed processor", &sandboxed);
+    for (label, guest) in [
+        ("Airlock, Rust", "payment-webhook"),
+        ("Airlock, TypeScript on QuickJS", "js-payment-webhook-qjs"),
+        (
+            "Airlock, TypeScript on StarlingMonkey",
+            "js-payment-webhook",
+        ),
+        ("Airlock, Python", "py-payment-webhook"),
+    ] {
+        let d = drain(Peer::Airlock(guest), count, concurrency, "payment", PAYMENT).await;
+        row(label, &d);
+    }
+}
+
 /// Resident and peak resident memory of a process (`VmRSS`, `VmHWM`), bytes.
 fn rss(pid: u32) -> (u64, u64) {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
@@ -1118,6 +1172,16 @@ async fn bench() {
     let only = std::env::var("BENCH_ONLY").unwrap_or_default();
     if only.is_empty() || only == "drain" {
         drains(count).await;
+    }
+    if only.is_empty() || only == "languages" {
+        println!();
+        language_drains(
+            std::env::var("BENCH_LANG_JOBS")
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(5_000),
+        )
+        .await;
     }
     println!();
     if only.is_empty() || only == "fleet" {

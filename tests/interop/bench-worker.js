@@ -3,11 +3,13 @@
 // so its throughput is BullMQ's own protocol overhead — or, with
 // `--processor payment`, the users' payment processor
 // (payment-processor.js), or with `--processor fetch` one HTTP GET of the
-// job's `data.url` (what the http-probe guest does in the I/O benchmark). Airlock's benchmark drains the same pre-enqueued
+// job's `data.url` (what the http-probe guest does in the I/O benchmark), or
+// with `--processor sandboxed-payment` the payment processor as a BullMQ
+// sandboxed processor (sandboxed-payment.js, child processes). Airlock's benchmark drains the same pre-enqueued
 // queue (see enqueue.js) and compares.
 //
 //   node bench-worker.js --redis redis://127.0.0.1:PORT --prefix bull --queue Q \
-//     --count N --concurrency C [--processor noop|payment|fetch] [--timeout-ms 600000]
+//     --count N --concurrency C [--processor noop|payment|fetch|sandboxed-payment] [--timeout-ms 600000]
 //
 // stdout: one JSON line {"completed":N,"seconds":<float>,"jobsPerSecond":<float>},
 // timed from the first job going active to the N-th completion. Diagnostics
@@ -23,7 +25,13 @@ async function fetchOnce(job) {
   return { status: response.status, body: await response.text() };
 }
 
-const PROCESSORS = { noop: async () => null, payment: processPayment, fetch: fetchOnce };
+const PROCESSORS = {
+  noop: async () => null,
+  payment: processPayment,
+  fetch: fetchOnce,
+  // BullMQ's sandboxed processor: the payment processor in child processes.
+  'sandboxed-payment': require('path').join(__dirname, 'sandboxed-payment.js'),
+};
 
 async function main() {
   const args = parseArgs(process.argv.slice(2), ['redis', 'queue', 'count']);

@@ -49,6 +49,7 @@ pub fn guest_bytes(crate_name: &str) -> Vec<u8> {
 pub mod api;
 pub mod host;
 pub mod http_server;
+pub mod mock_gateway;
 
 /// Path of a Node interop script (`tests/interop/<name>`), checking that
 /// its npm dependencies are installed.

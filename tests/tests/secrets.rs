@@ -7,6 +7,7 @@
 use airlock_tests::api::{Api, error_code, error_field};
 use airlock_tests::host::tokens;
 use airlock_tests::http_server::TestServer;
+use airlock_tests::mock_gateway::MockGateway;
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 
@@ -346,46 +347,6 @@ async fn a_revealed_secret_is_redacted_from_what_the_job_leaves() {
     );
     assert!(!details.to_string().contains(VALUE), "{details}");
     assert!(!redis_dump(&api.redis.url()).await.contains(VALUE));
-}
-
-/// `host/scripts/mock-gateway.js` (what `make run` starts) on a free port.
-struct MockGateway {
-    url: String,
-    child: std::process::Child,
-}
-
-impl MockGateway {
-    fn start(key: &str) -> MockGateway {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let mut child = std::process::Command::new("node")
-            .arg(airlock_tests::workspace_root().join("host/scripts/mock-gateway.js"))
-            .env("MOCK_GATEWAY_LISTEN", format!("127.0.0.1:{port}"))
-            .env("MOCK_GATEWAY_KEY", key)
-            .stdout(std::process::Stdio::piped())
-            .spawn()
-            .expect("node runs the mock gateway");
-        let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
-        let mut line = String::new();
-        std::io::BufRead::read_line(&mut out, &mut line).unwrap();
-        assert!(line.starts_with("mock gateway on"), "{line}");
-        // Keep reading: the gateway logs a line per request.
-        std::thread::spawn(move || std::io::copy(&mut out, &mut std::io::sink()));
-        MockGateway {
-            url: format!("http://127.0.0.1:{port}"),
-            child,
-        }
-    }
-}
-
-impl Drop for MockGateway {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 /// The examples as `make run` wires them: the e-mail handler sends through

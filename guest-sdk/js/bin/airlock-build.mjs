@@ -1,0 +1,63 @@
+#!/usr/bin/env node
+// airlock-build <handler.ts|js> -o <out.wasm> [--engine starlingmonkey|quickjs] [--minify] [--keep-bundle]
+import { build, ENGINES } from '../lib/build.mjs';
+
+const USAGE = `usage: airlock-build <handler.ts|.js> -o <out.wasm> [--engine starlingmonkey|quickjs] [--minify] [--keep-bundle] [--quiet]
+
+Bundles the handler module (its default export is \`handler(async (data, ctx) => ...)\`
+from @airlock/sdk) and builds an Airlock handler component (world \`handler\` of
+airlock:job@0.2.0).
+
+  -o, --out <file>      the component to write (default: handler.wasm)
+  --engine <engine>     starlingmonkey (default: fetch, ~12 MiB) or quickjs (~1.6 MiB, no fetch)
+  --minify              minify the bundled JavaScript
+  --keep-bundle         also write the bundled JavaScript next to the component (<out>.bundle.js)
+  --quiet               print nothing on success`;
+
+const args = process.argv.slice(2);
+let entry;
+let out = 'handler.wasm';
+let engine = 'starlingmonkey';
+let minify = false;
+let keepBundle = false;
+let quiet = false;
+for (let i = 0; i < args.length; i++) {
+  const a = args[i];
+  const value = () => {
+    const v = args[++i];
+    if (v === undefined) fail(`${a} needs a value`);
+    return v;
+  };
+  if (a === '-h' || a === '--help') {
+    console.log(USAGE);
+    process.exit(0);
+  } else if (a === '-o' || a === '--out') out = value();
+  else if (a.startsWith('--out=')) out = a.slice(6);
+  else if (a === '--engine') engine = value();
+  else if (a.startsWith('--engine=')) engine = a.slice(9);
+  else if (a === '--minify') minify = true;
+  else if (a === '--keep-bundle') keepBundle = true;
+  else if (a === '--quiet') quiet = true;
+  else if (a.startsWith('-')) fail(`unknown option ${a}`);
+  else if (entry === undefined) entry = a;
+  else fail(`unexpected argument ${a}`);
+}
+if (engine === 'sm') engine = 'starlingmonkey';
+if (engine === 'qjs') engine = 'quickjs';
+if (!entry) fail('no handler module given');
+if (!ENGINES.includes(engine)) fail(`unknown engine ${engine}`);
+
+function fail(message) {
+  console.error(`airlock-build: ${message}\n\n${USAGE}`);
+  process.exit(2);
+}
+
+try {
+  const r = await build({ entry, out, engine, minify, keepBundle });
+  if (!quiet) {
+    console.log(`airlock-build: ${r.out} (${engine}) ${(r.bytes / 1048576).toFixed(2)} MiB in ${(r.ms / 1000).toFixed(1)} s`);
+  }
+} catch (e) {
+  console.error(`airlock-build: ${e && e.message ? e.message : e}`);
+  process.exit(1);
+}

@@ -1,0 +1,126 @@
+// Builds an Airlock handler component from a TypeScript/JavaScript module:
+//
+//   1. esbuild bundles the handler, the SDK and any npm dependencies into
+//      one ES module (TypeScript stripped, `airlock:*`/`wasi:*` imports left
+//      for the engine to bind), behind a generated entry that exports `run`;
+//   2. componentize-js (StarlingMonkey, the default) or componentize-qjs
+//      (QuickJS) turns it into a component of the world `handler` of the
+//      WIT bundled with this package (wit/airlock.wit).
+import { mkdir, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
+import { existsSync, realpathSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The SDK package root (real path, so it matches what esbuild resolves). */
+export const SDK_ROOT = realpathSync(join(dirname(fileURLToPath(import.meta.url)), '..'));
+/** The contract handlers are built against. */
+export const WIT_PATH = join(SDK_ROOT, 'wit', 'airlock.wit');
+export const WORLD = 'handler';
+export const ENGINES = ['starlingmonkey', 'quickjs'];
+
+const SDK_ENTRIES = {
+  '': 'src/index.ts',
+  '/internal': 'src/internal.ts',
+  '/quickjs-prelude': 'src/quickjs-prelude.ts',
+};
+
+/** Resolves `@airlock/sdk` to this very package, so a bundle holds one copy of it. */
+function sdkPlugin() {
+  return {
+    name: 'airlock-sdk',
+    setup(build) {
+      build.onResolve({ filter: /^@airlock\/sdk(\/.*)?$/ }, (args) => {
+        const sub = args.path.slice('@airlock/sdk'.length);
+        const file = SDK_ENTRIES[sub];
+        if (!file) return { errors: [{ text: `@airlock/sdk has no export "${args.path}"` }] };
+        return { path: join(SDK_ROOT, file) };
+      });
+      build.onResolve({ filter: /^(airlock|wasi):/ }, (args) => ({ path: args.path, external: true }));
+    },
+  };
+}
+
+function entrySource(entry, engine) {
+  const lines = [];
+  if (engine === 'quickjs') lines.push(`import '@airlock/sdk/quickjs-prelude';`);
+  lines.push(`import * as handlerModule from ${JSON.stringify(entry)};`);
+  lines.push(`import { toRun } from '@airlock/sdk/internal';`);
+  lines.push(`export const run = toRun(handlerModule);`);
+  return lines.join('\n') + '\n';
+}
+
+/**
+ * Bundles `entry` into one ES module for `engine`; its text.
+ * @param {{ entry: string, engine?: string, minify?: boolean }} opts
+ */
+export async function bundle({ entry, engine = 'starlingmonkey', minify = false }) {
+  const esbuild = await import('esbuild');
+  const abs = resolve(entry);
+  const result = await esbuild.build({
+    stdin: { contents: entrySource(abs, engine), resolveDir: dirname(abs), sourcefile: 'airlock-entry.js', loader: 'js' },
+    bundle: true,
+    write: false,
+    format: 'esm',
+    platform: 'neutral',
+    mainFields: ['module', 'main'],
+    conditions: ['airlock', engine, 'import', 'default'],
+    target: 'es2022',
+    // QuickJS: the synchronous `run` cannot wait on native promises (see
+    // src/sync-promise.ts), so async functions become generators driving
+    // the SDK's own Promise.
+    supported: engine === 'quickjs' ? { 'async-await': false, 'async-generator': false, 'for-await': false } : {},
+    define: { __AIRLOCK_ENGINE__: JSON.stringify(engine) },
+    plugins: [sdkPlugin()],
+    minify,
+    keepNames: true,
+    legalComments: 'none',
+    logLevel: 'silent',
+  }).catch((e) => {
+    const messages = (e.errors || []).map((m) => (m.location ? `${m.location.file}:${m.location.line}:${m.location.column}: ${m.text}` : m.text));
+    throw new Error(`bundling ${entry} failed:\n  ${messages.join('\n  ') || e.message}`);
+  });
+  return result.outputFiles[0].text;
+}
+
+/**
+ * Builds `entry` into the component `out`.
+ * @param {{ entry: string, out: string, engine?: string, minify?: boolean, keepBundle?: boolean }} opts
+ * @returns {Promise<{ out: string, engine: string, bytes: number, ms: number, bundleBytes: number }>}
+ */
+export async function build({ entry, out, engine = 'starlingmonkey', minify = false, keepBundle = false }) {
+  if (!ENGINES.includes(engine)) throw new Error(`unknown engine \`${engine}\` (one of ${ENGINES.join(', ')})`);
+  if (!existsSync(entry)) throw new Error(`no such handler module: ${entry}`);
+  const started = performance.now();
+  const source = await bundle({ entry, engine, minify });
+  const work = await mkdtemp(join(tmpdir(), 'airlock-build-'));
+  const bundlePath = join(work, 'handler.bundle.js');
+  await writeFile(bundlePath, source);
+  let component;
+  try {
+    component = engine === 'quickjs' ? await componentizeQuickJs(bundlePath, source) : await componentizeStarlingMonkey(bundlePath);
+  } finally {
+    if (keepBundle) await writeFile(`${out}.bundle.js`, source);
+    await rm(work, { recursive: true, force: true });
+  }
+  await mkdir(dirname(resolve(out)), { recursive: true });
+  await writeFile(out, component);
+  const { size } = await stat(out);
+  return { out, engine, bytes: size, ms: Math.round(performance.now() - started), bundleBytes: Buffer.byteLength(source) };
+}
+
+async function componentizeStarlingMonkey(sourcePath) {
+  const { componentize } = await import('@bytecodealliance/componentize-js');
+  // Default features: stdio, random, clocks and http (`fetch`, which goes
+  // through wasi:http under the host's egress rules).
+  const { component } = await componentize({ sourcePath, witPath: WIT_PATH, worldName: WORLD });
+  return component;
+}
+
+async function componentizeQuickJs(jsPath, jsSource) {
+  const { componentize } = await import('componentize-qjs');
+  // `sync`: the non-async runtime; the host calls `run` without the
+  // component-model async ABI.
+  const { component } = await componentize({ witPath: WIT_PATH, jsSource, jsPath, world: WORLD, sync: true });
+  return component;
+}

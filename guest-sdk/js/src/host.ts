@@ -1,0 +1,134 @@
+// A thin layer over the raw imports that hides how the two engines differ:
+//
+// |                        | StarlingMonkey (componentize-js) | QuickJS (componentize-qjs) |
+// |------------------------|----------------------------------|----------------------------|
+// | `u64`                  | `bigint` (in and out)            | `number` (a bigint traps)  |
+// | `option<T>` none       | `undefined`                      | `null`                     |
+// | failed `result` import | throws an Error, variant on `.payload` | throws the variant   |
+//
+// Everything above it sees numbers, `undefined` for none and `HostError`.
+
+import { toHostError } from './errors';
+import type { RawImports, RawJob } from './raw';
+
+export type Engine = 'starlingmonkey' | 'quickjs';
+export type LogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error';
+export type Progress = { tag: 'percent'; val: number } | { tag: 'json'; val: string };
+
+declare const __AIRLOCK_ENGINE__: Engine | undefined;
+
+/** The engine this bundle was built for (set by `airlock-build`; StarlingMonkey otherwise). */
+export const ENGINE: Engine =
+  typeof __AIRLOCK_ENGINE__ === 'string' && __AIRLOCK_ENGINE__ === 'quickjs' ? 'quickjs' : 'starlingmonkey';
+
+export interface RawChild {
+  child: { queue: string; id: string };
+  outcome: { tag: 'completed' | 'failed'; val: string };
+}
+
+/** The host calls, normalised. Failed calls throw {@link HostError}. */
+export interface Host {
+  readonly engine: Engine;
+  log(level: LogLevel, message: string): void;
+  reportProgress(value: Progress): void;
+  stepLookup(id: string): string | undefined;
+  stepRecord(id: string, output: string): void;
+  sleepUntil(id: string, wakeAtMs: number): void;
+  childrenResults(): RawChild[];
+  kvGet(key: string): string | undefined;
+  kvSet(key: string, value: string, ttlMs: number | undefined): void;
+  kvSetIfAbsent(key: string, value: string, ttlMs: number | undefined): boolean;
+  kvDelete(key: string): boolean;
+  configGet(key: string): string | undefined;
+  configKeys(): string[];
+  secret(name: string): string;
+  revealSecret(name: string): string;
+}
+
+/** `null` (QuickJS) and `undefined` (StarlingMonkey) both mean none. */
+export function fromOption<T>(value: T | null | undefined): T | undefined {
+  return value === null || value === undefined ? undefined : value;
+}
+
+/** A WIT `u64` from either engine as a JS number. */
+export function fromU64(value: bigint | number): number {
+  return typeof value === 'bigint' ? Number(value) : value;
+}
+
+/** A non-negative integer as the engine's `u64`. */
+export function toU64(engine: Engine, value: number): bigint | number {
+  const n = Math.max(0, Math.floor(value));
+  return engine === 'starlingmonkey' ? BigInt(n) : n;
+}
+
+function call<T>(operation: string, f: () => T): T {
+  try {
+    return f();
+  } catch (e) {
+    throw toHostError(operation, e);
+  }
+}
+
+/** The normalised host over the raw imports of `engine`. */
+export function createHost(raw: RawImports, engine: Engine): Host {
+  const { context, config } = raw;
+  // The generated types describe StarlingMonkey (`bigint`); QuickJS wants numbers.
+  const u64 = (n: number) => toU64(engine, n) as bigint;
+  const optU64 = (n: number | undefined) => (n === undefined ? undefined : u64(n));
+  return {
+    engine,
+    log: (level, message) => context.log(level, message),
+    reportProgress: (value) => context.reportProgress(value),
+    stepLookup: (id) => call('step lookup', () => fromOption(context.stepLookup(id))),
+    stepRecord: (id, output) => call('step record', () => context.stepRecord(id, output)),
+    sleepUntil: (id, wakeAtMs) => call('sleep', () => context.sleepUntil(id, u64(wakeAtMs))),
+    childrenResults: () => call('children results', () => context.childrenResults() as RawChild[]),
+    kvGet: (key) => call('kv get', () => fromOption(context.kvGet(key))),
+    kvSet: (key, value, ttlMs) => call('kv set', () => context.kvSet(key, value, optU64(ttlMs))),
+    kvSetIfAbsent: (key, value, ttlMs) =>
+      call('kv set-if-absent', () => context.kvSetIfAbsent(key, value, optU64(ttlMs))),
+    kvDelete: (key) => call('kv delete', () => context.kvDelete(key)),
+    configGet: (key) => fromOption(config.get(key)),
+    configKeys: () => config.keys(),
+    secret: (name) => call(`secret \`${name}\``, () => config.secret(name)),
+    revealSecret: (name) => call(`secret \`${name}\``, () => config.revealSecret(name)),
+  };
+}
+
+/** What a handler learns about its job. */
+export interface JobInfo {
+  /** The job id, unique within its queue (BullMQ job id). */
+  readonly id: string;
+  /** The queue the job was taken from. */
+  readonly queue: string;
+  /** The job name given at enqueue time (BullMQ job name). */
+  readonly name: string;
+  /** This attempt, starting at 1 (a resumption after a durable sleep is not a new attempt). */
+  readonly attempt: number;
+  /** Attempts allowed in total (1 when the job is never retried). */
+  readonly maxAttempts: number;
+  /** When the job was enqueued, in milliseconds since the Unix epoch. */
+  readonly enqueuedAt: number;
+  /** When this run started, in milliseconds since the Unix epoch. */
+  readonly startedAt: number;
+  /** The flow parent when this job is a child in a flow. */
+  readonly parent: { readonly queue: string; readonly id: string } | undefined;
+  /** The job's data as the JSON text it arrived in. */
+  readonly rawData: string;
+}
+
+/** The WIT `job` record from either engine as a {@link JobInfo}. */
+export function jobInfo(job: RawJob): JobInfo {
+  const parent = fromOption(job.parent as RawJob['parent'] | null);
+  return Object.freeze({
+    id: job.id,
+    queue: job.queue,
+    name: job.name,
+    attempt: job.attempt,
+    maxAttempts: job.maxAttempts,
+    enqueuedAt: fromU64(job.enqueuedAtMs),
+    startedAt: fromU64(job.startedAtMs),
+    parent: parent ? Object.freeze({ queue: parent.queue, id: parent.id }) : undefined,
+    rawData: job.data,
+  });
+}

@@ -1,0 +1,39 @@
+// @airlock/sdk — write Airlock job handlers in TypeScript/JavaScript.
+//
+//   import { handler, FatalError } from '@airlock/sdk';
+//   export default handler<Order, Receipt>(async (order, ctx) => { ... });
+//
+// Build with `airlock-build src/handler.ts -o handler.wasm`.
+
+export { handler, isHandler, encodeOutput, decodeInput } from './handler';
+export type { Handler, HandlerFn, HandlerOptions } from './handler';
+export { Context } from './context';
+export type {
+  ChildResult,
+  Config,
+  FetchInit,
+  Json,
+  Jsonified,
+  JobRef,
+  Kv,
+  KvSetOptions,
+  Logger,
+  Steps,
+} from './context';
+export type { JobInfo, Engine, LogLevel } from './host';
+export { ENGINE } from './host';
+export {
+  FatalError,
+  UnrecoverableError,
+  RetryableError,
+  HostError,
+  invalidData,
+  toJobError,
+} from './errors';
+export type { HostErrorKind, JobErrorVariant } from './errors';
+export { parseDuration } from './duration';
+export type { Duration } from './duration';
+export { eventPayload, isEvent } from './event';
+export type { AirlockEvent } from './event';
+export { ensureOk, readJson, isRetryableStatus } from './http';
+export type { HttpStatusFailure } from './http';

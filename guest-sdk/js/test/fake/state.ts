@@ -1,0 +1,101 @@
+// An in-memory stand-in for Airlock's `context` and `config` imports that
+// behaves like either engine's bindings (see src/host.ts): StarlingMonkey
+// takes and gives `bigint` for u64, `undefined` for none and throws
+// `{ payload: variant }` (not an Error); QuickJS takes numbers (a bigint
+// traps), gives `null` for none and throws the bare variant.
+import type { Engine } from '../../src/host';
+
+declare const __AIRLOCK_ENGINE__: Engine;
+
+type Variant = { tag: string; val: string };
+
+export interface FakeState {
+  engine: Engine;
+  logs: { level: string; message: string }[];
+  progress: Variant[];
+  steps: Map<string, string>;
+  stepCalls: string[];
+  sleeps: { id: string; wakeAtMs: number }[];
+  kv: Map<string, { value: string; ttlMs: number | undefined }>;
+  config: Map<string, string>;
+  secrets: Map<string, { value: string; reveal: boolean }>;
+  children: { child: { queue: string; id: string }; outcome: Variant }[] | undefined;
+  /** Makes the next call of `op` fail with this host-error. */
+  failures: Map<string, Variant>;
+}
+
+export const fake: FakeState = {
+  engine: __AIRLOCK_ENGINE__,
+  logs: [],
+  progress: [],
+  steps: new Map(),
+  stepCalls: [],
+  sleeps: [],
+  kv: new Map(),
+  config: new Map(),
+  secrets: new Map(),
+  children: [],
+  failures: new Map(),
+};
+
+export function resetFake(engine: Engine = __AIRLOCK_ENGINE__): void {
+  fake.engine = engine;
+  fake.logs = [];
+  fake.progress = [];
+  fake.steps = new Map();
+  fake.stepCalls = [];
+  fake.sleeps = [];
+  fake.kv = new Map();
+  fake.config = new Map();
+  fake.secrets = new Map();
+  fake.children = [];
+  fake.failures = new Map();
+}
+
+export function none(): undefined {
+  return (fake.engine === 'quickjs' ? null : undefined) as undefined;
+}
+
+export function fail(tag: string, val: string): never {
+  if (fake.engine === 'quickjs') throw { tag, val };
+  // StarlingMonkey: an object that is not an Error, the variant on `payload`.
+  throw { payload: { tag, val } };
+}
+
+export function maybeFail(op: string): void {
+  const f = fake.failures.get(op);
+  if (f) {
+    fake.failures.delete(op);
+    fail(f.tag, f.val);
+  }
+}
+
+/** A u64 argument as the engine's binding takes it. */
+export function u64In(value: unknown): number {
+  if (fake.engine === 'quickjs') {
+    if (typeof value !== 'number') throw new Error(`expected number: FromJs { from: "${typeof value}", to: "f64" }`);
+    return value;
+  }
+  if (typeof value !== 'bigint') throw new TypeError(`u64 argument must be a bigint on StarlingMonkey, got ${typeof value}`);
+  return Number(value);
+}
+
+export function optU64In(value: unknown): number | undefined {
+  return value === undefined || value === null ? undefined : u64In(value);
+}
+
+/** A WIT `job` record as the engine's binding gives it. */
+export function rawJob(over: Partial<{ id: string; queue: string; name: string; data: string; attempt: number; maxAttempts: number; enqueuedAtMs: number; startedAtMs: number; parent: { queue: string; id: string } }> = {}) {
+  const u64 = (n: number) => (fake.engine === 'quickjs' ? n : BigInt(n));
+  return {
+    id: over.id ?? 'job-1',
+    queue: over.queue ?? 'orders',
+    name: over.name ?? 'local',
+    data: over.data ?? '{}',
+    attempt: over.attempt ?? 1,
+    maxAttempts: over.maxAttempts ?? 3,
+    enqueuedAtMs: u64(over.enqueuedAtMs ?? 1_700_000_000_000),
+    startedAtMs: u64(over.startedAtMs ?? 1_700_000_000_500),
+    parent: over.parent ?? none(),
+  } as unknown as import('airlock:job/types@0.2.0').Job;
+}

@@ -1,0 +1,60 @@
+import assert from 'node:assert/strict';
+import { createHost, fromOption, fromU64, jobInfo, toU64 } from '../src/host';
+import { HostError } from '../src/errors';
+import { rawImports } from '../src/raw';
+import { fake, rawJob, resetFake } from './fake/state';
+import { test } from './harness';
+
+for (const engine of ['starlingmonkey', 'quickjs'] as const) {
+  test(`${engine} shapes: none, u64 and host errors are normalised`, () => {
+    resetFake(engine);
+    const host = createHost(rawImports, engine);
+    assert.equal(host.kvGet('missing'), undefined);
+    assert.equal(host.configGet('missing'), undefined);
+    assert.equal(host.stepLookup('missing'), undefined);
+    host.kvSet('a', '1', 1000);
+    host.kvSet('b', '2', undefined);
+    assert.deepEqual(fake.kv.get('a'), { value: '1', ttlMs: 1000 });
+    assert.deepEqual(fake.kv.get('b'), { value: '2', ttlMs: undefined });
+    assert.equal(host.kvGet('a'), '1');
+    assert.equal(host.kvSetIfAbsent('a', 'x', 5), false);
+    assert.equal(host.kvSetIfAbsent('c', 'x', 5), true);
+    host.sleepUntil('nap', 1_700_000_000_123.7);
+    assert.deepEqual(fake.sleeps, [{ id: 'nap', wakeAtMs: 1_700_000_000_123 }]);
+    assert.throws(
+      () => host.kvGet(''),
+      (e: unknown) => e instanceof HostError && e.kind === 'invalid' && e.message === 'kv get refused: kv key must not be empty',
+    );
+    fake.failures.set('stepRecord', { tag: 'unavailable', val: 'redis is down' });
+    assert.throws(() => host.stepRecord('s', '1'), (e: unknown) => e instanceof HostError && e.retryable && e.message === 'step record: redis is down');
+    fake.failures.set('kvSet', { tag: 'limit-exceeded', val: 'value over 64 KiB' });
+    assert.throws(() => host.kvSet('k', 'v', undefined), /kv set: limit exceeded: value over 64 KiB/);
+    assert.throws(() => host.secret('NOPE'), /secret `NOPE` refused: no secret `NOPE` is set/);
+    fake.children = undefined;
+    assert.throws(() => host.childrenResults(), /children results unsupported: this host has no flows/);
+  });
+
+  test(`${engine} job record becomes JobInfo`, () => {
+    resetFake(engine);
+    const info = jobInfo(rawJob({ enqueuedAtMs: 1_700_000_000_000, startedAtMs: 1_700_000_000_500 }));
+    assert.equal(info.enqueuedAt, 1_700_000_000_000);
+    assert.equal(info.startedAt, 1_700_000_000_500);
+    assert.equal(typeof info.enqueuedAt, 'number');
+    assert.equal(info.parent, undefined);
+    assert.equal(info.maxAttempts, 3);
+    const child = jobInfo(rawJob({ parent: { queue: 'flows', id: 'p1' } }));
+    assert.deepEqual(child.parent, { queue: 'flows', id: 'p1' });
+  });
+}
+
+test('option and u64 helpers', () => {
+  assert.equal(fromOption(null), undefined);
+  assert.equal(fromOption(undefined), undefined);
+  assert.equal(fromOption(''), '');
+  assert.equal(fromOption(0), 0);
+  assert.equal(fromU64(5n), 5);
+  assert.equal(fromU64(5), 5);
+  assert.equal(toU64('starlingmonkey', 5.9), 5n);
+  assert.equal(toU64('quickjs', 5.9), 5);
+  assert.equal(toU64('quickjs', -3), 0);
+});

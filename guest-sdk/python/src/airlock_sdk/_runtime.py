@@ -1,0 +1,153 @@
+"""The glue between the ``run`` export and a handler function."""
+
+from __future__ import annotations
+
+import inspect
+import json
+import sys
+import traceback
+import typing
+from dataclasses import dataclass
+from typing import Any, Callable, Optional, Tuple, TypeVar
+
+from . import _host
+from .codec import DecodeError, decode_value, to_json, validate_type
+from .context import Context, JobInfo, JobRef, flush_output
+from .errors import AirlockError, job_error
+
+try:  # present only while componentize-py builds the component
+    import wit_world as _wit_world
+
+    _WorldBase: type = _wit_world.WitWorld
+except ImportError:  # plain CPython: tests, IDEs
+    _WorldBase = object
+
+__all__ = ["handler", "HandlerSpec", "execute", "spec_of", "world_for"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+@dataclass(frozen=True)
+class HandlerSpec:
+    """A handler function and what it takes."""
+
+    fn: Callable[..., Any]
+    input_type: Any
+    wants_context: bool
+
+
+def spec_of(fn: Callable[..., Any]) -> HandlerSpec:
+    """Checks a handler's signature (``run(data[, ctx])``) and the type its
+    data is decoded into; raises :class:`TypeError` — at build time, since
+    componentize-py imports the app while building."""
+    if not callable(fn):
+        raise TypeError("@handler decorates a function")
+    params = [
+        p
+        for p in inspect.signature(fn).parameters.values()
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+    ]
+    if len(params) not in (1, 2):
+        raise TypeError(
+            f"handler {getattr(fn, '__name__', fn)!r} must take (data, ctx) or (data), "
+            f"it takes {len(params)} positional parameters"
+        )
+    hints = typing.get_type_hints(fn)
+    input_type = hints.get(params[0].name, Any)
+    validate_type(input_type)
+    return HandlerSpec(fn, input_type, len(params) == 2)
+
+
+def handler(fn: F) -> F:
+    """Makes ``fn`` the component's handler: ``def run(data, ctx) -> Any``.
+
+    ``data`` is the job's JSON data, decoded into ``fn``'s annotation for it
+    (a dataclass, a TypedDict, ``dict``, ...; a mismatch fails the job as
+    fatal, naming the field). The return value is encoded as JSON (``None``
+    is ``null``) and becomes the job's return value. Exceptions fail the
+    job: :class:`FatalError` at once, anything else as a retryable failure.
+
+    Defines ``WitWorld`` (the class componentize-py looks for) in ``fn``'s
+    module, bound to ``fn``; one handler per module. ``fn`` itself is
+    returned unchanged, so tests can call it directly.
+    """
+    spec = spec_of(fn)
+    module = sys.modules.get(getattr(fn, "__module__", ""), None)
+    if module is not None:
+        existing = getattr(module, "WitWorld", None)
+        bound = getattr(existing, "_airlock_handler", None)
+        if bound is not None and bound.fn is not fn:
+            raise RuntimeError(
+                f"only one @handler per module: {bound.fn.__name__!r} already is "
+                f"{module.__name__}'s handler"
+            )
+        if existing is None or bound is not None:
+            setattr(module, "WitWorld", world_for(spec))
+    return fn
+
+
+def execute(spec: HandlerSpec, job: JobInfo, data: str) -> Tuple[str, str]:
+    """Runs one job: ``("ok", output JSON)`` or ``("retry" | "fatal", message)``.
+
+    A fake host's :class:`_host.Suspend` (a durable sleep) and
+    :class:`MemoryError` propagate: the real host stops the instance at a
+    sleep, and a memory cap hit is reported best by the host itself.
+    """
+    try:
+        raw = json.loads(data)
+    except ValueError as e:
+        return ("fatal", f"invalid job data: {e}")
+    try:
+        value = decode_value(raw, spec.input_type)
+    except DecodeError as e:
+        return ("fatal", e.describe())
+    ctx = Context(job)
+    try:
+        result = spec.fn(value, ctx) if spec.wants_context else spec.fn(value)
+    except (_host.Suspend, MemoryError):
+        raise
+    except BaseException as e:  # every failure becomes a job error
+        kind, message = job_error(e)
+        if not isinstance(e, AirlockError):
+            try:
+                ctx.log.error("".join(traceback.format_exception(type(e), e, e.__traceback__)).rstrip())
+            except Exception:
+                pass
+        return (kind, message)
+    finally:
+        flush_output()
+    try:
+        return ("ok", to_json(result))
+    except (TypeError, ValueError) as e:
+        return ("fatal", f"handler output could not be encoded as JSON: {e}")
+
+
+def job_info(job: Any) -> JobInfo:
+    """The SDK's :class:`JobInfo` of the contract's ``job`` record."""
+    parent = getattr(job, "parent", None)
+    return JobInfo(
+        id=job.id,
+        queue=job.queue,
+        name=job.name,
+        attempt=job.attempt,
+        max_attempts=job.max_attempts,
+        enqueued_at_ms=job.enqueued_at_ms,
+        started_at_ms=job.started_at_ms,
+        parent=JobRef(parent.queue, parent.id) if parent is not None else None,
+    )
+
+
+def world_for(spec: HandlerSpec) -> type:
+    """The ``WitWorld`` class componentize-py instantiates to call the
+    ``run`` export, dispatching to ``spec``'s function."""
+
+    class WitWorld(_WorldBase):  # type: ignore[misc, valid-type]
+        _airlock_handler = spec
+
+        def run(self, job: Any) -> str:
+            kind, text = execute(spec, job_info(job), job.data)
+            if kind == "ok":
+                return text
+            raise _host.current().job_error(kind, text)
+
+    return WitWorld

@@ -1,0 +1,386 @@
+"""The handle a handler uses to talk to Airlock while it runs."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any, Callable, Dict, List, Optional, TypeVar, Union, overload
+
+from . import _host
+from .codec import DecodeError, decode_value, to_json
+from .durations import Duration, Instant, duration_ms, instant_ms
+from .errors import FatalError, HostError
+from .http import Http
+
+__all__ = [
+    "Context",
+    "JobInfo",
+    "JobRef",
+    "ChildResult",
+    "Completed",
+    "Failed",
+    "Logger",
+    "Kv",
+    "Config",
+]
+
+T = TypeVar("T")
+
+
+def flush_output() -> None:
+    """Flushes ``print``'s buffers into the job log (before a sleep, which
+    never returns, and at the end of the run)."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:  # a closed or replaced stream is not worth failing for
+            pass
+
+
+def _call(what: str, fn: Callable[..., T], *args: Any) -> T:
+    """Runs a host call; a ``host-error`` becomes :class:`HostError` naming
+    ``what`` (``"kv get"``)."""
+    try:
+        return fn(*args)
+    except _host.HostFailure as e:
+        raise HostError(e.kind, e.detail, what) from None  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True)
+class JobRef:
+    """Points at a job in some queue."""
+
+    queue: str
+    id: str
+
+
+@dataclass(frozen=True)
+class JobInfo:
+    """What the handler knows about the job it is running."""
+
+    id: str
+    queue: str
+    name: str
+    #: This attempt, starting at 1 (a resumption after a sleep is not a new one).
+    attempt: int
+    max_attempts: int
+    enqueued_at_ms: int
+    started_at_ms: int
+    #: The flow parent, when this job is a child.
+    parent: Optional[JobRef] = None
+
+    @property
+    def enqueued_at(self) -> datetime:
+        """When the job was enqueued (UTC)."""
+        return datetime.fromtimestamp(self.enqueued_at_ms / 1000, tz=timezone.utc)
+
+    @property
+    def started_at(self) -> datetime:
+        """When this run started (UTC)."""
+        return datetime.fromtimestamp(self.started_at_ms / 1000, tz=timezone.utc)
+
+
+@dataclass(frozen=True)
+class Completed:
+    """A child completed; its return value (decoded JSON)."""
+
+    value: Any
+
+
+@dataclass(frozen=True)
+class Failed:
+    """A child failed and the flow was told to go on regardless; the reason."""
+
+    reason: str
+
+
+@dataclass(frozen=True)
+class ChildResult:
+    """One child of a flow parent and its outcome."""
+
+    child: JobRef
+    outcome: Union[Completed, Failed]
+
+    @property
+    def completed(self) -> bool:
+        return isinstance(self.outcome, Completed)
+
+
+class Logger:
+    """``ctx.log``: job log lines (``ctx.log.info("...")``, or
+    ``ctx.log("...", level="warn")``). ``print`` and ``sys.stderr`` land in
+    the same log. Logs are capped per run; lines past the cap are dropped."""
+
+    LEVELS = ("trace", "debug", "info", "warn", "error")
+
+    def __call__(self, message: Any, level: str = "info") -> None:
+        if level == "warning":
+            level = "warn"
+        if level not in self.LEVELS:
+            raise ValueError(f"log level {level!r} is not one of {', '.join(self.LEVELS)}")
+        _host.current().log(level, message if isinstance(message, str) else str(message))
+
+    def trace(self, message: Any) -> None:
+        self(message, "trace")
+
+    def debug(self, message: Any) -> None:
+        self(message, "debug")
+
+    def info(self, message: Any) -> None:
+        self(message, "info")
+
+    def warn(self, message: Any) -> None:
+        self(message, "warn")
+
+    warning = warn
+
+    def error(self, message: Any) -> None:
+        self(message, "error")
+
+
+def _ttl(ttl_ms: Optional[int], ttl: Optional[Duration]) -> Optional[int]:
+    if ttl_ms is not None and ttl is not None:
+        raise TypeError("give ttl_ms or ttl, not both")
+    if ttl is not None:
+        ttl_ms = duration_ms(ttl)
+    if ttl_ms is None:
+        return None
+    if isinstance(ttl_ms, bool) or not isinstance(ttl_ms, int):
+        raise TypeError("ttl_ms is a whole number of milliseconds")
+    return max(1, ttl_ms)
+
+
+def _text(value: Any, what: str) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"{what} must be a str, not {type(value).__name__}")
+    return value
+
+
+class Kv:
+    """``ctx.kv``: a small key-value store, namespaced per handler name, with
+    optional expiry. Keys and values are strings. The classic use is
+    idempotency: the first :meth:`set_if_absent` of a key wins."""
+
+    def get(self, key: str) -> Optional[str]:
+        """The value under ``key``, or ``None``."""
+        return _call("kv get", _host.current().kv_get, _text(key, "key"))
+
+    def set(self, key: str, value: str, ttl_ms: Optional[int] = None, *, ttl: Optional[Duration] = None) -> None:
+        """Stores ``value`` under ``key``, expiring after ``ttl_ms``
+        milliseconds (or ``ttl``: seconds, ``timedelta``, ``"1h"``) when given."""
+        _call("kv set", _host.current().kv_set, _text(key, "key"), _text(value, "value"), _ttl(ttl_ms, ttl))
+
+    def set_if_absent(
+        self, key: str, value: str, ttl_ms: Optional[int] = None, *, ttl: Optional[Duration] = None
+    ) -> bool:
+        """Stores ``value`` only when ``key`` is absent; ``True`` when this
+        call stored it."""
+        return _call(
+            "kv set-if-absent",
+            _host.current().kv_set_if_absent,
+            _text(key, "key"),
+            _text(value, "value"),
+            _ttl(ttl_ms, ttl),
+        )
+
+    def delete(self, key: str) -> bool:
+        """Deletes ``key``; ``True`` when it existed."""
+        return _call("kv delete", _host.current().kv_delete, _text(key, "key"))
+
+
+class Config:
+    """``ctx.config``: the queue binding's ``config`` map (URLs and settings a
+    handler should not hard-code)."""
+
+    def get(self, key: str, default: Optional[str] = None) -> Optional[str]:
+        """The value of ``key``, or ``default`` when the binding does not set it."""
+        value = _host.current().config_get(key)
+        return default if value is None else value
+
+    def require(self, key: str) -> str:
+        """The value of ``key``; a :class:`FatalError` naming the key when it
+        is not set."""
+        value = _host.current().config_get(key)
+        if value is None:
+            raise FatalError(
+                f"configuration `{key}` is not set in this queue's binding (config.{key})"
+            )
+        return value
+
+    def keys(self) -> List[str]:
+        """The keys the binding sets, sorted."""
+        return list(_host.current().config_keys())
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and _host.current().config_get(key) is not None
+
+    def __getitem__(self, key: str) -> str:
+        value = _host.current().config_get(key)
+        if value is None:
+            raise KeyError(key)
+        return value
+
+
+class Context:
+    """The running job's link to Airlock: ``job``, ``step``, ``sleep``,
+    ``progress``, ``log``, ``kv``, ``children``, ``config``, secrets and
+    ``http``. One per run, passed to the handler."""
+
+    def __init__(self, job: JobInfo) -> None:
+        self.job: JobInfo = job
+        self.log: Logger = Logger()
+        self.kv: Kv = Kv()
+        self.config: Config = Config()
+        self.http: Http = Http()
+        # How often each step or sleep id was used in this run, so a
+        # repeated id (a step in a loop) gets a distinct, stable record.
+        self._occurrences: Dict[str, int] = {}
+
+    # -- progress ---------------------------------------------------------
+
+    def progress(self, value: Any) -> None:
+        """Reports progress: an ``int`` is a percentage (clamped to 0–100),
+        anything else is stored as JSON (an object with counters, say).
+        Best effort: a failure to store it never fails the job."""
+        host = _host.current()
+        if isinstance(value, int) and not isinstance(value, bool):
+            host.report_progress_percent(min(100, max(0, value)))
+            return
+        try:
+            text = to_json(value)
+        except (TypeError, ValueError):
+            return
+        host.report_progress_json(text)
+
+    # -- durable steps and sleeps ---------------------------------------
+
+    def _occurrence_key(self, kind: str, step_id: str) -> str:
+        """``id`` for its first use in this run, ``id#2``, ``id#3``, ...
+        afterwards (counted separately for steps and sleeps)."""
+        slot = f"{kind}:{step_id}"
+        n = self._occurrences.get(slot, 0) + 1
+        self._occurrences[slot] = n
+        return step_id if n == 1 else f"{step_id}#{n}"
+
+    @overload
+    def step(self, step_id: str, fn: Callable[[], T], *, returns: None = None) -> Any: ...
+
+    @overload
+    def step(self, step_id: str, fn: Callable[[], Any], *, returns: type) -> Any: ...
+
+    @overload
+    def step(self, step_id: str, fn: None = None, *, returns: Optional[type] = None) -> Callable[[Callable[[], Any]], Any]: ...
+
+    def step(
+        self,
+        step_id: str,
+        fn: Optional[Callable[[], Any]] = None,
+        *,
+        returns: Optional[type] = None,
+    ) -> Any:
+        """Runs ``fn`` once per job, durably, and returns its result.
+
+        The first time the job gets here, ``fn()`` runs and its result is
+        recorded as JSON. Any later run of the same job (a retry, the
+        resumption after a :meth:`sleep`, the recovery after a host crash)
+        gets the recorded result back without running ``fn``. If ``fn``
+        raises, nothing is recorded and the exception fails this attempt.
+
+        The result is always what the JSON round trip gives (dicts, lists,
+        strings, numbers), on the first run as on a replay, so code after
+        the step behaves the same either way; pass ``returns=SomeDataclass``
+        to decode it into a type. Also a decorator, which runs the function
+        at once and binds its name to the result::
+
+            @ctx.step("charge-payment")
+            def charge():
+                return {"chargeId": "ch_1"}
+            # charge == {"chargeId": "ch_1"}
+        """
+        if fn is None:
+            return lambda f: self.step(step_id, f, returns=returns)
+        if not isinstance(step_id, str) or not step_id:
+            raise ValueError("a step id is a non-empty string")
+        key = self._occurrence_key("step", step_id)
+        host = _host.current()
+        recorded = _call("step lookup", host.step_lookup, key)
+        if recorded is None:
+            value = fn()
+            try:
+                recorded = to_json(value)
+            except (TypeError, ValueError) as e:
+                raise FatalError(f"result of step `{step_id}` is not serialisable: {e}") from None
+            _call("step record", host.step_record, key, recorded)
+        try:
+            decoded = json.loads(recorded)
+            return decoded if returns is None else decode_value(decoded, returns)
+        except (ValueError, DecodeError) as e:
+            raise FatalError(
+                f"recorded result of step `{step_id}` no longer fits its type: {e}"
+            ) from None
+
+    def sleep(self, step_id: str, duration: Duration) -> None:
+        """Durable sleep for ``duration`` (seconds, ``timedelta`` or a string
+        like ``"24h"``, ``"1h30m"``, ``"500ms"``).
+
+        The job is parked as delayed until the wake-up time, without holding
+        a worker slot and without using up an attempt; then it runs again
+        from the start, replaying finished steps, and continues after this
+        call. Code before a sleep that is not inside a step runs again on
+        wake-up, so keep side effects in steps. The first recorded wake-up
+        time wins on every replay.
+        """
+        self.sleep_until(step_id, time.time() * 1000 + duration_ms(duration))
+
+    def sleep_until(self, step_id: str, when: Instant) -> None:
+        """Durable sleep until ``when`` (an aware ``datetime``, a naive one
+        taken as UTC, or milliseconds since the Unix epoch); see :meth:`sleep`."""
+        if not isinstance(step_id, str) or not step_id:
+            raise ValueError("a sleep id is a non-empty string")
+        wake_at_ms = instant_ms(when)
+        key = self._occurrence_key("sleep", step_id)
+        flush_output()
+        _call("sleep", _host.current().sleep_until, key, wake_at_ms)
+
+    # -- flows, secrets ---------------------------------------------------
+
+    def children(self) -> List[ChildResult]:
+        """Outcomes of this job's flow children (empty for a job without any)."""
+        results = _call("children results", _host.current().children_results)
+        out = []
+        for queue, job_id, kind, payload in results:
+            if kind == "completed":
+                try:
+                    outcome: Union[Completed, Failed] = Completed(json.loads(payload))
+                except ValueError:
+                    outcome = Completed(payload)
+            else:
+                outcome = Failed(payload)
+            out.append(ChildResult(JobRef(queue, job_id), outcome))
+        return out
+
+    def children_values(self, returns: Optional[type] = None) -> List[Any]:
+        """The return values of the children that completed (decoded into
+        ``returns`` when given; a mismatch is fatal)."""
+        values = [c.outcome.value for c in self.children() if isinstance(c.outcome, Completed)]
+        if returns is None:
+            return values
+        try:
+            return [decode_value(v, returns) for v in values]
+        except DecodeError as e:
+            raise FatalError(f"a child's result does not fit: {e}") from None
+
+    def secret(self, name: str) -> str:
+        """A placeholder for the queue's secret ``name``: put it in a request
+        header (or body, when the secret allows) and the host sends the value
+        instead, to the secret's destinations only."""
+        return _call(f"secret `{name}`", _host.current().secret, name)
+
+    def reveal_secret(self, name: str) -> str:
+        """The value of secret ``name`` itself, for computing with it
+        (signing a payload). Only secrets set with ``reveal`` give it; the
+        value is then redacted from the job's logs, output and step records."""
+        return _call(f"secret `{name}`", _host.current().reveal_secret, name)

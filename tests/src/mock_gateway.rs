@@ -1,0 +1,43 @@
+//! The mock mail gateway and ledger of `make run`, for tests.
+
+/// `host/scripts/mock-gateway.js` (what `make run` starts) on a free port.
+pub struct MockGateway {
+    /// Its base URL.
+    pub url: String,
+    child: std::process::Child,
+}
+
+impl MockGateway {
+    /// Starts it; `key` is the API key it accepts.
+    pub fn start(key: &str) -> MockGateway {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let mut child = std::process::Command::new("node")
+            .arg(crate::workspace_root().join("host/scripts/mock-gateway.js"))
+            .env("MOCK_GATEWAY_LISTEN", format!("127.0.0.1:{port}"))
+            .env("MOCK_GATEWAY_KEY", key)
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("node runs the mock gateway");
+        let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
+        let mut line = String::new();
+        std::io::BufRead::read_line(&mut out, &mut line).unwrap();
+        assert!(line.starts_with("mock gateway on"), "{line}");
+        // Keep reading: the gateway logs a line per request.
+        std::thread::spawn(move || std::io::copy(&mut out, &mut std::io::sink()));
+        MockGateway {
+            url: format!("http://127.0.0.1:{port}"),
+            child,
+        }
+    }
+}
+
+impl Drop for MockGateway {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
