@@ -483,3 +483,69 @@ fn every_pool_slot_fits_a_javascript_or_python_instance() {
         assert!(sandbox.instantiate_idle(&component, &limits).is_err());
     }
 }
+
+/// Every way a handler writes to its log lands in the job's BullMQ log:
+/// `console.*` with its level in TypeScript, `print` (stdout) and stderr
+/// in Python, and the SDKs' own `log`.
+#[tokio::test]
+async fn console_print_and_stderr_land_in_the_job_log() {
+    let api = Api::start();
+    for (queue, guest, expected) in [
+        (
+            "js",
+            "js-log-probe",
+            [
+                "[info] console.log says o1",
+                "[error] console.error says {\"code\":7}",
+                "[warn] ctx.log.warn says",
+            ],
+        ),
+        (
+            "py",
+            "py-log-probe",
+            [
+                "[stdout] print says o1",
+                "[stderr] stderr says",
+                "[warn] ctx.log.warn says",
+            ],
+        ),
+    ] {
+        api.setup(queue, guest, json!({})).await;
+        let job_ref = enqueue(&api, queue, json!({"data": {"order": "o1"}})).await;
+        let done = api.wait_done(&job_ref).await;
+        assert_eq!(done["returnvalue"], json!({"lines": 3}), "{guest}: {done}");
+        let lines = logs(&job(&api, &job_ref).await);
+        for line in expected {
+            assert!(
+                lines.iter().any(|l| l == line),
+                "{guest}: no `{line}` in {lines:?}"
+            );
+        }
+    }
+}
+
+/// A step that failed is retried on the next attempt without re-running
+/// the steps before it, and repeated ids are recorded per occurrence — the
+/// Rust step probe's contract, in TypeScript.
+#[tokio::test]
+async fn typescript_steps_replay_on_retry() {
+    let api = Api::start();
+    api.setup(
+        "probe",
+        "js-step-probe",
+        json!({"defaultJobOptions": {"attempts": 3, "backoff": {"type": "fixed", "delay": 20}}}),
+    )
+    .await;
+    let done = api
+        .wait_done(&enqueue(&api, "probe", json!({"data": {}})).await)
+        .await;
+    assert_eq!(done["state"], "completed", "{done}");
+    assert_eq!(
+        done["returnvalue"],
+        json!({"firstRuns": 1, "repeats": [0, 1, 2], "attempt": 2})
+    );
+    assert_eq!(
+        done["steps"],
+        json!(["first", "flaky", "repeat", "repeat#2", "repeat#3"])
+    );
+}
