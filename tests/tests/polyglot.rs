@@ -294,6 +294,49 @@ async fn typescript_and_python_payments_post_to_the_ledger() {
         );
         assert_eq!(done["metrics"]["httpRequests"], 1, "{guest}: {done}");
     }
+
+    // A ledger outside the binding's egress list: the POST (with its body)
+    // is refused and the job fails with the refusal, not a trap — in
+    // TypeScript a retryable network error (StarlingMonkey's fetch cannot
+    // tell a refusal from a transport failure), in Python a fatal refusal.
+    for (queue, guest, reason) in [
+        (
+            "js-out",
+            "js-payment-webhook",
+            "guest_retry: HTTP transport: NetworkError",
+        ),
+        (
+            "py-out",
+            "py-payment-webhook",
+            "guest_fatal: request refused by the host",
+        ),
+    ] {
+        api.setup(
+            queue,
+            guest,
+            json!({"egress": [gateway.url], "config": {"LEDGER_URL": "http://127.0.0.1:9"}}),
+        )
+        .await;
+        let job_ref = enqueue(
+            &api,
+            queue,
+            json!({"data": {"transactionId": "tx_out", "amount": 5}}),
+        )
+        .await;
+        let failed = api.wait_done(&job_ref).await;
+        assert_eq!(failed["state"], "failed", "{guest}: {failed}");
+        assert!(
+            failed["failedReason"].as_str().unwrap().starts_with(reason),
+            "{guest}: {failed}"
+        );
+        let lines = logs(&job(&api, &job_ref).await);
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.contains("HTTP request refused: POST http://127.0.0.1:9/v1/ledger")),
+            "{guest}: {lines:?}"
+        );
+    }
 }
 
 /// Hostile guests in both languages are stopped with their true kind, and

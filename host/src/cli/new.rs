@@ -4,7 +4,7 @@
 //! binary. Every file is copied with three placeholders filled in:
 //! `{{name}}` (the project name), `{{crate_file}}` (the name with `-` as
 //! `_`, how Rust names the built `.wasm`) and `{{sdk_path}}` (where the
-//! language's SDK is; a trailing `.tmpl` on a file name is dropped, so a
+//! language's SDK is; a trailing `.template` on a file name is dropped, so a
 //! template's `Cargo.toml` is not mistaken for a crate of this workspace).
 //!
 //! The SDKs are not published to a registry yet: a project depends on the
@@ -176,7 +176,10 @@ fn write_dir(dir: &Dir<'_>, base: &Path, to: &Path, vars: &Vars<'_>) -> anyhow::
             DirEntry::File(file) => {
                 let relative = file.path().strip_prefix(base)?;
                 let mut target = to.join(relative);
-                if let Some(stem) = target.to_str().and_then(|path| path.strip_suffix(".tmpl")) {
+                if let Some(stem) = target
+                    .to_str()
+                    .and_then(|path| path.strip_suffix(".template"))
+                {
                     target = PathBuf::from(stem);
                 }
                 if let Some(parent) = target.parent() {
@@ -216,5 +219,8 @@ mod tests {
         for lang in [Lang::Rust, Lang::Ts, Lang::Js, Lang::Python] {
             assert!(TEMPLATES.get_dir(lang.template()).is_some(), "{lang:?}");
         }
+        // The manifest a Rust project needs (named so that neither cargo nor
+        // the root .gitignore's `*.tmp*` takes it).
+        assert!(TEMPLATES.get_file("rust/Cargo.toml.template").is_some());
     }
 }
