@@ -1,6 +1,6 @@
 //! The TypeScript (StarlingMonkey and QuickJS) and Python ports of the
 //! examples, through a real host and Redis, held to what the Rust examples
-//! are held to: results, progress, logs (stdout too), fatal vs retry, steps
+//! are held to (the order workflow's cases run the Rust original too): results, progress, logs (stdout too), fatal vs retry, steps
 //! replayed after a host kill, durable sleeps, KV idempotency, outbound
 //! HTTP with config and a secret, and hostile guests stopped by fuel,
 //! memory and the deadline. Built by `make guests` (`jobs/js/build.sh`,
@@ -191,6 +191,13 @@ async fn order_workflow(guest: &str) {
         "1",
         "{guest}: the charge ran exactly once"
     );
+}
+
+/// The Rust original, held to the same: its host-kill case lived in
+/// `workflows.rs` as a copy of this one.
+#[tokio::test]
+async fn rust_order_workflow_sleeps_and_survives_a_host_kill() {
+    order_workflow("order-workflow").await;
 }
 
 #[tokio::test]

@@ -283,43 +283,6 @@ async fn a_durable_sleep_parks_the_job_without_holding_a_worker() {
 }
 
 #[tokio::test]
-async fn the_charge_runs_once_when_the_host_dies_between_steps() {
-    let mut api = Api::start();
-    api.setup("orders", "order-workflow", json!({})).await;
-    let (_, order) = api
-        .post("/v1/queues/orders/jobs", tokens::PRODUCER, json!({"data": {"orderId": "K", "amount": 20, "reviewDelayMs": 0, "pauseAfterChargeMs": 4000}}))
-        .await;
-    let order_ref = order["ref"].as_str().unwrap().to_string();
-    // The charge step is recorded and the guest is between steps: kill.
-    wait_for(&api, &order_ref, "charged", |j| {
-        j["steps"]
-            .as_array()
-            .unwrap()
-            .contains(&json!("charge-payment"))
-    })
-    .await;
-    api.host.kill9();
-    let second = HostProcess::start(
-        &api.redis.url(),
-        HostOptions {
-            id: "second".into(),
-            api: true,
-            ..HostOptions::default()
-        },
-    );
-    api.url = second.api_url();
-    let done = api.wait_done(&order_ref).await;
-    assert_eq!(done["state"], "completed", "{done}");
-    assert_eq!(done["processedByHost"], "second");
-    assert!(done["stalledCount"].as_u64().unwrap() >= 1, "{done}");
-    assert_eq!(
-        redis_get(&api, "bull:airlock:kv:order-workflow:charges:K"),
-        "1",
-        "the charge ran exactly once"
-    );
-}
-
-#[tokio::test]
 async fn a_failed_step_is_retried_without_rerunning_the_steps_before_it() {
     let api = Api::start();
     api.setup(
