@@ -104,6 +104,11 @@ impl Keys {
         self.registry(&format!("host:{id}:drain"))
     }
 
+    /// The fleet's cancel stream (see `queue::cancel`).
+    pub fn cancels(&self) -> String {
+        self.registry("cancels")
+    }
+
     /// A precompiled component for one engine configuration.
     pub fn artifact(&self, digest: &str, engine: &str) -> String {
         self.registry(&format!("artifact:{digest}:{engine}"))

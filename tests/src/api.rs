@@ -141,6 +141,45 @@ impl Api {
         body["job"].clone()
     }
 
+    /// Enqueues a job on `queue` as the producer token `web`; returns its ref.
+    pub async fn enqueue(&self, queue: &str, body: Value) -> String {
+        let (status, accepted) = self
+            .post(&format!("/v1/queues/{queue}/jobs"), tokens::PRODUCER, body)
+            .await;
+        assert_eq!(status, StatusCode::ACCEPTED, "{accepted}");
+        accepted["ref"].as_str().unwrap().to_string()
+    }
+
+    /// The job as the admin token sees it, logs included.
+    pub async fn job(&self, job_ref: &str) -> Value {
+        let (status, job) = self
+            .get(&format!("/v1/jobs/{job_ref}"), tokens::ADMIN)
+            .await;
+        assert_eq!(status, StatusCode::OK, "{job}");
+        job
+    }
+
+    /// Polls the job until `pred` holds (at most 60 s); returns it.
+    pub async fn wait_until(
+        &self,
+        job_ref: &str,
+        what: &str,
+        pred: impl Fn(&Value) -> bool,
+    ) -> Value {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        loop {
+            let job = self.job(job_ref).await;
+            if pred(&job) {
+                return job;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{job_ref} never reached {what}: {job}"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    }
+
     /// Waits until the job finished and its run's measurements were
     /// recorded (a moment after the finish); returns its snapshot.
     pub async fn wait_recorded(&self, job_ref: &str) -> Value {

@@ -58,6 +58,9 @@ impl RunningJob for FakeJob {
     fn attempts_started(&self) -> u32 {
         self.input.attempt
     }
+    fn ready_at_ms(&self) -> u64 {
+        self.input.enqueued_at_ms
+    }
     fn input(&self) -> JobInput {
         self.input.clone()
     }
@@ -114,6 +117,7 @@ impl Rig {
             fleet: Fleet::new(store, Duration::from_secs(5)),
             egress: Arc::new(OperatorEgress::default()),
             secrets_key: None,
+            cancels: Default::default(),
         });
         Rig { redis, host }
     }

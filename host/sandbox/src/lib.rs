@@ -35,6 +35,7 @@ pub mod outcome;
 pub mod secrets;
 pub mod services;
 mod state;
+pub mod stop;
 mod validate;
 
 use std::collections::HashMap;
@@ -59,8 +60,9 @@ use self::logs::{CapturedStream, LogSink};
 pub use self::logs::{LogLevel, LogLine, LogListener};
 pub use self::outcome::{Completion, Failure, FailureKind, RunOutcome};
 pub use self::services::{HostServices, LocalServices, Progress, ServiceError};
-pub use self::state::RunEnv;
+pub use self::state::{MAX_SLEEP_MS, RunEnv};
 use self::state::{RunState, Suspend};
+pub use self::stop::{StopHandle, StopSignal, stop_pair};
 pub use self::validate::{ComponentInfo, ValidationError};
 
 /// How the sandbox is set up; fixed for the life of the process.
@@ -510,6 +512,7 @@ impl Sandbox {
             .allow_ip_name_lookup(false)
             .build();
         let deadline = started + limits.timeout;
+        let stop = env.stop.clone();
         let state = RunState::new(
             wasi,
             sink.clone(),
@@ -544,17 +547,29 @@ impl Sandbox {
             parent: job.parent.map(|(queue, id)| JobRef { queue, id }),
         };
 
-        let ran = tokio::time::timeout_at(deadline.into(), async {
-            match pre.instantiate_async(&mut store).await {
-                Ok(handler) => Ok(handler.call_run(&mut store, &wit_job).await),
-                Err(e) => Err(e),
+        // A stop from outside (see [`stop`]) races the run like its
+        // deadline: either drops the guest at its next yield.
+        let stopped = async {
+            match stop {
+                Some(mut signal) => signal.stopped().await,
+                None => std::future::pending().await,
             }
-        })
-        .await;
+        };
+        let ran = tokio::select! {
+            biased;
+            failure = stopped => Err(Some(failure)),
+            ran = tokio::time::timeout_at(deadline.into(), async {
+                match pre.instantiate_async(&mut store).await {
+                    Ok(handler) => Ok(handler.call_run(&mut store, &wit_job).await),
+                    Err(e) => Err(e),
+                }
+            }) => ran.map_err(|_| None),
+        };
         let completion = match ran {
             Ok(Ok(result)) => classify(result, store.data(), limits),
             Ok(Err(e)) => Completion::Failed(classify_instantiation(&e, store.data(), limits)),
-            Err(_) => Completion::Failed(Failure::new(
+            Err(Some(failure)) => Completion::Failed(failure),
+            Err(None) => Completion::Failed(Failure::new(
                 FailureKind::Timeout,
                 format!(
                     "deadline of {} passed",

@@ -43,6 +43,12 @@ pub enum FailureKind {
     Capacity,
     /// A backing store (Redis) failed while the guest needed it.
     HostUnavailable,
+    /// Someone cancelled the job (the API, or an event the binding cancels
+    /// on): the run was stopped, or never started. Not retried.
+    Cancelled,
+    /// The job's own time to finish (the binding's `finishTimeoutMs`,
+    /// counted across every attempt, sleep and wait) ran out. Not retried.
+    TimedOut,
 }
 
 impl FailureKind {
@@ -62,6 +68,8 @@ impl FailureKind {
             FailureKind::Instantiation => "instantiation",
             FailureKind::Capacity => "capacity",
             FailureKind::HostUnavailable => "host_unavailable",
+            FailureKind::Cancelled => "cancelled",
+            FailureKind::TimedOut => "timed_out",
         }
     }
 
@@ -74,7 +82,7 @@ impl FailureKind {
     }
 
     /// Every kind, for metrics and docs.
-    pub const ALL: [FailureKind; 13] = [
+    pub const ALL: [FailureKind; 15] = [
         FailureKind::FuelExhausted,
         FailureKind::MemoryLimit,
         FailureKind::Timeout,
@@ -88,6 +96,8 @@ impl FailureKind {
         FailureKind::Instantiation,
         FailureKind::Capacity,
         FailureKind::HostUnavailable,
+        FailureKind::Cancelled,
+        FailureKind::TimedOut,
     ];
 
     /// Whether another attempt could succeed. Sandbox kills are final: the

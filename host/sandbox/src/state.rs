@@ -35,6 +35,9 @@ pub struct RunEnv {
     pub egress: Option<EgressPolicy>,
     /// The fleet's secrets key; `None`: secrets cannot be opened here.
     pub secrets_key: Option<SecretsKey>,
+    /// Stops the run from outside (a cancellation, the job's time to
+    /// finish); `None`: only the run's own limits stop it.
+    pub stop: Option<crate::stop::StopSignal>,
 }
 
 /// Longest step id, sleep id or KV key a guest may use.

@@ -18,7 +18,7 @@ use super::auth::{Caller, Role};
 use super::error::{ApiError, ErrorBody, JsonBody, PathParams, QueryParams};
 use super::queues::bound;
 use crate::names;
-use crate::queue::{Deduplication, JobOptions, JobSnapshot, JobState, NewJob};
+use crate::queue::{CancelOutcome, Deduplication, JobOptions, JobSnapshot, JobState, NewJob};
 
 /// One job to enqueue.
 #[derive(Debug, Clone, Deserialize, ToSchema)]
@@ -547,6 +547,80 @@ pub async fn remove(
     caller.require(&[Role::Producer])?;
     state.queues().remove(&job.queue, &job.id).await?;
     Ok(StatusCode::NO_CONTENT)
+}
+
+/// Why a job is cancelled.
+#[derive(Debug, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CancelBody {
+    /// In words, for the `failedReason` (at most 500 characters).
+    #[serde(default)]
+    #[schema(max_length = 500)]
+    pub reason: Option<String>,
+}
+
+/// A cancel that was accepted.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CancelAccepted {
+    /// The state the job was in when the cancel arrived.
+    pub was: JobState,
+    /// The job now: a running job is stopped within milliseconds, a
+    /// waiting or delayed one as soon as a worker of its queue takes it
+    /// (`GET /v1/jobs/{ref}/wait` to see it fail).
+    pub job: JobSnapshot,
+}
+
+/// Cancel a job that has not finished: it fails as `cancelled` and is not
+/// retried. A running job's guest is stopped on whichever host runs it; a
+/// waiting, prioritized or delayed job (a durable sleep too) is moved to
+/// the head of its queue and failed by the next worker without running. A
+/// job in a paused queue, or a flow parent waiting for its children, fails
+/// when it is next taken.
+#[utoipa::path(
+    operation_id = "jobs_cancel",
+    post,
+    path = "/v1/jobs/{ref}/cancel",
+    tag = "jobs",
+    params(("ref" = String, Path, description = "`<queue>:<id>`")),
+    request_body = CancelBody,
+    responses((status = 202, description = "Cancel requested", body = CancelAccepted), (status = 400, description = "Invalid request (the error names the field)", body = ErrorBody), (status = 404, description = "Not found", body = ErrorBody), (status = 409, description = "Already finished", body = ErrorBody)),
+    security(("bearer" = []))
+)]
+pub async fn cancel(
+    State(state): State<ApiState>,
+    caller: Caller,
+    PathParams(job_ref): PathParams<String>,
+    JsonBody(body): JsonBody<CancelBody>,
+) -> Result<(StatusCode, Json<CancelAccepted>), ApiError> {
+    let job = visible_job(&state, &caller, &job_ref).await?;
+    caller.require(&[Role::Producer])?;
+    let given = body.reason.unwrap_or_default();
+    if given.chars().count() > crate::queue::cancel::MAX_REASON_CHARS {
+        return Err(ApiError::field("reason", "must be at most 500 characters"));
+    }
+    let by = format!("by `{}` through the API", caller.name);
+    let reason = if given.trim().is_empty() {
+        by
+    } else {
+        format!("{} ({by})", given.trim())
+    };
+    let was = match state.queues().cancel(&job.queue, &job.id, &reason).await? {
+        CancelOutcome::Requested(was) => was,
+        CancelOutcome::AlreadyFinished(now) => {
+            return Err(ApiError::conflict(format!(
+                "job `{job_ref}` is {}; only a job that has not finished can be cancelled",
+                now.as_str()
+            )));
+        }
+    };
+    Ok((
+        StatusCode::ACCEPTED,
+        Json(CancelAccepted {
+            was,
+            job: visible_job(&state, &caller, &job_ref).await?,
+        }),
+    ))
 }
 
 /// Run a delayed job now. A job in a durable sleep wakes up and goes on

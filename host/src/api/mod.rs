@@ -180,6 +180,7 @@ pub fn routes(state: ApiState) -> (Router, utoipa::openapi::OpenApi) {
         .routes(routes!(jobs::get, jobs::remove))
         .routes(routes!(jobs::retry))
         .routes(routes!(jobs::promote))
+        .routes(routes!(jobs::cancel))
         .routes(routes!(jobs::repin))
         .routes(routes!(jobs::wait))
         .routes(routes!(events::queue_events))

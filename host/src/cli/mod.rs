@@ -59,6 +59,10 @@ pub enum Command {
         /// The job, as `<queue>:<id>`.
         job: String,
     },
+    /// Cancel a job that has not finished (`<queue>:<id>`): a running one is
+    /// stopped, a waiting or delayed one fails without running; either way
+    /// it fails as `cancelled` and is not retried.
+    Cancel(remote::CancelArgs),
     /// Schedules: set, list, delete, trigger.
     #[command(subcommand)]
     Schedule(workflows::ScheduleCommand),
@@ -95,6 +99,7 @@ pub async fn execute(cli: Cli) -> anyhow::Result<i32> {
         Command::Jobs(args) => remote::jobs(conn, json, args).await,
         Command::Job { job } => remote::job(conn, json, &job).await,
         Command::Retry { job } => remote::retry(conn, json, &job).await,
+        Command::Cancel(args) => remote::cancel(conn, json, args).await,
         Command::Schedule(cmd) => workflows::schedule(conn, json, cmd).await,
         Command::Secret(cmd) => secrets::secret(conn, json, cmd).await,
         Command::Emit(args) => workflows::emit(conn, json, args).await,

@@ -119,6 +119,7 @@ fn env_from(args: &RunArgs, services: &LocalServices) -> anyhow::Result<RunEnv> 
         config: Arc::new(config),
         egress,
         secrets_key: Some(key),
+        stop: None,
     })
 }
 
@@ -138,6 +139,8 @@ pub fn exit_code(kind: FailureKind) -> i32 {
         FailureKind::Instantiation => 12,
         FailureKind::HostUnavailable => 13,
         FailureKind::Capacity => 14,
+        FailureKind::Cancelled => 15,
+        FailureKind::TimedOut => 16,
     }
 }
 

@@ -292,6 +292,7 @@ pub async fn execute(args: ServeArgs) -> anyhow::Result<i32> {
         fleet: Fleet::new(store.clone(), args.heartbeat * 5),
         egress: Arc::new(egress),
         secrets_key,
+        cancels: Default::default(),
         worker_settings: WorkerSettings {
             concurrency: 1,
             lock_duration: args.lock_duration,

@@ -16,6 +16,7 @@
 //! Every operation returns a typed [`QueueError`]; the HTTP API maps it to a
 //! status in one place.
 
+pub mod cancel;
 mod events;
 mod flows;
 pub mod meta;
@@ -30,6 +31,7 @@ use std::sync::Mutex;
 use bullmq::redis_connection::RedisConnection;
 use redis::AsyncCommands;
 
+pub use self::cancel::{CancelOutcome, CancelRequest};
 pub use self::events::{QueueEventItem, Subscription};
 pub use self::flows::{ChildFailure, FlowNode, FlowSpec, MAX_FLOW_DEPTH};
 use self::meta::Claim;
@@ -417,6 +419,12 @@ impl QueueService {
                 )));
             }
         };
+        // A cancelled job carries BullMQ's deferred failure: without
+        // clearing it, the retried job would fail again at once.
+        let mut conn = self.store().conn();
+        let _: i64 = conn
+            .hdel(self.job_key(queue, id), cancel::MARK_FIELD)
+            .await?;
         job.retry(state, None).await?;
         Ok(())
     }

@@ -82,6 +82,10 @@ pub trait RunningJob: Clone + Send + Sync + 'static {
     /// `ats`): 1 on a job's first run, more on a retry, a wake-up after a
     /// durable sleep or a recovery after a crash.
     fn attempts_started(&self) -> u32;
+    /// When the job became ready to run, ms since the epoch: its enqueue
+    /// time plus the delay it was added with (BullMQ keeps that in the
+    /// job's options; a backoff's delay does not change it).
+    fn ready_at_ms(&self) -> u64;
     /// The job as handed to the guest.
     fn input(&self) -> crate::sandbox::JobInput;
     /// Stores progress (BullMQ `progress` field and `progress` event).
@@ -120,6 +124,12 @@ impl RunningJob for ActiveJob {
 
     fn attempts_started(&self) -> u32 {
         self.job.attempts_started()
+    }
+
+    fn ready_at_ms(&self) -> u64 {
+        self.job
+            .timestamp()
+            .saturating_add(self.job.opts().delay.unwrap_or(0))
     }
 
     fn input(&self) -> crate::sandbox::JobInput {

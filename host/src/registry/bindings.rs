@@ -88,7 +88,16 @@ pub struct Binding {
     #[serde(default)]
     #[schema(value_type = Vec<EgressRuleDoc>)]
     pub egress: Vec<EgressRule>,
+    /// A job's time to finish, in milliseconds from when it became ready
+    /// (its enqueue time plus the delay it was added with), across every
+    /// attempt, backoff, durable sleep and wait; past it the job fails as
+    /// `timed_out`. Absent: no such limit.
+    #[serde(default)]
+    pub finish_timeout_ms: Option<u64>,
 }
+
+/// Longest `finishTimeoutMs`: a year, the longest durable sleep.
+pub const MAX_FINISH_TIMEOUT_MS: u64 = crate::sandbox::MAX_SLEEP_MS;
 
 /// A fleet-wide rate limit: at most `max` jobs started per `durationMs`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
@@ -148,6 +157,15 @@ pub struct BindingSpec {
     #[serde(default)]
     #[schema(value_type = Vec<EgressRuleDoc>, max_items = 100)]
     pub egress: Vec<EgressRule>,
+    /// A job's time to finish, in milliseconds, counted from when it became
+    /// ready (enqueue time plus its initial delay) across every attempt,
+    /// backoff, durable sleep and wait: past it the job fails as
+    /// `timed_out` and is not retried — stopped if it runs, failed when it
+    /// is next taken otherwise (a durable sleep wakes at the deadline for
+    /// that). Distinct from `limits.timeoutMs`, one run's deadline.
+    #[serde(default, deserialize_with = "crate::sandbox::int::opt")]
+    #[schema(minimum = 1, maximum = 31_536_000_000_u64)]
+    pub finish_timeout_ms: Option<u64>,
 }
 
 /// A `config` key (schema only).
@@ -259,6 +277,14 @@ impl BindingSpec {
             rule.validate()
                 .map_err(|e| invalid(&format!("egress[{i}]"), e))?;
         }
+        if let Some(ms) = self.finish_timeout_ms
+            && !(1..=MAX_FINISH_TIMEOUT_MS).contains(&ms)
+        {
+            return Err(invalid(
+                "finishTimeoutMs",
+                format!("must be 1 to {MAX_FINISH_TIMEOUT_MS} (a year)"),
+            ));
+        }
         Ok(Binding {
             queue: queue.to_string(),
             handler: self.handler.clone(),
@@ -270,6 +296,7 @@ impl BindingSpec {
             rate_limit: self.rate_limit,
             config: self.config.clone(),
             egress: self.egress.clone(),
+            finish_timeout_ms: self.finish_timeout_ms,
         })
     }
 }

@@ -38,6 +38,7 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, RwLock};
+use std::time::Duration;
 
 use super::HostContext;
 use super::loader::LoadError;
@@ -51,7 +52,9 @@ use crate::queue::{ActiveJob, JobProcessor, JobResult, RunningJob};
 use crate::registry::Binding;
 use crate::sandbox::clock::now_ms;
 use crate::sandbox::egress::EgressPolicy;
-use crate::sandbox::{Completion, Failure, FailureKind, Limits, RunEnv, RunOutcome};
+use crate::sandbox::{
+    Completion, Failure, FailureKind, Limits, RunEnv, RunOutcome, StopSignal, stop_pair,
+};
 
 /// A binding with its handler resolved to the digest new jobs run.
 #[derive(Debug, Clone)]
@@ -75,6 +78,7 @@ impl ResolvedBinding {
                 rules: binding.egress.clone(),
             }),
             secrets_key: host.secrets_key.clone(),
+            stop: None,
         };
         ResolvedBinding {
             binding,
@@ -124,6 +128,26 @@ impl Executor {
             retry: failure.kind.is_retryable(),
             reason: failure.reason(),
         }
+    }
+}
+
+/// The failure of a job past its time to finish of `ms`.
+fn timed_out(ms: u64) -> Failure {
+    Failure::new(
+        FailureKind::TimedOut,
+        format!(
+            "not finished within {} of becoming ready (the binding's finishTimeoutMs)",
+            humantime::format_duration(Duration::from_millis(ms))
+        ),
+    )
+}
+
+/// Aborts a task when dropped: a run's timer ends with the run.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
     }
 }
 
@@ -193,6 +217,46 @@ impl Executor {
 
     async fn run<J: RunningJob>(&self, job: J) -> JobResult {
         let resolved = self.binding.read().unwrap().clone();
+
+        // A cancel (see `super::cancels`) or the job's own time to finish
+        // stops the run through this handle, from now on: also while it
+        // waits for room or its component.
+        let (stop, stop_signal) = stop_pair();
+        let registration = self
+            .host
+            .cancels
+            .register(job.queue(), job.id(), stop.clone());
+        registration
+            .check_mark(&self.host.queues, job.job_key())
+            .await;
+        let finish_by = resolved
+            .binding
+            .finish_timeout_ms
+            .map(|ms| (job.ready_at_ms().saturating_add(ms), ms));
+        let _timer = match finish_by {
+            Some((deadline, ms)) => {
+                let left = deadline.saturating_sub(now_ms());
+                if left == 0 {
+                    return Self::fail(timed_out(ms));
+                }
+                Some(AbortOnDrop(tokio::spawn(async move {
+                    tokio::time::sleep(Duration::from_millis(left)).await;
+                    stop.stop(timed_out(ms));
+                })))
+            }
+            None => None,
+        };
+        self.run_stoppable(job, resolved, stop_signal, finish_by)
+            .await
+    }
+
+    async fn run_stoppable<J: RunningJob>(
+        &self,
+        job: J,
+        resolved: Arc<ResolvedBinding>,
+        stop_signal: StopSignal,
+        finish_by: Option<(u64, u64)>,
+    ) -> JobResult {
         let meta = self.host.queues.meta();
 
         // Read what the job may carry (see the module docs), or nothing.
@@ -261,6 +325,8 @@ impl Executor {
                 unpinned: unpinned.clone(),
             },
         );
+        let mut env = resolved.env.clone();
+        env.stop = Some(stop_signal);
         let outcome = self
             .host
             .sandbox
@@ -270,7 +336,7 @@ impl Executor {
                 limits,
                 Box::new(services),
                 Some(reporter.log_listener()),
-                resolved.env.clone(),
+                env,
             )
             .await;
         // Successful runs keep their measurements in the job hash only;
@@ -301,6 +367,12 @@ impl Executor {
             },
             Completion::Failed(failure) => Self::fail(failure),
             Completion::Suspended { wake_at_ms } => {
+                // A sleep past the job's time to finish wakes at it instead,
+                // to fail as `timed_out` when it is taken again.
+                let wake_at_ms = match finish_by {
+                    Some((deadline, _)) => wake_at_ms.min(deadline),
+                    None => wake_at_ms,
+                };
                 let park = || job.park_until(wake_at_ms.max(now_ms()));
                 match retrying("park the job", park).await {
                     Ok(()) => JobResult::Parked,

@@ -15,8 +15,11 @@
 //! - [`reporter`] streams progress and logs into BullMQ while the guest runs;
 //! - [`loader`] fetches and compiles components once per digest, sharing
 //!   precompiled artifacts with the fleet through Redis;
-//! - [`capacity`] keeps the host within its instance slots and memory budget.
+//! - [`capacity`] keeps the host within its instance slots and memory budget;
+//! - [`cancels`] follows the fleet's cancel stream and stops the runs it
+//!   names.
 
+pub mod cancels;
 pub mod capacity;
 pub mod executor;
 pub mod loader;
@@ -68,4 +71,6 @@ pub struct HostContext {
     pub egress: Arc<crate::sandbox::egress::OperatorEgress>,
     /// The fleet's secrets key (`--secrets-key-file`), if this host has it.
     pub secrets_key: Option<crate::sandbox::secrets::SecretsKey>,
+    /// The runs a cancel can stop (followed by [`cancels::listen`]).
+    pub cancels: Arc<cancels::Cancels>,
 }

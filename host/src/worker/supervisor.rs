@@ -101,6 +101,11 @@ impl Supervisor {
             self.link = Some(link);
             task
         });
+        let cancels = super::cancels::listen(
+            self.host.cancels.clone(),
+            self.host.queues.clone(),
+            shutdown.clone(),
+        );
         let mut drain = self.link.as_ref().map(|l| l.drain.clone());
         loop {
             if let Err(e) = self.reconcile().await {
@@ -127,6 +132,7 @@ impl Supervisor {
             }
         }
         self.close_all().await;
+        let _ = cancels.await;
         if let Some(task) = heartbeat {
             let _ = task.await;
         }
