@@ -58,6 +58,9 @@ pub struct Delivery {
     pub duplicate: bool,
     /// The event's job on each subscribed queue, as `<queue>:<id>`.
     pub jobs: Vec<String>,
+    /// The jobs it cancelled through their bindings' `cancelOn` rules, as
+    /// `<queue>:<id>`.
+    pub cancelled: Vec<String>,
 }
 
 /// Why an event could not be delivered.
@@ -87,11 +90,14 @@ impl Event {
     }
 }
 
-/// Delivers `event` to its subscribed queues.
+/// Delivers `event` to its subscribed queues, and cancels the started jobs
+/// it matches through their bindings' `cancelOn` rules — only those
+/// `producer` enqueued, when the event comes from a producer token.
 pub async fn deliver(
     queues: &QueueService,
     registry: &Registry,
     event: &Event,
+    producer: Option<&str>,
 ) -> Result<Delivery, DeliveryError> {
     event.validate().map_err(QueueError::from)?;
     let event_id = event
@@ -105,8 +111,26 @@ pub async fn deliver(
         "ts": crate::sandbox::clock::now_ms(),
     });
     let mut jobs = Vec::new();
+    let mut cancelled = Vec::new();
     let mut all_duplicates = true;
-    for binding in registry.bindings().await? {
+    let bindings = registry.bindings().await?;
+    for binding in &bindings {
+        for rule in binding.cancel_on.iter().filter(|r| r.event == event.name) {
+            let Some(value) = rule.event_path().get(&event.data) else {
+                continue;
+            };
+            let reason = format!(
+                "event `{}` ({event_id}) matched {} = {value}",
+                event.name,
+                rule.job_match.as_str()
+            );
+            let ids = queues
+                .cancel_matching(&binding.queue, &event.name, value, producer, &reason)
+                .await?;
+            cancelled.extend(ids.into_iter().map(|id| format!("{}:{id}", binding.queue)));
+        }
+    }
+    for binding in bindings {
         if !binding.events.iter().any(|e| e == &event.name) {
             continue;
         }
@@ -123,7 +147,9 @@ pub async fn deliver(
                     name: event.name.clone(),
                     data: payload.clone(),
                     opts,
-                    producer: None,
+                    // The sending producer owns the jobs its event created:
+                    // it reads them, and its events may cancel them.
+                    producer: producer.map(str::to_string),
                 },
             )
             .await?;
@@ -134,5 +160,6 @@ pub async fn deliver(
         event_id,
         duplicate: !jobs.is_empty() && all_duplicates,
         jobs,
+        cancelled,
     })
 }

@@ -811,6 +811,7 @@ async fn the_openapi_document_is_valid_and_covers_every_route() {
         ("delete", "/v1/jobs/{ref}"),
         ("post", "/v1/jobs/{ref}/retry"),
         ("post", "/v1/jobs/{ref}/promote"),
+        ("post", "/v1/jobs/{ref}/cancel"),
         ("post", "/v1/jobs/{ref}/repin"),
         ("get", "/v1/jobs/{ref}/wait"),
         ("get", "/v1/queues/{queue}/events"),

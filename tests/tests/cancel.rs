@@ -363,3 +363,86 @@ async fn a_finish_timeout_out_of_range_is_refused() {
         assert_eq!(error_field(&body), "finishTimeoutMs", "{body}");
     }
 }
+
+#[tokio::test]
+async fn an_event_cancels_the_running_and_sleeping_jobs_it_matches() {
+    let api = Api::start();
+    api.setup(
+        "orders",
+        "order-workflow",
+        json!({
+            "metered": false,
+            "limits": {"timeoutMs": 120_000},
+            "cancelOn": [{"event": "order.cancelled", "match": "$.orderId", "eventMatch": "$.order.id"}],
+        }),
+    )
+    .await;
+    let _b = second_host(&api, "host-b");
+    let order = |id: &str, extra: Value| {
+        let mut data = json!({"orderId": id, "amount": 5, "reviewDelayMs": 3_600_000});
+        data.as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        json!({ "data": data })
+    };
+    let asleep = api.enqueue("orders", order("A", json!({}))).await;
+    let untouched = api.enqueue("orders", order("C", json!({}))).await;
+    let running = api
+        .enqueue("orders", order("B", json!({"pauseAfterChargeMs": 60_000})))
+        .await;
+    for job in [&asleep, &untouched] {
+        api.wait_until(job, "asleep", |j| j["state"] == "delayed")
+            .await;
+    }
+    api.wait_until(&running, "charged", |j| {
+        j["state"] == "active" && j["steps"].to_string().contains("charge-payment")
+    })
+    .await;
+    let send = |token: &'static str, id: &str| {
+        let event = json!({"name": "order.cancelled", "data": {"order": {"id": id}}});
+        let api = &api;
+        async move {
+            let (status, delivery) = api.post("/v1/events", token, event).await;
+            assert_eq!(status, StatusCode::ACCEPTED, "{delivery}");
+            delivery
+        }
+    };
+
+    // Another tenant's event matches nothing of ours.
+    let delivery = send(tokens::OTHER_PRODUCER, "A").await;
+    assert_eq!(delivery["cancelled"], json!([]), "{delivery}");
+    assert_eq!(api.job(&asleep).await["state"], "delayed");
+
+    let delivery = send(tokens::PRODUCER, "A").await;
+    assert_eq!(delivery["cancelled"], json!([asleep]), "{delivery}");
+    let done = api.wait_done(&asleep).await;
+    assert_cancelled(&done);
+    assert!(
+        done["failedReason"]
+            .as_str()
+            .unwrap()
+            .starts_with("cancelled: event `order.cancelled` ("),
+        "{done}"
+    );
+    assert!(
+        done["failedReason"]
+            .as_str()
+            .unwrap()
+            .ends_with(r#"matched $.orderId = "A""#),
+        "{done}"
+    );
+
+    let delivery = send(tokens::PRODUCER, "B").await;
+    assert_eq!(delivery["cancelled"], json!([running]), "{delivery}");
+    let done = api.wait_done(&running).await;
+    assert_cancelled(&done);
+
+    // The same event again finds nothing left to cancel; C sleeps on.
+    let delivery = send(tokens::PRODUCER, "A").await;
+    assert_eq!(delivery["cancelled"], json!([]), "{delivery}");
+    assert_eq!(api.job(&untouched).await["state"], "delayed");
+    for order in ["A", "B"] {
+        let kv = format!("bull:airlock:kv:order-workflow:charges:{order}");
+        assert_eq!(api.redis.cli(&["GET", &kv]), "1", "{order} charged once");
+    }
+}

@@ -11,10 +11,13 @@ use super::jobs::check_data_size;
 use crate::triggers::{Delivery, Event, deliver};
 
 /// Send an event: every queue whose binding lists its name gets a job with
-/// the event (`{name, data, id, ts}`) as data. With an `id`, the same event
+/// the event (`{name, data, id, ts}`) as data, owned by the producer token
+/// that sent it (as if it had enqueued them). With an `id`, the same event
 /// within 24 hours creates no new jobs (`duplicate`), and sending it again
 /// after a failure (a 503) completes the delivery: exactly one job per
-/// subscribed queue.
+/// subscribed queue. The event also cancels the started jobs its name and
+/// data match through their bindings' `cancelOn` rules (`cancelled`); from
+/// a producer token, only jobs that token enqueued.
 #[utoipa::path(
     post,
     operation_id = "events_send",
@@ -36,6 +39,8 @@ pub async fn send(
     caller.require(&[Role::Producer])?;
     event.validate()?;
     check_data_size(&state, "data", &event.data)?;
-    let delivery = deliver(state.queues(), state.registry(), &event).await?;
+    // A producer's event cancels only the jobs that producer enqueued.
+    let producer = (caller.role == Role::Producer).then_some(caller.name.as_str());
+    let delivery = deliver(state.queues(), state.registry(), &event, producer).await?;
     Ok((StatusCode::ACCEPTED, Json(delivery)))
 }

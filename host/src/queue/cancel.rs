@@ -201,3 +201,99 @@ impl QueueService {
         Ok(CancelOutcome::Requested(state))
     }
 }
+
+/// Cancel-on-event (a binding's `cancelOn`): which started jobs hold which
+/// value, so an event finds the jobs it cancels without scanning a queue.
+///
+/// A run of a queue with `cancelOn` rules adds its job id, before the guest
+/// starts, to one set per rule whose path finds a value in the job's data:
+/// `<prefix>:<queue>:airlock:cancel-on:<sha256 of event name and value>`
+/// (in the queue's hash tag), and takes it out when the job finishes — one
+/// round trip each. A host that dies in between leaves the id behind; the
+/// next matching event finds the job finished or gone and takes it out then.
+/// A job that has not started is in no set: an event cancels jobs that run,
+/// sleep or wait for a retry.
+impl QueueService {
+    fn cancel_index_key(&self, queue: &str, event: &str, value: &serde_json::Value) -> String {
+        use sha2::{Digest, Sha256};
+        let mut hasher = Sha256::new();
+        hasher.update(event.as_bytes());
+        hasher.update([0]);
+        hasher.update(serde_json::to_string(value).unwrap_or_default().as_bytes());
+        let digest: String = hasher
+            .finalize()
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        format!("{}:{queue}:airlock:cancel-on:{digest}", self.prefix())
+    }
+
+    /// Adds (`add`) or takes out job `id` of `queue` from the sets of
+    /// `matches` (event name, value), in one round trip.
+    pub async fn index_for_cancel(
+        &self,
+        queue: &str,
+        id: &str,
+        matches: &[(String, serde_json::Value)],
+        add: bool,
+    ) -> Result<(), QueueError> {
+        if matches.is_empty() {
+            return Ok(());
+        }
+        let mut pipe = redis::pipe();
+        for (event, value) in matches {
+            let key = self.cancel_index_key(queue, event, value);
+            if add {
+                pipe.sadd(key, id).ignore();
+            } else {
+                pipe.srem(key, id).ignore();
+            }
+        }
+        let mut conn = self.store().conn();
+        pipe.query_async::<()>(&mut conn).await?;
+        Ok(())
+    }
+
+    /// Cancels the started jobs of `queue` whose data held `value` for
+    /// `event` — only those enqueued by `producer` when one is given.
+    /// Answers the ids it cancelled; finished or removed ones leave the set.
+    pub async fn cancel_matching(
+        &self,
+        queue: &str,
+        event: &str,
+        value: &serde_json::Value,
+        producer: Option<&str>,
+        reason: &str,
+    ) -> Result<Vec<String>, QueueError> {
+        let key = self.cancel_index_key(queue, event, value);
+        let mut conn = self.store().conn();
+        let ids: Vec<String> = conn.smembers(&key).await?;
+        let mut cancelled = Vec::new();
+        let mut gone = Vec::new();
+        for id in ids {
+            if let Some(producer) = producer {
+                let owner = self
+                    .meta()
+                    .get(&self.job_key(queue, &id), super::fields::PRODUCER)
+                    .await?;
+                if owner.as_deref() != Some(producer) {
+                    continue;
+                }
+            }
+            match self.cancel(queue, &id, reason).await {
+                Ok(CancelOutcome::Requested(_)) => {
+                    cancelled.push(id.clone());
+                    gone.push(id);
+                }
+                Ok(CancelOutcome::AlreadyFinished(_)) | Err(QueueError::NotFound(_)) => {
+                    gone.push(id)
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        if !gone.is_empty() {
+            let _: i64 = conn.srem(&key, &gone).await?;
+        }
+        Ok(cancelled)
+    }
+}

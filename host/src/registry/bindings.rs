@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use redis::AsyncCommands;
 use serde::{Deserialize, Serialize};
 
+use super::json_path::JsonPath;
 use super::{Registry, RegistryError, invalid};
 use crate::names;
 use crate::queue::DefaultJobOptions;
@@ -94,6 +95,40 @@ pub struct Binding {
     /// `timed_out`. Absent: no such limit.
     #[serde(default)]
     pub finish_timeout_ms: Option<u64>,
+    /// Events that cancel this queue's running and sleeping jobs.
+    #[serde(default)]
+    pub cancel_on: Vec<CancelOn>,
+}
+
+/// Most `cancelOn` rules of a binding.
+pub const MAX_CANCEL_ON: usize = 10;
+
+/// An event that cancels the jobs it matches (Inngest's `cancelOn`): a job
+/// whose data holds, at `match`, the value the event's data holds at
+/// `eventMatch` (the same path when absent) is cancelled — if it has
+/// started (it runs, sleeps, or waits for a retry): a job is matched from
+/// its first run on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CancelOn {
+    /// The event name (`order.cancelled`), 1 to 256 characters.
+    #[schema(min_length = 1, max_length = 256)]
+    pub event: String,
+    /// Where the job's data holds the value to match (`$.orderId`).
+    #[serde(rename = "match")]
+    #[schema(value_type = String, pattern = r"^\$(\.[A-Za-z0-9_-]{1,64}){1,16}$", max_length = 256)]
+    pub job_match: JsonPath,
+    /// Where the event's data holds it; absent: the same path as `match`.
+    #[serde(default)]
+    #[schema(value_type = Option<String>, pattern = r"^\$(\.[A-Za-z0-9_-]{1,64}){1,16}$", max_length = 256)]
+    pub event_match: Option<JsonPath>,
+}
+
+impl CancelOn {
+    /// The path into the event's data.
+    pub fn event_path(&self) -> &JsonPath {
+        self.event_match.as_ref().unwrap_or(&self.job_match)
+    }
 }
 
 /// Longest `finishTimeoutMs`: a year, the longest durable sleep.
@@ -166,6 +201,12 @@ pub struct BindingSpec {
     #[serde(default, deserialize_with = "crate::sandbox::int::opt")]
     #[schema(minimum = 1, maximum = 31_536_000_000_u64)]
     pub finish_timeout_ms: Option<u64>,
+    /// Events that cancel matching jobs of this queue once they have
+    /// started (at most 10 rules). An event sent by a producer token
+    /// cancels only the jobs that token enqueued.
+    #[serde(default)]
+    #[schema(max_items = 10)]
+    pub cancel_on: Vec<CancelOn>,
 }
 
 /// A `config` key (schema only).
@@ -277,6 +318,20 @@ impl BindingSpec {
             rule.validate()
                 .map_err(|e| invalid(&format!("egress[{i}]"), e))?;
         }
+        if self.cancel_on.len() > MAX_CANCEL_ON {
+            return Err(invalid(
+                "cancelOn",
+                format!("at most {MAX_CANCEL_ON} rules"),
+            ));
+        }
+        for (i, rule) in self.cancel_on.iter().enumerate() {
+            if rule.event.is_empty() || rule.event.len() > 256 {
+                return Err(invalid(
+                    &format!("cancelOn[{i}].event"),
+                    "must be 1 to 256 characters",
+                ));
+            }
+        }
         if let Some(ms) = self.finish_timeout_ms
             && !(1..=MAX_FINISH_TIMEOUT_MS).contains(&ms)
         {
@@ -297,6 +352,7 @@ impl BindingSpec {
             config: self.config.clone(),
             egress: self.egress.clone(),
             finish_timeout_ms: self.finish_timeout_ms,
+            cancel_on: self.cancel_on.clone(),
         })
     }
 }

@@ -12,13 +12,14 @@
 
 mod bindings;
 mod handlers;
+pub mod json_path;
 mod secrets;
 
 use std::sync::Arc;
 
 use redis::AsyncCommands;
 
-pub use self::bindings::{Binding, BindingSpec, MAX_CONFIG_ENTRIES, RateLimit};
+pub use self::bindings::{Binding, BindingSpec, CancelOn, MAX_CONFIG_ENTRIES, RateLimit};
 pub use self::handlers::{ComponentError, HandlerDetails, HandlerVersion};
 pub use self::secrets::{SecretSpec, SecretView};
 use crate::error::{FieldError, QueueError};

@@ -131,6 +131,25 @@ impl Executor {
     }
 }
 
+/// The (event, value) pairs of `binding`'s cancel-on rules that find a
+/// value in the job's data.
+fn cancel_matches<J: RunningJob>(binding: &Binding, job: &J) -> Vec<(String, serde_json::Value)> {
+    if binding.cancel_on.is_empty() {
+        return Vec::new();
+    }
+    let Ok(data) = serde_json::from_str::<serde_json::Value>(&job.input().data) else {
+        return Vec::new();
+    };
+    binding
+        .cancel_on
+        .iter()
+        .filter_map(|rule| {
+            let value = rule.job_match.get(&data)?;
+            Some((rule.event.clone(), value.clone()))
+        })
+        .collect()
+}
+
 /// The failure of a job past its time to finish of `ms`.
 fn timed_out(ms: u64) -> Failure {
     Failure::new(
@@ -246,8 +265,31 @@ impl Executor {
             }
             None => None,
         };
-        self.run_stoppable(job, resolved, stop_signal, finish_by)
-            .await
+        // Findable by the binding's cancel-on events from now on (see
+        // `queue::cancel`): before the guest starts, until the job ends.
+        let matches = cancel_matches(&resolved.binding, &job);
+        let queues = &self.host.queues;
+        let (queue, id) = (job.queue().to_string(), job.id().to_string());
+        if !matches.is_empty() {
+            let index = || queues.index_for_cancel(&queue, &id, &matches, true);
+            if let Err(e) = retrying("index the job for cancelOn", index).await {
+                return Self::fail(Failure::new(
+                    FailureKind::HostUnavailable,
+                    format!("could not index the job for its binding's cancelOn events: {e:#}"),
+                ));
+            }
+        }
+        let result = self
+            .run_stoppable(job, resolved, stop_signal, finish_by)
+            .await;
+        if !matches.is_empty()
+            && matches!(result, JobResult::Completed(_) | JobResult::Failed { .. })
+            && let Err(e) = queues.index_for_cancel(&queue, &id, &matches, false).await
+        {
+            // Left behind: the next matching event finds the job finished.
+            tracing::debug!(error = %e, "could not take a finished job out of its cancelOn sets");
+        }
+        result
     }
 
     async fn run_stoppable<J: RunningJob>(
