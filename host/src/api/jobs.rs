@@ -18,7 +18,9 @@ use super::auth::{Caller, Role};
 use super::error::{ApiError, ErrorBody, JsonBody, PathParams, QueryParams};
 use super::queues::bound;
 use crate::names;
-use crate::queue::{CancelOutcome, Deduplication, JobOptions, JobSnapshot, JobState, NewJob};
+use crate::queue::{
+    CancelOutcome, Deduplication, JobOptions, JobSnapshot, JobState, NewJob, WaitReason,
+};
 
 /// One job to enqueue.
 #[derive(Debug, Clone, Deserialize, ToSchema)]
@@ -137,6 +139,10 @@ pub struct JobDetails {
     pub logs: Vec<String>,
     /// Total log lines.
     pub log_count: usize,
+    /// Why it is not running yet (absent when it runs or has finished):
+    /// its key at its limit, a durable sleep, a delay, its children, a
+    /// paused queue, no host serving the queue, or waiting for a slot.
+    pub waiting: Option<WaitReason>,
 }
 
 /// Wait parameters.
@@ -497,7 +503,20 @@ pub async fn get(
 ) -> Result<Json<JobDetails>, ApiError> {
     let job = visible_job(&state, &caller, &job_ref).await?;
     let (logs, log_count) = state.queues().job_logs(&job.queue, &job.id, 0, 999).await?;
+    let waiting = match job.state {
+        JobState::Active | JobState::Completed | JobState::Failed => None,
+        _ => {
+            let binding = state.registry().binding(&job.queue).await.ok();
+            let hosts = state.host().fleet.hosts().await?;
+            let served = hosts.iter().any(|h| h.queues.contains(&job.queue));
+            state
+                .queues()
+                .why_waiting(&job, binding.as_ref(), served)
+                .await?
+        }
+    };
     Ok(Json(JobDetails {
+        waiting,
         job,
         logs,
         log_count,

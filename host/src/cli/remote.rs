@@ -566,6 +566,9 @@ pub async fn job(conn: &Connection, json_output: bool, job_ref: &str) -> anyhow:
         println!("job         {job_ref}");
         println!("name        {}", s("name"));
         println!("state       {}", s("state"));
+        if let Some(why) = j["waiting"]["message"].as_str() {
+            println!("waiting     {why}");
+        }
         println!(
             "attempts    {} made, {} started",
             j["attemptsMade"], j["attemptsStarted"]

@@ -19,10 +19,12 @@
 pub mod cancel;
 mod events;
 mod flows;
+pub mod key_limits;
 pub mod meta;
 mod options;
 mod schedules;
 mod snapshot;
+mod why;
 mod worker;
 
 use std::collections::HashMap;
@@ -43,6 +45,7 @@ pub use self::options::{
 };
 pub use self::schedules::{ScheduleSpec, ScheduleView};
 pub use self::snapshot::{JobSnapshot, JobState, QueueCounts};
+pub use self::why::{WaitKind, WaitReason};
 pub use self::worker::{
     ActiveJob, JobProcessor, JobResult, QueueWorker, RunningJob, WorkerSettings,
 };

@@ -98,6 +98,30 @@ pub struct Binding {
     /// Events that cancel this queue's running and sleeping jobs.
     #[serde(default)]
     pub cancel_on: Vec<CancelOn>,
+    /// At most `limit` jobs of one key at once across the fleet.
+    #[serde(default)]
+    pub key_concurrency: Option<KeyConcurrency>,
+}
+
+/// Largest `keyConcurrency.limit`.
+pub const MAX_KEY_LIMIT: u64 = 100_000;
+
+/// Per-key concurrency: at most `limit` jobs whose data holds the same
+/// value at `key` run at once, across the fleet (the queue's
+/// `globalConcurrency` and each host's `concurrency` still cap them all).
+/// Keys take turns: a key with a deep backlog does not hold up another
+/// key's jobs. A job without a value at `key` is limited by the queue's
+/// own limits only. See `queue::key_limits`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct KeyConcurrency {
+    /// Where the job's data holds its key (`$.customerId`).
+    #[schema(value_type = String, pattern = r"^\$(\.[A-Za-z0-9_-]{1,64}){1,16}$", max_length = 256)]
+    pub key: JsonPath,
+    /// Jobs of one key at once, 1 to 100000.
+    #[schema(minimum = 1, maximum = 100_000)]
+    #[serde(deserialize_with = "crate::sandbox::int::one")]
+    pub limit: u64,
 }
 
 /// Most `cancelOn` rules of a binding.
@@ -207,6 +231,10 @@ pub struct BindingSpec {
     #[serde(default)]
     #[schema(max_items = 10)]
     pub cancel_on: Vec<CancelOn>,
+    /// At most `limit` jobs of one key (the value at the path `key` in the
+    /// job's data) at once across the fleet; keys take turns.
+    #[serde(default)]
+    pub key_concurrency: Option<KeyConcurrency>,
 }
 
 /// A `config` key (schema only).
@@ -332,6 +360,14 @@ impl BindingSpec {
                 ));
             }
         }
+        if let Some(kc) = &self.key_concurrency
+            && !(1..=MAX_KEY_LIMIT).contains(&kc.limit)
+        {
+            return Err(invalid(
+                "keyConcurrency.limit",
+                format!("must be 1 to {MAX_KEY_LIMIT}"),
+            ));
+        }
         if let Some(ms) = self.finish_timeout_ms
             && !(1..=MAX_FINISH_TIMEOUT_MS).contains(&ms)
         {
@@ -353,6 +389,7 @@ impl BindingSpec {
             egress: self.egress.clone(),
             finish_timeout_ms: self.finish_timeout_ms,
             cancel_on: self.cancel_on.clone(),
+            key_concurrency: self.key_concurrency.clone(),
         })
     }
 }

@@ -19,7 +19,9 @@ use std::sync::Arc;
 
 use redis::AsyncCommands;
 
-pub use self::bindings::{Binding, BindingSpec, CancelOn, MAX_CONFIG_ENTRIES, RateLimit};
+pub use self::bindings::{
+    Binding, BindingSpec, CancelOn, KeyConcurrency, MAX_CONFIG_ENTRIES, RateLimit,
+};
 pub use self::handlers::{ComponentError, HandlerDetails, HandlerVersion};
 pub use self::secrets::{SecretSpec, SecretView};
 use crate::error::{FieldError, QueueError};

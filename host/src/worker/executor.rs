@@ -47,6 +47,7 @@ use super::reporter::Reporter;
 use super::services::{PendingPin, RedisServices};
 use crate::error::QueueError;
 use crate::metrics::QueueMetrics;
+use crate::queue::key_limits::{KeySlot, PARK_MS};
 use crate::queue::meta::{Pinned, RunRecord};
 use crate::queue::{ActiveJob, JobProcessor, JobResult, RunningJob};
 use crate::registry::Binding;
@@ -98,6 +99,9 @@ pub struct Executor {
     recorder: Recorder,
     /// This queue's metric series, resolved once.
     metrics: QueueMetrics,
+    /// Refills the queue's key lines every half lease (see
+    /// `queue::key_limits`); ends with the executor.
+    _pump: AbortOnDrop,
 }
 
 impl Executor {
@@ -107,6 +111,7 @@ impl Executor {
         Executor {
             recorder: Recorder::start(host.queues.meta().clone()),
             metrics: host.metrics.queue(&queue),
+            _pump: AbortOnDrop(tokio::spawn(pump(host.clone(), binding.clone()))),
             host,
             binding,
         }
@@ -131,6 +136,15 @@ impl Executor {
     }
 }
 
+/// The key slot of the job under `binding`'s `keyConcurrency`, with the
+/// key's limit; `None` for a binding without one or a job without a key.
+fn key_slot<J: RunningJob>(binding: &Binding, job: &J) -> Option<(KeySlot, u64)> {
+    let rule = binding.key_concurrency.as_ref()?;
+    let data = serde_json::from_str::<serde_json::Value>(&job.input().data).ok()?;
+    let value = rule.key.get(&data)?;
+    Some((KeySlot::of(job.queue(), value), rule.limit))
+}
+
 /// The (event, value) pairs of `binding`'s cancel-on rules that find a
 /// value in the job's data.
 fn cancel_matches<J: RunningJob>(binding: &Binding, job: &J) -> Vec<(String, serde_json::Value)> {
@@ -148,6 +162,31 @@ fn cancel_matches<J: RunningJob>(binding: &Binding, job: &J) -> Vec<(String, ser
             Some((rule.event.clone(), value.clone()))
         })
         .collect()
+}
+
+/// Refills the key lines of the executor's queue every half lease, while
+/// its binding has a `keyConcurrency`: releases a crash swallowed, and
+/// reservations whose promote was lost, come back this way.
+async fn pump(host: Arc<HostContext>, binding: Arc<RwLock<Arc<ResolvedBinding>>>) {
+    let lease = host.worker_settings.lock_duration;
+    let mut tick = tokio::time::interval((lease / 2).max(Duration::from_millis(100)));
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tick.tick().await;
+        let resolved = binding.read().unwrap().clone();
+        let Some(rule) = &resolved.binding.key_concurrency else {
+            continue;
+        };
+        let queue = &resolved.binding.queue;
+        let lease_ms = lease.as_millis() as u64;
+        if let Err(e) = host
+            .queues
+            .fill_key_lines(queue, rule.limit, lease_ms)
+            .await
+        {
+            tracing::warn!(queue, error = %e, "could not refill the key lines");
+        }
+    }
 }
 
 /// The failure of a job past its time to finish of `ms`.
@@ -265,13 +304,94 @@ impl Executor {
             }
             None => None,
         };
+        let queues = &self.host.queues;
+        let (queue, id) = (job.queue().to_string(), job.id().to_string());
+
+        // Per-key concurrency (see `queue::key_limits`): take the key's
+        // slot, or wait in its line; renew the lease while the job runs.
+        let key = key_slot(&resolved.binding, &job);
+        let lease_ms = self.lease_ms();
+        if let Some((slot, limit)) = &key {
+            let acquire = || queues.acquire_key_slot(slot, &id, *limit, lease_ms);
+            match retrying("take a key slot", acquire).await {
+                Ok(true) => {}
+                Ok(false) => return self.wait_in_line(&job, slot, *limit).await,
+                Err(e) => {
+                    return Self::fail(Failure::new(
+                        FailureKind::HostUnavailable,
+                        format!("could not take a slot of the job's key: {e:#}"),
+                    ));
+                }
+            }
+        }
+        let _renewal = key.as_ref().map(|(slot, _)| {
+            let (queues, slot, id) = (queues.clone(), slot.clone(), id.clone());
+            let every = Duration::from_millis((lease_ms / 3).max(1));
+            AbortOnDrop(tokio::spawn(async move {
+                loop {
+                    tokio::time::sleep(every).await;
+                    if let Err(e) = queues.renew_key_slot(&slot, &id, lease_ms).await {
+                        tracing::warn!(error = %e, "could not renew a key slot's lease");
+                    }
+                }
+            }))
+        });
+        let result = self
+            .run_keyed(job, resolved, stop_signal, finish_by, &queue, &id)
+            .await;
+        if let Some((slot, limit)) = &key {
+            let release = || queues.release_key_slot(slot, &id, *limit, lease_ms);
+            if let Err(e) = retrying("give a key slot back", release).await {
+                // The lease runs out on its own: the slot is back then.
+                tracing::warn!(error = %e, "could not give a key slot back");
+            }
+        }
+        result
+    }
+
+    /// Lease of a key slot: the worker lock duration, so a dead host's
+    /// slots come back when its jobs' locks do.
+    fn lease_ms(&self) -> u64 {
+        self.host.worker_settings.lock_duration.as_millis() as u64
+    }
+
+    /// Parks a job whose key is at its limit and puts it in the key's line.
+    async fn wait_in_line<J: RunningJob>(&self, job: &J, slot: &KeySlot, limit: u64) -> JobResult {
+        let park = || job.park_until(now_ms() + PARK_MS);
+        if let Err(e) = retrying("park the job for its key", park).await {
+            return Self::fail(Failure::new(
+                FailureKind::HostUnavailable,
+                format!("could not park the job while its key is at its limit: {e:#}"),
+            ));
+        }
+        let join = || {
+            self.host
+                .queues
+                .join_key_line(slot, job.id(), limit, self.lease_ms())
+        };
+        if let Err(e) = retrying("join the key's line", join).await {
+            // Parked but in no line: it wakes after PARK_MS and is gated
+            // again (see `queue::key_limits`).
+            tracing::warn!(error = %e, "could not put a parked job in its key's line");
+        }
+        JobResult::Parked
+    }
+
+    async fn run_keyed<J: RunningJob>(
+        &self,
+        job: J,
+        resolved: Arc<ResolvedBinding>,
+        stop_signal: StopSignal,
+        finish_by: Option<(u64, u64)>,
+        queue: &str,
+        id: &str,
+    ) -> JobResult {
+        let queues = &self.host.queues;
         // Findable by the binding's cancel-on events from now on (see
         // `queue::cancel`): before the guest starts, until the job ends.
         let matches = cancel_matches(&resolved.binding, &job);
-        let queues = &self.host.queues;
-        let (queue, id) = (job.queue().to_string(), job.id().to_string());
         if !matches.is_empty() {
-            let index = || queues.index_for_cancel(&queue, &id, &matches, true);
+            let index = || queues.index_for_cancel(queue, id, &matches, true);
             if let Err(e) = retrying("index the job for cancelOn", index).await {
                 return Self::fail(Failure::new(
                     FailureKind::HostUnavailable,
@@ -284,7 +404,7 @@ impl Executor {
             .await;
         if !matches.is_empty()
             && matches!(result, JobResult::Completed(_) | JobResult::Failed { .. })
-            && let Err(e) = queues.index_for_cancel(&queue, &id, &matches, false).await
+            && let Err(e) = queues.index_for_cancel(queue, id, &matches, false).await
         {
             // Left behind: the next matching event finds the job finished.
             tracing::debug!(error = %e, "could not take a finished job out of its cancelOn sets");

@@ -3,7 +3,8 @@
 //!
 //! Input: `{ "catalog": "main", "items": 500 }` (the schedule's template data).
 //! `holdMs` keeps the run busy that long (tests use it to overlap a trigger
-//! with a running sync).
+//! with a running sync); the result says when that busy time began and
+//! ended (`heldFromMs`, `heldToMs`).
 
 use std::time::{Duration, Instant};
 
@@ -31,13 +32,26 @@ struct Synced {
     catalog: String,
     synced: u64,
     job_id: String,
+    /// When the run's busy time began and ended, ms since the epoch: tests
+    /// of per-key limits read the guests' own overlap from these.
+    held_from_ms: u64,
+    held_to_ms: u64,
+}
+
+fn epoch_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
 }
 
 fn sync(ctx: &Context, input: Sync) -> Result<Synced, JobError> {
+    let held_from_ms = epoch_ms();
     let until = Instant::now() + Duration::from_millis(input.hold_ms);
     while Instant::now() < until {
         std::hint::spin_loop();
     }
+    let held_to_ms = epoch_ms();
     ctx.info(format!(
         "synced {} items of catalog {}",
         input.items, input.catalog
@@ -46,6 +60,8 @@ fn sync(ctx: &Context, input: Sync) -> Result<Synced, JobError> {
         catalog: input.catalog,
         synced: input.items,
         job_id: ctx.job().id.clone(),
+        held_from_ms,
+        held_to_ms,
     })
 }
 

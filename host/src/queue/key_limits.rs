@@ -1,0 +1,349 @@
+//! Per-key concurrency (a binding's `keyConcurrency`): at most `limit`
+//! jobs of one key — the value at a path into the job's data, a customer
+//! id say — run at once across the fleet, and a key with a deep backlog
+//! does not hold up the jobs of the others.
+//!
+//! **Slots are leases.** A key's slots are a sorted set of job ids scored
+//! by lease expiry (`<prefix>:<queue>:airlock:kc:<key hash>:slots`). A run
+//! takes a slot before its guest starts ([`QueueService::acquire_key_slot`])
+//! and renews it while it runs; it gives it back when the job finishes,
+//! fails, sleeps or is put back ([`QueueService::release_key_slot`]). A
+//! host that dies holding a slot gives it back when the lease runs out —
+//! never later than one lease (the worker lock duration) — because every
+//! script here first sweeps expired leases. A job recovered after its host
+//! died finds its own lease (its id) and keeps the slot, so a crash never
+//! lets a key run more than its limit.
+//!
+//! **Over the limit, a job waits in its key's line**: the worker parks it
+//! as BullMQ-delayed (for [`PARK_MS`], a safety net) and appends its id to
+//! the key's list (`…:kc:<key hash>:line`, oldest first; keys with a
+//! non-empty line are in `…:kc:lines`). Whenever a slot frees, the same
+//! script reserves it for the head of the line (a lease, like a running
+//! job's) and answers the id, which the host then promotes (BullMQ's
+//! `promote`): the job goes to the wait list and is run when a worker takes
+//! it. The wait list so holds at most `limit` jobs of each key that got
+//! that far, so a new key's first job waits behind at most the others'
+//! released jobs — round-robin between keys — plus jobs no worker has
+//! looked at yet.
+//!
+//! Crash windows: a job's parking begins in the same script that finds its
+//! key full (`…:kc:<key hash>:parking`, scored by time) and ends when it
+//! joins the line; a job whose parking began more than a lease ago without
+//! ending (its host died between BullMQ's `moveToDelayed` and joining the
+//! line) is put in the line by the next sweep. [`PARK_MS`] is the last
+//! safety net: a parked job no script knows of wakes then and is gated
+//! again. Between a
+//! reservation and its promote, the job is parked holding a reserved slot:
+//! when that lease expires, the sweep finds the job still delayed and puts
+//! it back at the head of its line. A line may hold an id twice (a job
+//! parked, woken by its safety net and parked again); a reservation skips
+//! ids that are not parked. Each host's pump ([`QueueService::fill_key_lines`])
+//! refills every non-empty line once per half lease, for the releases a
+//! crash swallowed.
+//!
+//! Cost per governed job, in Redis round trips: one to take the slot, one
+//! to give it back, one lease renewal per third of a lease it runs; a job
+//! that has to wait, one more to park (plus BullMQ's `moveToDelayed`) and
+//! two to promote it (read it, promote it).
+//!
+//! Like every Redis key, these are untrusted input: a forged line or slot
+//! can delay or release a key's jobs — no more than deleting them could.
+
+use std::sync::LazyLock;
+
+use redis::AsyncCommands;
+
+use super::{QueueError, QueueService};
+
+/// How long a parked job sleeps before it wakes on its own, if no release
+/// promotes it first: the safety net for a job a crash left out of its
+/// line.
+pub const PARK_MS: u64 = 60 * 60 * 1000;
+
+/// The sweep every script starts with: expired leases go, and an expired
+/// one whose job is still parked (a reservation whose promote was lost)
+/// puts the job back at the head of the line; a job whose parking began
+/// more than a lease ago without joining the line (its host died in
+/// between) joins it now.
+const SWEEP: &str = "\
+local function sweep(slots, line, lines, delayed, parking, now, lease, keyhash) \
+  local expired = redis.call('ZRANGEBYSCORE', slots, '-inf', now) \
+  for _, id in ipairs(expired) do \
+    redis.call('ZREM', slots, id) \
+    if redis.call('ZSCORE', delayed, id) then \
+      redis.call('LPUSH', line, id) \
+      redis.call('SADD', lines, keyhash) \
+    end \
+  end \
+  local stale = redis.call('ZRANGEBYSCORE', parking, '-inf', now - lease) \
+  for _, id in ipairs(stale) do \
+    redis.call('ZREM', parking, id) \
+    redis.call('RPUSH', line, id) \
+    redis.call('SADD', lines, keyhash) \
+  end \
+end \
+local function fill(slots, line, lines, delayed, parking, now, lease, limit, keyhash) \
+  local out = {} \
+  while redis.call('ZCARD', slots) < limit do \
+    local id = redis.call('LPOP', line) \
+    if not id then break end \
+    if redis.call('ZSCORE', delayed, id) and not redis.call('ZSCORE', slots, id) then \
+      redis.call('ZADD', slots, now + lease, id) \
+      table.insert(out, id) \
+    end \
+  end \
+  if redis.call('LLEN', line) == 0 and redis.call('ZCARD', parking) == 0 then \
+    redis.call('SREM', lines, keyhash) \
+  end \
+  return out \
+end ";
+
+/// `KEYS` slots, line, lines, BullMQ delayed, parking; `ARGV` id, now,
+/// lease, limit, key hash. 1: the job holds a slot (it already held one,
+/// or took a free one); 0: the key is at its limit — and the job's parking
+/// has begun (recorded, so a crash before it joins the line is repaired).
+static ACQUIRE: LazyLock<redis::Script> = LazyLock::new(|| {
+    redis::Script::new(&format!(
+        "{SWEEP} \
+         local now, lease, limit = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]) \
+         sweep(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], now, lease, ARGV[5]) \
+         if redis.call('ZSCORE', KEYS[1], ARGV[1]) or redis.call('ZCARD', KEYS[1]) < limit then \
+           redis.call('ZADD', KEYS[1], now + lease, ARGV[1]) return 1 \
+         end \
+         redis.call('ZADD', KEYS[5], now, ARGV[1]) \
+         redis.call('SADD', KEYS[3], ARGV[5]) \
+         return 0"
+    ))
+});
+
+/// `KEYS` slots, line, lines, BullMQ delayed, parking; `ARGV` id (or
+/// `""`), now, lease, limit, key hash, mode. Mode `park`: the (now
+/// BullMQ-delayed) job joins the line, its parking done; `release`: gives
+/// its slot back; `fill`: only refills. Then reserves free slots for the
+/// head of the line and answers the ids to promote.
+static LINE: LazyLock<redis::Script> = LazyLock::new(|| {
+    redis::Script::new(&format!(
+        "{SWEEP} \
+         local now, lease, limit = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]) \
+         if ARGV[6] == 'park' then \
+           redis.call('RPUSH', KEYS[2], ARGV[1]) redis.call('ZREM', KEYS[5], ARGV[1]) \
+           redis.call('SADD', KEYS[3], ARGV[5]) \
+         elseif ARGV[6] == 'release' then \
+           redis.call('ZREM', KEYS[1], ARGV[1]) \
+         end \
+         sweep(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], now, lease, ARGV[5]) \
+         return fill(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], now, lease, limit, ARGV[5])"
+    ))
+});
+
+/// Airlock's per-key scripts by name, with their SHA1s (for benchmarks).
+pub fn script_hashes() -> Vec<(&'static str, String)> {
+    [("key_acquire", &ACQUIRE), ("key_line", &LINE)]
+        .into_iter()
+        .map(|(name, script)| (name, script.get_hash().to_string()))
+        .collect()
+}
+
+/// One key of one queue, as its Redis keys name it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeySlot {
+    /// The queue.
+    pub queue: String,
+    /// sha256 of the key's JSON value (24 hex digits): any value, any
+    /// length, one fixed-size Redis key.
+    pub hash: String,
+}
+
+impl KeySlot {
+    /// The slot of `value` (the key's JSON value) in `queue`.
+    pub fn of(queue: &str, value: &serde_json::Value) -> KeySlot {
+        use sha2::{Digest, Sha256};
+        let digest = Sha256::digest(serde_json::to_string(value).unwrap_or_default().as_bytes());
+        KeySlot {
+            queue: queue.to_string(),
+            hash: digest.iter().take(12).map(|b| format!("{b:02x}")).collect(),
+        }
+    }
+}
+
+/// A key's state, for "why is this job waiting".
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KeyState {
+    /// Slots held (running or reserved jobs), after expired leases.
+    pub held: u64,
+    /// Jobs in its line, or on their way into it.
+    pub queued: u64,
+}
+
+impl QueueService {
+    fn key_base(&self, queue: &str) -> String {
+        format!("{}:{queue}:airlock:kc", self.prefix())
+    }
+
+    fn key_keys(&self, slot: &KeySlot) -> [String; 5] {
+        let base = self.key_base(&slot.queue);
+        [
+            format!("{base}:{}:slots", slot.hash),
+            format!("{base}:{}:line", slot.hash),
+            format!("{base}:lines"),
+            format!("{}:{}:delayed", self.prefix(), slot.queue),
+            format!("{base}:{}:parking", slot.hash),
+        ]
+    }
+
+    /// Takes (or keeps) a slot of `slot` for job `id`, for `lease_ms`;
+    /// false when the key is at `limit`.
+    pub async fn acquire_key_slot(
+        &self,
+        slot: &KeySlot,
+        id: &str,
+        limit: u64,
+        lease_ms: u64,
+    ) -> Result<bool, QueueError> {
+        let [slots, line, lines, delayed, parking] = self.key_keys(slot);
+        let mut conn = self.store().conn();
+        let got: i64 = ACQUIRE
+            .key(slots)
+            .key(line)
+            .key(lines)
+            .key(delayed)
+            .key(parking)
+            .arg(id)
+            .arg(crate::sandbox::clock::now_ms())
+            .arg(lease_ms)
+            .arg(limit)
+            .arg(&slot.hash)
+            .invoke_async(&mut conn)
+            .await?;
+        Ok(got == 1)
+    }
+
+    /// Extends job `id`'s lease on `slot` (only if it still holds it).
+    pub async fn renew_key_slot(
+        &self,
+        slot: &KeySlot,
+        id: &str,
+        lease_ms: u64,
+    ) -> Result<(), QueueError> {
+        let [slots, ..] = self.key_keys(slot);
+        let mut conn = self.store().conn();
+        let _: i64 = redis::cmd("ZADD")
+            .arg(slots)
+            .arg("XX")
+            .arg(crate::sandbox::clock::now_ms() + lease_ms)
+            .arg(id)
+            .query_async(&mut conn)
+            .await?;
+        Ok(())
+    }
+
+    async fn line(
+        &self,
+        slot: &KeySlot,
+        id: &str,
+        limit: u64,
+        lease_ms: u64,
+        mode: &str,
+    ) -> Result<(), QueueError> {
+        let [slots, line, lines, delayed, parking] = self.key_keys(slot);
+        let mut conn = self.store().conn();
+        let released: Vec<String> = LINE
+            .key(slots)
+            .key(line)
+            .key(lines)
+            .key(delayed)
+            .key(parking)
+            .arg(id)
+            .arg(crate::sandbox::clock::now_ms())
+            .arg(lease_ms)
+            .arg(limit)
+            .arg(&slot.hash)
+            .arg(mode)
+            .invoke_async(&mut conn)
+            .await?;
+        self.promote_released(&slot.queue, &released).await
+    }
+
+    /// Promotes jobs whose reservation was just made. A job that is no
+    /// longer delayed (it was cancelled and taken, or removed) is skipped:
+    /// its reservation expires with its lease.
+    async fn promote_released(&self, queue: &str, ids: &[String]) -> Result<(), QueueError> {
+        if ids.is_empty() {
+            return Ok(());
+        }
+        let q = self.queue(queue).await?;
+        for id in ids {
+            if let Some(job) = q.get_job(id).await?
+                && let Err(e) = job.promote().await
+            {
+                tracing::debug!(queue, id, error = %e, "key line: promote");
+            }
+        }
+        Ok(())
+    }
+
+    /// Appends job `id`, already parked, to its key's line (and promotes
+    /// whoever a slot freed for meanwhile — the job itself, maybe).
+    pub async fn join_key_line(
+        &self,
+        slot: &KeySlot,
+        id: &str,
+        limit: u64,
+        lease_ms: u64,
+    ) -> Result<(), QueueError> {
+        self.line(slot, id, limit, lease_ms, "park").await
+    }
+
+    /// Gives job `id`'s slot back, and promotes the head of the line.
+    pub async fn release_key_slot(
+        &self,
+        slot: &KeySlot,
+        id: &str,
+        limit: u64,
+        lease_ms: u64,
+    ) -> Result<(), QueueError> {
+        self.line(slot, id, limit, lease_ms, "release").await
+    }
+
+    /// Refills every non-empty line of `queue` (the pump: for releases a
+    /// crash swallowed, and expired reservations).
+    pub async fn fill_key_lines(
+        &self,
+        queue: &str,
+        limit: u64,
+        lease_ms: u64,
+    ) -> Result<(), QueueError> {
+        let mut conn = self.store().conn();
+        let hashes: Vec<String> = conn
+            .smembers(format!("{}:lines", self.key_base(queue)))
+            .await?;
+        for hash in hashes {
+            if hash.len() != 24 || !hash.bytes().all(|b| b.is_ascii_hexdigit()) {
+                continue;
+            }
+            let slot = KeySlot {
+                queue: queue.to_string(),
+                hash,
+            };
+            self.line(&slot, "", limit, lease_ms, "fill").await?;
+        }
+        Ok(())
+    }
+
+    /// How many slots `slot` holds now and how many jobs wait in its line.
+    pub async fn key_state(&self, slot: &KeySlot) -> Result<KeyState, QueueError> {
+        let [slots, line, _, _, parking] = self.key_keys(slot);
+        let mut conn = self.store().conn();
+        let now = crate::sandbox::clock::now_ms();
+        let (held, in_line, parking): (u64, u64, u64) = redis::pipe()
+            .zcount(slots, format!("({now}"), "+inf")
+            .llen(line)
+            .zcard(parking)
+            .query_async(&mut conn)
+            .await?;
+        Ok(KeyState {
+            held,
+            queued: in_line + parking,
+        })
+    }
+}

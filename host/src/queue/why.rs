@@ -1,0 +1,195 @@
+//! Why a job is not running yet, in words and in fields: what only Airlock
+//! knows about a waiting job (its key's line, a durable sleep) next to what
+//! BullMQ knows (a delay, children, a paused queue).
+//!
+//! Read on demand for one job (`GET /v1/jobs/{ref}`): a few reads, one of
+//! them (the position in a key's line) linear in the line's length.
+
+use redis::AsyncCommands;
+use serde::Serialize;
+
+use super::key_limits::KeySlot;
+use super::{JobSnapshot, JobState, QueueError, QueueService};
+use crate::registry::Binding;
+
+/// What holds a job back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum WaitKind {
+    /// Its key is at its `keyConcurrency` limit; it waits in the key's line.
+    KeyLimit,
+    /// In a durable sleep until `until`.
+    Sleeping,
+    /// Delayed (a delay, or a retry's backoff) until `until`.
+    Delayed,
+    /// A flow parent waiting for its children.
+    Children,
+    /// The queue is paused.
+    Paused,
+    /// No live host serves the queue.
+    NoHost,
+    /// Ready, waiting for a worker slot.
+    Ready,
+}
+
+/// Why a job waits.
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WaitReason {
+    /// What holds it back.
+    pub kind: WaitKind,
+    /// The same, in words.
+    pub message: String,
+    /// Until when, ms since the epoch (`sleeping`, `delayed`).
+    pub until: Option<u64>,
+    /// Its key's value (`key_limit`).
+    #[schema(value_type = Option<Object>)]
+    pub key: Option<serde_json::Value>,
+    /// Slots its key holds now (`key_limit`).
+    pub running: Option<u64>,
+    /// Its key's limit (`key_limit`).
+    pub limit: Option<u64>,
+    /// Jobs ahead of it in its key's line (`key_limit`).
+    pub ahead: Option<u64>,
+}
+
+impl WaitReason {
+    fn plain(kind: WaitKind, message: String, until: Option<u64>) -> WaitReason {
+        WaitReason {
+            kind,
+            message,
+            until,
+            key: None,
+            running: None,
+            limit: None,
+            ahead: None,
+        }
+    }
+}
+
+fn at(ms: u64) -> String {
+    humantime::format_rfc3339_millis(std::time::UNIX_EPOCH + std::time::Duration::from_millis(ms))
+        .to_string()
+}
+
+impl QueueService {
+    /// Why `job` (of a queue bound by `binding`) is not running; `None`
+    /// when it runs or has finished. `served` says whether a live host
+    /// serves its queue.
+    pub async fn why_waiting(
+        &self,
+        job: &JobSnapshot,
+        binding: Option<&Binding>,
+        served: bool,
+    ) -> Result<Option<WaitReason>, QueueError> {
+        let mut conn = self.store().conn();
+        let reason = match job.state {
+            JobState::Active | JobState::Completed | JobState::Failed | JobState::Unknown => {
+                return Ok(None);
+            }
+            JobState::WaitingChildren => WaitReason::plain(
+                WaitKind::Children,
+                "waiting for its children to finish".into(),
+                None,
+            ),
+            JobState::Delayed => {
+                if let Some(reason) = self.key_wait(job, binding).await? {
+                    return Ok(Some(reason));
+                }
+                let score: Option<f64> = conn
+                    .zscore(format!("{}:{}:delayed", self.prefix(), job.queue), &job.id)
+                    .await?;
+                // BullMQ scores delayed jobs as `timestamp * 4096 + counter`.
+                let until = score.map(|s| (s / 4096.0) as u64);
+                let sleeping = self.is_sleeping(job).await?;
+                let when = until.map(at).unwrap_or_else(|| "later".into());
+                if sleeping {
+                    WaitReason::plain(
+                        WaitKind::Sleeping,
+                        format!("in a durable sleep until {when}"),
+                        until,
+                    )
+                } else {
+                    WaitReason::plain(WaitKind::Delayed, format!("delayed until {when}"), until)
+                }
+            }
+            JobState::Waiting | JobState::Prioritized => {
+                if self.is_paused(&job.queue).await? {
+                    WaitReason::plain(WaitKind::Paused, "the queue is paused".into(), None)
+                } else if !served {
+                    WaitReason::plain(
+                        WaitKind::NoHost,
+                        "no live host serves this queue".into(),
+                        None,
+                    )
+                } else {
+                    WaitReason::plain(
+                        WaitKind::Ready,
+                        "ready: waiting for a free worker slot".into(),
+                        None,
+                    )
+                }
+            }
+        };
+        Ok(Some(reason))
+    }
+
+    /// Whether the job recorded a durable sleep that has not ended.
+    async fn is_sleeping(&self, job: &JobSnapshot) -> Result<bool, QueueError> {
+        let fields = self
+            .store()
+            .hgetall(&self.job_key(&job.queue, &job.id))
+            .await?;
+        let now = crate::sandbox::clock::now_ms();
+        Ok(fields.iter().any(|(name, value)| {
+            name.starts_with(super::fields::SLEEP_PREFIX)
+                && value.parse::<u64>().is_ok_and(|wake| wake > now)
+        }))
+    }
+
+    /// The job's place in its key's line, if it waits in one.
+    async fn key_wait(
+        &self,
+        job: &JobSnapshot,
+        binding: Option<&Binding>,
+    ) -> Result<Option<WaitReason>, QueueError> {
+        let Some(rule) = binding.and_then(|b| b.key_concurrency.as_ref()) else {
+            return Ok(None);
+        };
+        let Some(value) = rule.key.get(&job.data) else {
+            return Ok(None);
+        };
+        let slot = KeySlot::of(&job.queue, value);
+        let line = format!(
+            "{}:{}:airlock:kc:{}:line",
+            self.prefix(),
+            job.queue,
+            slot.hash
+        );
+        let mut conn = self.store().conn();
+        let position: Option<u64> = redis::cmd("LPOS")
+            .arg(&line)
+            .arg(&job.id)
+            .query_async(&mut conn)
+            .await?;
+        let Some(ahead) = position else {
+            return Ok(None);
+        };
+        let state = self.key_state(&slot).await?;
+        Ok(Some(WaitReason {
+            kind: WaitKind::KeyLimit,
+            message: format!(
+                "key {} ({}) is at its limit: {}/{} running; {ahead} of its jobs are ahead of this one",
+                value,
+                rule.key.as_str(),
+                state.held,
+                rule.limit
+            ),
+            until: None,
+            key: Some(value.clone()),
+            running: Some(state.held),
+            limit: Some(rule.limit),
+            ahead: Some(ahead),
+        }))
+    }
+}

@@ -1,0 +1,276 @@
+//! Per-key concurrency (`keyConcurrency`) across real hosts: a key never
+//! runs more than its limit, keys take turns, jobs added by Node's BullMQ
+//! are governed the same way, a waiting job says why, and slots are leases
+//! that hosts killed mid-run give back.
+
+use std::collections::BTreeMap;
+use std::process::Command;
+
+use airlock::queue::key_limits::KeySlot;
+use airlock_tests::api::Api;
+use airlock_tests::host::{Admin, HostOptions, HostProcess};
+use airlock_tests::interop_script;
+use serde_json::{Value, json};
+
+/// A queue of spinning syncs, at most 2 per customer at once.
+fn keyed(limit: u64) -> Value {
+    json!({
+        "metered": false,
+        "concurrency": 10,
+        "limits": {"timeoutMs": 60_000},
+        "keyConcurrency": {"key": "$.customerId", "limit": limit},
+    })
+}
+
+fn host(api: &Api, id: &str) -> HostProcess {
+    HostProcess::start(
+        &api.redis.url(),
+        HostOptions {
+            id: id.into(),
+            ..HostOptions::default()
+        },
+    )
+}
+
+/// Adds `count` jobs with `data` through Node's `Queue.addBulk`.
+fn node_enqueue(api: &Api, queue: &str, count: usize, data: Value) {
+    let out = Command::new("node")
+        .arg(interop_script("enqueue.js"))
+        .args(["--redis", &api.redis.url(), "--prefix", "bull"])
+        .args(["--queue", queue, "--count", &count.to_string()])
+        .args(["--name", "sync", "--data", &data.to_string()])
+        .output()
+        .expect("run node");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// The most jobs of one key whose guests ran at the same instant (each
+/// run's busy time, as the guest itself reports it).
+fn most_at_once(jobs: &[Value]) -> usize {
+    let mut edges: Vec<(u64, i32)> = Vec::new();
+    for j in jobs {
+        edges.push((j["returnvalue"]["heldFromMs"].as_u64().unwrap(), 1));
+        edges.push((j["returnvalue"]["heldToMs"].as_u64().unwrap(), -1));
+    }
+    // An end and a start in the same millisecond do not overlap (ends,
+    // -1, sort first).
+    edges.sort();
+    let (mut now, mut most) = (0i32, 0i32);
+    for (_, step) in edges {
+        now += step;
+        most = most.max(now);
+    }
+    most as usize
+}
+
+async fn completed(api: &Api, queue: &str) -> Vec<Value> {
+    let (_, page) = api
+        .get(
+            &format!("/v1/queues/{queue}/jobs?state=completed&limit=500"),
+            airlock_tests::host::tokens::ADMIN,
+        )
+        .await;
+    page["jobs"].as_array().unwrap().clone()
+}
+
+async fn until<F: std::future::Future<Output = bool>>(what: &str, mut check: impl FnMut() -> F) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while !check().await {
+        assert!(std::time::Instant::now() < deadline, "timed out: {what}");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test]
+async fn keys_take_turns_within_their_limit_and_node_jobs_are_governed() {
+    let api = Api::start();
+    api.setup("imports", "catalog-sync", keyed(2)).await;
+    let _b = host(&api, "host-b");
+
+    // A backlog of one customer from Node's BullMQ, then one job each of
+    // three other customers through the API.
+    node_enqueue(
+        &api,
+        "imports",
+        24,
+        json!({"customerId": "big", "holdMs": 250}),
+    );
+    let mut small = Vec::new();
+    for c in ["s1", "s2", "s3"] {
+        small.push(
+            api.enqueue("imports", json!({"data": {"customerId": c, "holdMs": 20}}))
+                .await,
+        );
+    }
+    // A parked job of the big customer says why it waits.
+    let waiting = api
+        .wait_until("imports:20", "parked in its key's line", |j| {
+            j["waiting"]["kind"] == "key_limit"
+        })
+        .await;
+    let why = &waiting["waiting"];
+    assert_eq!(why["key"], "big", "{why}");
+    assert_eq!(why["limit"], 2, "{why}");
+    assert_eq!(why["running"], 2, "{why}");
+    assert!(
+        why["message"]
+            .as_str()
+            .unwrap()
+            .starts_with(r#"key "big" ($.customerId) is at its limit: 2/2 running"#),
+        "{why}"
+    );
+
+    let mut small_started = Vec::new();
+    for job in &small {
+        let done = api.wait_done(job).await;
+        assert_eq!(done["state"], "completed", "{done}");
+        small_started.push(done["processedOn"].as_u64().unwrap());
+    }
+    until("the big backlog drained", || async {
+        completed(&api, "imports").await.len() == 27
+    })
+    .await;
+    let all = completed(&api, "imports").await;
+    let mut by_key: BTreeMap<String, Vec<Value>> = BTreeMap::new();
+    for j in &all {
+        by_key
+            .entry(j["data"]["customerId"].as_str().unwrap().to_string())
+            .or_default()
+            .push(j.clone());
+    }
+    assert_eq!(by_key["big"].len(), 24);
+    assert_eq!(
+        most_at_once(&by_key["big"]),
+        2,
+        "the limit held, and was used"
+    );
+    let hosts: std::collections::BTreeSet<&str> = by_key["big"]
+        .iter()
+        .map(|j| j["processedByHost"].as_str().unwrap())
+        .collect();
+    assert_eq!(hosts.len(), 2, "both hosts ran the big customer: {hosts:?}");
+
+    // Turns: every small customer started before the big one's fifth job,
+    // though all 24 were queued ahead of them.
+    let mut big_starts: Vec<u64> = by_key["big"]
+        .iter()
+        .map(|j| j["processedOn"].as_u64().unwrap())
+        .collect();
+    big_starts.sort();
+    for started in small_started {
+        assert!(
+            started < big_starts[4],
+            "a small key waited behind the backlog: {started} vs {big_starts:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn slots_are_leases_that_killed_hosts_give_back() {
+    let api = Api::start();
+    api.setup("imports", "catalog-sync", keyed(2)).await;
+    let mut workers = [host(&api, "w-0"), host(&api, "w-1")];
+    let customers = ["c1", "c2", "c3", "c4"];
+    const PER_KEY: usize = 100;
+    for c in customers {
+        let jobs: Vec<Value> = (0..PER_KEY)
+            .map(|_| json!({"data": {"customerId": c, "holdMs": 300}}))
+            .collect();
+        let (status, body) = api
+            .post(
+                "/v1/queues/imports/jobs/bulk",
+                airlock_tests::host::tokens::PRODUCER,
+                json!({ "jobs": jobs }),
+            )
+            .await;
+        assert_eq!(status, reqwest::StatusCode::ACCEPTED, "{body}");
+    }
+    let total = customers.len() * PER_KEY;
+
+    // 20 SIGKILLs of hosts while they run keyed jobs, each restarted.
+    let admin = Admin::connect(&api.redis.url()).await;
+    for kill in 0..20 {
+        let victim = kill % 2;
+        let id = format!("w-{victim}");
+        until("the victim runs a job", || async {
+            let (_, page) = api
+                .get(
+                    "/v1/queues/imports/jobs?state=active&limit=500",
+                    airlock_tests::host::tokens::ADMIN,
+                )
+                .await;
+            page["jobs"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|j| j["processedByHost"] == id.as_str())
+        })
+        .await;
+        workers[victim].kill9();
+        workers[victim] = host(&api, &id);
+    }
+    assert!(
+        completed(&api, "imports").await.len() < total,
+        "every kill hit a drain still under way"
+    );
+    until("every job completed", || async {
+        completed(&api, "imports").await.len() == total
+    })
+    .await;
+    let all = completed(&api, "imports").await;
+    for c in customers {
+        let jobs: Vec<Value> = all
+            .iter()
+            .filter(|j| j["data"]["customerId"] == c)
+            .cloned()
+            .collect();
+        assert!(most_at_once(&jobs) <= 2, "{c} ran more than its limit");
+        // No leaked slot: nothing holds one once every job is done.
+        let slot = KeySlot::of("imports", &json!(c));
+        let state = admin.queues.key_state(&slot).await.unwrap();
+        assert_eq!(state.held, 0, "{c}: leaked slots");
+        assert_eq!(state.queued, 0, "{c}: jobs left in line");
+    }
+
+    // And each key's limit is exactly there: two start, the third waits.
+    for c in customers {
+        let refs: Vec<String> = {
+            let mut r = Vec::new();
+            for _ in 0..3 {
+                r.push(
+                    api.enqueue(
+                        "imports",
+                        json!({"data": {"customerId": c, "holdMs": 3000}}),
+                    )
+                    .await,
+                );
+            }
+            r
+        };
+        until("two run and one waits", || async {
+            let (mut active, mut parked) = (0, 0);
+            for r in &refs {
+                let j = api.job(r).await;
+                if j["state"] == "active" {
+                    active += 1;
+                } else if j["waiting"]["kind"] == "key_limit" {
+                    parked += 1;
+                }
+            }
+            active == 2 && parked == 1
+        })
+        .await;
+        for r in &refs {
+            api.post(
+                &format!("/v1/jobs/{r}/cancel"),
+                airlock_tests::host::tokens::PRODUCER,
+                json!({}),
+            )
+            .await;
+        }
+    }
+}
