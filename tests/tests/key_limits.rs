@@ -170,6 +170,61 @@ async fn keys_take_turns_within_their_limit_and_node_jobs_are_governed() {
 }
 
 #[tokio::test]
+async fn an_api_backlog_is_held_back_behind_other_keys() {
+    let api = Api::start();
+    api.setup("imports", "catalog-sync", keyed(2)).await;
+    let _b = host(&api, "host-b");
+    let jobs: Vec<Value> = (0..60)
+        .map(|_| json!({"data": {"customerId": "big", "holdMs": 100}}))
+        .collect();
+    let (status, body) = api
+        .post(
+            "/v1/queues/imports/jobs/bulk",
+            airlock_tests::host::tokens::PRODUCER,
+            json!({ "jobs": jobs }),
+        )
+        .await;
+    assert_eq!(status, reqwest::StatusCode::ACCEPTED, "{body}");
+    let last = body["jobs"][59]["ref"].as_str().unwrap().to_string();
+    let mut small = Vec::new();
+    for c in ["s1", "s2", "s3"] {
+        small.push(
+            api.enqueue("imports", json!({"data": {"customerId": c, "holdMs": 20}}))
+                .await,
+        );
+    }
+    let held = api.job(&last).await;
+    assert_eq!(held["waiting"]["kind"], "key_limit", "{held}");
+    let mut small_started = Vec::new();
+    for job in &small {
+        let done = api.wait_done(job).await;
+        assert_eq!(done["state"], "completed", "{done}");
+        small_started.push(done["processedOn"].as_u64().unwrap());
+    }
+    until("the big backlog drained", || async {
+        completed(&api, "imports").await.len() == 63
+    })
+    .await;
+    let big: Vec<Value> = completed(&api, "imports")
+        .await
+        .into_iter()
+        .filter(|j| j["data"]["customerId"] == "big")
+        .collect();
+    assert_eq!(most_at_once(&big), 2, "the limit held, and was used");
+    let mut big_starts: Vec<u64> = big
+        .iter()
+        .map(|j| j["processedOn"].as_u64().unwrap())
+        .collect();
+    big_starts.sort();
+    for started in small_started {
+        assert!(
+            started < big_starts[4],
+            "a small key waited behind the backlog: {started} vs {big_starts:?}"
+        );
+    }
+}
+
+#[tokio::test]
 async fn slots_are_leases_that_killed_hosts_give_back() {
     let api = Api::start();
     api.setup("imports", "catalog-sync", keyed(2)).await;

@@ -18,6 +18,7 @@ use super::auth::{Caller, Role};
 use super::error::{ApiError, ErrorBody, JsonBody, PathParams, QueryParams};
 use super::queues::bound;
 use crate::names;
+use crate::queue::key_limits::{HELD_BACK_PRIORITY, KeySlot};
 use crate::queue::{
     CancelOutcome, Deduplication, JobOptions, JobSnapshot, JobState, NewJob, WaitReason,
 };
@@ -354,7 +355,42 @@ async fn enqueue_all(
             idempotency.as_deref(),
         )?);
     }
+    // Per-key concurrency: each job whose key has room takes a slot now;
+    // the others wait behind every ready job (see `queue::key_limits`).
+    let keys: Vec<Option<(KeySlot, u64)>> = match &binding.key_concurrency {
+        Some(rule) => jobs
+            .iter()
+            .map(|job| {
+                let delayed = job.opts.delay.is_some_and(|d| d > 0);
+                let value = rule.key.get(&job.data).filter(|_| !delayed)?;
+                Some((KeySlot::of(queue, value), rule.limit))
+            })
+            .collect(),
+        None => Vec::new(),
+    };
+    let lease_ms = state.host().worker_settings.lock_duration.as_millis() as u64;
+    let tokens = if keys.is_empty() {
+        Vec::new()
+    } else {
+        state.queues().reserve_key_slots(&keys, lease_ms).await?
+    };
+    for (job, (key, token)) in jobs.iter_mut().zip(keys.iter().zip(&tokens)) {
+        if key.is_some() && token.is_none() && job.opts.priority.unwrap_or(0) == 0 {
+            job.opts.priority = Some(HELD_BACK_PRIORITY);
+        }
+    }
     let added = state.queues().add_bulk(queue, jobs).await?;
+    let handovers: Vec<(KeySlot, String, String)> = keys
+        .into_iter()
+        .zip(tokens)
+        .zip(&added)
+        .filter_map(|((key, token), job)| {
+            // A duplicate's reservation expires with its lease.
+            let ((slot, _), token) = (key?, token?);
+            (!job.duplicate).then(|| (slot, token, job.id.clone()))
+        })
+        .collect();
+    state.queues().hand_over_key_slots(&handovers).await?;
     Ok(added
         .into_iter()
         .map(|job| Accepted {

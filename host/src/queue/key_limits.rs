@@ -55,6 +55,14 @@ use redis::AsyncCommands;
 
 use super::{QueueError, QueueService};
 
+/// The priority a job added through Airlock gets when its key has no room
+/// for it (BullMQ's lowest): it waits in the prioritized set, behind every
+/// ready job, instead of in the FIFO wait list ahead of other keys' jobs;
+/// a worker parks it in its key's line once nothing else is ready, and its
+/// release puts it on the wait list. A job given this priority by its
+/// producer is treated the same way.
+pub const HELD_BACK_PRIORITY: u32 = super::MAX_PRIORITY;
+
 /// How long a parked job sleeps before it wakes on its own, if no release
 /// promotes it first: the safety net for a job a crash left out of its
 /// line.
@@ -136,12 +144,46 @@ static LINE: LazyLock<redis::Script> = LazyLock::new(|| {
     ))
 });
 
+/// `KEYS` slots, line, lines, BullMQ delayed, parking; `ARGV` token, now,
+/// lease, limit, key hash. 1: a free slot is reserved under `token` (no job
+/// of the key waits in line or on its way there); 0: none.
+static RESERVE: LazyLock<redis::Script> = LazyLock::new(|| {
+    redis::Script::new(&format!(
+        "{SWEEP} \
+         local now, lease, limit = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]) \
+         sweep(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], now, lease, ARGV[5]) \
+         if redis.call('LLEN', KEYS[2]) == 0 and redis.call('ZCARD', KEYS[5]) == 0 \
+            and redis.call('ZCARD', KEYS[1]) < limit then \
+           redis.call('ZADD', KEYS[1], now + lease, ARGV[1]) return 1 \
+         end \
+         return 0"
+    ))
+});
+
+/// `KEYS[1]` slots; `ARGV` token, job id: the reservation made under the
+/// token passes to the job, with its lease.
+static HAND_OVER: LazyLock<redis::Script> = LazyLock::new(|| {
+    redis::Script::new(
+        "local score = redis.call('ZSCORE', KEYS[1], ARGV[1]) \
+         if score then \
+           redis.call('ZREM', KEYS[1], ARGV[1]) \
+           redis.call('ZADD', KEYS[1], score, ARGV[2]) \
+         end \
+         return 0",
+    )
+});
+
 /// Airlock's per-key scripts by name, with their SHA1s (for benchmarks).
 pub fn script_hashes() -> Vec<(&'static str, String)> {
-    [("key_acquire", &ACQUIRE), ("key_line", &LINE)]
-        .into_iter()
-        .map(|(name, script)| (name, script.get_hash().to_string()))
-        .collect()
+    [
+        ("key_acquire", &ACQUIRE),
+        ("key_line", &LINE),
+        ("key_reserve", &RESERVE),
+        ("key_hand_over", &HAND_OVER),
+    ]
+    .into_iter()
+    .map(|(name, script)| (name, script.get_hash().to_string()))
+    .collect()
 }
 
 /// One key of one queue, as its Redis keys name it.
@@ -264,20 +306,85 @@ impl QueueService {
         self.promote_released(&slot.queue, &released).await
     }
 
-    /// Promotes jobs whose reservation was just made. A job that is no
-    /// longer delayed (it was cancelled and taken, or removed) is skipped:
-    /// its reservation expires with its lease.
+    /// Promotes jobs whose reservation was just made; one that was held
+    /// back at enqueue ([`HELD_BACK_PRIORITY`]) also goes from the
+    /// prioritized set to the wait list. A job that is no longer delayed (it
+    /// was cancelled and taken, or removed) is skipped: its reservation
+    /// expires with its lease.
     async fn promote_released(&self, queue: &str, ids: &[String]) -> Result<(), QueueError> {
         if ids.is_empty() {
             return Ok(());
         }
         let q = self.queue(queue).await?;
         for id in ids {
-            if let Some(job) = q.get_job(id).await?
-                && let Err(e) = job.promote().await
-            {
+            let Some(job) = q.get_job(id).await? else {
+                continue;
+            };
+            if let Err(e) = job.promote().await {
                 tracing::debug!(queue, id, error = %e, "key line: promote");
+                continue;
             }
+            if job.priority() == HELD_BACK_PRIORITY
+                && let Err(e) = job.change_priority(0, false).await
+            {
+                tracing::debug!(queue, id, error = %e, "key line: to the wait list");
+            }
+        }
+        Ok(())
+    }
+
+    /// For jobs about to be added through Airlock (`keys[i]` the key slot
+    /// and limit of job `i`, `None` when it has none): reserves a free slot
+    /// for each job its key has room for, and answers the reservation
+    /// tokens (`None`: held back — see [`HELD_BACK_PRIORITY`]). Hand the
+    /// reservations to the added jobs with [`QueueService::hand_over_key_slots`].
+    pub async fn reserve_key_slots(
+        &self,
+        keys: &[Option<(KeySlot, u64)>],
+        lease_ms: u64,
+    ) -> Result<Vec<Option<String>>, QueueError> {
+        let now = crate::sandbox::clock::now_ms();
+        let mut conn = self.store().conn();
+        let mut tokens = Vec::with_capacity(keys.len());
+        for key in keys {
+            let Some((slot, limit)) = key else {
+                tokens.push(None);
+                continue;
+            };
+            let token = format!("enqueue:{}", uuid::Uuid::new_v4().simple());
+            let [slots, line, lines, delayed, parking] = self.key_keys(slot);
+            let got: i64 = RESERVE
+                .key(slots)
+                .key(line)
+                .key(lines)
+                .key(delayed)
+                .key(parking)
+                .arg(&token)
+                .arg(now)
+                .arg(lease_ms)
+                .arg(*limit)
+                .arg(&slot.hash)
+                .invoke_async(&mut conn)
+                .await?;
+            tokens.push((got == 1).then_some(token));
+        }
+        Ok(tokens)
+    }
+
+    /// Passes each reservation (`token`) to the job it was made for.
+    pub async fn hand_over_key_slots(
+        &self,
+        handovers: &[(KeySlot, String, String)],
+    ) -> Result<(), QueueError> {
+        let mut conn = self.store().conn();
+        for (slot, token, id) in handovers {
+            let [slots, ..] = self.key_keys(slot);
+            let _: i64 = HAND_OVER
+                .key(slots)
+                .arg(token)
+                .arg(id)
+                .invoke_async(&mut conn)
+                .await?;
         }
         Ok(())
     }

@@ -8,7 +8,7 @@
 use redis::AsyncCommands;
 use serde::Serialize;
 
-use super::key_limits::KeySlot;
+use super::key_limits::{HELD_BACK_PRIORITY, KeySlot};
 use super::{JobSnapshot, JobState, QueueError, QueueService};
 use crate::registry::Binding;
 
@@ -49,7 +49,7 @@ pub struct WaitReason {
     pub running: Option<u64>,
     /// Its key's limit (`key_limit`).
     pub limit: Option<u64>,
-    /// Jobs ahead of it in its key's line (`key_limit`).
+    /// Jobs ahead of it in its key's line (`key_limit`, once it is in line).
     pub ahead: Option<u64>,
 }
 
@@ -114,6 +114,9 @@ impl QueueService {
                 }
             }
             JobState::Waiting | JobState::Prioritized => {
+                if let Some(reason) = self.key_wait(job, binding).await? {
+                    return Ok(Some(reason));
+                }
                 if self.is_paused(&job.queue).await? {
                     WaitReason::plain(WaitKind::Paused, "the queue is paused".into(), None)
                 } else if !served {
@@ -172,14 +175,17 @@ impl QueueService {
             .arg(&job.id)
             .query_async(&mut conn)
             .await?;
-        let Some(ahead) = position else {
-            return Ok(None);
+        let held_back = job.state == JobState::Prioritized && job.priority == HELD_BACK_PRIORITY;
+        let place = match (position, held_back) {
+            (Some(ahead), _) => format!("{ahead} of its jobs are ahead of this one in line"),
+            (None, true) => "held back behind every ready job until a worker has room".into(),
+            (None, false) => return Ok(None),
         };
         let state = self.key_state(&slot).await?;
         Ok(Some(WaitReason {
             kind: WaitKind::KeyLimit,
             message: format!(
-                "key {} ({}) is at its limit: {}/{} running; {ahead} of its jobs are ahead of this one",
+                "key {} ({}) is at its limit: {}/{} running; {place}",
                 value,
                 rule.key.as_str(),
                 state.held,
@@ -189,7 +195,7 @@ impl QueueService {
             key: Some(value.clone()),
             running: Some(state.held),
             limit: Some(rule.limit),
-            ahead: Some(ahead),
+            ahead: position,
         }))
     }
 }
