@@ -85,6 +85,7 @@ bench: guests interop-deps redis-server-installed
 	$(CARGO) build --release -p airlock
 	$(CARGO) bench -p airlock-sandbox --bench sandbox
 	$(CARGO) bench -p airlock-tests --bench queue
+	$(CARGO) bench -p airlock-tests --bench flow_control
 
 lint: wasm-target js-guests
 	$(CARGO) fmt --all -- --check

@@ -108,8 +108,11 @@ end ";
 
 /// `KEYS` slots, line, lines, BullMQ delayed, parking; `ARGV` id, now,
 /// lease, limit, key hash. 1: the job holds a slot (it already held one,
-/// or took a free one); 0: the key is at its limit — and the job's parking
-/// has begun (recorded, so a crash before it joins the line is repaired).
+/// took a free one, or took a reservation made at enqueue that was not
+/// handed to its job yet — the job may well be that one, started before
+/// the hand-over; one reservation is one slot either way); 0: the key is
+/// at its limit — and the job's parking has begun (recorded, so a crash
+/// before it joins the line is repaired).
 static ACQUIRE: LazyLock<redis::Script> = LazyLock::new(|| {
     redis::Script::new(&format!(
         "{SWEEP} \
@@ -117,6 +120,12 @@ static ACQUIRE: LazyLock<redis::Script> = LazyLock::new(|| {
          sweep(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], now, lease, ARGV[5]) \
          if redis.call('ZSCORE', KEYS[1], ARGV[1]) or redis.call('ZCARD', KEYS[1]) < limit then \
            redis.call('ZADD', KEYS[1], now + lease, ARGV[1]) return 1 \
+         end \
+         for _, member in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do \
+           if string.sub(member, 1, 8) == 'enqueue:' then \
+             redis.call('ZREM', KEYS[1], member) \
+             redis.call('ZADD', KEYS[1], now + lease, ARGV[1]) return 1 \
+           end \
          end \
          redis.call('ZADD', KEYS[5], now, ARGV[1]) \
          redis.call('SADD', KEYS[3], ARGV[5]) \
@@ -161,7 +170,8 @@ static RESERVE: LazyLock<redis::Script> = LazyLock::new(|| {
 });
 
 /// `KEYS[1]` slots; `ARGV` token, job id: the reservation made under the
-/// token passes to the job, with its lease.
+/// token passes to the job, with its lease — unless a starting job took it
+/// already (see [`ACQUIRE`]).
 static HAND_OVER: LazyLock<redis::Script> = LazyLock::new(|| {
     redis::Script::new(
         "local score = redis.call('ZSCORE', KEYS[1], ARGV[1]) \

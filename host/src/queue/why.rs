@@ -43,7 +43,7 @@ pub struct WaitReason {
     /// Until when, ms since the epoch (`sleeping`, `delayed`).
     pub until: Option<u64>,
     /// Its key's value (`key_limit`).
-    #[schema(value_type = Option<Object>)]
+    #[schema(value_type = Option<Value>)]
     pub key: Option<serde_json::Value>,
     /// Slots its key holds now (`key_limit`).
     pub running: Option<u64>,

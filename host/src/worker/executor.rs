@@ -34,7 +34,16 @@
 //!   is run again. Execution is at least once; no job is ever lost;
 //! - it dies after `moveToFinished` but before the measurements are
 //!   written: the job is finished; its measurements (and a first run's
-//!   pin) are lost (see [`super::recorder`]).
+//!   pin) are lost (see [`super::recorder`]);
+//! - it dies holding a key slot (`keyConcurrency`): the slot's lease runs
+//!   out with the job's lock, and the recovered job finds its own lease and
+//!   keeps the slot; it dies while parking a job for its key: the next
+//!   sweep puts the job in line (see [`crate::queue::key_limits`]);
+//! - it dies running a cancelled job: the job's cancel mark fails it when
+//!   the stalled check puts it back and a worker takes it, without running
+//!   it (see [`crate::queue::cancel`]);
+//! - it dies with a job in `cancelOn` sets: the ids stay until a matching
+//!   event finds the job finished and takes them out.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, RwLock};

@@ -1,0 +1,281 @@
+//! Flow-control benchmark (`make bench`): per-key concurrency under a
+//! deep backlog, on two release hosts sharing one Redis.
+//!
+//! One key ("big") gets `BENCH_FC_BIG` no-op jobs (default 100,000) through
+//! the API's bulk enqueue while the hosts drain; then 99 other keys get 10
+//! jobs each in one request. The queue allows 2 jobs per key at once, 50
+//! across the fleet (`globalConcurrency`), 25 per host. Reported:
+//! - the start delay of every small key's first job: from its enqueue
+//!   (`timestamp`) to the first start of any job of that key
+//!   (`processedOn`), p50 / p99 / max over the 99 keys;
+//! - throughput, first start to last finish over every job, against the
+//!   same jobs on the same fleet without `keyConcurrency`; and, to show
+//!   the gate's own cost apart from what the limit itself allows, a drain
+//!   of 100 keys x 1,000 jobs where the limit (2 x 100 keys) never binds
+//!   under the global 50.
+//!
+//! Needs the release `airlock` binary (`cargo build --release -p airlock`)
+//! and the guests (`make guests`).
+
+use std::collections::BTreeMap;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use airlock_tests::host::{Admin, tokens};
+use airlock_tests::redis_server::RedisServer;
+use airlock_tests::{shared_cache_dir, target_dir};
+use serde_json::{Value, json};
+
+const QUEUE: &str = "fc";
+
+fn release_airlock() -> std::path::PathBuf {
+    let path = target_dir().join("release").join("airlock");
+    assert!(
+        path.exists(),
+        "build it first: cargo build --release -p airlock"
+    );
+    path
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// A release host; with `api`, serving the API on that port.
+fn start_host(redis: &RedisServer, id: &str, api: Option<u16>) -> Child {
+    let mut cmd = Command::new(release_airlock());
+    cmd.args(["serve", "--redis", &redis.url(), "--host-id", id])
+        .args(["--poll", "100ms", "--max-instances", "64"]);
+    if let Some(port) = api {
+        cmd.args(["--listen", &format!("127.0.0.1:{port}")])
+            .args(["--tokens", &tokens::list()]);
+    }
+    cmd.env("AIRLOCK_CACHE_DIR", shared_cache_dir())
+        .env("AIRLOCK_ARTIFACT_KEY", airlock_tests::host::TEST_FLEET_KEY)
+        .env("RUST_LOG", "warn")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start airlock")
+}
+
+async fn wait_up(http: &reqwest::Client, base: &str) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while http
+        .get(format!("{base}/healthz"))
+        .send()
+        .await
+        .map(|r| !r.status().is_success())
+        .unwrap_or(true)
+    {
+        assert!(Instant::now() < deadline, "the API never came up");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Enqueues `jobs` through the bulk endpoint, 1,000 per request.
+async fn enqueue(http: &reqwest::Client, base: &str, jobs: Vec<Value>) {
+    for chunk in jobs.chunks(1000) {
+        let resp = http
+            .post(format!("{base}/v1/queues/{QUEUE}/jobs/bulk"))
+            .bearer_auth(tokens::PRODUCER)
+            .json(&json!({ "jobs": chunk }))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), 202, "{}", resp.text().await.unwrap());
+    }
+}
+
+fn job(key: &str) -> Value {
+    json!({"data": {"customerId": key}})
+}
+
+/// Every completed job's (key, timestamp, processedOn, finishedOn).
+async fn finished(redis: &RedisServer) -> Vec<(String, u64, u64, u64)> {
+    let client = redis::Client::open(redis.url()).unwrap();
+    let mut conn = client.get_multiplexed_async_connection().await.unwrap();
+    let ids: Vec<String> =
+        redis::AsyncCommands::zrange(&mut conn, format!("bull:{QUEUE}:completed"), 0, -1)
+            .await
+            .unwrap();
+    let mut out = Vec::with_capacity(ids.len());
+    for chunk in ids.chunks(1000) {
+        let mut pipe = redis::pipe();
+        for id in chunk {
+            pipe.cmd("HMGET").arg(format!("bull:{QUEUE}:{id}")).arg(&[
+                "data",
+                "timestamp",
+                "processedOn",
+                "finishedOn",
+            ]);
+        }
+        let rows: Vec<(String, u64, u64, u64)> = pipe.query_async(&mut conn).await.unwrap();
+        for (data, t, p, f) in rows {
+            let data: Value = serde_json::from_str(&data).unwrap();
+            out.push((data["customerId"].as_str().unwrap().to_string(), t, p, f));
+        }
+    }
+    out
+}
+
+async fn completed(redis: &RedisServer) -> usize {
+    let client = redis::Client::open(redis.url()).unwrap();
+    let mut conn = client.get_multiplexed_async_connection().await.unwrap();
+    redis::AsyncCommands::zcard(&mut conn, format!("bull:{QUEUE}:completed"))
+        .await
+        .unwrap()
+}
+
+async fn wait_completed(redis: &RedisServer, count: usize) {
+    let deadline = Instant::now() + Duration::from_secs(1800);
+    while completed(redis).await < count {
+        assert!(Instant::now() < deadline, "drain timed out");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+fn rate(jobs: &[(String, u64, u64, u64)]) -> f64 {
+    let first = jobs.iter().map(|j| j.2).min().unwrap();
+    let last = jobs.iter().map(|j| j.3).max().unwrap();
+    jobs.len() as f64 / ((last - first).max(1) as f64 / 1000.0)
+}
+
+struct Run {
+    /// Small keys' first-start delays, ms, sorted.
+    delays: Vec<u64>,
+    rate: f64,
+}
+
+/// One drain on two fresh hosts: `big` jobs of one key through the API,
+/// then 99 keys x 10; with or without the per-key limit.
+async fn backlog_drain(big: usize, limited: bool) -> Run {
+    let redis = RedisServer::start();
+    let admin = Admin::connect(&redis.url()).await;
+    admin.deploy("noop", "noop").await;
+    let mut spec = json!({"concurrency": 25, "globalConcurrency": 50});
+    if limited {
+        spec["keyConcurrency"] = json!({"key": "$.customerId", "limit": 2});
+    }
+    admin.bind(QUEUE, "noop", spec).await;
+    let port = free_port();
+    let base = format!("http://127.0.0.1:{port}");
+    let mut hosts = [
+        start_host(&redis, "fc-a", Some(port)),
+        start_host(&redis, "fc-b", None),
+    ];
+    let http = airlock_tests::http_client();
+    wait_up(&http, &base).await;
+
+    enqueue(&http, &base, (0..big).map(|_| job("big")).collect()).await;
+    let small: Vec<Value> = (1..=99)
+        .flat_map(|k| (0..10).map(move |_| job(&format!("k{k}"))))
+        .collect();
+    enqueue(&http, &base, small).await;
+    wait_completed(&redis, big + 990).await;
+    for h in &mut hosts {
+        let _ = h.kill();
+        let _ = h.wait();
+    }
+    let jobs = finished(&redis).await;
+    let mut first: BTreeMap<&str, (u64, u64)> = BTreeMap::new();
+    for (key, t, p, _) in &jobs {
+        if key == "big" {
+            continue;
+        }
+        let e = first.entry(key).or_insert((u64::MAX, u64::MAX));
+        e.0 = e.0.min(*t);
+        e.1 = e.1.min(*p);
+    }
+    let mut delays: Vec<u64> = first.values().map(|(t, p)| p.saturating_sub(*t)).collect();
+    delays.sort();
+    Run {
+        delays,
+        rate: rate(&jobs),
+    }
+}
+
+/// 100 keys x `per_key` jobs, limit 2 (or none): the gate's cost where the
+/// limit never binds.
+async fn spread_drain(per_key: usize, limited: bool) -> f64 {
+    let redis = RedisServer::start();
+    let admin = Admin::connect(&redis.url()).await;
+    admin.deploy("noop", "noop").await;
+    let mut spec = json!({"concurrency": 25, "globalConcurrency": 50});
+    if limited {
+        spec["keyConcurrency"] = json!({"key": "$.customerId", "limit": 2});
+    }
+    admin.bind(QUEUE, "noop", spec).await;
+    let port = free_port();
+    let base = format!("http://127.0.0.1:{port}");
+    let mut api = start_host(&redis, "fc-a", Some(port));
+    let http = airlock_tests::http_client();
+    wait_up(&http, &base).await;
+    // Keys interleaved, all queued before any worker of the second host.
+    let jobs: Vec<Value> = (0..per_key)
+        .flat_map(|_| (0..100).map(|k| job(&format!("k{k}"))))
+        .collect();
+    let count = jobs.len();
+    enqueue(&http, &base, jobs).await;
+    let mut other = start_host(&redis, "fc-b", None);
+    wait_completed(&redis, count).await;
+    for h in [&mut api, &mut other] {
+        let _ = h.kill();
+        let _ = h.wait();
+    }
+    rate(&finished(&redis).await)
+}
+
+fn pct(sorted: &[u64], p: f64) -> u64 {
+    let i = ((sorted.len() as f64 * p).ceil() as usize).clamp(1, sorted.len()) - 1;
+    sorted[i]
+}
+
+fn main() {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(bench());
+}
+
+async fn bench() {
+    let big: usize = std::env::var("BENCH_FC_BIG")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(100_000);
+    let limited = backlog_drain(big, true).await;
+    let unlimited = backlog_drain(big, false).await;
+    println!(
+        "| 2 hosts, global 50; 1 key x {big} then 99 keys x 10 (API) | small keys' first start p50 · p99 · max | jobs/s |"
+    );
+    println!("|---|---|---|");
+    for (name, run) in [
+        ("keyConcurrency limit 2", &limited),
+        ("no keyConcurrency", &unlimited),
+    ] {
+        println!(
+            "| {name} | {} · {} · {} ms | {:.0} |",
+            pct(&run.delays, 0.5),
+            pct(&run.delays, 0.99),
+            run.delays.last().unwrap(),
+            run.rate
+        );
+    }
+    println!(
+        "| ratio, limited / unlimited | | {:.2}x |",
+        limited.rate / unlimited.rate
+    );
+    println!();
+    let spread_limited = spread_drain(1000, true).await;
+    let spread_free = spread_drain(1000, false).await;
+    println!("| 100 keys x 1,000, limit never binding | jobs/s |");
+    println!("|---|---|");
+    println!("| keyConcurrency limit 2 | {spread_limited:.0} |");
+    println!("| no keyConcurrency | {spread_free:.0} |");
+    println!("| ratio | {:.2}x |", spread_limited / spread_free);
+}
