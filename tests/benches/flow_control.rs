@@ -12,7 +12,10 @@
 //!   same jobs on the same fleet without `keyConcurrency`; and, to show
 //!   the gate's own cost apart from what the limit itself allows, a drain
 //!   of 100 keys x 1,000 jobs where the limit (2 x 100 keys) never binds
-//!   under the global 50.
+//!   under the global 50;
+//! - cancel latency (`BENCH_ONLY=cancel`): from the cancel request to the
+//!   failed job, for a guest spinning on one of the two hosts
+//!   (`BENCH_ONLY=backlog` leaves it out).
 //!
 //! Needs the release `airlock` binary (`cargo build --release -p airlock`)
 //! and the guests (`make guests`).
@@ -230,6 +233,87 @@ async fn spread_drain(per_key: usize, limited: bool) -> f64 {
     rate(&finished(&redis).await)
 }
 
+/// Cancel latency: `runs` times, a spinning guest (unmetered) runs on one
+/// of two hosts; from just before `POST /v1/jobs/{ref}/cancel` to the
+/// job's `finishedOn` (the failure written after the guest was stopped).
+/// Client and hosts share one clock.
+async fn cancel_latency(runs: usize) -> Vec<u64> {
+    let redis = RedisServer::start();
+    let admin = Admin::connect(&redis.url()).await;
+    admin.deploy("spin", "hostile-infinite-loop").await;
+    admin
+        .bind(
+            QUEUE,
+            "spin",
+            json!({"metered": false, "limits": {"timeoutMs": 60_000}}),
+        )
+        .await;
+    let port = free_port();
+    let base = format!("http://127.0.0.1:{port}");
+    let mut hosts = [
+        start_host(&redis, "fc-a", Some(port)),
+        start_host(&redis, "fc-b", None),
+    ];
+    let http = airlock_tests::http_client();
+    wait_up(&http, &base).await;
+    let mut latencies = Vec::with_capacity(runs);
+    for _ in 0..runs {
+        let resp: Value = http
+            .post(format!("{base}/v1/queues/{QUEUE}/jobs"))
+            .bearer_auth(tokens::PRODUCER)
+            .json(&json!({"data": {}}))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        let job_ref = resp["ref"].as_str().unwrap().to_string();
+        let get = |r: String| {
+            let (http, base) = (http.clone(), base.clone());
+            async move {
+                http.get(format!("{base}/v1/jobs/{r}"))
+                    .bearer_auth(tokens::ADMIN)
+                    .send()
+                    .await
+                    .unwrap()
+                    .json::<Value>()
+                    .await
+                    .unwrap()
+            }
+        };
+        while get(job_ref.clone()).await["state"] != "active" {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        // Let the guest get going.
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        let sent = airlock::sandbox::clock::now_ms();
+        let resp = http
+            .post(format!("{base}/v1/jobs/{job_ref}/cancel"))
+            .bearer_auth(tokens::PRODUCER)
+            .json(&json!({}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), 202);
+        let done = loop {
+            let job = get(job_ref.clone()).await;
+            if job["state"] == "failed" {
+                break job;
+            }
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        };
+        assert_eq!(done["failureKind"], "cancelled", "{done}");
+        latencies.push(done["finishedOn"].as_u64().unwrap().saturating_sub(sent));
+    }
+    for h in &mut hosts {
+        let _ = h.kill();
+        let _ = h.wait();
+    }
+    latencies.sort();
+    latencies
+}
+
 fn pct(sorted: &[u64], p: f64) -> u64 {
     let i = ((sorted.len() as f64 * p).ceil() as usize).clamp(1, sorted.len()) - 1;
     sorted[i]
@@ -244,6 +328,21 @@ fn main() {
 }
 
 async fn bench() {
+    if std::env::var("BENCH_ONLY").as_deref() != Ok("backlog") {
+        let cancel = cancel_latency(100).await;
+        println!("| cancel a running guest (100 runs, 2 hosts) | p50 · p99 · max |");
+        println!("|---|---|");
+        println!(
+            "| request sent → job failed (`finishedOn`) | {} · {} · {} ms |",
+            pct(&cancel, 0.5),
+            pct(&cancel, 0.99),
+            cancel.last().unwrap()
+        );
+        println!();
+        if std::env::var("BENCH_ONLY").as_deref() == Ok("cancel") {
+            return;
+        }
+    }
     let big: usize = std::env::var("BENCH_FC_BIG")
         .ok()
         .and_then(|v| v.parse().ok())
