@@ -49,6 +49,9 @@ pub enum FailureKind {
     /// The job's own time to finish (the binding's `finishTimeoutMs`,
     /// counted across every attempt, sleep and wait) ran out. Not retried.
     TimedOut,
+    /// Its key was over the binding's `keyRateLimit`: the job was dropped
+    /// without running. Not retried.
+    RateLimited,
 }
 
 impl FailureKind {
@@ -70,6 +73,7 @@ impl FailureKind {
             FailureKind::HostUnavailable => "host_unavailable",
             FailureKind::Cancelled => "cancelled",
             FailureKind::TimedOut => "timed_out",
+            FailureKind::RateLimited => "rate_limited",
         }
     }
 
@@ -82,7 +86,7 @@ impl FailureKind {
     }
 
     /// Every kind, for metrics and docs.
-    pub const ALL: [FailureKind; 15] = [
+    pub const ALL: [FailureKind; 16] = [
         FailureKind::FuelExhausted,
         FailureKind::MemoryLimit,
         FailureKind::Timeout,
@@ -98,6 +102,7 @@ impl FailureKind {
         FailureKind::HostUnavailable,
         FailureKind::Cancelled,
         FailureKind::TimedOut,
+        FailureKind::RateLimited,
     ];
 
     /// Whether another attempt could succeed. Sandbox kills are final: the

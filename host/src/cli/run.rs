@@ -141,6 +141,7 @@ pub fn exit_code(kind: FailureKind) -> i32 {
         FailureKind::Capacity => 14,
         FailureKind::Cancelled => 15,
         FailureKind::TimedOut => 16,
+        FailureKind::RateLimited => 17,
     }
 }
 

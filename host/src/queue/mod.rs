@@ -20,6 +20,7 @@ pub mod cancel;
 mod events;
 mod flows;
 pub mod key_limits;
+pub mod key_rates;
 pub mod meta;
 mod options;
 mod schedules;

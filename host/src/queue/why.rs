@@ -18,6 +18,8 @@ use crate::registry::Binding;
 pub enum WaitKind {
     /// Its key is at its `keyConcurrency` limit; it waits in the key's line.
     KeyLimit,
+    /// Its key is over its `keyThrottle` rate; it starts at `until`.
+    Throttled,
     /// In a durable sleep until `until`.
     Sleeping,
     /// Delayed (a delay, or a retry's backoff) until `until`.
@@ -42,12 +44,12 @@ pub struct WaitReason {
     pub message: String,
     /// Until when, ms since the epoch (`sleeping`, `delayed`).
     pub until: Option<u64>,
-    /// Its key's value (`key_limit`).
+    /// Its key's value (`key_limit`, `throttled`).
     #[schema(value_type = Option<Value>)]
     pub key: Option<serde_json::Value>,
     /// Slots its key holds now (`key_limit`).
     pub running: Option<u64>,
-    /// Its key's limit (`key_limit`).
+    /// Its key's limit (`key_limit`; starts per period for `throttled`).
     pub limit: Option<u64>,
     /// Jobs ahead of it in its key's line (`key_limit`, once it is in line).
     pub ahead: Option<u64>,
@@ -94,6 +96,9 @@ impl QueueService {
             ),
             JobState::Delayed => {
                 if let Some(reason) = self.key_wait(job, binding).await? {
+                    return Ok(Some(reason));
+                }
+                if let Some(reason) = self.throttle_wait(job, binding).await? {
                     return Ok(Some(reason));
                 }
                 let score: Option<f64> = conn
@@ -148,6 +153,40 @@ impl QueueService {
             name.starts_with(super::fields::SLEEP_PREFIX)
                 && value.parse::<u64>().is_ok_and(|wake| wake > now)
         }))
+    }
+
+    /// The job's turn under its key's throttle, if it waits for one.
+    async fn throttle_wait(
+        &self,
+        job: &JobSnapshot,
+        binding: Option<&Binding>,
+    ) -> Result<Option<WaitReason>, QueueError> {
+        let Some(rule) = binding.and_then(|b| b.key_throttle.as_ref()) else {
+            return Ok(None);
+        };
+        let Some(value) = rule.key.get(&job.data) else {
+            return Ok(None);
+        };
+        let Some(at_ms) = self
+            .throttle_grant(&KeySlot::of(&job.queue, value), &job.id)
+            .await?
+        else {
+            return Ok(None);
+        };
+        let mut reason = WaitReason::plain(
+            WaitKind::Throttled,
+            format!(
+                "key {value} ({}) is throttled to {} per {}; its turn comes at {}",
+                rule.key.as_str(),
+                rule.limit,
+                humantime::format_duration(std::time::Duration::from_millis(rule.period_ms)),
+                at(at_ms)
+            ),
+            Some(at_ms),
+        );
+        reason.key = Some(value.clone());
+        reason.limit = Some(rule.limit);
+        Ok(Some(reason))
     }
 
     /// The job's place in its key's line, if it waits in one.

@@ -101,6 +101,65 @@ pub struct Binding {
     /// At most `limit` jobs of one key at once across the fleet.
     #[serde(default)]
     pub key_concurrency: Option<KeyConcurrency>,
+    /// Starts per key per period; over it, a job waits for its turn.
+    #[serde(default)]
+    pub key_throttle: Option<KeyRate>,
+    /// Starts per key per period; over it, a job is dropped.
+    #[serde(default)]
+    pub key_rate_limit: Option<KeyRate>,
+}
+
+/// A per-key start rate (`keyThrottle`, `keyRateLimit`): `limit` starts per
+/// `periodMs` for the jobs whose data holds the same value at `key`,
+/// `burst` of them back to back (default 1). A job without a value at
+/// `key` is not limited. See `queue::key_rates`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct KeyRate {
+    /// Where the job's data holds its key (`$.customerId`).
+    #[schema(value_type = String, pattern = r"^\$(\.[A-Za-z0-9_-]{1,64}){1,16}$", max_length = 256)]
+    pub key: JsonPath,
+    /// Starts per period, 1 to 1000000.
+    #[schema(minimum = 1, maximum = 1_000_000)]
+    #[serde(deserialize_with = "crate::sandbox::int::one")]
+    pub limit: u64,
+    /// The period in milliseconds, at most a day.
+    #[schema(minimum = 1, maximum = 86_400_000)]
+    #[serde(deserialize_with = "crate::sandbox::int::one")]
+    pub period_ms: u64,
+    /// Starts allowed back to back, 1 to 1000000 (default 1).
+    #[serde(default, deserialize_with = "crate::sandbox::int::opt")]
+    #[schema(minimum = 1, maximum = 1_000_000)]
+    pub burst: Option<u64>,
+}
+
+impl KeyRate {
+    fn validate(&self, field: &str) -> Result<(), RegistryError> {
+        if !(1..=1_000_000).contains(&self.limit) {
+            return Err(invalid(&format!("{field}.limit"), "must be 1 to 1000000"));
+        }
+        if !(1..=86_400_000).contains(&self.period_ms) {
+            return Err(invalid(
+                &format!("{field}.periodMs"),
+                "must be 1 to 86400000 (a day)",
+            ));
+        }
+        if let Some(b) = self.burst
+            && !(1..=1_000_000).contains(&b)
+        {
+            return Err(invalid(&format!("{field}.burst"), "must be 1 to 1000000"));
+        }
+        Ok(())
+    }
+
+    /// The rate, for `queue::key_rates`.
+    pub fn rate(&self) -> crate::queue::key_rates::Rate {
+        crate::queue::key_rates::Rate {
+            limit: self.limit,
+            period_ms: self.period_ms,
+            burst: self.burst.unwrap_or(1),
+        }
+    }
 }
 
 /// Largest `keyConcurrency.limit`.
@@ -235,6 +294,15 @@ pub struct BindingSpec {
     /// job's data) at once across the fleet; keys take turns.
     #[serde(default)]
     pub key_concurrency: Option<KeyConcurrency>,
+    /// `limit` starts per `periodMs` per key (`burst` back to back); a job
+    /// over the rate waits for its turn, delayed, no attempt used.
+    #[serde(default)]
+    pub key_throttle: Option<KeyRate>,
+    /// `limit` starts per `periodMs` per key (`burst` back to back); a job
+    /// over the rate on its first start is dropped: it fails as
+    /// `rate_limited` and is not retried.
+    #[serde(default)]
+    pub key_rate_limit: Option<KeyRate>,
 }
 
 /// A `config` key (schema only).
@@ -368,6 +436,12 @@ impl BindingSpec {
                 format!("must be 1 to {MAX_KEY_LIMIT}"),
             ));
         }
+        if let Some(rule) = &self.key_throttle {
+            rule.validate("keyThrottle")?;
+        }
+        if let Some(rule) = &self.key_rate_limit {
+            rule.validate("keyRateLimit")?;
+        }
         if let Some(ms) = self.finish_timeout_ms
             && !(1..=MAX_FINISH_TIMEOUT_MS).contains(&ms)
         {
@@ -390,6 +464,8 @@ impl BindingSpec {
             finish_timeout_ms: self.finish_timeout_ms,
             cancel_on: self.cancel_on.clone(),
             key_concurrency: self.key_concurrency.clone(),
+            key_throttle: self.key_throttle.clone(),
+            key_rate_limit: self.key_rate_limit.clone(),
         })
     }
 }

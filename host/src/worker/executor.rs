@@ -57,9 +57,11 @@ use super::services::{PendingPin, RedisServices};
 use crate::error::QueueError;
 use crate::metrics::QueueMetrics;
 use crate::queue::key_limits::{KeySlot, PARK_MS};
+use crate::queue::key_rates::{RateDecision, RateMode};
 use crate::queue::meta::{Pinned, RunRecord};
 use crate::queue::{ActiveJob, JobProcessor, JobResult, RunningJob};
 use crate::registry::Binding;
+use crate::registry::json_path::JsonPath;
 use crate::sandbox::clock::now_ms;
 use crate::sandbox::egress::EgressPolicy;
 use crate::sandbox::{
@@ -145,13 +147,23 @@ impl Executor {
     }
 }
 
+/// The job's value at `path`, as JSON text, if it has one.
+fn key_value<J: RunningJob>(path: &JsonPath, job: &J) -> Option<String> {
+    let data = serde_json::from_str::<serde_json::Value>(&job.input().data).ok()?;
+    path.get(&data).map(|v| v.to_string())
+}
+
+/// The job's key slot at `path`, if its data holds a value there.
+fn slot_of<J: RunningJob>(path: &JsonPath, job: &J) -> Option<KeySlot> {
+    let data = serde_json::from_str::<serde_json::Value>(&job.input().data).ok()?;
+    Some(KeySlot::of(job.queue(), path.get(&data)?))
+}
+
 /// The key slot of the job under `binding`'s `keyConcurrency`, with the
 /// key's limit; `None` for a binding without one or a job without a key.
 fn key_slot<J: RunningJob>(binding: &Binding, job: &J) -> Option<(KeySlot, u64)> {
     let rule = binding.key_concurrency.as_ref()?;
-    let data = serde_json::from_str::<serde_json::Value>(&job.input().data).ok()?;
-    let value = rule.key.get(&data)?;
-    Some((KeySlot::of(job.queue(), value), rule.limit))
+    Some((slot_of(&rule.key, job)?, rule.limit))
 }
 
 /// The (event, value) pairs of `binding`'s cancel-on rules that find a
@@ -315,6 +327,56 @@ impl Executor {
         };
         let queues = &self.host.queues;
         let (queue, id) = (job.queue().to_string(), job.id().to_string());
+
+        // Per-key start rates (see `queue::key_rates`): a rate limit drops
+        // a job over it on its first start; a throttle parks it until its
+        // turn.
+        let rates = [
+            (&resolved.binding.key_rate_limit, RateMode::Drop),
+            (&resolved.binding.key_throttle, RateMode::Throttle),
+        ];
+        for (rule, mode) in rates {
+            let Some(rule) = rule else { continue };
+            if mode == RateMode::Drop && job.attempts_started() > 1 {
+                continue;
+            }
+            let Some(slot) = slot_of(&rule.key, &job) else {
+                continue;
+            };
+            let check = || queues.check_key_rate(&slot, &id, rule.rate(), mode);
+            match retrying("check the job's key rate", check).await {
+                Ok(RateDecision::Start) => {}
+                Ok(RateDecision::WaitUntil(at)) => {
+                    let park = || job.park_until(at.max(now_ms()));
+                    return match retrying("park the job for its key's throttle", park).await {
+                        Ok(()) => JobResult::Parked,
+                        Err(e) => Self::fail(Failure::new(
+                            FailureKind::HostUnavailable,
+                            format!("could not park the job for its key's throttle: {e:#}"),
+                        )),
+                    };
+                }
+                Ok(RateDecision::Dropped(room_in)) => {
+                    return Self::fail(Failure::new(
+                        FailureKind::RateLimited,
+                        format!(
+                            "key {} ({}) is over its rate limit of {} per {}; dropped without running (room again in {})",
+                            key_value(&rule.key, &job).unwrap_or_default(),
+                            rule.key.as_str(),
+                            rule.limit,
+                            humantime::format_duration(Duration::from_millis(rule.period_ms)),
+                            humantime::format_duration(Duration::from_millis(room_in)),
+                        ),
+                    ));
+                }
+                Err(e) => {
+                    return Self::fail(Failure::new(
+                        FailureKind::HostUnavailable,
+                        format!("could not check the job's key rate: {e:#}"),
+                    ));
+                }
+            }
+        }
 
         // Per-key concurrency (see `queue::key_limits`): take the key's
         // slot, or wait in its line; renew the lease while the job runs.

@@ -1,0 +1,154 @@
+//! Per-key start rates across two hosts: `keyThrottle` spaces a key's
+//! starts and delays the jobs over the rate (other keys untouched);
+//! `keyRateLimit` drops them, saying why.
+
+use airlock_tests::api::Api;
+use airlock_tests::host::{HostOptions, HostProcess};
+use serde_json::{Value, json};
+
+fn second_host(api: &Api) -> HostProcess {
+    HostProcess::start(
+        &api.redis.url(),
+        HostOptions {
+            id: "host-b".into(),
+            ..HostOptions::default()
+        },
+    )
+}
+
+fn sync(customer: &str) -> Value {
+    json!({"data": {"customerId": customer, "holdMs": 5}, "opts": {"attempts": 3}})
+}
+
+#[tokio::test]
+async fn a_throttle_spaces_a_keys_starts_and_delays_the_rest() {
+    let api = Api::start();
+    api.setup(
+        "imports",
+        "catalog-sync",
+        json!({"keyThrottle": {"key": "$.customerId", "limit": 2, "periodMs": 1000}}),
+    )
+    .await;
+    let _b = second_host(&api);
+    let mut busy = Vec::new();
+    for _ in 0..5 {
+        busy.push(api.enqueue("imports", sync("busy")).await);
+    }
+    let other = api.enqueue("imports", sync("quiet")).await;
+
+    // The last one waits for its turn and says so.
+    let waiting = api
+        .wait_until(&busy[4], "throttled", |j| {
+            j["waiting"]["kind"] == "throttled"
+        })
+        .await;
+    let why = &waiting["waiting"];
+    assert_eq!(why["key"], "busy", "{why}");
+    assert!(why["until"].as_u64().is_some(), "{why}");
+    assert!(
+        why["message"]
+            .as_str()
+            .unwrap()
+            .starts_with(r#"key "busy" ($.customerId) is throttled to 2 per 1s"#),
+        "{why}"
+    );
+
+    let quiet = api.wait_done(&other).await;
+    assert_eq!(quiet["state"], "completed");
+    let mut starts = Vec::new();
+    for job in &busy {
+        let done = api.wait_done(job).await;
+        assert_eq!(done["state"], "completed", "{done}");
+        assert_eq!(done["attemptsMade"], 1, "waiting used no attempt: {done}");
+        starts.push(done["returnvalue"]["heldFromMs"].as_u64().unwrap());
+    }
+    starts.sort();
+    // One start per 500 ms: the n-th is at least (n - 1) turns after the
+    // first (a few ms of clock reading aside).
+    for (n, start) in starts.iter().enumerate() {
+        assert!(
+            start - starts[0] + 20 >= n as u64 * 500,
+            "start {n} came early: {starts:?}"
+        );
+    }
+    assert!(
+        quiet["returnvalue"]["heldFromMs"].as_u64().unwrap() < starts[2],
+        "the quiet key did not wait for the busy one: {quiet} {starts:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_rate_limit_drops_what_is_over_it() {
+    let api = Api::start();
+    api.setup(
+        "imports",
+        "catalog-sync",
+        json!({"keyRateLimit": {"key": "$.customerId", "limit": 2, "periodMs": 60_000, "burst": 2}}),
+    )
+    .await;
+    let _b = second_host(&api);
+    let mut jobs = Vec::new();
+    for _ in 0..5 {
+        jobs.push(api.enqueue("imports", sync("busy")).await);
+    }
+    let other = api.enqueue("imports", sync("quiet")).await;
+    assert_eq!(api.wait_done(&other).await["state"], "completed");
+    let (mut completed, mut dropped) = (0, 0);
+    for job in &jobs {
+        let done = api.wait_done(job).await;
+        match done["state"].as_str().unwrap() {
+            "completed" => completed += 1,
+            _ => {
+                assert_eq!(done["failureKind"], "rate_limited", "{done}");
+                assert_eq!(done["attemptsMade"], 1, "not retried: {done}");
+                let reason = done["failedReason"].as_str().unwrap();
+                assert!(
+                    reason.starts_with(
+                        r#"rate_limited: key "busy" ($.customerId) is over its rate limit of 2 per 1m; dropped without running"#
+                    ),
+                    "{reason}"
+                );
+                assert!(
+                    !api.job(job).await["logs"]
+                        .to_string()
+                        .contains("[airlock] run"),
+                    "no guest ran"
+                );
+                dropped += 1;
+            }
+        }
+    }
+    assert_eq!((completed, dropped), (2, 3));
+}
+
+#[tokio::test]
+async fn rate_rules_out_of_range_are_refused() {
+    let api = Api::start();
+    api.setup("imports", "catalog-sync", json!({})).await;
+    for (rule, field) in [
+        (
+            json!({"keyThrottle": {"key": "$.c", "limit": 0, "periodMs": 1000}}),
+            "keyThrottle.limit",
+        ),
+        (
+            json!({"keyRateLimit": {"key": "$.c", "limit": 1, "periodMs": 86_400_001u64}}),
+            "keyRateLimit.periodMs",
+        ),
+        (
+            json!({"keyThrottle": {"key": "$.c", "limit": 1, "periodMs": 1, "burst": 0}}),
+            "keyThrottle.burst",
+        ),
+    ] {
+        let mut spec = rule.clone();
+        spec["handler"] = json!("catalog-sync");
+        let (status, body) = api
+            .put(
+                "/v1/queues/imports",
+                airlock_tests::host::tokens::ADMIN,
+                spec,
+            )
+            .await;
+        assert_eq!(status, reqwest::StatusCode::BAD_REQUEST, "{rule}: {body}");
+        assert_eq!(airlock_tests::api::error_field(&body), field, "{body}");
+    }
+}
