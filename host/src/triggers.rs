@@ -139,7 +139,21 @@ pub async fn deliver(
         opts.deduplication = Some(Deduplication {
             id: format!("evt:{event_id}"),
             ttl: Some(EVENT_ID_TTL_MS),
+            ..Default::default()
         });
+        // A debounced queue coalesces its events by key instead: the
+        // event id then dedupes only while its job exists (see
+        // `queue::debounce`).
+        if let Some(rule) = &binding.debounce
+            && let Some(value) = rule.key.get(&payload)
+        {
+            let slot = crate::queue::key_limits::KeySlot::of(&binding.queue, value);
+            let (delay, dedup) = queues
+                .debounce(&slot, rule.period_ms, rule.max_wait_ms)
+                .await?;
+            opts.delay = (delay > 0).then_some(delay);
+            opts.deduplication = Some(dedup);
+        }
         let added = queues
             .add(
                 &binding.queue,

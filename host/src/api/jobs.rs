@@ -315,6 +315,7 @@ fn prepare(
         opts.deduplication = Some(Deduplication {
             id: idempotency_dedup_id(&caller.name, key, index),
             ttl: Some(IDEMPOTENCY_TTL_MS),
+            ..Default::default()
         });
     }
     opts.validate().map_err(|e| e.under(&at("opts")))?;
@@ -354,6 +355,43 @@ async fn enqueue_all(
             &binding,
             idempotency.as_deref(),
         )?);
+    }
+    // Debounce: BullMQ's debounce mode coalesces a key's jobs; the delay
+    // keeps to the binding's maxWait (see `queue::debounce`). Checked for
+    // every job before the first write.
+    if let Some(rule) = &binding.debounce {
+        let at = |i: usize, field: &str| match bulk {
+            true => format!("jobs[{i}].{field}"),
+            false => field.to_string(),
+        };
+        for (i, job) in jobs.iter().enumerate() {
+            if rule.key.get(&job.data).is_none() {
+                continue;
+            }
+            if job.opts.deduplication.is_some() {
+                return Err(ApiError::field(
+                    at(i, "opts.deduplication"),
+                    "cannot be combined with the queue's debounce (an Idempotency-Key header sets one too)",
+                ));
+            }
+            if job.opts.delay.is_some_and(|d| d > 0) {
+                return Err(ApiError::field(
+                    at(i, "opts.delay"),
+                    "cannot be combined with the queue's debounce, which sets the delay",
+                ));
+            }
+        }
+        for job in jobs.iter_mut() {
+            let Some(value) = rule.key.get(&job.data) else {
+                continue;
+            };
+            let (delay, dedup) = state
+                .queues()
+                .debounce(&KeySlot::of(queue, value), rule.period_ms, rule.max_wait_ms)
+                .await?;
+            job.opts.delay = (delay > 0).then_some(delay);
+            job.opts.deduplication = Some(dedup);
+        }
     }
     // Per-key concurrency: each job whose key has room takes a slot now;
     // the others wait behind every ready job (see `queue::key_limits`).

@@ -184,6 +184,7 @@ pub async fn trigger(
     opts.deduplication = Some(Deduplication {
         id: format!("trigger:{id}"),
         ttl: None,
+        ..Default::default()
     });
     let added = state
         .queues()

@@ -17,6 +17,7 @@
 //! status in one place.
 
 pub mod cancel;
+pub mod debounce;
 mod events;
 mod flows;
 pub mod key_limits;

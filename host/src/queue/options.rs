@@ -63,7 +63,7 @@ pub struct KeepJobs {
 
 /// BullMQ deduplication: while a job with this id exists (or for `ttl` ms),
 /// adding another with the same id adds nothing.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Deduplication {
     /// The deduplication id.
@@ -78,6 +78,14 @@ pub struct Deduplication {
     )]
     #[schema(minimum = 1, maximum = 31_536_000_000_u64)]
     pub ttl: Option<u64>,
+    /// A duplicate resets the id's `ttl` (BullMQ's debounce mode, with
+    /// `replace`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extend: Option<bool>,
+    /// A duplicate replaces the existing job while that one is still
+    /// delayed: the last one added wins (BullMQ's debounce mode).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replace: Option<bool>,
 }
 
 /// Options for one job, in BullMQ's JSON spelling. Absent fields take the
@@ -597,6 +605,8 @@ impl JobOptions {
                 .map(|d| bullmq::DeduplicationOptions {
                     id: d.id.clone(),
                     ttl: d.ttl,
+                    extend: d.extend,
+                    replace: d.replace,
                     ..Default::default()
                 }),
             ..Default::default()

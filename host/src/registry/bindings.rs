@@ -107,6 +107,29 @@ pub struct Binding {
     /// Starts per key per period; over it, a job is dropped.
     #[serde(default)]
     pub key_rate_limit: Option<KeyRate>,
+    /// Of a key's jobs added close together, only the last runs.
+    #[serde(default)]
+    pub debounce: Option<Debounce>,
+}
+
+/// Debounce: of the jobs of one key added through Airlock (the API,
+/// events) less than `periodMs` apart, only the last runs, `periodMs` after
+/// it was added — and at the latest `maxWaitMs` after the first of them.
+/// See `queue::debounce`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Debounce {
+    /// Where the job's data holds its key (`$.customerId`).
+    #[schema(value_type = String, pattern = r"^\$(\.[A-Za-z0-9_-]{1,64}){1,16}$", max_length = 256)]
+    pub key: JsonPath,
+    /// The quiet time that ends a burst, in ms (at most a day).
+    #[schema(minimum = 1, maximum = 86_400_000)]
+    #[serde(deserialize_with = "crate::sandbox::int::one")]
+    pub period_ms: u64,
+    /// The longest a burst may hold its job back, in ms (at most a day).
+    #[serde(default, deserialize_with = "crate::sandbox::int::opt")]
+    #[schema(minimum = 1, maximum = 86_400_000)]
+    pub max_wait_ms: Option<u64>,
 }
 
 /// A per-key start rate (`keyThrottle`, `keyRateLimit`): `limit` starts per
@@ -303,6 +326,12 @@ pub struct BindingSpec {
     /// `rate_limited` and is not retried.
     #[serde(default)]
     pub key_rate_limit: Option<KeyRate>,
+    /// Of the jobs of one key added through Airlock (the API, events) less
+    /// than `periodMs` apart, only the last runs — at the latest
+    /// `maxWaitMs` after the first. Such jobs take no `delay` or
+    /// `deduplication` of their own.
+    #[serde(default)]
+    pub debounce: Option<Debounce>,
 }
 
 /// A `config` key (schema only).
@@ -442,6 +471,22 @@ impl BindingSpec {
         if let Some(rule) = &self.key_rate_limit {
             rule.validate("keyRateLimit")?;
         }
+        if let Some(d) = &self.debounce {
+            if !(1..=86_400_000).contains(&d.period_ms) {
+                return Err(invalid(
+                    "debounce.periodMs",
+                    "must be 1 to 86400000 (a day)",
+                ));
+            }
+            if let Some(w) = d.max_wait_ms
+                && !(1..=86_400_000).contains(&w)
+            {
+                return Err(invalid(
+                    "debounce.maxWaitMs",
+                    "must be 1 to 86400000 (a day)",
+                ));
+            }
+        }
         if let Some(ms) = self.finish_timeout_ms
             && !(1..=MAX_FINISH_TIMEOUT_MS).contains(&ms)
         {
@@ -466,6 +511,7 @@ impl BindingSpec {
             key_concurrency: self.key_concurrency.clone(),
             key_throttle: self.key_throttle.clone(),
             key_rate_limit: self.key_rate_limit.clone(),
+            debounce: self.debounce.clone(),
         })
     }
 }

@@ -20,7 +20,8 @@ use std::sync::Arc;
 use redis::AsyncCommands;
 
 pub use self::bindings::{
-    Binding, BindingSpec, CancelOn, KeyConcurrency, KeyRate, MAX_CONFIG_ENTRIES, RateLimit,
+    Binding, BindingSpec, CancelOn, Debounce, KeyConcurrency, KeyRate, MAX_CONFIG_ENTRIES,
+    RateLimit,
 };
 pub use self::handlers::{ComponentError, HandlerDetails, HandlerVersion};
 pub use self::secrets::{SecretSpec, SecretView};

@@ -458,6 +458,14 @@ impl Executor {
         id: &str,
     ) -> JobResult {
         let queues = &self.host.queues;
+        // A debounced job that starts ends its key's burst: the next job of
+        // the key opens a window of its own (see `queue::debounce`).
+        if let Some(rule) = &resolved.binding.debounce
+            && let Some(slot) = slot_of(&rule.key, &job)
+            && let Err(e) = queues.end_debounce_burst(&slot).await
+        {
+            tracing::debug!(error = %e, "could not end a debounce burst");
+        }
         // Findable by the binding's cancel-on events from now on (see
         // `queue::cancel`): before the guest starts, until the job ends.
         let matches = cancel_matches(&resolved.binding, &job);

@@ -1,0 +1,92 @@
+//! Debounce (a binding's `debounce`): of the jobs of one key added within
+//! `period` of each other, only the last runs, once, `period` after it was
+//! added — or at the latest `maxWait` after the first of them.
+//!
+//! BullMQ does the coalescing itself: each job is added delayed, with the
+//! deduplication id `debounce:<key hash>` in BullMQ's debounce mode
+//! (`extend` and `replace`), so a job added while the previous one is still
+//! delayed replaces it — new data, new delay — inside BullMQ's add script.
+//! Airlock adds only `maxWait`: the first job of a burst records when the
+//! burst began (`P:QUEUE:airlock:db:<key hash>:first`), and each later job's
+//! delay is cut so the burst's job runs by `first + maxWait`. The job's
+//! start deletes the record, so the next burst starts a window of its own.
+//!
+//! Applied where Airlock adds jobs (the API, events), because debouncing
+//! decides whether a job is added at all: a job a BullMQ producer adds on
+//! its own is not debounced, unless it passes the same deduplication
+//! options itself. Cost: one script per added job, one `DEL` per start.
+//! A crash between the two leaves a record that expires after
+//! `maxWait + period`.
+
+use std::sync::LazyLock;
+
+use super::key_limits::KeySlot;
+use super::{Deduplication, QueueError, QueueService};
+
+/// `KEYS[1]` burst start; `ARGV` now, period, max wait (0: none). Answers
+/// the delay for the job being added.
+static DELAY: LazyLock<redis::Script> = LazyLock::new(|| {
+    redis::Script::new(
+        "local now, period, max_wait = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]) \
+         if max_wait == 0 then return period end \
+         local first = tonumber(redis.call('GET', KEYS[1]) or '0') \
+         if first == 0 then \
+           first = now \
+           redis.call('SET', KEYS[1], now, 'PX', max_wait + period) \
+         end \
+         local left = first + max_wait - now \
+         if left < 0 then left = 0 end \
+         if left < period then return left end \
+         return period",
+    )
+});
+
+/// Airlock's debounce script, with its SHA1 (for benchmarks).
+pub fn script_hashes() -> Vec<(&'static str, String)> {
+    vec![("debounce_delay", DELAY.get_hash().to_string())]
+}
+
+impl QueueService {
+    fn burst_key(&self, slot: &KeySlot) -> String {
+        format!(
+            "{}:{}:airlock:db:{}:first",
+            self.prefix(),
+            slot.queue,
+            slot.hash
+        )
+    }
+
+    /// The delay and deduplication of a job of `slot`'s key being added
+    /// under a debounce of `period_ms` (and `max_wait_ms`).
+    pub async fn debounce(
+        &self,
+        slot: &KeySlot,
+        period_ms: u64,
+        max_wait_ms: Option<u64>,
+    ) -> Result<(u64, Deduplication), QueueError> {
+        let mut conn = self.store().conn();
+        let delay: u64 = DELAY
+            .key(self.burst_key(slot))
+            .arg(crate::sandbox::clock::now_ms())
+            .arg(period_ms)
+            .arg(max_wait_ms.unwrap_or(0))
+            .invoke_async(&mut conn)
+            .await?;
+        Ok((
+            delay,
+            Deduplication {
+                id: format!("debounce:{}", slot.hash),
+                ttl: Some(delay.max(1)),
+                extend: Some(true),
+                replace: Some(true),
+            },
+        ))
+    }
+
+    /// Ends the burst of `slot`'s key: its job has started.
+    pub async fn end_debounce_burst(&self, slot: &KeySlot) -> Result<(), QueueError> {
+        let mut conn = self.store().conn();
+        let _: i64 = redis::AsyncCommands::del(&mut conn, self.burst_key(slot)).await?;
+        Ok(())
+    }
+}
