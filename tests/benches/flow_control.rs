@@ -66,6 +66,76 @@ fn start_host(redis: &RedisServer, id: &str, api: Option<u16>) -> Child {
         .expect("start airlock")
 }
 
+/// A Redis, a queue bound to one guest, and release hosts (the first with
+/// the API); the hosts are killed when it is dropped.
+struct Fleet {
+    redis: RedisServer,
+    base: String,
+    http: reqwest::Client,
+    hosts: Vec<Child>,
+}
+
+impl Fleet {
+    /// `guest` bound to the benchmark queue with `spec`, and the API host.
+    async fn start(guest: &str, spec: Value) -> Fleet {
+        let redis = RedisServer::start();
+        let admin = Admin::connect(&redis.url()).await;
+        admin.deploy(guest, guest).await;
+        admin.bind(QUEUE, guest, spec).await;
+        let port = free_port();
+        let base = format!("http://127.0.0.1:{port}");
+        let hosts = vec![start_host(&redis, "fc-a", Some(port))];
+        let http = airlock_tests::http_client();
+        wait_up(&http, &base).await;
+        Fleet {
+            redis,
+            base,
+            http,
+            hosts,
+        }
+    }
+
+    /// Another host, without the API.
+    fn add_host(&mut self) {
+        let id = format!("fc-{}", self.hosts.len());
+        self.hosts.push(start_host(&self.redis, &id, None));
+    }
+
+    async fn enqueue(&self, jobs: Vec<Value>) {
+        enqueue(&self.http, &self.base, jobs).await
+    }
+
+    async fn job(&self, job_ref: &str) -> Value {
+        self.http
+            .get(format!("{}/v1/jobs/{job_ref}", self.base))
+            .bearer_auth(tokens::ADMIN)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap()
+    }
+}
+
+impl Drop for Fleet {
+    fn drop(&mut self) {
+        for h in &mut self.hosts {
+            let _ = h.kill();
+            let _ = h.wait();
+        }
+    }
+}
+
+/// The noop queue's binding, with the per-key limit or without.
+fn noop_spec(limited: bool) -> Value {
+    let mut spec = json!({"concurrency": 25, "globalConcurrency": 50});
+    if limited {
+        spec["keyConcurrency"] = json!({"key": "$.customerId", "limit": 2});
+    }
+    spec
+}
+
 async fn wait_up(http: &reqwest::Client, base: &str) {
     let deadline = Instant::now() + Duration::from_secs(30);
     while http
@@ -157,34 +227,15 @@ struct Run {
 /// One drain on two fresh hosts: `big` jobs of one key through the API,
 /// then 99 keys x 10; with or without the per-key limit.
 async fn backlog_drain(big: usize, limited: bool) -> Run {
-    let redis = RedisServer::start();
-    let admin = Admin::connect(&redis.url()).await;
-    admin.deploy("noop", "noop").await;
-    let mut spec = json!({"concurrency": 25, "globalConcurrency": 50});
-    if limited {
-        spec["keyConcurrency"] = json!({"key": "$.customerId", "limit": 2});
-    }
-    admin.bind(QUEUE, "noop", spec).await;
-    let port = free_port();
-    let base = format!("http://127.0.0.1:{port}");
-    let mut hosts = [
-        start_host(&redis, "fc-a", Some(port)),
-        start_host(&redis, "fc-b", None),
-    ];
-    let http = airlock_tests::http_client();
-    wait_up(&http, &base).await;
-
-    enqueue(&http, &base, (0..big).map(|_| job("big")).collect()).await;
+    let mut fleet = Fleet::start("noop", noop_spec(limited)).await;
+    fleet.add_host();
+    fleet.enqueue((0..big).map(|_| job("big")).collect()).await;
     let small: Vec<Value> = (1..=99)
         .flat_map(|k| (0..10).map(move |_| job(&format!("k{k}"))))
         .collect();
-    enqueue(&http, &base, small).await;
-    wait_completed(&redis, big + 990).await;
-    for h in &mut hosts {
-        let _ = h.kill();
-        let _ = h.wait();
-    }
-    let jobs = finished(&redis).await;
+    fleet.enqueue(small).await;
+    wait_completed(&fleet.redis, big + 990).await;
+    let jobs = finished(&fleet.redis).await;
     let mut first: BTreeMap<&str, (u64, u64)> = BTreeMap::new();
     for (key, t, p, _) in &jobs {
         if key == "big" {
@@ -205,32 +256,16 @@ async fn backlog_drain(big: usize, limited: bool) -> Run {
 /// 100 keys x `per_key` jobs, limit 2 (or none): the gate's cost where the
 /// limit never binds.
 async fn spread_drain(per_key: usize, limited: bool) -> f64 {
-    let redis = RedisServer::start();
-    let admin = Admin::connect(&redis.url()).await;
-    admin.deploy("noop", "noop").await;
-    let mut spec = json!({"concurrency": 25, "globalConcurrency": 50});
-    if limited {
-        spec["keyConcurrency"] = json!({"key": "$.customerId", "limit": 2});
-    }
-    admin.bind(QUEUE, "noop", spec).await;
-    let port = free_port();
-    let base = format!("http://127.0.0.1:{port}");
-    let mut api = start_host(&redis, "fc-a", Some(port));
-    let http = airlock_tests::http_client();
-    wait_up(&http, &base).await;
-    // Keys interleaved, all queued before any worker of the second host.
+    let mut fleet = Fleet::start("noop", noop_spec(limited)).await;
+    // Keys interleaved, all queued before the second host starts.
     let jobs: Vec<Value> = (0..per_key)
         .flat_map(|_| (0..100).map(|k| job(&format!("k{k}"))))
         .collect();
     let count = jobs.len();
-    enqueue(&http, &base, jobs).await;
-    let mut other = start_host(&redis, "fc-b", None);
-    wait_completed(&redis, count).await;
-    for h in [&mut api, &mut other] {
-        let _ = h.kill();
-        let _ = h.wait();
-    }
-    rate(&finished(&redis).await)
+    fleet.enqueue(jobs).await;
+    fleet.add_host();
+    wait_completed(&fleet.redis, count).await;
+    rate(&finished(&fleet.redis).await)
 }
 
 /// Cancel latency: `runs` times, a spinning guest (unmetered) runs on one
@@ -238,28 +273,14 @@ async fn spread_drain(per_key: usize, limited: bool) -> f64 {
 /// job's `finishedOn` (the failure written after the guest was stopped).
 /// Client and hosts share one clock.
 async fn cancel_latency(runs: usize) -> Vec<u64> {
-    let redis = RedisServer::start();
-    let admin = Admin::connect(&redis.url()).await;
-    admin.deploy("spin", "hostile-infinite-loop").await;
-    admin
-        .bind(
-            QUEUE,
-            "spin",
-            json!({"metered": false, "limits": {"timeoutMs": 60_000}}),
-        )
-        .await;
-    let port = free_port();
-    let base = format!("http://127.0.0.1:{port}");
-    let mut hosts = [
-        start_host(&redis, "fc-a", Some(port)),
-        start_host(&redis, "fc-b", None),
-    ];
-    let http = airlock_tests::http_client();
-    wait_up(&http, &base).await;
+    let spec = json!({"metered": false, "limits": {"timeoutMs": 60_000}});
+    let mut fleet = Fleet::start("hostile-infinite-loop", spec).await;
+    fleet.add_host();
     let mut latencies = Vec::with_capacity(runs);
     for _ in 0..runs {
-        let resp: Value = http
-            .post(format!("{base}/v1/queues/{QUEUE}/jobs"))
+        let resp: Value = fleet
+            .http
+            .post(format!("{}/v1/queues/{QUEUE}/jobs", fleet.base))
             .bearer_auth(tokens::PRODUCER)
             .json(&json!({"data": {}}))
             .send()
@@ -269,27 +290,15 @@ async fn cancel_latency(runs: usize) -> Vec<u64> {
             .await
             .unwrap();
         let job_ref = resp["ref"].as_str().unwrap().to_string();
-        let get = |r: String| {
-            let (http, base) = (http.clone(), base.clone());
-            async move {
-                http.get(format!("{base}/v1/jobs/{r}"))
-                    .bearer_auth(tokens::ADMIN)
-                    .send()
-                    .await
-                    .unwrap()
-                    .json::<Value>()
-                    .await
-                    .unwrap()
-            }
-        };
-        while get(job_ref.clone()).await["state"] != "active" {
+        while fleet.job(&job_ref).await["state"] != "active" {
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
         // Let the guest get going.
         tokio::time::sleep(Duration::from_millis(20)).await;
         let sent = airlock::sandbox::clock::now_ms();
-        let resp = http
-            .post(format!("{base}/v1/jobs/{job_ref}/cancel"))
+        let resp = fleet
+            .http
+            .post(format!("{}/v1/jobs/{job_ref}/cancel", fleet.base))
             .bearer_auth(tokens::PRODUCER)
             .json(&json!({}))
             .send()
@@ -297,7 +306,7 @@ async fn cancel_latency(runs: usize) -> Vec<u64> {
             .unwrap();
         assert_eq!(resp.status(), 202);
         let done = loop {
-            let job = get(job_ref.clone()).await;
+            let job = fleet.job(&job_ref).await;
             if job["state"] == "failed" {
                 break job;
             }
@@ -305,10 +314,6 @@ async fn cancel_latency(runs: usize) -> Vec<u64> {
         };
         assert_eq!(done["failureKind"], "cancelled", "{done}");
         latencies.push(done["finishedOn"].as_u64().unwrap().saturating_sub(sent));
-    }
-    for h in &mut hosts {
-        let _ = h.kill();
-        let _ = h.wait();
     }
     latencies.sort();
     latencies

@@ -3,7 +3,6 @@
 //! are governed the same way, a waiting job says why, and slots are leases
 //! that hosts killed mid-run give back.
 
-use std::collections::BTreeMap;
 use std::process::Command;
 
 use airlock::queue::key_limits::KeySlot;
@@ -85,20 +84,12 @@ async fn until<F: std::future::Future<Output = bool>>(what: &str, mut check: imp
     }
 }
 
-#[tokio::test]
-async fn keys_take_turns_within_their_limit_and_node_jobs_are_governed() {
-    let api = Api::start();
-    api.setup("imports", "catalog-sync", keyed(2)).await;
-    let _b = host(&api, "host-b");
-
-    // A backlog of one customer from Node's BullMQ, then one job each of
-    // three other customers through the API.
-    node_enqueue(
-        &api,
-        "imports",
-        24,
-        json!({"customerId": "big", "holdMs": 250}),
-    );
+/// Enqueues one job each of three small customers behind a big one's
+/// backlog of `big` jobs, waits for everything, and checks the turns: the
+/// big customer ran exactly its limit of 2 at once, and every small one
+/// started before the big one's fifth job. Answers the big customer's
+/// completed jobs.
+async fn small_keys_go_first(api: &Api, big: usize) -> Vec<Value> {
     let mut small = Vec::new();
     for c in ["s1", "s2", "s3"] {
         small.push(
@@ -106,6 +97,50 @@ async fn keys_take_turns_within_their_limit_and_node_jobs_are_governed() {
                 .await,
         );
     }
+    let mut small_started = Vec::new();
+    for job in &small {
+        let done = api.wait_done(job).await;
+        assert_eq!(done["state"], "completed", "{done}");
+        small_started.push(done["processedOn"].as_u64().unwrap());
+    }
+    until("the big backlog drained", || async {
+        completed(api, "imports").await.len() == big + 3
+    })
+    .await;
+    let big_jobs: Vec<Value> = completed(api, "imports")
+        .await
+        .into_iter()
+        .filter(|j| j["data"]["customerId"] == "big")
+        .collect();
+    assert_eq!(big_jobs.len(), big);
+    assert_eq!(most_at_once(&big_jobs), 2, "the limit held, and was used");
+    let mut big_starts: Vec<u64> = big_jobs
+        .iter()
+        .map(|j| j["processedOn"].as_u64().unwrap())
+        .collect();
+    big_starts.sort();
+    for started in small_started {
+        assert!(
+            started < big_starts[4],
+            "a small key waited behind the backlog: {started} vs {big_starts:?}"
+        );
+    }
+    big_jobs
+}
+
+#[tokio::test]
+async fn keys_take_turns_within_their_limit_and_node_jobs_are_governed() {
+    let api = Api::start();
+    api.setup("imports", "catalog-sync", keyed(2)).await;
+    let _b = host(&api, "host-b");
+
+    // A backlog of one customer from Node's BullMQ.
+    node_enqueue(
+        &api,
+        "imports",
+        24,
+        json!({"customerId": "big", "holdMs": 250}),
+    );
     // A parked job of the big customer says why it waits.
     let waiting = api
         .wait_until("imports:20", "parked in its key's line", |j| {
@@ -123,50 +158,13 @@ async fn keys_take_turns_within_their_limit_and_node_jobs_are_governed() {
             .starts_with(r#"key "big" ($.customerId) is at its limit: 2/2 running"#),
         "{why}"
     );
-
-    let mut small_started = Vec::new();
-    for job in &small {
-        let done = api.wait_done(job).await;
-        assert_eq!(done["state"], "completed", "{done}");
-        small_started.push(done["processedOn"].as_u64().unwrap());
-    }
-    until("the big backlog drained", || async {
-        completed(&api, "imports").await.len() == 27
-    })
-    .await;
-    let all = completed(&api, "imports").await;
-    let mut by_key: BTreeMap<String, Vec<Value>> = BTreeMap::new();
-    for j in &all {
-        by_key
-            .entry(j["data"]["customerId"].as_str().unwrap().to_string())
-            .or_default()
-            .push(j.clone());
-    }
-    assert_eq!(by_key["big"].len(), 24);
-    assert_eq!(
-        most_at_once(&by_key["big"]),
-        2,
-        "the limit held, and was used"
-    );
-    let hosts: std::collections::BTreeSet<&str> = by_key["big"]
+    // Then three other customers, through the API: they go first.
+    let big = small_keys_go_first(&api, 24).await;
+    let hosts: std::collections::BTreeSet<&str> = big
         .iter()
         .map(|j| j["processedByHost"].as_str().unwrap())
         .collect();
     assert_eq!(hosts.len(), 2, "both hosts ran the big customer: {hosts:?}");
-
-    // Turns: every small customer started before the big one's fifth job,
-    // though all 24 were queued ahead of them.
-    let mut big_starts: Vec<u64> = by_key["big"]
-        .iter()
-        .map(|j| j["processedOn"].as_u64().unwrap())
-        .collect();
-    big_starts.sort();
-    for started in small_started {
-        assert!(
-            started < big_starts[4],
-            "a small key waited behind the backlog: {started} vs {big_starts:?}"
-        );
-    }
 }
 
 #[tokio::test]
@@ -186,42 +184,9 @@ async fn an_api_backlog_is_held_back_behind_other_keys() {
         .await;
     assert_eq!(status, reqwest::StatusCode::ACCEPTED, "{body}");
     let last = body["jobs"][59]["ref"].as_str().unwrap().to_string();
-    let mut small = Vec::new();
-    for c in ["s1", "s2", "s3"] {
-        small.push(
-            api.enqueue("imports", json!({"data": {"customerId": c, "holdMs": 20}}))
-                .await,
-        );
-    }
     let held = api.job(&last).await;
     assert_eq!(held["waiting"]["kind"], "key_limit", "{held}");
-    let mut small_started = Vec::new();
-    for job in &small {
-        let done = api.wait_done(job).await;
-        assert_eq!(done["state"], "completed", "{done}");
-        small_started.push(done["processedOn"].as_u64().unwrap());
-    }
-    until("the big backlog drained", || async {
-        completed(&api, "imports").await.len() == 63
-    })
-    .await;
-    let big: Vec<Value> = completed(&api, "imports")
-        .await
-        .into_iter()
-        .filter(|j| j["data"]["customerId"] == "big")
-        .collect();
-    assert_eq!(most_at_once(&big), 2, "the limit held, and was used");
-    let mut big_starts: Vec<u64> = big
-        .iter()
-        .map(|j| j["processedOn"].as_u64().unwrap())
-        .collect();
-    big_starts.sort();
-    for started in small_started {
-        assert!(
-            started < big_starts[4],
-            "a small key waited behind the backlog: {started} vs {big_starts:?}"
-        );
-    }
+    small_keys_go_first(&api, 60).await;
 }
 
 #[tokio::test]
@@ -328,4 +293,99 @@ async fn slots_are_leases_that_killed_hosts_give_back() {
             .await;
         }
     }
+}
+
+fn singleton(mode: &str) -> Value {
+    json!({
+        "metered": false,
+        "concurrency": 10,
+        "limits": {"timeoutMs": 60_000},
+        "singleton": {"key": "$.customerId", "mode": mode},
+    })
+}
+
+#[tokio::test]
+async fn a_singleton_skips_a_second_job_of_a_running_key() {
+    let api = Api::start();
+    api.setup("imports", "catalog-sync", singleton("skip"))
+        .await;
+    let _b = host(&api, "host-b");
+    let first = api
+        .enqueue(
+            "imports",
+            json!({"data": {"customerId": "A", "holdMs": 1500}}),
+        )
+        .await;
+    api.wait_until(&first, "running", |j| j["state"] == "active")
+        .await;
+    let second = api
+        .enqueue(
+            "imports",
+            json!({"data": {"customerId": "A", "holdMs": 10}, "opts": {"attempts": 3}}),
+        )
+        .await;
+    let other = api
+        .enqueue(
+            "imports",
+            json!({"data": {"customerId": "B", "holdMs": 10}}),
+        )
+        .await;
+    let skipped = api.wait_done(&second).await;
+    assert_eq!(skipped["failureKind"], "skipped", "{skipped}");
+    assert_eq!(skipped["attemptsMade"], 1, "not retried: {skipped}");
+    assert!(
+        skipped["failedReason"]
+            .as_str()
+            .unwrap()
+            .starts_with(r#"skipped: singleton: key "A" ($.customerId) already has a running job"#),
+        "{skipped}"
+    );
+    let b = api.wait_done(&other).await;
+    assert_eq!(b["state"], "completed", "another key runs meanwhile");
+    let a = api.wait_done(&first).await;
+    assert_eq!(a["state"], "completed");
+    assert!(b["finishedOn"].as_u64() < a["finishedOn"].as_u64());
+    // Once it is done, the key takes a job again.
+    let third = api
+        .enqueue(
+            "imports",
+            json!({"data": {"customerId": "A", "holdMs": 10}}),
+        )
+        .await;
+    assert_eq!(api.wait_done(&third).await["state"], "completed");
+}
+
+#[tokio::test]
+async fn a_singleton_in_cancel_mode_replaces_the_running_job() {
+    let api = Api::start();
+    api.setup("imports", "catalog-sync", singleton("cancel"))
+        .await;
+    let _b = host(&api, "host-b");
+    let first = api
+        .enqueue(
+            "imports",
+            json!({"data": {"customerId": "A", "holdMs": 30_000}}),
+        )
+        .await;
+    api.wait_until(&first, "running", |j| j["state"] == "active")
+        .await;
+    let second = api
+        .enqueue(
+            "imports",
+            json!({"data": {"customerId": "A", "holdMs": 10}}),
+        )
+        .await;
+    let replaced = api.wait_done(&first).await;
+    assert_eq!(replaced["failureKind"], "cancelled", "{replaced}");
+    let id = second.split_once(':').unwrap().1;
+    assert_eq!(
+        replaced["failedReason"],
+        format!(r#"cancelled: replaced by job {id} (singleton key "A")"#)
+    );
+    let done = api.wait_done(&second).await;
+    assert_eq!(done["state"], "completed", "{done}");
+    // It waited for the first to stop: taken once to find the key busy
+    // (and park), once more when the slot came back.
+    assert!(done["attemptsStarted"].as_u64().unwrap() >= 2, "{done}");
+    assert_eq!(done["attemptsMade"], 1, "{done}");
 }

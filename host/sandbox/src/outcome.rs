@@ -52,6 +52,9 @@ pub enum FailureKind {
     /// Its key was over the binding's `keyRateLimit`: the job was dropped
     /// without running. Not retried.
     RateLimited,
+    /// Its `singleton` key already had a running job (mode `skip`): the job
+    /// was dropped without running. Not retried.
+    Skipped,
 }
 
 impl FailureKind {
@@ -74,6 +77,7 @@ impl FailureKind {
             FailureKind::Cancelled => "cancelled",
             FailureKind::TimedOut => "timed_out",
             FailureKind::RateLimited => "rate_limited",
+            FailureKind::Skipped => "skipped",
         }
     }
 
@@ -86,7 +90,7 @@ impl FailureKind {
     }
 
     /// Every kind, for metrics and docs.
-    pub const ALL: [FailureKind; 16] = [
+    pub const ALL: [FailureKind; 17] = [
         FailureKind::FuelExhausted,
         FailureKind::MemoryLimit,
         FailureKind::Timeout,
@@ -103,6 +107,7 @@ impl FailureKind {
         FailureKind::Cancelled,
         FailureKind::TimedOut,
         FailureKind::RateLimited,
+        FailureKind::Skipped,
     ];
 
     /// Whether another attempt could succeed. Sandbox kills are final: the

@@ -142,6 +142,7 @@ pub fn exit_code(kind: FailureKind) -> i32 {
         FailureKind::Cancelled => 15,
         FailureKind::TimedOut => 16,
         FailureKind::RateLimited => 17,
+        FailureKind::Skipped => 18,
     }
 }
 

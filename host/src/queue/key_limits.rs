@@ -107,7 +107,8 @@ local function fill(slots, line, lines, delayed, parking, now, lease, limit, key
 end ";
 
 /// `KEYS` slots, line, lines, BullMQ delayed, parking; `ARGV` id, now,
-/// lease, limit, key hash. 1: the job holds a slot (it already held one,
+/// lease, limit, key hash, `park` (or anything else: the job will not wait
+/// in line). 1: the job holds a slot (it already held one,
 /// took a free one, or took a reservation made at enqueue that was not
 /// handed to its job yet — the job may well be that one, started before
 /// the hand-over; one reservation is one slot either way); 0: the key is
@@ -127,8 +128,10 @@ static ACQUIRE: LazyLock<redis::Script> = LazyLock::new(|| {
              redis.call('ZADD', KEYS[1], now + lease, ARGV[1]) return 1 \
            end \
          end \
-         redis.call('ZADD', KEYS[5], now, ARGV[1]) \
-         redis.call('SADD', KEYS[3], ARGV[5]) \
+         if ARGV[6] == 'park' then \
+           redis.call('ZADD', KEYS[5], now, ARGV[1]) \
+           redis.call('SADD', KEYS[3], ARGV[5]) \
+         end \
          return 0"
     ))
 });
@@ -201,10 +204,14 @@ pub fn script_hashes() -> Vec<(&'static str, String)> {
 pub struct KeySlot {
     /// The queue.
     pub queue: String,
-    /// sha256 of the key's JSON value (24 hex digits): any value, any
-    /// length, one fixed-size Redis key.
+    /// sha256 of the key's JSON value (24 hex digits; `s` before them for
+    /// a singleton slot): any value, any length, one fixed-size Redis key.
     pub hash: String,
 }
+
+/// What sets a singleton key's slot apart from a `keyConcurrency` slot of
+/// the same value: `s` before the hash.
+const SINGLETON_MARK: &str = "s";
 
 impl KeySlot {
     /// The slot of `value` (the key's JSON value) in `queue`.
@@ -214,6 +221,15 @@ impl KeySlot {
         KeySlot {
             queue: queue.to_string(),
             hash: digest.iter().take(12).map(|b| format!("{b:02x}")).collect(),
+        }
+    }
+
+    /// The same key's slot under a `singleton` rule (its own set and line,
+    /// limit 1).
+    pub fn singleton(&self) -> KeySlot {
+        KeySlot {
+            queue: self.queue.clone(),
+            hash: format!("{SINGLETON_MARK}{}", self.hash),
         }
     }
 }
@@ -243,31 +259,56 @@ impl QueueService {
         ]
     }
 
+    /// `script` invoked on `slot`'s five keys (slots, line, lines, BullMQ
+    /// delayed, parking: the order every script here takes them in).
+    fn key_script<'a>(
+        &self,
+        script: &'a redis::Script,
+        slot: &KeySlot,
+    ) -> redis::ScriptInvocation<'a> {
+        let mut invocation = script.prepare_invoke();
+        for key in self.key_keys(slot) {
+            invocation.key(key);
+        }
+        invocation
+    }
+
     /// Takes (or keeps) a slot of `slot` for job `id`, for `lease_ms`;
-    /// false when the key is at `limit`.
+    /// false when the key is at `limit` — and, with `park`, the job's
+    /// parking has begun: park it and [`QueueService::join_key_line`].
     pub async fn acquire_key_slot(
         &self,
         slot: &KeySlot,
         id: &str,
         limit: u64,
         lease_ms: u64,
+        park: bool,
     ) -> Result<bool, QueueError> {
-        let [slots, line, lines, delayed, parking] = self.key_keys(slot);
         let mut conn = self.store().conn();
-        let got: i64 = ACQUIRE
-            .key(slots)
-            .key(line)
-            .key(lines)
-            .key(delayed)
-            .key(parking)
+        let got: i64 = self
+            .key_script(&ACQUIRE, slot)
             .arg(id)
             .arg(crate::sandbox::clock::now_ms())
             .arg(lease_ms)
             .arg(limit)
             .arg(&slot.hash)
+            .arg(if park { "park" } else { "no" })
             .invoke_async(&mut conn)
             .await?;
         Ok(got == 1)
+    }
+
+    /// The jobs holding `slot`'s slots now (reservations made at enqueue
+    /// left out).
+    pub async fn key_holders(&self, slot: &KeySlot) -> Result<Vec<String>, QueueError> {
+        let [slots, ..] = self.key_keys(slot);
+        let mut conn = self.store().conn();
+        let now = crate::sandbox::clock::now_ms();
+        let ids: Vec<String> = conn.zrangebyscore(slots, format!("({now}"), "+inf").await?;
+        Ok(ids
+            .into_iter()
+            .filter(|id| !id.starts_with("enqueue:"))
+            .collect())
     }
 
     /// Extends job `id`'s lease on `slot` (only if it still holds it).
@@ -297,14 +338,9 @@ impl QueueService {
         lease_ms: u64,
         mode: &str,
     ) -> Result<(), QueueError> {
-        let [slots, line, lines, delayed, parking] = self.key_keys(slot);
         let mut conn = self.store().conn();
-        let released: Vec<String> = LINE
-            .key(slots)
-            .key(line)
-            .key(lines)
-            .key(delayed)
-            .key(parking)
+        let released: Vec<String> = self
+            .key_script(&LINE, slot)
             .arg(id)
             .arg(crate::sandbox::clock::now_ms())
             .arg(lease_ms)
@@ -362,13 +398,8 @@ impl QueueService {
                 continue;
             };
             let token = format!("enqueue:{}", uuid::Uuid::new_v4().simple());
-            let [slots, line, lines, delayed, parking] = self.key_keys(slot);
-            let got: i64 = RESERVE
-                .key(slots)
-                .key(line)
-                .key(lines)
-                .key(delayed)
-                .key(parking)
+            let got: i64 = self
+                .key_script(&RESERVE, slot)
                 .arg(&token)
                 .arg(now)
                 .arg(lease_ms)
@@ -423,11 +454,12 @@ impl QueueService {
     }
 
     /// Refills every non-empty line of `queue` (the pump: for releases a
-    /// crash swallowed, and expired reservations).
+    /// crash swallowed, and expired reservations): `keyConcurrency` keys'
+    /// with their `limit` (when the binding has one), singleton keys' with 1.
     pub async fn fill_key_lines(
         &self,
         queue: &str,
-        limit: u64,
+        limit: Option<u64>,
         lease_ms: u64,
     ) -> Result<(), QueueError> {
         let mut conn = self.store().conn();
@@ -435,12 +467,17 @@ impl QueueService {
             .smembers(format!("{}:lines", self.key_base(queue)))
             .await?;
         for hash in hashes {
-            if hash.len() != 24 || !hash.bytes().all(|b| b.is_ascii_hexdigit()) {
+            let (digits, limit) = match hash.strip_prefix(SINGLETON_MARK) {
+                Some(digits) => (digits, Some(1)),
+                None => (hash.as_str(), limit),
+            };
+            let Some(limit) = limit else { continue };
+            if digits.len() != 24 || !digits.bytes().all(|b| b.is_ascii_hexdigit()) {
                 continue;
             }
             let slot = KeySlot {
                 queue: queue.to_string(),
-                hash,
+                hash: hash.clone(),
             };
             self.line(&slot, "", limit, lease_ms, "fill").await?;
         }

@@ -189,52 +189,75 @@ impl QueueService {
         Ok(Some(reason))
     }
 
-    /// The job's place in its key's line, if it waits in one.
+    /// The job's place in its key's line, if it waits in one: its
+    /// `singleton` key's (waiting for the replaced job to stop), or its
+    /// `keyConcurrency` key's.
     async fn key_wait(
         &self,
         job: &JobSnapshot,
         binding: Option<&Binding>,
     ) -> Result<Option<WaitReason>, QueueError> {
-        let Some(rule) = binding.and_then(|b| b.key_concurrency.as_ref()) else {
+        let Some(binding) = binding else {
             return Ok(None);
         };
-        let Some(value) = rule.key.get(&job.data) else {
-            return Ok(None);
-        };
-        let slot = KeySlot::of(&job.queue, value);
-        let line = format!(
-            "{}:{}:airlock:kc:{}:line",
-            self.prefix(),
-            job.queue,
-            slot.hash
-        );
-        let mut conn = self.store().conn();
-        let position: Option<u64> = redis::cmd("LPOS")
-            .arg(&line)
-            .arg(&job.id)
-            .query_async(&mut conn)
-            .await?;
-        let held_back = job.state == JobState::Prioritized && job.priority == HELD_BACK_PRIORITY;
-        let place = match (position, held_back) {
-            (Some(ahead), _) => format!("{ahead} of its jobs are ahead of this one in line"),
-            (None, true) => "held back behind every ready job until a worker has room".into(),
-            (None, false) => return Ok(None),
-        };
-        let state = self.key_state(&slot).await?;
-        Ok(Some(WaitReason {
-            kind: WaitKind::KeyLimit,
-            message: format!(
-                "key {} ({}) is at its limit: {}/{} running; {place}",
-                value,
-                rule.key.as_str(),
-                state.held,
-                rule.limit
-            ),
-            until: None,
-            key: Some(value.clone()),
-            running: Some(state.held),
-            limit: Some(rule.limit),
-            ahead: position,
-        }))
+        let mut rules = Vec::new();
+        if let Some(rule) = &binding.singleton {
+            rules.push((&rule.key, 1, true));
+        }
+        if let Some(rule) = &binding.key_concurrency {
+            rules.push((&rule.key, rule.limit, false));
+        }
+        for (path, limit, singleton) in rules {
+            let Some(value) = path.get(&job.data) else {
+                continue;
+            };
+            let mut slot = KeySlot::of(&job.queue, value);
+            if singleton {
+                slot = slot.singleton();
+            }
+            let line = format!(
+                "{}:{}:airlock:kc:{}:line",
+                self.prefix(),
+                job.queue,
+                slot.hash
+            );
+            let mut conn = self.store().conn();
+            let position: Option<u64> = redis::cmd("LPOS")
+                .arg(&line)
+                .arg(&job.id)
+                .query_async(&mut conn)
+                .await?;
+            let held_back = !singleton
+                && job.state == JobState::Prioritized
+                && job.priority == HELD_BACK_PRIORITY;
+            let place = match (position, held_back) {
+                (Some(ahead), _) => format!("{ahead} of its jobs are ahead of this one in line"),
+                (None, true) => "held back behind every ready job until a worker has room".into(),
+                (None, false) => continue,
+            };
+            let state = self.key_state(&slot).await?;
+            let message = if singleton {
+                format!(
+                    "singleton key {value} ({}): waiting for its running job to stop; {place}",
+                    path.as_str()
+                )
+            } else {
+                format!(
+                    "key {value} ({}) is at its limit: {}/{limit} running; {place}",
+                    path.as_str(),
+                    state.held,
+                )
+            };
+            return Ok(Some(WaitReason {
+                kind: WaitKind::KeyLimit,
+                message,
+                until: None,
+                key: Some(value.clone()),
+                running: Some(state.held),
+                limit: Some(limit),
+                ahead: position,
+            }));
+        }
+        Ok(None)
     }
 }

@@ -110,6 +110,33 @@ pub struct Binding {
     /// Of a key's jobs added close together, only the last runs.
     #[serde(default)]
     pub debounce: Option<Debounce>,
+    /// One job of a key at a time: a new one is skipped, or replaces it.
+    #[serde(default)]
+    pub singleton: Option<Singleton>,
+}
+
+/// One running job per key (`singleton`): a job that starts while another
+/// job of its key runs is skipped (`skip`: it fails as `skipped`, not
+/// retried) or cancels the running one and runs once it has stopped
+/// (`cancel`). Across the fleet, with the same leases as `keyConcurrency`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Singleton {
+    /// Where the job's data holds its key (`$.customerId`).
+    #[schema(value_type = String, pattern = r"^\$(\.[A-Za-z0-9_-]{1,64}){1,16}$", max_length = 256)]
+    pub key: JsonPath,
+    /// What a new job does while one of its key runs.
+    pub mode: SingletonMode,
+}
+
+/// What a new job of a busy singleton key does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum SingletonMode {
+    /// It is skipped: fails as `skipped` without running.
+    Skip,
+    /// It cancels the running one and runs after it.
+    Cancel,
 }
 
 /// Debounce: of the jobs of one key added through Airlock (the API,
@@ -332,6 +359,11 @@ pub struct BindingSpec {
     /// `deduplication` of their own.
     #[serde(default)]
     pub debounce: Option<Debounce>,
+    /// One running job per key across the fleet: a new one is skipped
+    /// (`skip`, it fails as `skipped`) or cancels the running one
+    /// (`cancel`).
+    #[serde(default)]
+    pub singleton: Option<Singleton>,
 }
 
 /// A `config` key (schema only).
@@ -512,6 +544,7 @@ impl BindingSpec {
             key_throttle: self.key_throttle.clone(),
             key_rate_limit: self.key_rate_limit.clone(),
             debounce: self.debounce.clone(),
+            singleton: self.singleton.clone(),
         })
     }
 }

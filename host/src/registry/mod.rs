@@ -21,7 +21,7 @@ use redis::AsyncCommands;
 
 pub use self::bindings::{
     Binding, BindingSpec, CancelOn, Debounce, KeyConcurrency, KeyRate, MAX_CONFIG_ENTRIES,
-    RateLimit,
+    RateLimit, Singleton, SingletonMode,
 };
 pub use self::handlers::{ComponentError, HandlerDetails, HandlerVersion};
 pub use self::secrets::{SecretSpec, SecretView};

@@ -60,8 +60,8 @@ use crate::queue::key_limits::{KeySlot, PARK_MS};
 use crate::queue::key_rates::{RateDecision, RateMode};
 use crate::queue::meta::{Pinned, RunRecord};
 use crate::queue::{ActiveJob, JobProcessor, JobResult, RunningJob};
-use crate::registry::Binding;
 use crate::registry::json_path::JsonPath;
+use crate::registry::{Binding, SingletonMode};
 use crate::sandbox::clock::now_ms;
 use crate::sandbox::egress::EgressPolicy;
 use crate::sandbox::{
@@ -159,11 +159,55 @@ fn slot_of<J: RunningJob>(path: &JsonPath, job: &J) -> Option<KeySlot> {
     Some(KeySlot::of(job.queue(), path.get(&data)?))
 }
 
-/// The key slot of the job under `binding`'s `keyConcurrency`, with the
-/// key's limit; `None` for a binding without one or a job without a key.
-fn key_slot<J: RunningJob>(binding: &Binding, job: &J) -> Option<(KeySlot, u64)> {
-    let rule = binding.key_concurrency.as_ref()?;
-    Some((slot_of(&rule.key, job)?, rule.limit))
+/// What a job does when its key has no slot for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum OnFull {
+    /// Wait in the key's line (`keyConcurrency`).
+    Wait,
+    /// Fail as `skipped` (`singleton`, mode `skip`).
+    Skip,
+    /// Cancel the key's running job, then wait for its slot (`singleton`,
+    /// mode `cancel`).
+    CancelRunning,
+}
+
+/// One key slot a job must hold to run.
+struct KeyGate {
+    slot: KeySlot,
+    limit: u64,
+    path: JsonPath,
+    on_full: OnFull,
+}
+
+/// The key slots of the job under `binding`: its `singleton` key's, then
+/// its `keyConcurrency` key's (each only when the job's data holds a value
+/// at the rule's path).
+fn key_gates<J: RunningJob>(binding: &Binding, job: &J) -> Vec<KeyGate> {
+    let mut gates = Vec::new();
+    if let Some(rule) = &binding.singleton
+        && let Some(slot) = slot_of(&rule.key, job)
+    {
+        gates.push(KeyGate {
+            slot: slot.singleton(),
+            limit: 1,
+            path: rule.key.clone(),
+            on_full: match rule.mode {
+                SingletonMode::Skip => OnFull::Skip,
+                SingletonMode::Cancel => OnFull::CancelRunning,
+            },
+        });
+    }
+    if let Some(rule) = &binding.key_concurrency
+        && let Some(slot) = slot_of(&rule.key, job)
+    {
+        gates.push(KeyGate {
+            slot,
+            limit: rule.limit,
+            path: rule.key.clone(),
+            on_full: OnFull::Wait,
+        });
+    }
+    gates
 }
 
 /// The (event, value) pairs of `binding`'s cancel-on rules that find a
@@ -186,7 +230,7 @@ fn cancel_matches<J: RunningJob>(binding: &Binding, job: &J) -> Vec<(String, ser
 }
 
 /// Refills the key lines of the executor's queue every half lease, while
-/// its binding has a `keyConcurrency`: releases a crash swallowed, and
+/// its binding has a `keyConcurrency` or a `singleton`: releases a crash swallowed, and
 /// reservations whose promote was lost, come back this way.
 async fn pump(host: Arc<HostContext>, binding: Arc<RwLock<Arc<ResolvedBinding>>>) {
     let lease = host.worker_settings.lock_duration;
@@ -195,16 +239,13 @@ async fn pump(host: Arc<HostContext>, binding: Arc<RwLock<Arc<ResolvedBinding>>>
     loop {
         tick.tick().await;
         let resolved = binding.read().unwrap().clone();
-        let Some(rule) = &resolved.binding.key_concurrency else {
+        let limit = resolved.binding.key_concurrency.as_ref().map(|r| r.limit);
+        if limit.is_none() && resolved.binding.singleton.is_none() {
             continue;
-        };
+        }
         let queue = &resolved.binding.queue;
         let lease_ms = lease.as_millis() as u64;
-        if let Err(e) = host
-            .queues
-            .fill_key_lines(queue, rule.limit, lease_ms)
-            .await
-        {
+        if let Err(e) = host.queues.fill_key_lines(queue, limit, lease_ms).await {
             tracing::warn!(queue, error = %e, "could not refill the key lines");
         }
     }
@@ -378,31 +419,41 @@ impl Executor {
             }
         }
 
-        // Per-key concurrency (see `queue::key_limits`): take the key's
-        // slot, or wait in its line; renew the lease while the job runs.
-        let key = key_slot(&resolved.binding, &job);
+        // Key slots (see `queue::key_limits`): a `singleton` key's one
+        // slot, then a `keyConcurrency` key's; each taken, or the job skips,
+        // cancels the running one, or waits in line. Leases are renewed
+        // while the job runs.
+        let gates = key_gates(&resolved.binding, &job);
         let lease_ms = self.lease_ms();
-        if let Some((slot, limit)) = &key {
-            let acquire = || queues.acquire_key_slot(slot, &id, *limit, lease_ms);
-            match retrying("take a key slot", acquire).await {
-                Ok(true) => {}
-                Ok(false) => return self.wait_in_line(&job, slot, *limit).await,
-                Err(e) => {
-                    return Self::fail(Failure::new(
-                        FailureKind::HostUnavailable,
-                        format!("could not take a slot of the job's key: {e:#}"),
-                    ));
-                }
+        let mut held: Vec<(KeySlot, u64)> = Vec::new();
+        for gate in &gates {
+            let park = gate.on_full != OnFull::Skip;
+            let acquire = || queues.acquire_key_slot(&gate.slot, &id, gate.limit, lease_ms, park);
+            let outcome = retrying("take a key slot", acquire).await;
+            if matches!(outcome, Ok(true)) {
+                held.push((gate.slot.clone(), gate.limit));
+                continue;
             }
+            // Not taken: what this job holds so far goes back first.
+            self.release_all(&held, &id).await;
+            return match outcome {
+                Ok(_) => self.key_full(&job, gate).await,
+                Err(e) => Self::fail(Failure::new(
+                    FailureKind::HostUnavailable,
+                    format!("could not take a slot of the job's key: {e:#}"),
+                )),
+            };
         }
-        let _renewal = key.as_ref().map(|(slot, _)| {
-            let (queues, slot, id) = (queues.clone(), slot.clone(), id.clone());
+        let _renewal = (!held.is_empty()).then(|| {
+            let (queues, slots, id) = (queues.clone(), held.clone(), id.clone());
             let every = Duration::from_millis((lease_ms / 3).max(1));
             AbortOnDrop(tokio::spawn(async move {
                 loop {
                     tokio::time::sleep(every).await;
-                    if let Err(e) = queues.renew_key_slot(&slot, &id, lease_ms).await {
-                        tracing::warn!(error = %e, "could not renew a key slot's lease");
+                    for (slot, _) in &slots {
+                        if let Err(e) = queues.renew_key_slot(slot, &id, lease_ms).await {
+                            tracing::warn!(error = %e, "could not renew a key slot's lease");
+                        }
                     }
                 }
             }))
@@ -410,14 +461,61 @@ impl Executor {
         let result = self
             .run_keyed(job, resolved, stop_signal, finish_by, &queue, &id)
             .await;
-        if let Some((slot, limit)) = &key {
-            let release = || queues.release_key_slot(slot, &id, *limit, lease_ms);
+        self.release_all(&held, &id).await;
+        result
+    }
+
+    /// Gives back every key slot in `held`.
+    async fn release_all(&self, held: &[(KeySlot, u64)], id: &str) {
+        for (slot, limit) in held {
+            let release = || {
+                self.host
+                    .queues
+                    .release_key_slot(slot, id, *limit, self.lease_ms())
+            };
             if let Err(e) = retrying("give a key slot back", release).await {
                 // The lease runs out on its own: the slot is back then.
                 tracing::warn!(error = %e, "could not give a key slot back");
             }
         }
-        result
+    }
+
+    /// What a job does when a key of its has no slot for it.
+    async fn key_full<J: RunningJob>(&self, job: &J, gate: &KeyGate) -> JobResult {
+        match gate.on_full {
+            OnFull::Wait => self.wait_in_line(job, &gate.slot, gate.limit).await,
+            OnFull::Skip => Self::fail(Failure::new(
+                FailureKind::Skipped,
+                format!(
+                    "singleton: key {} ({}) already has a running job; skipped without running",
+                    key_value(&gate.path, job).unwrap_or_default(),
+                    gate.path.as_str()
+                ),
+            )),
+            OnFull::CancelRunning => {
+                let queues = &self.host.queues;
+                let reason = format!(
+                    "replaced by job {} (singleton key {})",
+                    job.id(),
+                    key_value(&gate.path, job).unwrap_or_default()
+                );
+                match queues.key_holders(&gate.slot).await {
+                    Ok(holders) => {
+                        for holder in holders.iter().filter(|h| h.as_str() != job.id()) {
+                            if let Err(e) = queues.cancel(job.queue(), holder, &reason).await {
+                                tracing::debug!(holder, error = %e, "singleton: cancel the running job");
+                            }
+                        }
+                    }
+                    Err(e) => {
+                        tracing::warn!(error = %e, "singleton: could not read the running job")
+                    }
+                }
+                // Its slot comes back as the cancelled run stops; the
+                // release promotes this job from the line.
+                self.wait_in_line(job, &gate.slot, gate.limit).await
+            }
+        }
     }
 
     /// Lease of a key slot: the worker lock duration, so a dead host's
