@@ -388,4 +388,38 @@ async fn a_singleton_in_cancel_mode_replaces_the_running_job() {
     // (and park), once more when the slot came back.
     assert!(done["attemptsStarted"].as_u64().unwrap() >= 2, "{done}");
     assert_eq!(done["attemptsMade"], 1, "{done}");
+
+    // Another tenant's job with the same key does not replace ours: it
+    // waits for it.
+    let ours = api
+        .enqueue(
+            "imports",
+            json!({"data": {"customerId": "A", "holdMs": 30_000}}),
+        )
+        .await;
+    api.wait_until(&ours, "running", |j| j["state"] == "active")
+        .await;
+    let (status, accepted) = api
+        .post(
+            "/v1/queues/imports/jobs",
+            airlock_tests::host::tokens::OTHER_PRODUCER,
+            json!({"data": {"customerId": "A", "holdMs": 10}}),
+        )
+        .await;
+    assert_eq!(status, reqwest::StatusCode::ACCEPTED, "{accepted}");
+    let theirs = accepted["ref"].as_str().unwrap().to_string();
+    api.wait_until(&theirs, "waiting in line", |j| {
+        j["waiting"]["kind"] == "key_limit"
+    })
+    .await;
+    assert_eq!(api.job(&ours).await["state"], "active", "not cancelled");
+    let (status, _) = api
+        .post(
+            &format!("/v1/jobs/{ours}/cancel"),
+            airlock_tests::host::tokens::PRODUCER,
+            json!({}),
+        )
+        .await;
+    assert_eq!(status, reqwest::StatusCode::ACCEPTED);
+    assert_eq!(api.wait_done(&theirs).await["state"], "completed");
 }

@@ -118,7 +118,9 @@ pub struct Binding {
 /// One running job per key (`singleton`): a job that starts while another
 /// job of its key runs is skipped (`skip`: it fails as `skipped`, not
 /// retried) or cancels the running one and runs once it has stopped
-/// (`cancel`). Across the fleet, with the same leases as `keyConcurrency`.
+/// (`cancel`; a running job another producer token enqueued is not
+/// cancelled but waited for). Across the fleet, with the same leases as
+/// `keyConcurrency`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Singleton {
@@ -135,7 +137,8 @@ pub struct Singleton {
 pub enum SingletonMode {
     /// It is skipped: fails as `skipped` without running.
     Skip,
-    /// It cancels the running one and runs after it.
+    /// It cancels the running one (if the same producer enqueued it; else
+    /// it waits for it) and runs after it.
     Cancel,
 }
 

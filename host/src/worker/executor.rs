@@ -56,6 +56,7 @@ use super::reporter::Reporter;
 use super::services::{PendingPin, RedisServices};
 use crate::error::QueueError;
 use crate::metrics::QueueMetrics;
+use crate::queue::fields;
 use crate::queue::key_limits::{KeySlot, PARK_MS};
 use crate::queue::key_rates::{RateDecision, RateMode};
 use crate::queue::meta::{Pinned, RunRecord};
@@ -499,16 +500,26 @@ impl Executor {
                     job.id(),
                     key_value(&gate.path, job).unwrap_or_default()
                 );
-                match queues.key_holders(&gate.slot).await {
-                    Ok(holders) => {
+                // Only a job of the same producer is replaced: another
+                // tenant's job with the same key is waited for instead.
+                let owner = |id: &str| {
+                    let key = queues.job_key(job.queue(), id);
+                    async move { queues.meta().get(&key, fields::PRODUCER).await }
+                };
+                match (queues.key_holders(&gate.slot).await, owner(job.id()).await) {
+                    (Ok(holders), Ok(mine)) => {
                         for holder in holders.iter().filter(|h| h.as_str() != job.id()) {
+                            match owner(holder).await {
+                                Ok(theirs) if theirs == mine => {}
+                                _ => continue,
+                            }
                             if let Err(e) = queues.cancel(job.queue(), holder, &reason).await {
                                 tracing::debug!(holder, error = %e, "singleton: cancel the running job");
                             }
                         }
                     }
-                    Err(e) => {
-                        tracing::warn!(error = %e, "singleton: could not read the running job")
+                    (Err(e), _) | (_, Err(e)) => {
+                        tracing::warn!(error = %e, "singleton: could not read the running job");
                     }
                 }
                 // Its slot comes back as the cancelled run stops; the
