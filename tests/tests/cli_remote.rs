@@ -286,3 +286,68 @@ fn enqueue_retries_through_a_redis_outage_without_doubling_and_empty_lists_say_s
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
 }
+
+#[test]
+fn cancel_stops_a_running_job_and_refuses_a_finished_one() {
+    let redis = RedisServer::start();
+    let host = HostProcess::start(
+        &redis.url(),
+        HostOptions {
+            id: "cli-host".into(),
+            api: true,
+            ..HostOptions::default()
+        },
+    );
+    let cli = Cli {
+        url: host.api_url(),
+    };
+    let spin = guest_path("hostile-infinite-loop");
+    let (code, out, err) = cli.run(
+        tokens::ADMIN,
+        &["deploy", spin.to_str().unwrap(), "--name", "spin"],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    let (code, out, err) = cli.run(
+        tokens::ADMIN,
+        &[
+            "queue",
+            "bind",
+            "spin",
+            "--handler",
+            "spin",
+            "--fuel",
+            "off",
+            "--timeout",
+            "60s",
+        ],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    let (code, out, err) = cli.run(tokens::PRODUCER, &["enqueue", "spin", "{}"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let job_ref = out.trim().strip_prefix("enqueued ").unwrap().to_string();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let (_, out, _) = cli.run(tokens::ADMIN, &["--json", "job", &job_ref]);
+        let job: Value = serde_json::from_str(&out).unwrap();
+        if job["state"] == "active" {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "never ran: {job}");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let (code, out, err) = cli.run(
+        tokens::PRODUCER,
+        &["cancel", &job_ref, "--reason", "ops asked", "--wait"],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(
+        out.trim(),
+        format!("{job_ref} cancelled: ops asked (by `web` through the API)")
+    );
+    let (code, out, err) = cli.run(tokens::PRODUCER, &["cancel", &job_ref]);
+    assert_ne!(code, 0, "{out}");
+    assert!(
+        err.contains("is failed; only a job that has not finished can be cancelled"),
+        "{err}"
+    );
+}
