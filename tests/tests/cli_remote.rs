@@ -27,8 +27,8 @@ impl Cli {
     }
 }
 
-#[test]
-fn deploy_bind_enqueue_wait_inspect_and_retry() {
+/// A Redis and a host serving the API, and the CLI pointed at it.
+fn cli_host() -> (RedisServer, HostProcess, Cli) {
     let redis = RedisServer::start();
     let host = HostProcess::start(
         &redis.url(),
@@ -41,6 +41,12 @@ fn deploy_bind_enqueue_wait_inspect_and_retry() {
     let cli = Cli {
         url: host.api_url(),
     };
+    (redis, host, cli)
+}
+
+#[test]
+fn deploy_bind_enqueue_wait_inspect_and_retry() {
+    let (_redis, _host, cli) = cli_host();
     let payment = guest_path("payment-webhook");
 
     let (code, out, err) = cli.run(
@@ -289,18 +295,7 @@ fn enqueue_retries_through_a_redis_outage_without_doubling_and_empty_lists_say_s
 
 #[test]
 fn cancel_stops_a_running_job_and_refuses_a_finished_one() {
-    let redis = RedisServer::start();
-    let host = HostProcess::start(
-        &redis.url(),
-        HostOptions {
-            id: "cli-host".into(),
-            api: true,
-            ..HostOptions::default()
-        },
-    );
-    let cli = Cli {
-        url: host.api_url(),
-    };
+    let (_redis, _host, cli) = cli_host();
     let spin = guest_path("hostile-infinite-loop");
     let (code, out, err) = cli.run(
         tokens::ADMIN,
