@@ -148,16 +148,28 @@ impl Executor {
     }
 }
 
-/// The job's value at `path`, as JSON text, if it has one.
-fn key_value<J: RunningJob>(path: &JsonPath, job: &J) -> Option<String> {
-    let data = serde_json::from_str::<serde_json::Value>(&job.input().data).ok()?;
-    path.get(&data).map(|v| v.to_string())
+/// The job's data, parsed once for every rule of `binding` that keys on
+/// it; `None` when no rule does (nothing is parsed then) or it is not JSON.
+fn keyed_data<J: RunningJob>(binding: &Binding, job: &J) -> Option<serde_json::Value> {
+    let keyed = binding.key_concurrency.is_some()
+        || binding.singleton.is_some()
+        || binding.key_throttle.is_some()
+        || binding.key_rate_limit.is_some()
+        || binding.debounce.is_some()
+        || !binding.cancel_on.is_empty();
+    keyed
+        .then(|| serde_json::from_str(&job.input().data).ok())
+        .flatten()
 }
 
-/// The job's key slot at `path`, if its data holds a value there.
-fn slot_of<J: RunningJob>(path: &JsonPath, job: &J) -> Option<KeySlot> {
-    let data = serde_json::from_str::<serde_json::Value>(&job.input().data).ok()?;
-    Some(KeySlot::of(job.queue(), path.get(&data)?))
+/// The value at `path` in the job's `data`, as JSON text, if it has one.
+fn key_value(path: &JsonPath, data: Option<&serde_json::Value>) -> Option<String> {
+    path.get(data?).map(|v| v.to_string())
+}
+
+/// The key slot in `queue` of the value at `path` in the job's `data`.
+fn slot_of(path: &JsonPath, queue: &str, data: Option<&serde_json::Value>) -> Option<KeySlot> {
+    Some(KeySlot::of(queue, path.get(data?)?))
 }
 
 /// What a job does when its key has no slot for it.
@@ -177,21 +189,24 @@ struct KeyGate {
     slot: KeySlot,
     limit: u64,
     path: JsonPath,
+    /// The key's value, as JSON text (for failure reasons).
+    value: String,
     on_full: OnFull,
 }
 
 /// The key slots of the job under `binding`: its `singleton` key's, then
 /// its `keyConcurrency` key's (each only when the job's data holds a value
 /// at the rule's path).
-fn key_gates<J: RunningJob>(binding: &Binding, job: &J) -> Vec<KeyGate> {
+fn key_gates(binding: &Binding, queue: &str, data: Option<&serde_json::Value>) -> Vec<KeyGate> {
     let mut gates = Vec::new();
     if let Some(rule) = &binding.singleton
-        && let Some(slot) = slot_of(&rule.key, job)
+        && let Some(slot) = slot_of(&rule.key, queue, data)
     {
         gates.push(KeyGate {
             slot: slot.singleton(),
             limit: 1,
             path: rule.key.clone(),
+            value: key_value(&rule.key, data).unwrap_or_default(),
             on_full: match rule.mode {
                 SingletonMode::Skip => OnFull::Skip,
                 SingletonMode::Cancel => OnFull::CancelRunning,
@@ -199,12 +214,13 @@ fn key_gates<J: RunningJob>(binding: &Binding, job: &J) -> Vec<KeyGate> {
         });
     }
     if let Some(rule) = &binding.key_concurrency
-        && let Some(slot) = slot_of(&rule.key, job)
+        && let Some(slot) = slot_of(&rule.key, queue, data)
     {
         gates.push(KeyGate {
             slot,
             limit: rule.limit,
             path: rule.key.clone(),
+            value: key_value(&rule.key, data).unwrap_or_default(),
             on_full: OnFull::Wait,
         });
     }
@@ -213,26 +229,26 @@ fn key_gates<J: RunningJob>(binding: &Binding, job: &J) -> Vec<KeyGate> {
 
 /// The (event, value) pairs of `binding`'s cancel-on rules that find a
 /// value in the job's data.
-fn cancel_matches<J: RunningJob>(binding: &Binding, job: &J) -> Vec<(String, serde_json::Value)> {
-    if binding.cancel_on.is_empty() {
-        return Vec::new();
-    }
-    let Ok(data) = serde_json::from_str::<serde_json::Value>(&job.input().data) else {
+fn cancel_matches(
+    binding: &Binding,
+    data: Option<&serde_json::Value>,
+) -> Vec<(String, serde_json::Value)> {
+    let Some(data) = data else {
         return Vec::new();
     };
     binding
         .cancel_on
         .iter()
         .filter_map(|rule| {
-            let value = rule.job_match.get(&data)?;
+            let value = rule.job_match.get(data)?;
             Some((rule.event.clone(), value.clone()))
         })
         .collect()
 }
 
 /// Refills the key lines of the executor's queue every half lease, while
-/// its binding has a `keyConcurrency` or a `singleton`: releases a crash swallowed, and
-/// reservations whose promote was lost, come back this way.
+/// its binding has a `keyConcurrency` or a `singleton`: releases a crash
+/// swallowed, and reservations whose promote was lost, come back this way.
 async fn pump(host: Arc<HostContext>, binding: Arc<RwLock<Arc<ResolvedBinding>>>) {
     let lease = host.worker_settings.lock_duration;
     let mut tick = tokio::time::interval((lease / 2).max(Duration::from_millis(100)));
@@ -369,6 +385,8 @@ impl Executor {
         };
         let queues = &self.host.queues;
         let (queue, id) = (job.queue().to_string(), job.id().to_string());
+        let data = keyed_data(&resolved.binding, &job);
+        let data = data.as_ref();
 
         // Per-key start rates (see `queue::key_rates`): a rate limit drops
         // a job over it on its first start; a throttle parks it until its
@@ -382,7 +400,7 @@ impl Executor {
             if mode == RateMode::Drop && job.attempts_started() > 1 {
                 continue;
             }
-            let Some(slot) = slot_of(&rule.key, &job) else {
+            let Some(slot) = slot_of(&rule.key, &queue, data) else {
                 continue;
             };
             let check = || queues.check_key_rate(&slot, &id, rule.rate(), mode);
@@ -403,7 +421,7 @@ impl Executor {
                         FailureKind::RateLimited,
                         format!(
                             "key {} ({}) is over its rate limit of {} per {}; dropped without running (room again in {})",
-                            key_value(&rule.key, &job).unwrap_or_default(),
+                            key_value(&rule.key, data).unwrap_or_default(),
                             rule.key.as_str(),
                             rule.limit,
                             humantime::format_duration(Duration::from_millis(rule.period_ms)),
@@ -424,7 +442,7 @@ impl Executor {
         // slot, then a `keyConcurrency` key's; each taken, or the job skips,
         // cancels the running one, or waits in line. Leases are renewed
         // while the job runs.
-        let gates = key_gates(&resolved.binding, &job);
+        let gates = key_gates(&resolved.binding, &queue, data);
         let lease_ms = self.lease_ms();
         let mut held: Vec<(KeySlot, u64)> = Vec::new();
         for gate in &gates {
@@ -460,7 +478,7 @@ impl Executor {
             }))
         });
         let result = self
-            .run_keyed(job, resolved, stop_signal, finish_by, &queue, &id)
+            .run_keyed(job, resolved, stop_signal, finish_by, data)
             .await;
         self.release_all(&held, &id).await;
         result
@@ -489,7 +507,7 @@ impl Executor {
                 FailureKind::Skipped,
                 format!(
                     "singleton: key {} ({}) already has a running job; skipped without running",
-                    key_value(&gate.path, job).unwrap_or_default(),
+                    gate.value,
                     gate.path.as_str()
                 ),
             )),
@@ -498,7 +516,7 @@ impl Executor {
                 let reason = format!(
                     "replaced by job {} (singleton key {})",
                     job.id(),
-                    key_value(&gate.path, job).unwrap_or_default()
+                    gate.value
                 );
                 // Only a job of the same producer is replaced: another
                 // tenant's job with the same key is waited for instead.
@@ -563,21 +581,22 @@ impl Executor {
         resolved: Arc<ResolvedBinding>,
         stop_signal: StopSignal,
         finish_by: Option<(u64, u64)>,
-        queue: &str,
-        id: &str,
+        data: Option<&serde_json::Value>,
     ) -> JobResult {
         let queues = &self.host.queues;
+        let (queue, id) = (job.queue().to_string(), job.id().to_string());
+        let (queue, id) = (queue.as_str(), id.as_str());
         // A debounced job that starts ends its key's burst: the next job of
         // the key opens a window of its own (see `queue::debounce`).
         if let Some(rule) = &resolved.binding.debounce
-            && let Some(slot) = slot_of(&rule.key, &job)
+            && let Some(slot) = slot_of(&rule.key, queue, data)
             && let Err(e) = queues.end_debounce_burst(&slot).await
         {
             tracing::debug!(error = %e, "could not end a debounce burst");
         }
         // Findable by the binding's cancel-on events from now on (see
         // `queue::cancel`): before the guest starts, until the job ends.
-        let matches = cancel_matches(&resolved.binding, &job);
+        let matches = cancel_matches(&resolved.binding, data);
         if !matches.is_empty() {
             let index = || queues.index_for_cancel(queue, id, &matches, true);
             if let Err(e) = retrying("index the job for cancelOn", index).await {
