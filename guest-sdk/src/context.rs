@@ -12,6 +12,7 @@ use crate::bindings::airlock::job::context as host;
 use crate::bindings::airlock::job::types::{self as wit, LogLevel, Progress};
 use crate::error::JobError;
 use crate::kv::Kv;
+use crate::wait::{Event, Match};
 
 /// Log severity for [`Context::log`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -88,8 +89,8 @@ pub struct ChildResult {
     pub outcome: ChildOutcome,
 }
 
-/// The running job's link to Airlock: progress, logs, durable steps and
-/// sleeps, the key-value store and flow children.
+/// The running job's link to Airlock: progress, logs, durable steps,
+/// sleeps and waits, the key-value store and flow children.
 ///
 /// Methods take `&self` so a step closure can still log or report progress.
 pub struct Context {
@@ -206,6 +207,74 @@ impl Context {
         host::sleep_until(&key, wake_at_ms).map_err(|e| JobError::from_host("sleep", e))
     }
 
+    /// Durable wait for an event (Inngest's `waitForEvent`): the first event
+    /// named `event` — and holding `matching`'s value, with one — sent to
+    /// `POST /v1/events` since the job became ready to run that no other
+    /// wait of this job received. `None` when `timeout` passes first.
+    ///
+    /// Like [`sleep`](Self::sleep), the job is parked meanwhile, holding no
+    /// worker slot and using up no attempt, and runs again from the start
+    /// when the event comes; this call then returns it. An event sent
+    /// before the wait (while the job still runs, say) is not lost: the
+    /// fleet keeps its last ~10,000 events (of at most 64 KiB) for waits to
+    /// look back at. The outcome is recorded: every later run gets the same
+    /// one. An event sent with a producer token reaches only jobs that
+    /// token enqueued.
+    pub fn wait_for_event(
+        &self,
+        id: &str,
+        event: &str,
+        matching: Option<Match>,
+        timeout: Duration,
+    ) -> Result<Option<Event>, JobError> {
+        let key = self.occurrence_key("wait", id);
+        let matching = matching.map(|m| wit::EventMatch {
+            path: m.path,
+            value: m.value,
+        });
+        let got = host::wait_for_event(&key, event, matching.as_ref(), millis(timeout))
+            .map_err(|e| JobError::from_host("wait for event", e))?;
+        got.map(|text| {
+            serde_json::from_str(&text).map_err(|e| {
+                JobError::fatal(format!("the event of wait `{id}` does not parse: {e}"))
+            })
+        })
+        .transpose()
+    }
+
+    /// The completion token of the next [`wait_for_token`](Self::wait_for_token)
+    /// with this id, the same on every run: hand it out (in an approval
+    /// link, as a callback URL) before waiting. Whoever holds it completes
+    /// the wait once with `POST /v1/tokens/{token}/complete` and a JSON
+    /// body; a completion that comes before the wait is kept for it.
+    pub fn wait_token(&self, id: &str) -> Result<String, JobError> {
+        let key = self.next_occurrence_key("wait", id);
+        host::wait_token(&key).map_err(|e| JobError::from_host("wait token", e))
+    }
+
+    /// Durable wait for the completion of this wait's token (see
+    /// [`wait_token`](Self::wait_token)): parks the job like
+    /// [`wait_for_event`](Self::wait_for_event) and returns the JSON body
+    /// the token was completed with, decoded, or `None` once `timeout` has
+    /// passed since the job first got here. The token is used up either way.
+    pub fn wait_for_token<T: DeserializeOwned>(
+        &self,
+        id: &str,
+        timeout: Duration,
+    ) -> Result<Option<T>, JobError> {
+        let key = self.occurrence_key("wait", id);
+        let got = host::wait_for_token(&key, millis(timeout))
+            .map_err(|e| JobError::from_host("wait for token", e))?;
+        got.map(|text| {
+            serde_json::from_str(&text).map_err(|e| {
+                JobError::fatal(format!(
+                    "the result of wait `{id}` does not fit its type: {e}"
+                ))
+            })
+        })
+        .transpose()
+    }
+
     /// A configuration value of the queue binding (`config` in the
     /// binding): URLs and settings a handler should not hard-code.
     pub fn config(&self, key: &str) -> Option<String> {
@@ -296,12 +365,33 @@ impl Context {
         let mut occurrences = self.occurrences.borrow_mut();
         let n = occurrences.entry(format!("{kind}:{id}")).or_insert(0);
         *n += 1;
-        if *n == 1 {
-            id.to_string()
-        } else {
-            format!("{id}#{n}")
-        }
+        occurrence(id, *n)
     }
+
+    /// The key the next [`occurrence_key`](Self::occurrence_key) call will
+    /// give, without counting it.
+    fn next_occurrence_key(&self, kind: &str, id: &str) -> String {
+        let occurrences = self.occurrences.borrow();
+        let n = occurrences
+            .get(&format!("{kind}:{id}"))
+            .copied()
+            .unwrap_or(0);
+        occurrence(id, n + 1)
+    }
+}
+
+/// The record key of occurrence `n` (from 1) of `id` in one run.
+fn occurrence(id: &str, n: u32) -> String {
+    if n == 1 {
+        id.to_string()
+    } else {
+        format!("{id}#{n}")
+    }
+}
+
+/// A duration in whole milliseconds, saturating.
+fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
 impl From<wit::JobRef> for JobRef {

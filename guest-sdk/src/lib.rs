@@ -45,6 +45,7 @@ mod error;
 pub mod http;
 mod kv;
 mod run;
+mod wait;
 
 /// Bindings generated from `wit/airlock.wit`. Handler authors do not need
 /// them; they are public for the `handler!` macro and for advanced use.
@@ -64,6 +65,7 @@ pub use error::JobError;
 pub use http::{Http, HttpError, Response};
 pub use kv::Kv;
 pub use run::{decode, event_payload};
+pub use wait::{Event, Match};
 
 /// Items the [`handler!`] macro needs; not part of the stable API.
 #[doc(hidden)]

@@ -18,6 +18,10 @@
 //! | `P:{airlock}:hosts` | zset | host id → last heartbeat (ms) |
 //! | `P:{airlock}:host:ID` | string | a host's description (expires without heartbeats) |
 //! | `P:{airlock}:host:ID:drain` | string | present while the host is asked to drain |
+//! | `P:{airlock}:events` | stream | recent events for durable waits, `~10,000` (see `queue::waits`) |
+//! | `P:{airlock}:waits:DIGEST` | set | jobs waiting for an event name and match: JSON `[queue, id, wait id]` |
+//! | `P:{airlock}:wait-paths:DIGEST` | set | the match paths waits of an event name use (`""`: none) |
+//! | `P:{airlock}:token:DIGEST` | string | a wait token's job, JSON `[queue, id, wait id]` |
 //! | `P:{airlock}:artifact:DIGEST:ENGINE` | string | precompiled component shared by the fleet (TTL 30 days) |
 //! | `P:airlock:kv:HANDLER:KEY` | string | the handler's KV store (TTL as asked) |
 //! | `P:QUEUE:airlock-pending:ID` | hash | a job's producer and limits while it is being added (see `queue::meta`) |
@@ -102,6 +106,27 @@ impl Keys {
     /// A host's drain request.
     pub fn host_drain(&self, id: &str) -> String {
         self.registry(&format!("host:{id}:drain"))
+    }
+
+    /// The fleet's recent events, for durable waits (see `queue::waits`).
+    pub fn recent_events(&self) -> String {
+        self.registry("events")
+    }
+
+    /// The jobs waiting for an event (name, path, value) by its digest (see
+    /// `queue::waits`).
+    pub fn event_waiters(&self, digest: &str) -> String {
+        self.registry(&format!("waits:{digest}"))
+    }
+
+    /// The paths event waits of one event name match on, by its digest.
+    pub fn event_wait_paths(&self, digest: &str) -> String {
+        self.registry(&format!("wait-paths:{digest}"))
+    }
+
+    /// Where a wait token leads, by the token's digest.
+    pub fn wait_token(&self, digest: &str) -> String {
+        self.registry(&format!("token:{digest}"))
     }
 
     /// The fleet's cancel stream (see `queue::cancel`).

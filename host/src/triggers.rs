@@ -61,6 +61,9 @@ pub struct Delivery {
     /// The jobs it cancelled through their bindings' `cancelOn` rules, as
     /// `<queue>:<id>`.
     pub cancelled: Vec<String>,
+    /// The jobs whose durable wait (`wait-for-event`) it ended, as
+    /// `<queue>:<id>`.
+    pub resumed: Vec<String>,
 }
 
 /// Why an event could not be delivered.
@@ -110,6 +113,13 @@ pub async fn deliver(
         "id": event_id,
         "ts": crate::sandbox::clock::now_ms(),
     });
+    // First into the recent events, then to the waits already listening:
+    // a wait that starts listening in between looks back and finds it (see
+    // `queue::waits`).
+    queues.record_event(&event.name, &payload, producer).await?;
+    let resumed = queues
+        .resume_waiters(&event.name, &payload, producer)
+        .await?;
     let mut jobs = Vec::new();
     let mut cancelled = Vec::new();
     let mut all_duplicates = true;
@@ -175,5 +185,6 @@ pub async fn deliver(
         duplicate: !jobs.is_empty() && all_duplicates,
         jobs,
         cancelled,
+        resumed,
     })
 }

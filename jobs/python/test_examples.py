@@ -25,6 +25,7 @@ def load(name: str):
 payment = load("payment-webhook")
 order = load("order-workflow")
 noop = load("noop")
+refund = load("refund-request")
 
 
 class PaymentWebhookTest(unittest.TestCase):
@@ -115,6 +116,120 @@ class OrderWorkflowTest(unittest.TestCase):
         host = FakeHost(kv={"charges:o4": "many"})
         run(order.run, {"orderId": "o4", "amount": 1}, host=host)
         self.assertEqual(host.kv["charges:o4"], "1")
+
+
+class RefundRequestTest(unittest.TestCase):
+    REFUND = {"refundId": "r1", "orderId": "o1", "amount": 25.0}
+
+    def approve(self, host, decision):
+        """Runs to the approval wait and completes its token with ``decision``."""
+        out = run(refund.run, self.REFUND, host=host)
+        self.assertEqual((out.status, out.wait_id), ("suspended", "approval"))
+        token = host.progress[-1]["approvalToken"]
+        self.assertEqual(host.progress, [{"stage": "awaiting-approval", "approvalToken": token}])
+        self.assertEqual(host.tokens, {"approval": token})
+        self.assertTrue(host.complete_token(token, decision))
+        return token
+
+    def test_approved_and_settled(self):
+        host = FakeHost()
+        token = self.approve(host, {"approved": True, "by": "ann"})
+        out = run(refund.run, self.REFUND, host=host)
+        self.assertEqual((out.status, out.wait_id), ("suspended", "settlement"))
+        self.assertEqual(host.progress[-1], {"stage": "awaiting-settlement"})
+        self.assertEqual(host.waits["settlement"].match, ("$.refundId", '"r1"'))
+        self.assertEqual(host.waits["settlement"].timeout_ms, 7 * 24 * 3600 * 1000)
+        self.assertEqual(host.waits["approval"].timeout_ms, 3 * 24 * 3600 * 1000)
+        host.send_event("refund.settled", {"refundId": "r2"}, id="evt_other")  # another refund's
+        host.send_event("order.paid", {"refundId": "r1"}, id="evt_paid")  # another event
+        self.assertEqual(run(refund.run, self.REFUND, host=host).status, "suspended")
+        host.send_event("refund.settled", {"refundId": "r1", "provider": "psp"}, id="evt_1")
+        out = run(refund.run, self.REFUND, host=host)
+        self.assertEqual(out.output, '{"status":"settled","refundId":"r1","approvedBy":"ann",'
+                                     '"refundRef":"rf_r1","settlement":"evt_1"}')
+        self.assertEqual(host.step_order, ["open-refund", "issue-refund"])
+        self.assertEqual(host.steps["issue-refund"], '"rf_r1"')
+        self.assertEqual(host.kv, {"refunds:r1": "1"})
+        self.assertEqual(host.logs, [("info", "refund r1 of 25 for order o1 opened")])
+        self.assertEqual(host.progress[-2:], [{"stage": "awaiting-approval", "approvalToken": token},
+                                              {"stage": "awaiting-settlement"}])
+        # The same job again: every step and wait replays, nothing is issued twice.
+        again = run(refund.run, self.REFUND, host=host)
+        self.assertEqual(again.output, out.output)
+        self.assertEqual(host.kv, {"refunds:r1": "1"})
+
+    def test_event_that_came_before_the_wait(self):
+        # An event sent while the job still ran, before it parked, is kept
+        # for the wait (the host records it as the wait's outcome).
+        host = FakeHost()
+        host.complete_wait("settlement", {"name": "refund.settled", "data": {"refundId": "r1"},
+                                          "id": "evt_early", "ts": 1})
+        self.approve(host, {"approved": True})
+        out = run(refund.run, {**self.REFUND, "pauseBeforeSettleMs": 5}, host=host)
+        self.assertEqual(out.output, '{"status":"settled","refundId":"r1","refundRef":"rf_r1","settlement":"evt_early"}')
+
+    def test_rejected(self):
+        host = FakeHost()
+        self.approve(host, {"approved": False, "by": "bob"})
+        out = run(refund.run, self.REFUND, host=host)
+        self.assertEqual(out.output, '{"status":"rejected","refundId":"r1","approvedBy":"bob"}')
+        self.assertEqual(host.step_order, ["open-refund"])
+        self.assertEqual(host.kv, {})
+        self.assertNotIn("settlement", host.waits)
+        host = FakeHost()
+        self.approve(host, {"approved": False})
+        self.assertEqual(run(refund.run, self.REFUND, host=host).output,
+                         '{"status":"rejected","refundId":"r1"}')
+
+    def test_approval_timeout(self):
+        host = FakeHost()
+        out = run(refund.run, {**self.REFUND, "approvalTimeoutMs": 0}, host=host)
+        self.assertEqual(out.output, '{"status":"expired","refundId":"r1"}')
+        self.assertEqual(host.waits["approval"].timeout_ms, 0)
+        self.assertEqual(host.step_order, ["open-refund"])
+        self.assertEqual(host.kv, {})
+        # The token is used up: a late decision is refused.
+        self.assertFalse(host.complete_token(host.tokens["approval"], {"approved": True}))
+        # The default 3 days, fast-forwarded.
+        out = run(refund.run, self.REFUND, skip_waits=True)
+        self.assertEqual((out.output, out.runs), ('{"status":"expired","refundId":"r1"}', 2))
+
+    def test_settlement_timeout(self):
+        host = FakeHost()
+        self.approve(host, {"approved": True, "by": "ann"})
+        out = run(refund.run, {**self.REFUND, "settleTimeoutMs": 0}, host=host)
+        self.assertEqual(out.output, '{"status":"unsettled","refundId":"r1","approvedBy":"ann","refundRef":"rf_r1"}')
+        self.assertEqual(host.kv, {"refunds:r1": "1"})
+        self.assertEqual(host.wait_results["settlement"], None)
+
+    def test_bad_input_and_decisions_are_fatal(self):
+        cases = [
+            ({"orderId": "o1", "amount": 1}, "invalid job data: missing field `refundId`"),
+            ({**self.REFUND, "amount": 0}, "refund amount must be positive"),
+            ({**self.REFUND, "amount": "x"},
+             "invalid job data at field `amount`: invalid type: string \"x\", expected a number"),
+            ({**self.REFUND, "settleTimeoutMs": -1},
+             "invalid job data at field `settleTimeoutMs`: invalid value: integer `-1`, expected u64"),
+            ({**self.REFUND, "pauseBeforeSettleMs": -5},
+             "invalid job data at field `pauseBeforeSettleMs`: invalid value: integer `-5`, expected u64"),
+        ]
+        for data, message in cases:
+            host = FakeHost()
+            out = run(refund.run, data, host=host)
+            self.assertEqual((out.status, out.message), ("fatal", message))
+            self.assertEqual(host.steps, {})
+        host = FakeHost()
+        self.approve(host, {"approved": "yes"})
+        out = run(refund.run, self.REFUND, host=host)
+        self.assertEqual(out.status, "fatal")
+        self.assertTrue(out.message.startswith("the result of wait `approval` does not fit its type: "), out.message)
+
+    def test_counter_survives_garbage(self):
+        host = FakeHost(kv={"refunds:r1": "many"})
+        host.complete_wait("approval", {"approved": True})
+        host.time_out_wait("settlement")
+        self.assertEqual(run(refund.run, self.REFUND, host=host).value["status"], "unsettled")
+        self.assertEqual(host.kv["refunds:r1"], "1")
 
 
 class NoopTest(unittest.TestCase):

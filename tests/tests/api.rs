@@ -165,7 +165,7 @@ async fn uploads_are_validated_and_rejections_say_why() {
             .as_array()
             .unwrap()
             .iter()
-            .any(|i| i.as_str().unwrap().starts_with("airlock:job/context@0.2")),
+            .any(|i| i.as_str().unwrap().starts_with("airlock:job/context@0.3")),
         "{details}"
     );
     assert_eq!(details["component"]["exports"], json!(["run"]));
@@ -826,6 +826,7 @@ async fn the_openapi_document_is_valid_and_covers_every_route() {
         ("put", "/v1/queues/{queue}/secrets/{name}"),
         ("delete", "/v1/queues/{queue}/secrets/{name}"),
         ("post", "/v1/events"),
+        ("post", "/v1/tokens/{token}/complete"),
         ("get", "/v1/hosts"),
         ("post", "/v1/hosts/{id}/drain"),
         ("post", "/v1/hosts/{id}/resume"),

@@ -284,6 +284,7 @@ async fn the_first_durable_write_pins_and_reads_do_not() {
     let mut services = RedisServices::new(
         &rig.host.queues,
         job.key.clone(),
+        0,
         "mail".into(),
         reporter.progress_sender(),
         PendingPin {

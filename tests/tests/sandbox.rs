@@ -475,7 +475,11 @@ fn a_durable_workflow_replays_steps_after_its_sleep() {
         Box::new(services.clone()),
         None,
     );
-    let Completion::Suspended { wake_at_ms } = first.completion else {
+    let Completion::Suspended {
+        wake_at_ms,
+        wait: None,
+    } = first.completion
+    else {
         panic!("expected the workflow to sleep, got {:?}", first.completion);
     };
     assert!(
@@ -494,7 +498,13 @@ fn a_durable_workflow_replays_steps_after_its_sleep() {
         Box::new(services.clone()),
         None,
     );
-    assert_eq!(early.completion, Completion::Suspended { wake_at_ms });
+    assert_eq!(
+        early.completion,
+        Completion::Suspended {
+            wake_at_ms,
+            wait: None
+        }
+    );
 
     services.wake_sleeps_now();
     let second = sandbox.run(
@@ -701,6 +711,40 @@ fn a_component_too_big_for_a_pool_slot_is_refused_at_upload() {
     let err = sandbox().load(&wide).unwrap_err();
     assert_eq!(err.code(), "invalid_component", "{err}");
     assert!(err.to_string().contains("core module instances"), "{err}");
+}
+
+/// A handler built against the pinned `airlock:job@0.2.0` contract runs
+/// unchanged: its `context` and `config` imports link under their old
+/// names, its log and progress arrive, its step is recorded.
+#[test]
+fn a_handler_built_against_the_0_2_0_contract_still_runs() {
+    let sandbox = sandbox();
+    let legacy = load(&sandbox, "legacy-v0-2");
+    let services = LocalServices::new();
+    let outcome = sandbox.run(
+        &legacy,
+        job(r#"{"order":8}"#),
+        &tight(),
+        Box::new(services.clone()),
+        None,
+    );
+    let Completion::Completed(output) = &outcome.completion else {
+        panic!("{:?} {:?}", outcome.completion, outcome.logs);
+    };
+    let output: serde_json::Value = serde_json::from_str(output).unwrap();
+    assert_eq!(output["contract"], "0.2.0");
+    assert_eq!(output["data"]["order"], 8);
+    assert!(
+        outcome
+            .logs
+            .iter()
+            .any(|l| l.message.contains("0.2.0 handler runs job job-1")),
+        "{:?}",
+        outcome.logs
+    );
+    let store = services.store();
+    let store = store.lock().unwrap();
+    assert_eq!(store.progress.len(), 1);
 }
 
 /// A handler built against the pinned `airlock:job@0.1.0` contract runs

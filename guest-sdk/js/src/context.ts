@@ -2,7 +2,8 @@
 
 import { parseDuration, type Duration } from './duration';
 import { FatalError, RetryableError, messageOf } from './errors';
-import type { Host, JobInfo, LogLevel } from './host';
+import { parseEvent, type Event } from './event';
+import type { Host, JobInfo, LogLevel, RawEventMatch } from './host';
 
 /** Any value `JSON.stringify` writes. */
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
@@ -57,7 +58,45 @@ export interface Config {
   keys(): string[];
 }
 
-/** Durable steps and sleeps (Inngest's `step`). */
+/**
+ * Which events a {@link Steps.waitForEvent} accepts beyond their name: those
+ * whose `data` holds `value` at `path`.
+ */
+export interface EventMatch {
+  /**
+   * A JSON path into the event's `data`: `$` then 1 to 16 `.name` segments
+   * of letters, digits, `_` or `-` (`"$.refundId"`, `"$.order.id"`).
+   */
+  path: string;
+  /**
+   * The value the event must hold there. It is sent as its JSON
+   * (`JSON.stringify`) and compared as a JSON value, not as text: `"r1"`
+   * matches the string `"r1"` only, `42` the number 42.
+   */
+  value: unknown;
+}
+
+/** Options of {@link Steps.waitForEvent}. */
+export interface WaitForEventOptions {
+  /** Accept only events whose `data` holds this value at this path. */
+  match?: EventMatch;
+  /**
+   * How long to wait (`"7d"`, `"30s"`, or milliseconds), from the first time
+   * the job reached the wait; at most a year.
+   */
+  timeout: Duration;
+}
+
+/** Options of {@link Steps.waitForToken}. */
+export interface WaitForTokenOptions {
+  /**
+   * How long to wait (`"3d"`, `"1h"`, or milliseconds), from the first time
+   * the job reached the wait; at most a year.
+   */
+  timeout: Duration;
+}
+
+/** Durable steps, sleeps and waits (Inngest's `step`). */
 export interface Steps {
   /**
    * Runs `fn` once per job, durably. The first run records its JSON result;
@@ -73,6 +112,65 @@ export interface Steps {
   sleep(id: string, duration: Duration): Promise<void>;
   /** Durable sleep until `when` (a `Date`, epoch milliseconds or an ISO date). */
   sleepUntil(id: string, when: Date | number | string): Promise<void>;
+  /**
+   * Durable wait for an event (Inngest's `step.waitForEvent`): resolves with
+   * the first event named `event` — and, with `options.match`, whose `data`
+   * holds `match.value` at `match.path` — sent to `POST /v1/events` since
+   * the job became ready to run (its enqueue time plus delay) that no other
+   * wait of this job received; `null` when `options.timeout`, counted from
+   * the first time the job reached this wait, passes first.
+   *
+   * Unless a matching event came already (it then resolves at once), the
+   * job is parked like in {@link Steps.sleep}: the instance stops (the
+   * promise never settles in that run), holding no worker slot and using
+   * up no attempt. The event wakes the job; it runs again from the start,
+   * replays its recorded steps, and this call then resolves with the
+   * event. So an event sent before the wait (while the job still runs,
+   * say) is not lost: the fleet keeps its last ~10,000 events (of at most
+   * 64 KiB each) for waits to look back at. The outcome — the event or the
+   * timeout — is recorded: every later run gets the same one. An event sent
+   * with a producer token reaches only the jobs that token enqueued.
+   *
+   * Repeated ids in one run are told apart per occurrence (`id`, `id#2`,
+   * ...), counted separately from steps and sleeps. Failures: a bad
+   * `match.path`, a `match.value` the host refuses or a timeout over a year
+   * fail the job fatally (`HostError` `invalid`: `wait for event refused:
+   * ...`), as do waits for this event name already matching on 32 other
+   * paths (`limit-exceeded`) and `airlock run`, where no events arrive
+   * (`unsupported`); Redis being down is retried (`unavailable`). A
+   * `match.value` that `JSON.stringify` cannot encode is a
+   * {@link FatalError}.
+   */
+  waitForEvent<T = unknown>(id: string, event: string, options: WaitForEventOptions): Promise<Event<T> | null>;
+  /**
+   * The completion token of the next {@link Steps.waitForToken} with this id
+   * (Trigger.dev's waitpoint tokens): created on the first call, the same on
+   * every run. Hand it out — in an approval link, as a callback URL —
+   * before waiting: whoever holds it completes the wait once with `POST
+   * /v1/tokens/{token}/complete` and a JSON body, no other credential
+   * needed (so treat it as a secret). A completion that comes before the
+   * wait is kept for it.
+   *
+   * It does not count as an occurrence of `id`: call it before the
+   * `waitForToken` with the same id (in a loop, each turn's `waitToken`
+   * gives the token of that turn's wait).
+   */
+  waitToken(id: string): Promise<string>;
+  /**
+   * Durable wait for the completion of this wait's token (see
+   * {@link Steps.waitToken}; created here if `waitToken` was not called):
+   * parks the job like {@link Steps.waitForEvent} and resolves with the
+   * JSON body the token was completed with, parsed, or `null` once
+   * `options.timeout` has passed since the job first reached the wait. The
+   * outcome is recorded: every later run gets the same one. The token is
+   * used up either way: completing it again, or after the timeout, is
+   * refused (409). A token completed with the JSON `null` also resolves
+   * `null`: complete it with an object to tell the two apart.
+   *
+   * Repeated ids in one run are told apart per occurrence (`id`, `id#2`,
+   * ...), under the same count as {@link Steps.waitForEvent}.
+   */
+  waitForToken<T = unknown>(id: string, options: WaitForTokenOptions): Promise<T | null>;
 }
 
 /** What a value looks like after `JSON.parse(JSON.stringify(value))`. */
@@ -98,7 +196,7 @@ export interface FetchInit extends RequestInit {
 export class Context {
   /** The job being run. */
   readonly job: JobInfo;
-  /** Durable steps and sleeps. */
+  /** Durable steps, sleeps and waits. */
   readonly step: Steps;
   /** The job's log. */
   readonly log: Logger;
@@ -149,6 +247,10 @@ export class Context {
       sleepUntil: async (id: string, when: Date | number | string) => {
         this.#sleepUntil(id, wakeTime(when));
       },
+      waitForEvent: async <T = unknown>(id: string, event: string, options: WaitForEventOptions) =>
+        this.#waitForEvent<T>(id, event, options),
+      waitToken: async (id: string) => this.#host.waitToken(this.#nextOccurrenceKey('wait', id)),
+      waitForToken: async <T = unknown>(id: string, options: WaitForTokenOptions) => this.#waitForToken<T>(id, options),
     });
   }
 
@@ -266,13 +368,73 @@ export class Context {
     this.#host.sleepUntil(key, wakeAtMs);
   }
 
+  #waitForEvent<T>(id: string, event: string, options: WaitForEventOptions): Event<T> | null {
+    const timeoutMs = waitTimeout(id, options);
+    const match = options.match == null ? undefined : eventMatch(id, options.match);
+    const key = this.#occurrenceKey('wait', id);
+    const text = this.#host.waitForEvent(key, event, match, timeoutMs);
+    if (text === undefined) return null;
+    try {
+      return parseEvent<T>(text);
+    } catch (e) {
+      throw new FatalError(`the event of wait \`${id}\` does not parse: ${messageOf(e)}`);
+    }
+  }
+
+  #waitForToken<T>(id: string, options: WaitForTokenOptions): T | null {
+    const timeoutMs = waitTimeout(id, options);
+    const key = this.#occurrenceKey('wait', id);
+    const text = this.#host.waitForToken(key, timeoutMs);
+    if (text === undefined) return null;
+    try {
+      return JSON.parse(text) as T;
+    } catch (e) {
+      throw new FatalError(`the result of wait \`${id}\` does not parse: ${messageOf(e)}`);
+    }
+  }
+
   /** `id` for its first use in this run, `id#2`, `id#3`, ... afterwards (per kind). */
-  #occurrenceKey(kind: 'step' | 'sleep', id: string): string {
+  #occurrenceKey(kind: OccurrenceKind, id: string): string {
     const counter = `${kind}:${id}`;
     const n = (this.#occurrences.get(counter) ?? 0) + 1;
     this.#occurrences.set(counter, n);
-    return n === 1 ? id : `${id}#${n}`;
+    return occurrence(id, n);
   }
+
+  /** The key the next `#occurrenceKey` call will give, without counting it. */
+  #nextOccurrenceKey(kind: OccurrenceKind, id: string): string {
+    return occurrence(id, (this.#occurrences.get(`${kind}:${id}`) ?? 0) + 1);
+  }
+}
+
+/** Steps, sleeps and waits count their occurrences separately. */
+type OccurrenceKind = 'step' | 'sleep' | 'wait';
+
+/** The record key of occurrence `n` (from 1) of `id` in one run. */
+function occurrence(id: string, n: number): string {
+  return n === 1 ? id : `${id}#${n}`;
+}
+
+/** A wait's timeout in whole milliseconds. */
+function waitTimeout(id: string, options: { timeout?: Duration } | undefined): number {
+  if (options?.timeout === undefined || options.timeout === null) {
+    throw new FatalError(`wait \`${id}\` needs a timeout (\`timeout: "7d"\`, \`"30s"\` or milliseconds)`);
+  }
+  return Math.floor(parseDuration(options.timeout));
+}
+
+/** The WIT `event-match` of a {@link EventMatch}: its value as JSON text. */
+function eventMatch(id: string, match: EventMatch): RawEventMatch {
+  let value: string | undefined;
+  try {
+    value = JSON.stringify(match.value);
+  } catch (e) {
+    throw new FatalError(`the match value of wait \`${id}\` is not serialisable: ${messageOf(e)}`);
+  }
+  if (value === undefined) {
+    throw new FatalError(`the match value of wait \`${id}\` is not serialisable: ${typeof match.value} has no JSON`);
+  }
+  return { path: String(match.path), value };
 }
 
 function kvValue(value: unknown): string {

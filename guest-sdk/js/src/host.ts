@@ -26,6 +26,12 @@ export interface RawChild {
   outcome: { tag: 'completed' | 'failed'; val: string };
 }
 
+/** The WIT `event-match`: a JSON path into the event's data and the JSON text of the value there. */
+export interface RawEventMatch {
+  path: string;
+  value: string;
+}
+
 /** The host calls, normalised. Failed calls throw {@link HostError}. */
 export interface Host {
   readonly engine: Engine;
@@ -34,6 +40,11 @@ export interface Host {
   stepLookup(id: string): string | undefined;
   stepRecord(id: string, output: string): void;
   sleepUntil(id: string, wakeAtMs: number): void;
+  /** The event (JSON text) or `undefined` on timeout; parks the job (does not return) until one of them. */
+  waitForEvent(id: string, event: string, match: RawEventMatch | undefined, timeoutMs: number): string | undefined;
+  waitToken(id: string): string;
+  /** The token's JSON body or `undefined` on timeout; parks the job (does not return) until one of them. */
+  waitForToken(id: string, timeoutMs: number): string | undefined;
   childrenResults(): RawChild[];
   kvGet(key: string): string | undefined;
   kvSet(key: string, value: string, ttlMs: number | undefined): void;
@@ -75,6 +86,8 @@ export function createHost(raw: RawImports, engine: Engine): Host {
   // The generated types describe StarlingMonkey (`bigint`); QuickJS wants numbers.
   const u64 = (n: number) => toU64(engine, n) as bigint;
   const optU64 = (n: number | undefined) => (n === undefined ? undefined : u64(n));
+  // An `option` argument's none, as each engine documents it.
+  const none = (engine === 'quickjs' ? null : undefined) as undefined;
   return {
     engine,
     log: (level, message) => context.log(level, message),
@@ -82,6 +95,18 @@ export function createHost(raw: RawImports, engine: Engine): Host {
     stepLookup: (id) => call('step lookup', () => fromOption(context.stepLookup(id))),
     stepRecord: (id, output) => call('step record', () => context.stepRecord(id, output)),
     sleepUntil: (id, wakeAtMs) => call('sleep', () => context.sleepUntil(id, u64(wakeAtMs))),
+    waitForEvent: (id, event, match, timeoutMs) =>
+      call('wait for event', () =>
+        fromOption(
+          context.waitForEvent(id, event, match ? { path: match.path, value: match.value } : none, u64(timeoutMs)) as
+            | string
+            | null
+            | undefined,
+        ),
+      ),
+    waitToken: (id) => call('wait token', () => context.waitToken(id)),
+    waitForToken: (id, timeoutMs) =>
+      call('wait for token', () => fromOption(context.waitForToken(id, u64(timeoutMs)) as string | null | undefined)),
     childrenResults: () => call('children results', () => context.childrenResults() as RawChild[]),
     kvGet: (key) => call('kv get', () => fromOption(context.kvGet(key))),
     kvSet: (key, value, ttlMs) => call('kv set', () => context.kvSet(key, value, optU64(ttlMs))),

@@ -11,6 +11,7 @@ export { Context } from './context';
 export type {
   ChildResult,
   Config,
+  EventMatch,
   FetchInit,
   Json,
   Jsonified,
@@ -19,6 +20,8 @@ export type {
   KvSetOptions,
   Logger,
   Steps,
+  WaitForEventOptions,
+  WaitForTokenOptions,
 } from './context';
 export type { JobInfo, Engine, LogLevel } from './host';
 export { ENGINE } from './host';
@@ -34,6 +37,6 @@ export type { HostErrorKind, JobErrorVariant } from './errors';
 export { parseDuration } from './duration';
 export type { Duration } from './duration';
 export { eventPayload, isEvent } from './event';
-export type { AirlockEvent } from './event';
+export type { AirlockEvent, Event } from './event';
 export { ensureOk, readJson, isRetryableStatus } from './http';
 export type { HttpStatusFailure } from './http';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { createHost, fromOption, fromU64, jobInfo, toU64 } from '../src/host';
 import { HostError } from '../src/errors';
 import { rawImports } from '../src/raw';
-import { fake, rawJob, resetFake } from './fake/state';
+import { fake, rawJob, recordEvent, recordTimeout, resetFake } from './fake/state';
 import { test } from './harness';
 
 for (const engine of ['starlingmonkey', 'quickjs'] as const) {
@@ -21,6 +21,21 @@ for (const engine of ['starlingmonkey', 'quickjs'] as const) {
     assert.equal(host.kvSetIfAbsent('c', 'x', 5), true);
     host.sleepUntil('nap', 1_700_000_000_123.7);
     assert.deepEqual(fake.sleeps, [{ id: 'nap', wakeAtMs: 1_700_000_000_123 }]);
+    // Waits: the option argument's none and u64 per engine, none back as undefined.
+    recordTimeout('w');
+    recordEvent('w#2', { name: 'e', data: 1, id: 'ev', ts: 1 });
+    assert.equal(host.waitForEvent('w', 'e', undefined, 1000.6), undefined);
+    assert.equal(host.waitForEvent('w#2', 'e', { path: '$.a', value: '1' }, 5), '{"name":"e","data":1,"id":"ev","ts":1}');
+    assert.equal(host.waitToken('t'), 'wt_fake_t');
+    recordTimeout('t');
+    assert.equal(host.waitForToken('t', 7), undefined);
+    assert.deepEqual(fake.waitCalls, [
+      { op: 'waitForEvent', id: 'w', event: 'e', match: undefined, timeoutMs: 1000 },
+      { op: 'waitForEvent', id: 'w#2', event: 'e', match: { path: '$.a', value: '1' }, timeoutMs: 5 },
+      { op: 'waitToken', id: 't' },
+      { op: 'waitForToken', id: 't', timeoutMs: 7 },
+    ]);
+    assert.throws(() => host.waitForToken('parks', 7), /parked on wait `parks`/);
     assert.throws(
       () => host.kvGet(''),
       (e: unknown) => e instanceof HostError && e.kind === 'invalid' && e.message === 'kv get refused: kv key must not be empty',

@@ -29,6 +29,7 @@ pub mod egress;
 mod engine;
 pub mod http;
 pub mod int;
+pub mod json_path;
 pub mod limits;
 pub mod logs;
 pub mod outcome;
@@ -773,7 +774,10 @@ fn classify(
             if err.downcast_ref::<Suspend>().is_some()
                 && let Some(wake_at_ms) = state.suspended_until
             {
-                return Completion::Suspended { wake_at_ms };
+                return Completion::Suspended {
+                    wake_at_ms,
+                    wait: state.suspended_wait.clone(),
+                };
             }
             Completion::Failed(classify_trap(&err, state, limits))
         }

@@ -165,11 +165,14 @@ pub enum Completion {
     Completed(String),
     /// The run failed.
     Failed(Failure),
-    /// The guest called a durable sleep: park the job until this time
-    /// (milliseconds since the Unix epoch), then run it again.
+    /// The guest called a durable sleep or wait: park the job until this
+    /// time (milliseconds since the Unix epoch), then run it again.
     Suspended {
         /// When the job should run again.
         wake_at_ms: u64,
+        /// The wait it parks for, if it is one: an outcome may come before
+        /// the job is parked, and then it should run again at once.
+        wait: Option<String>,
     },
 }
 

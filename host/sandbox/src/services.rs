@@ -1,4 +1,5 @@
-//! The stores behind a guest's durable imports (steps, sleeps, KV, children).
+//! The stores behind a guest's durable imports (steps, sleeps, waits, KV,
+//! children).
 //!
 //! The sandbox does not know where job state lives. It awaits these methods
 //! from the guest's host calls — the guest is suspended meanwhile, holding
@@ -57,6 +58,55 @@ pub struct ChildResult {
     pub outcome: Result<String, String>,
 }
 
+/// What a durable wait waits for.
+#[derive(Debug, Clone, PartialEq)]
+pub enum WaitFor {
+    /// An event named `name`, holding `value` at the JSON path `path` of
+    /// its data with `matching`. Which such events count (since when, and
+    /// not those an earlier wait received) is the store's to say.
+    Event {
+        /// The event name.
+        name: String,
+        /// `(path, value)`: a JSON path into the event's data and the value
+        /// it must hold there.
+        matching: Option<(String, serde_json::Value)>,
+    },
+    /// The completion of the wait's token.
+    Token,
+}
+
+/// How a durable wait ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WaitOutcome {
+    /// What it waited for came: the event, or the token's result, as JSON
+    /// text.
+    Came(String),
+    /// Its deadline passed first.
+    TimedOut,
+}
+
+impl WaitOutcome {
+    /// The value a guest's wait returns: `None` for a timeout.
+    pub fn into_option(self) -> Option<String> {
+        match self {
+            WaitOutcome::Came(value) => Some(value),
+            WaitOutcome::TimedOut => None,
+        }
+    }
+}
+
+/// A durable wait as recorded by the run that first reached it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WaitState {
+    /// When it times out, ms since the epoch.
+    pub deadline_ms: u64,
+    /// Its outcome, once it has one.
+    pub outcome: Option<WaitOutcome>,
+}
+
+const NO_WAITS: &str =
+    "durable waits need a queue host: `airlock run` receives no events and no token completions";
+
 /// What a running guest can reach outside its sandbox. Methods are awaited
 /// on the guest runtime (they may wait on Redis, say); none may panic.
 #[async_trait::async_trait]
@@ -75,6 +125,40 @@ pub trait HostServices: Send {
 
     /// Records the wake-up time of sleep `sleep_id`.
     async fn sleep_record(&mut self, sleep_id: &str, wake_at_ms: u64) -> Result<(), ServiceError>;
+
+    /// The recorded state of wait `wait_id`, if it was reached before.
+    async fn wait_lookup(&mut self, wait_id: &str) -> Result<Option<WaitState>, ServiceError> {
+        let _ = wait_id;
+        Err(ServiceError::Unsupported(NO_WAITS.into()))
+    }
+
+    /// Records wait `wait_id` (it times out at `deadline_ms`) and starts
+    /// listening for what it waits for. Answers the outcome when it came
+    /// already: an event sent since the run started, a token completed
+    /// before the wait.
+    async fn wait_begin(
+        &mut self,
+        wait_id: &str,
+        what: &WaitFor,
+        deadline_ms: u64,
+    ) -> Result<Option<WaitOutcome>, ServiceError> {
+        let _ = (wait_id, what, deadline_ms);
+        Err(ServiceError::Unsupported(NO_WAITS.into()))
+    }
+
+    /// Past its deadline: records that wait `wait_id` timed out, unless an
+    /// outcome came first, and stops listening. Answers the outcome that
+    /// stands.
+    async fn wait_expire(&mut self, wait_id: &str) -> Result<WaitOutcome, ServiceError> {
+        let _ = wait_id;
+        Err(ServiceError::Unsupported(NO_WAITS.into()))
+    }
+
+    /// The completion token of wait `wait_id`, created on the first call.
+    async fn wait_token(&mut self, wait_id: &str) -> Result<String, ServiceError> {
+        let _ = wait_id;
+        Err(ServiceError::Unsupported(NO_WAITS.into()))
+    }
 
     /// Outcomes of this job's flow children.
     async fn children_results(&mut self) -> Result<Vec<ChildResult>, ServiceError>;

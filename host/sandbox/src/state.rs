@@ -1,6 +1,6 @@
 //! Per-run store data: WASI and `wasi:http` contexts, limits bookkeeping,
 //! captured logs, and the implementation of the `airlock:job` imports
-//! (`context` in both contract versions, and `config`).
+//! (`context` and `config` in every contract version).
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -11,15 +11,17 @@ use wasmtime::component::ResourceTable;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
-use super::bindings::airlock::job0_2_0::{config, context, types};
-use super::bindings::v0_1;
-use super::bindings::{ChildOutcome, ChildResult, HostError, JobRef, LogLevel, Progress};
+use super::bindings::airlock::job0_3_0::{config, context, types};
+use super::bindings::{
+    ChildOutcome, ChildResult, EventMatch, HostError, JobRef, LogLevel, Progress,
+};
+use super::bindings::{v0_1, v0_2};
 use super::egress::EgressPolicy;
 use super::http::{Grant, HttpLimits, HttpStats, RunHttp};
 use super::limits::Limits;
 use super::logs::{LogLevel as SinkLevel, LogSink};
 use super::secrets::{self, SecretsKey};
-use super::services::{self, HostServices, ServiceError};
+use super::services::{self, HostServices, ServiceError, WaitFor, WaitState};
 use crate::clock::now_ms;
 
 /// Longest secret or configuration name a guest may ask for.
@@ -50,10 +52,15 @@ const MAX_PANIC_BYTES: usize = 4 << 10;
 /// the delayed set's scores (the job would wake at once, or never).
 pub const MAX_SLEEP_MS: u64 = 365 * 24 * 60 * 60 * 1000;
 
-/// The error a durable sleep raises to stop the guest; the sandbox turns it
-/// into [`super::Completion::Suspended`].
+/// Longest event name a wait may name (as `POST /v1/events` accepts).
+const MAX_EVENT_NAME_BYTES: usize = 256;
+/// Largest value a wait's event match may hold, as JSON text.
+const MAX_MATCH_VALUE_BYTES: usize = 1024;
+
+/// The error a durable sleep or wait raises to stop the guest; the sandbox
+/// turns it into [`super::Completion::Suspended`].
 #[derive(Debug, thiserror::Error)]
-#[error("job suspended by a durable sleep")]
+#[error("job suspended by a durable sleep or wait")]
 pub struct Suspend;
 
 /// Tracks linear-memory growth against the run's cap.
@@ -158,8 +165,10 @@ pub struct RunState {
     steps_recorded: u32,
     /// The guest's last words before aborting, from the SDK's panic hook.
     pub panic_message: Option<String>,
-    /// Set by a durable sleep that stopped the guest.
+    /// Set by a durable sleep or wait that stopped the guest.
     pub suspended_until: Option<u64>,
+    /// Set by a durable wait that stopped the guest: its id.
+    pub suspended_wait: Option<String>,
     /// A store outage seen during the run; a retry error that follows is
     /// reported as `host_unavailable`.
     pub service_outage: Option<String>,
@@ -206,6 +215,7 @@ impl RunState {
             steps_recorded: 0,
             panic_message: None,
             suspended_until: None,
+            suspended_wait: None,
             service_outage: None,
         }
     }
@@ -270,6 +280,91 @@ impl RunState {
                 HostError::Unavailable(m)
             }
         }
+    }
+
+    /// The durable wait `wait_id` for `what`, up to `timeout_ms`: its
+    /// recorded outcome, or one that already came, or (stopping the guest)
+    /// a park until the deadline. The first run that reaches the wait
+    /// records it and its deadline; replays keep both.
+    async fn wait(
+        &mut self,
+        wait_id: String,
+        what: WaitFor,
+        timeout_ms: u64,
+    ) -> wasmtime::Result<Result<Option<String>, HostError>> {
+        if let Err(e) = Self::check_key("wait id", &wait_id) {
+            return Ok(Err(e));
+        }
+        if timeout_ms > MAX_SLEEP_MS {
+            return Ok(Err(HostError::Invalid(format!(
+                "a durable wait may last at most a year ({MAX_SLEEP_MS} ms); this one asked for {timeout_ms} ms"
+            ))));
+        }
+        let deadline = match self.services.wait_lookup(&wait_id).await {
+            Err(e) => return Ok(Err(self.host_error(e))),
+            Ok(Some(WaitState {
+                outcome: Some(outcome),
+                ..
+            })) => return Ok(Ok(outcome.into_option())),
+            Ok(Some(WaitState { deadline_ms, .. })) => deadline_ms,
+            Ok(None) => {
+                let deadline = now_ms().saturating_add(timeout_ms);
+                match self.services.wait_begin(&wait_id, &what, deadline).await {
+                    Err(e) => return Ok(Err(self.host_error(e))),
+                    Ok(Some(outcome)) => return Ok(Ok(outcome.into_option())),
+                    Ok(None) => deadline,
+                }
+            }
+        };
+        if deadline <= now_ms() {
+            return Ok(match self.services.wait_expire(&wait_id).await {
+                Ok(outcome) => Ok(outcome.into_option()),
+                Err(e) => Err(self.host_error(e)),
+            });
+        }
+        self.suspended_until = Some(deadline);
+        self.suspended_wait = Some(wait_id);
+        Err(wasmtime::Error::new(Suspend))
+    }
+
+    /// An event wait's name and match, checked.
+    fn event_wait(
+        &self,
+        event: String,
+        matching: Option<EventMatch>,
+    ) -> Result<WaitFor, HostError> {
+        if event.is_empty() || event.len() > MAX_EVENT_NAME_BYTES {
+            return Err(HostError::Invalid(format!(
+                "an event name is 1 to {MAX_EVENT_NAME_BYTES} bytes; this one is {}",
+                event.len()
+            )));
+        }
+        let matching = match matching {
+            None => None,
+            Some(EventMatch { path, value }) => {
+                if let Err(e) = crate::json_path::JsonPath::parse(&path) {
+                    return Err(HostError::Invalid(format!("match path `{path}`: {e}")));
+                }
+                if value.len() > MAX_MATCH_VALUE_BYTES {
+                    return Err(HostError::Invalid(format!(
+                        "the match value is {} bytes, the maximum is {MAX_MATCH_VALUE_BYTES}",
+                        value.len()
+                    )));
+                }
+                match serde_json::from_str(&value) {
+                    Ok(value) => Some((path, value)),
+                    Err(e) => {
+                        return Err(HostError::Invalid(format!(
+                            "the match value is not JSON text: {e}"
+                        )));
+                    }
+                }
+            }
+        };
+        Ok(WaitFor::Event {
+            name: event,
+            matching,
+        })
     }
 
     fn check_key(what: &str, key: &str) -> Result<(), HostError> {
@@ -417,6 +512,35 @@ impl context::Host for RunState {
         }
         self.suspended_until = Some(wake_at);
         Err(wasmtime::Error::new(Suspend))
+    }
+
+    async fn wait_for_event(
+        &mut self,
+        step_id: String,
+        event: String,
+        matching: Option<EventMatch>,
+        timeout_ms: u64,
+    ) -> wasmtime::Result<Result<Option<String>, HostError>> {
+        match self.event_wait(event, matching) {
+            Ok(what) => self.wait(step_id, what, timeout_ms).await,
+            Err(e) => Ok(Err(e)),
+        }
+    }
+
+    async fn wait_token(&mut self, step_id: String) -> Result<String, HostError> {
+        Self::check_key("wait id", &step_id)?;
+        self.services
+            .wait_token(&step_id)
+            .await
+            .map_err(|e| self.host_error(e))
+    }
+
+    async fn wait_for_token(
+        &mut self,
+        step_id: String,
+        timeout_ms: u64,
+    ) -> wasmtime::Result<Result<Option<String>, HostError>> {
+        self.wait(step_id, WaitFor::Token, timeout_ms).await
     }
 
     async fn children_results(&mut self) -> Result<Vec<ChildResult>, HostError> {
@@ -602,5 +726,86 @@ impl v0_1::airlock::job0_1_0::context::Host for RunState {
 
     async fn report_panic(&mut self, message: String) {
         context::Host::report_panic(self, message).await
+    }
+}
+
+/// Handlers built against `airlock:job@0.2.0` import `context` (without
+/// the waits) and `config` under their old names; their functions are the
+/// current ones.
+impl v0_2::airlock::job0_2_0::context::Host for RunState {
+    async fn report_progress(&mut self, value: Progress) {
+        context::Host::report_progress(self, value).await
+    }
+
+    async fn log(&mut self, level: LogLevel, message: String) {
+        context::Host::log(self, level, message).await
+    }
+
+    async fn step_lookup(&mut self, step_id: String) -> Result<Option<String>, HostError> {
+        context::Host::step_lookup(self, step_id).await
+    }
+
+    async fn step_record(&mut self, step_id: String, output: String) -> Result<(), HostError> {
+        context::Host::step_record(self, step_id, output).await
+    }
+
+    async fn sleep_until(
+        &mut self,
+        step_id: String,
+        wake_at_ms: u64,
+    ) -> wasmtime::Result<Result<(), HostError>> {
+        context::Host::sleep_until(self, step_id, wake_at_ms).await
+    }
+
+    async fn children_results(&mut self) -> Result<Vec<ChildResult>, HostError> {
+        context::Host::children_results(self).await
+    }
+
+    async fn kv_get(&mut self, key: String) -> Result<Option<String>, HostError> {
+        context::Host::kv_get(self, key).await
+    }
+
+    async fn kv_set(
+        &mut self,
+        key: String,
+        value: String,
+        ttl_ms: Option<u64>,
+    ) -> Result<(), HostError> {
+        context::Host::kv_set(self, key, value, ttl_ms).await
+    }
+
+    async fn kv_set_if_absent(
+        &mut self,
+        key: String,
+        value: String,
+        ttl_ms: Option<u64>,
+    ) -> Result<bool, HostError> {
+        context::Host::kv_set_if_absent(self, key, value, ttl_ms).await
+    }
+
+    async fn kv_delete(&mut self, key: String) -> Result<bool, HostError> {
+        context::Host::kv_delete(self, key).await
+    }
+
+    async fn report_panic(&mut self, message: String) {
+        context::Host::report_panic(self, message).await
+    }
+}
+
+impl v0_2::airlock::job0_2_0::config::Host for RunState {
+    async fn get(&mut self, key: String) -> Option<String> {
+        config::Host::get(self, key).await
+    }
+
+    async fn keys(&mut self) -> Vec<String> {
+        config::Host::keys(self).await
+    }
+
+    async fn secret(&mut self, name: String) -> Result<String, HostError> {
+        config::Host::secret(self, name).await
+    }
+
+    async fn reveal_secret(&mut self, name: String) -> Result<String, HostError> {
+        config::Host::reveal_secret(self, name).await
     }
 }

@@ -193,8 +193,10 @@ fn is_provided(name: &str) -> bool {
     };
     if let Some(rest) = package.strip_prefix("airlock:job/") {
         return match rest {
-            "context" | "types" => version.starts_with("0.1.") || version.starts_with("0.2."),
-            "config" => version.starts_with("0.2."),
+            "context" | "types" => ["0.1.", "0.2.", "0.3."]
+                .iter()
+                .any(|minor| version.starts_with(minor)),
+            "config" => version.starts_with("0.2.") || version.starts_with("0.3."),
             _ => false,
         };
     }
@@ -223,7 +225,7 @@ fn check_import_names(imports: &[String]) -> Result<(), ValidationError> {
     }
     Err(ValidationError::Imports(format!(
         "the component imports {} which Airlock does not provide; a handler may import \
-         airlock:job/context and config@0.2.x (or context@0.1.x) and the WASI 0.2 \
+         airlock:job/context and config@0.3.x or 0.2.x (or context@0.1.x) and the WASI 0.2 \
          interfaces of {}",
         unknown
             .iter()
@@ -290,7 +292,9 @@ mod tests {
         assert!(is_provided("wasi:io/streams@0.2.3"));
         assert!(is_provided("wasi:http/outgoing-handler@0.2.0"));
         assert!(!is_provided("airlock:job/config@0.1.0"));
-        assert!(!is_provided("airlock:job/context@0.3.0"));
+        assert!(is_provided("airlock:job/context@0.3.0"));
+        assert!(is_provided("airlock:job/config@0.3.0"));
+        assert!(!is_provided("airlock:job/context@0.4.0"));
         assert!(!is_provided("wasi:http/outgoing-handler@0.3.0"));
         assert!(!is_provided("evil"));
     }

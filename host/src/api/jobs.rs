@@ -118,6 +118,12 @@ pub struct ListQuery {
     #[serde(default, deserialize_with = "crate::sandbox::int::query_opt")]
     #[param(minimum = 1, maximum = 500)]
     pub limit: Option<usize>,
+    /// Keep only the jobs of the page whose id, name or data (as compact
+    /// JSON) contains this text, ignoring case (a page may then hold fewer
+    /// than `limit`; follow `next`).
+    #[serde(default)]
+    #[param(max_length = 200)]
+    pub q: Option<String>,
 }
 
 /// A page of jobs.
@@ -553,10 +559,42 @@ pub async fn list(
     if !caller.reads_everything() {
         jobs.retain(|j| j.producer.as_deref() == Some(caller.name.as_str()));
     }
+    if let Some(q) = query.q.as_deref().filter(|q| !q.is_empty()) {
+        if q.chars().count() > 200 {
+            return Err(ApiError::field("q", "must be at most 200 characters"));
+        }
+        let needle = q.to_lowercase();
+        jobs.retain(|j| {
+            j.id.to_lowercase().contains(&needle)
+                || j.name.to_lowercase().contains(&needle)
+                || j.data.to_string().to_lowercase().contains(&needle)
+        });
+    }
     Ok(Json(JobPage {
         jobs,
         next: full.then_some(start + limit),
     }))
+}
+
+/// A job's timeline: each run (start, wall time, fuel, peak memory,
+/// outbound HTTP, host, how it ended), its recorded steps with their
+/// results and times, its durable sleeps and waits.
+#[utoipa::path(
+    operation_id = "jobs_timeline",
+    get,
+    path = "/v1/jobs/{ref}/timeline",
+    tag = "jobs",
+    params(("ref" = String, Path, description = "`<queue>:<id>`")),
+    responses((status = 200, description = "OK", body = crate::queue::timeline::Timeline), (status = 404, description = "Not found", body = ErrorBody)),
+    security(("bearer" = []))
+)]
+pub async fn timeline(
+    State(state): State<ApiState>,
+    caller: Caller,
+    PathParams(job_ref): PathParams<String>,
+) -> Result<Json<crate::queue::timeline::Timeline>, ApiError> {
+    let job = visible_job(&state, &caller, &job_ref).await?;
+    Ok(Json(state.queues().timeline(&job.queue, &job.id).await?))
 }
 
 /// A job: state, progress, result or failure (kind and reason), attempts,

@@ -36,6 +36,8 @@ pub mod openapi;
 pub mod queues;
 pub mod schedules;
 pub mod secrets;
+pub mod stats;
+pub mod tokens;
 pub mod triggers;
 
 use std::sync::Arc;
@@ -178,6 +180,7 @@ pub fn routes(state: ApiState) -> (Router, utoipa::openapi::OpenApi) {
         .routes(routes!(jobs::enqueue, jobs::list))
         .routes(routes!(jobs::enqueue_bulk))
         .routes(routes!(jobs::get, jobs::remove))
+        .routes(routes!(jobs::timeline))
         .routes(routes!(jobs::retry))
         .routes(routes!(jobs::promote))
         .routes(routes!(jobs::cancel))
@@ -192,7 +195,10 @@ pub fn routes(state: ApiState) -> (Router, utoipa::openapi::OpenApi) {
         .routes(routes!(secrets::list))
         .routes(routes!(secrets::put, secrets::delete))
         .routes(routes!(triggers::send))
+        .routes(routes!(tokens::complete))
         .routes(routes!(hosts::list))
+        .routes(routes!(stats::me))
+        .routes(routes!(stats::stats))
         .routes(routes!(hosts::drain))
         .routes(routes!(hosts::resume))
         .routes(routes!(health::healthz))

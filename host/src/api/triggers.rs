@@ -16,8 +16,10 @@ use crate::triggers::{Delivery, Event, deliver};
 /// within 24 hours creates no new jobs (`duplicate`), and sending it again
 /// after a failure (a 503) completes the delivery: exactly one job per
 /// subscribed queue. The event also cancels the started jobs its name and
-/// data match through their bindings' `cancelOn` rules (`cancelled`); from
-/// a producer token, only jobs that token enqueued.
+/// data match through their bindings' `cancelOn` rules (`cancelled`), and
+/// ends the durable waits (`wait-for-event`) it matches, waking their jobs
+/// (`resumed`); from a producer token, both only for jobs that token
+/// enqueued.
 #[utoipa::path(
     post,
     operation_id = "events_send",

@@ -258,7 +258,7 @@ async fn run_until_done(
             )
             .await;
         report(&outcome, services, args);
-        let Completion::Suspended { wake_at_ms } = outcome.completion else {
+        let Completion::Suspended { wake_at_ms, .. } = outcome.completion else {
             return outcome;
         };
         let wait = Duration::from_millis(wake_at_ms.saturating_sub(now_ms()));
@@ -324,7 +324,7 @@ fn report(outcome: &RunOutcome, services: &LocalServices, args: &RunArgs) {
     match &outcome.completion {
         Completion::Completed(output) => println!("result    {output}"),
         Completion::Failed(f) => println!("failed    {}: {}", f.kind, f.message),
-        Completion::Suspended { wake_at_ms } => println!("suspended until {wake_at_ms}"),
+        Completion::Suspended { wake_at_ms, .. } => println!("suspended until {wake_at_ms}"),
     }
     println!(
         "measured  fuel {}  memory {}  time {:.3} ms",

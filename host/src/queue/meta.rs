@@ -1,6 +1,8 @@
 //! Airlock's own per-job state, in one place: every `airlock.*` field of a
 //! BullMQ job hash, and the *pending* key that carries a job's producer and
-//! per-job limits across its add. No other module writes either.
+//! per-job limits across its add. No other module writes either, but for
+//! the outcome and token of a durable wait (`queue::waits` owns their
+//! scripts).
 //!
 //! | where | what | written by |
 //! |---|---|---|
@@ -9,8 +11,13 @@
 //! | `airlock.digest` | handler digest the job is pinned to | [`Meta::pin`] (a job that may carry state, before a rerun), [`Meta::set_and_pin`] (with its first durable write: a step, a sleep, a KV write), [`Meta::record_runs`] (when it finishes), [`Meta::repin`] |
 //! | `airlock.fuelUsed`, `airlock.peakMemoryBytes`, `airlock.wallTimeMs` | measurements of the last run | [`Meta::record_runs`], after the run, batched |
 //! | `airlock.httpRequests`, `airlock.httpRefused`, `airlock.httpBytesOut`, `airlock.httpBytesIn` | the last run's outbound HTTP (only runs that tried a request write them) | [`Meta::record_runs`], with the measurements |
+//! | `airlock.run:<n>` | run `n`'s measurements, host and end (JSON `RunEntry`; the first 100 runs) | [`Meta::record_runs`], with the measurements |
+//! | `airlock.stepAt:<id>` | when a durable step was recorded (ms) | [`Meta::set_and_pin`], with the step |
 //! | `airlock.step:<id>` | a durable step's recorded result | [`Meta::set_and_pin`] (through the guest's services) |
 //! | `airlock.sleep:<id>` | a durable sleep's wake-up time (ms) | [`Meta::set_and_pin`], [`Meta::wake_sleeps`] |
+//! | `airlock.wait:<id>` | a durable wait: what for, until when | [`Meta::set_and_pin`] (through the guest's services) |
+//! | `airlock.waited:<id>` | a durable wait's outcome, first writer wins | `queue::waits` (its resolve script, `HSETNX`) |
+//! | `airlock.token:<id>` | a wait's completion token | `queue::waits` (its token script, `HSETNX`) |
 //! | `P:QUEUE:airlock-pending:ID` (hash) | `claim` (the adding producer) and the `airlock.*` fields to move into the job once it exists | [`Meta::claim`], [`Meta::commit`] |
 //!
 //! Fields live in the job's own hash, so BullMQ deletes them with the job
@@ -89,6 +96,48 @@ pub mod fields {
     pub const STEP_PREFIX: &str = "airlock.step:";
     /// Prefix of a durable sleep record: `airlock.sleep:<sleep id>` (wake-up ms).
     pub const SLEEP_PREFIX: &str = "airlock.sleep:";
+    /// Prefix of a durable wait record: `airlock.wait:<wait id>` (JSON
+    /// `queue::waits::WaitRecord`).
+    pub const WAIT_PREFIX: &str = "airlock.wait:";
+    /// Prefix of a durable wait's outcome: `airlock.waited:<wait id>` (JSON
+    /// `{"came": value}` or `{"timedOut": true}`).
+    pub const WAITED_PREFIX: &str = "airlock.waited:";
+    /// Prefix of a wait's completion token: `airlock.token:<wait id>`.
+    pub const TOKEN_PREFIX: &str = "airlock.token:";
+    /// Prefix of one run's measurements: `airlock.run:<n>` (JSON
+    /// `RunEntry`), the job's run history.
+    pub const RUN_PREFIX: &str = "airlock.run:";
+    /// Prefix of when a durable step was recorded: `airlock.stepAt:<id>`
+    /// (ms since the epoch).
+    pub const STEP_AT_PREFIX: &str = "airlock.stepAt:";
+}
+
+/// One run of a job as its history keeps it (`airlock.run:<n>`).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RunEntry {
+    /// Which run (1 for the first; retries, wake-ups and recoveries count).
+    pub run: u32,
+    /// When it started, ms since the epoch.
+    pub started_at: u64,
+    /// Its wall time, ms.
+    pub wall_time_ms: f64,
+    /// Fuel it used, when metered.
+    pub fuel_used: Option<u64>,
+    /// Its peak linear memory, bytes.
+    pub peak_memory_bytes: u64,
+    /// HTTP requests it sent.
+    pub http_requests: u64,
+    /// HTTP requests refused before sending.
+    pub http_refused: u64,
+    /// Request body bytes sent.
+    pub http_bytes_out: u64,
+    /// Response body bytes read.
+    pub http_bytes_in: u64,
+    /// The host that ran it.
+    pub host: String,
+    /// How it ended: `completed`, a failure kind, `slept` or `waited`.
+    pub end: String,
 }
 
 /// How long a pending hash waits for its job (see the module docs).
@@ -181,8 +230,9 @@ static SET_AND_PIN: LazyLock<redis::Script> = LazyLock::new(|| {
 /// removed them when they finished) are skipped.
 static RECORD_RUNS: LazyLock<redis::Script> = LazyLock::new(|| {
     redis::Script::new(
-        "local a = 1 \
-         for i = 1, #KEYS do \
+        "local runs = tonumber(ARGV[1]) \
+         local a = 2 \
+         for i = 1, runs do \
            local digest = ARGV[a] \
            local n = tonumber(ARGV[a + 1]) \
            a = a + 2 \
@@ -192,7 +242,17 @@ static RECORD_RUNS: LazyLock<redis::Script> = LazyLock::new(|| {
            end \
            a = a + 2 * n \
          end \
-         return #KEYS",
+         local tallies = tonumber(ARGV[a]) \
+         a = a + 1 \
+         if tallies > 0 then \
+           local stats = KEYS[runs + 1] \
+           for j = 1, tallies do \
+             redis.call('HINCRBY', stats, ARGV[a], ARGV[a + 1]) \
+             a = a + 2 \
+           end \
+           redis.call('PEXPIRE', stats, ARGV[a]) \
+         end \
+         return runs",
     )
 });
 
@@ -306,7 +366,49 @@ pub struct RunRecord {
     pub fuel_used: Option<u64>,
     /// Outbound HTTP of the run.
     pub http: crate::sandbox::HttpSummary,
+    /// Which run of the job this was (BullMQ's attempts started, `ats`:
+    /// it counts retries, wake-ups and recoveries): the history field
+    /// `airlock.run:<n>` it is kept under, for the first [`MAX_RUNS_KEPT`].
+    pub run: u32,
+    /// When it started, ms since the epoch.
+    pub started_at_ms: u64,
+    /// The host that ran it.
+    pub host: String,
+    /// How it ended: [`RunEnd`].
+    pub end: RunEnd,
 }
+
+/// How a run ended, as its history and the queue's per-minute tallies say.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunEnd {
+    /// The job completed.
+    Completed,
+    /// The run failed with this kind (the job may be retried).
+    Failed(crate::sandbox::FailureKind),
+    /// A durable sleep parked the job.
+    Slept,
+    /// A durable wait parked the job.
+    Waited,
+}
+
+impl RunEnd {
+    /// `completed`, the failure kind, `slept` or `waited`.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            RunEnd::Completed => "completed",
+            RunEnd::Failed(kind) => kind.as_str(),
+            RunEnd::Slept => "slept",
+            RunEnd::Waited => "waited",
+        }
+    }
+}
+
+/// Most runs of one job whose measurements are kept in its history
+/// (`airlock.run:1` ...); later runs update only the last-run fields.
+pub const MAX_RUNS_KEPT: u32 = 100;
+
+/// How long a queue's per-minute tallies are kept.
+pub const STATS_TTL: Duration = Duration::from_secs(25 * 60 * 60);
 
 /// What a job's hash (and pending hash) say before it runs.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -351,6 +453,11 @@ impl Meta {
     /// The field of durable sleep `id`.
     pub fn sleep_field(id: &str) -> String {
         format!("{}{id}", fields::SLEEP_PREFIX)
+    }
+
+    /// The field of durable wait `id`.
+    pub fn wait_field(id: &str) -> String {
+        format!("{}{id}", fields::WAIT_PREFIX)
     }
 
     /// Claims the ids of jobs about to be added (one round trip for all).
@@ -481,11 +588,18 @@ impl Meta {
             return Ok(());
         }
         let mut invocation = RECORD_RUNS.prepare_invoke();
+        invocation.arg(runs.len());
+        let mut tallies: std::collections::BTreeMap<&'static str, u64> = Default::default();
         for run in runs {
+            *tallies.entry(run.end.as_str()).or_default() += 1;
             invocation.key(&run.job_key);
             invocation.arg(run.pin.as_deref().unwrap_or(""));
             let http = run.http.requests + run.http.refused > 0;
-            let pairs = 2 + usize::from(run.fuel_used.is_some()) + 4 * usize::from(http);
+            let kept = (1..=MAX_RUNS_KEPT).contains(&run.run);
+            let pairs = 2
+                + usize::from(run.fuel_used.is_some())
+                + 4 * usize::from(http)
+                + usize::from(kept);
             invocation.arg(pairs);
             invocation
                 .arg(fields::MEMORY)
@@ -506,10 +620,61 @@ impl Meta {
                     .arg(fields::HTTP_BYTES_IN)
                     .arg(run.http.bytes_in);
             }
+            if kept {
+                let entry = RunEntry {
+                    run: run.run,
+                    started_at: run.started_at_ms,
+                    wall_time_ms: (run.wall_time_ms * 1000.0).round() / 1000.0,
+                    fuel_used: run.fuel_used,
+                    peak_memory_bytes: run.peak_memory_bytes,
+                    http_requests: run.http.requests,
+                    http_refused: run.http.refused,
+                    http_bytes_out: run.http.bytes_out,
+                    http_bytes_in: run.http.bytes_in,
+                    host: run.host.clone(),
+                    end: run.end.as_str().to_string(),
+                };
+                invocation
+                    .arg(format!("{}{}", fields::RUN_PREFIX, run.run))
+                    .arg(serde_json::to_string(&entry).unwrap_or_default());
+            }
         }
+        // One tally key per queue and minute; a batch is one queue's runs.
+        let minute = crate::sandbox::clock::now_ms() / 60_000;
+        invocation.key(self.stats_key(&runs[0].job_key, minute));
+        invocation.arg(tallies.len());
+        for (end, count) in &tallies {
+            invocation.arg(*end).arg(*count);
+        }
+        invocation.arg(STATS_TTL.as_millis() as u64);
         let mut conn = self.store.conn();
         let _: i64 = invocation.invoke_async(&mut conn).await?;
         Ok(())
+    }
+
+    /// The per-minute tallies of the queue of `job_key` (`P:QUEUE:ID`) for
+    /// `minute` (ms since the epoch / 60,000).
+    fn stats_key(&self, job_key: &str, minute: u64) -> String {
+        let base = job_key.rsplit_once(':').map_or(job_key, |(base, _)| base);
+        format!("{base}:airlock:stats:{minute}")
+    }
+
+    /// The per-minute tallies of `queue` for the `minutes` minutes up to
+    /// now, oldest first: `(minute, outcome → runs)`.
+    pub async fn stats(
+        &self,
+        queue: &str,
+        minutes: u64,
+    ) -> Result<Vec<(u64, HashMap<String, u64>)>, QueueError> {
+        let now = crate::sandbox::clock::now_ms() / 60_000;
+        let first = now.saturating_sub(minutes.saturating_sub(1));
+        let mut pipe = redis::pipe();
+        for minute in first..=now {
+            pipe.hgetall(format!("{}:{queue}:airlock:stats:{minute}", self.prefix));
+        }
+        let mut conn = self.store.conn();
+        let counts: Vec<HashMap<String, u64>> = pipe.query_async(&mut conn).await?;
+        Ok((first..=now).zip(counts).collect())
     }
 
     /// Sets fields of a job hash (a step record, a sleep) only if the job

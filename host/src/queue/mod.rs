@@ -26,6 +26,8 @@ pub mod meta;
 mod options;
 mod schedules;
 mod snapshot;
+pub mod timeline;
+pub mod waits;
 mod why;
 mod worker;
 

@@ -1,5 +1,5 @@
 //! Why a job is not running yet, in words and in fields: what only Airlock
-//! knows about a waiting job (its key's line, a durable sleep) next to what
+//! knows about a waiting job (its key's line, a durable sleep or wait) next to what
 //! BullMQ knows (a delay, children, a paused queue).
 //!
 //! Read on demand for one job (`GET /v1/jobs/{ref}`): a few reads, one of
@@ -9,6 +9,7 @@ use redis::AsyncCommands;
 use serde::Serialize;
 
 use super::key_limits::{HELD_BACK_PRIORITY, KeySlot};
+use super::waits::WaitRecord;
 use super::{JobSnapshot, JobState, QueueError, QueueService};
 use crate::registry::Binding;
 
@@ -22,6 +23,12 @@ pub enum WaitKind {
     Throttled,
     /// In a durable sleep until `until`.
     Sleeping,
+    /// In a durable wait for an event (`wait-for-event`), until `until` at
+    /// the latest.
+    Event,
+    /// In a durable wait for its token's completion (`wait-for-token`),
+    /// until `until` at the latest.
+    Token,
     /// Delayed (a delay, or a retry's backoff) until `until`.
     Delayed,
     /// A flow parent waiting for its children.
@@ -42,7 +49,8 @@ pub struct WaitReason {
     pub kind: WaitKind,
     /// The same, in words.
     pub message: String,
-    /// Until when, ms since the epoch (`sleeping`, `delayed`).
+    /// Until when, ms since the epoch (`sleeping`, `delayed`; the deadline
+    /// of `event` and `token`).
     pub until: Option<u64>,
     /// Its key's value (`key_limit`, `throttled`).
     #[schema(value_type = Option<Value>)]
@@ -67,6 +75,14 @@ impl WaitReason {
             ahead: None,
         }
     }
+}
+
+/// What a delayed job is parked for, beyond BullMQ's own delays.
+enum Parked {
+    /// A durable wait without its outcome.
+    Wait(WaitRecord),
+    /// A durable sleep that has not ended.
+    Sleep,
 }
 
 fn at(ms: u64) -> String {
@@ -106,9 +122,23 @@ impl QueueService {
                     .await?;
                 // BullMQ scores delayed jobs as `timestamp * 4096 + counter`.
                 let until = score.map(|s| (s / 4096.0) as u64);
-                let sleeping = self.is_sleeping(job).await?;
+                let parked = self.parked_for(job).await?;
                 let when = until.map(at).unwrap_or_else(|| "later".into());
-                if sleeping {
+                if let Some(Parked::Wait(record)) = parked {
+                    let kind = match record {
+                        WaitRecord::Event { .. } => WaitKind::Event,
+                        WaitRecord::Token { .. } => WaitKind::Token,
+                    };
+                    WaitReason::plain(
+                        kind,
+                        format!(
+                            "in a durable wait for {} until {} at the latest",
+                            record.describe(),
+                            at(record.deadline())
+                        ),
+                        Some(record.deadline()),
+                    )
+                } else if parked.is_some() {
                     WaitReason::plain(
                         WaitKind::Sleeping,
                         format!("in a durable sleep until {when}"),
@@ -142,17 +172,29 @@ impl QueueService {
         Ok(Some(reason))
     }
 
-    /// Whether the job recorded a durable sleep that has not ended.
-    async fn is_sleeping(&self, job: &JobSnapshot) -> Result<bool, QueueError> {
+    /// The durable wait or sleep the job is parked for, if any: a wait
+    /// without an outcome, or a sleep that has not ended.
+    async fn parked_for(&self, job: &JobSnapshot) -> Result<Option<Parked>, QueueError> {
         let fields = self
             .store()
             .hgetall(&self.job_key(&job.queue, &job.id))
             .await?;
+        let wait = fields.iter().find_map(|(name, value)| {
+            let id = name.strip_prefix(super::fields::WAIT_PREFIX)?;
+            let answered = fields.contains_key(&format!("{}{id}", super::fields::WAITED_PREFIX));
+            (!answered)
+                .then(|| serde_json::from_str::<WaitRecord>(value).ok())
+                .flatten()
+        });
+        if let Some(record) = wait {
+            return Ok(Some(Parked::Wait(record)));
+        }
         let now = crate::sandbox::clock::now_ms();
-        Ok(fields.iter().any(|(name, value)| {
+        let sleeping = fields.iter().any(|(name, value)| {
             name.starts_with(super::fields::SLEEP_PREFIX)
                 && value.parse::<u64>().is_ok_and(|wake| wake > now)
-        }))
+        });
+        Ok(sleeping.then_some(Parked::Sleep))
     }
 
     /// The job's turn under its key's throttle, if it waits for one.

@@ -12,7 +12,9 @@
 
 mod bindings;
 mod handlers;
-pub mod json_path;
+/// Paths into JSON data; shared with the sandbox (durable waits match on
+/// them).
+pub use crate::sandbox::json_path;
 mod secrets;
 
 use std::sync::Arc;

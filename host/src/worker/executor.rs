@@ -59,7 +59,9 @@ use crate::metrics::QueueMetrics;
 use crate::queue::fields;
 use crate::queue::key_limits::{KeySlot, PARK_MS};
 use crate::queue::key_rates::{RateDecision, RateMode};
+use crate::queue::meta::RunEnd;
 use crate::queue::meta::{Pinned, RunRecord};
+use crate::queue::waits::Waits;
 use crate::queue::{ActiveJob, JobProcessor, JobResult, RunningJob};
 use crate::registry::json_path::JsonPath;
 use crate::registry::{Binding, SingletonMode};
@@ -315,7 +317,14 @@ fn summary(outcome: &RunOutcome) -> String {
     let ending = match &outcome.completion {
         Completion::Completed(_) => "completed".to_string(),
         Completion::Failed(f) => format!("failed ({})", f.kind),
-        Completion::Suspended { wake_at_ms } => format!("suspended until {wake_at_ms}"),
+        Completion::Suspended {
+            wake_at_ms,
+            wait: None,
+        } => format!("suspended until {wake_at_ms}"),
+        Completion::Suspended {
+            wake_at_ms,
+            wait: Some(wait),
+        } => format!("waiting (`{wait}`) until {wake_at_ms}"),
     };
     let fuel = outcome
         .fuel_used
@@ -687,6 +696,7 @@ impl Executor {
         let services = RedisServices::new(
             &self.host.queues,
             job.job_key().to_string(),
+            job.ready_at_ms(),
             resolved.binding.handler.clone(),
             reporter.progress_sender(),
             PendingPin {
@@ -727,6 +737,20 @@ impl Executor {
             wall_time_ms: outcome.wall_time.as_secs_f64() * 1000.0,
             fuel_used: outcome.fuel_used,
             http: outcome.http,
+            run: job.attempts_started(),
+            started_at_ms: now_ms().saturating_sub(outcome.wall_time.as_millis() as u64),
+            host: self.host.host_id.clone(),
+            end: match &outcome.completion {
+                Completion::Completed(output)
+                    if serde_json::from_str::<serde::de::IgnoredAny>(output).is_ok() =>
+                {
+                    RunEnd::Completed
+                }
+                Completion::Completed(_) => RunEnd::Failed(FailureKind::InvalidOutput),
+                Completion::Failed(f) => RunEnd::Failed(f.kind),
+                Completion::Suspended { wait: None, .. } => RunEnd::Slept,
+                Completion::Suspended { wait: Some(_), .. } => RunEnd::Waited,
+            },
         };
 
         let result = match outcome.completion {
@@ -735,7 +759,7 @@ impl Executor {
                 Err(e) => Self::fail(Failure::new(FailureKind::InvalidOutput, e.to_string())),
             },
             Completion::Failed(failure) => Self::fail(failure),
-            Completion::Suspended { wake_at_ms } => {
+            Completion::Suspended { wake_at_ms, wait } => {
                 // A sleep past the job's time to finish wakes at it instead,
                 // to fail as `timed_out` when it is taken again.
                 let wake_at_ms = match finish_by {
@@ -744,7 +768,12 @@ impl Executor {
                 };
                 let park = || job.park_until(wake_at_ms.max(now_ms()));
                 match retrying("park the job", park).await {
-                    Ok(()) => JobResult::Parked,
+                    Ok(()) => {
+                        if let Some(wait) = wait {
+                            self.wake_if_answered(&job, &wait).await;
+                        }
+                        JobResult::Parked
+                    }
                     Err(e) => Self::fail(Failure::new(
                         FailureKind::HostUnavailable,
                         format!("could not park the job for its durable sleep: {e:#}"),
@@ -756,5 +785,28 @@ impl Executor {
         // around the time BullMQ finishes the job with `result`.
         self.recorder.record(record);
         result
+    }
+
+    /// After parking a job for wait `wait`: an outcome that came while it
+    /// still ran found it not delayed yet, so wake it now (crash window: a
+    /// host that dies before this leaves the job to find the outcome at
+    /// its deadline; see `queue::waits`).
+    async fn wake_if_answered<J: RunningJob>(&self, job: &J, wait: &str) {
+        let waits = Waits::new(
+            self.host.queues.store().clone(),
+            job.queue(),
+            job.id(),
+            job.job_key(),
+        );
+        let answered = match waits.outcome(wait).await {
+            Ok(outcome) => outcome.is_some(),
+            Err(e) => {
+                tracing::warn!(queue = job.queue(), id = job.id(), error = %e, "read a wait's outcome after parking");
+                false
+            }
+        };
+        if answered && let Err(e) = self.host.queues.wake_waiting(job.queue(), job.id()).await {
+            tracing::warn!(queue = job.queue(), id = job.id(), error = %e, "wake a waiting job");
+        }
     }
 }

@@ -1,5 +1,7 @@
 //! Writes what finished runs leave on their jobs — fuel, peak memory, wall
-//! time, and the digest pin of a first run that made no durable write —
+//! time, the run's entry in the job's run history (`airlock.run:<n>`), and
+//! the digest pin of a first run that made no durable write — and the
+//! queue's per-minute tallies of how runs ended (`P:QUEUE:airlock:stats:M`),
 //! after BullMQ has finished the job, in batches: one script call for the
 //! runs that finished while the previous call was under way (group
 //! commit). At idle that is one call per run, one round trip after the
@@ -12,8 +14,8 @@
 //! message`), written by BullMQ's own finish.
 //!
 //! Crash window: a host that dies between a job's finish and the batch that
-//! records it loses that job's measurements (at most one batch: the runs of
-//! one round trip), and a completed first run its pin. Nothing replays a
+//! records it loses that job's measurements and tally (at most one batch:
+//! the runs of one round trip), and a completed first run its pin. Nothing replays a
 //! completed job, so the pin matters only to a later manual retry, which
 //! then runs the handler's current version — the case the lazy-pinning
 //! decision accepts (no recorded state to diverge from). A closing host

@@ -14,8 +14,10 @@ use redis::AsyncCommands;
 
 use super::reporter::ProgressSender;
 use crate::queue::RunningJob;
-use crate::queue::{Meta, QueueService};
+use crate::queue::waits::{Begun, WaitRecord, Waits};
+use crate::queue::{Meta, QueueError, QueueService};
 use crate::sandbox::services::ChildResult;
+use crate::sandbox::services::{WaitFor, WaitOutcome, WaitState};
 use crate::sandbox::{HostServices, Progress, ServiceError};
 use crate::store::Store;
 
@@ -24,6 +26,11 @@ pub struct RedisServices<J> {
     store: Store,
     /// Where step and sleep records go (fields of the job hash).
     meta: Meta,
+    /// The job's durable waits.
+    waits: Waits,
+    /// When the job became ready to run (its enqueue time plus delay): a
+    /// wait accepts the events sent since.
+    ready_at_ms: u64,
     /// The job hash.
     job_key: String,
     /// The handler name: the KV namespace.
@@ -56,6 +63,16 @@ fn unavailable(e: impl std::fmt::Display) -> ServiceError {
     ServiceError::Unavailable(e.to_string())
 }
 
+/// A wait's store error for the guest: a record that does not parse is
+/// refused as invalid (waiting will not fix it), anything else is an
+/// outage.
+fn wait_error(e: QueueError) -> ServiceError {
+    match e {
+        QueueError::Internal(m) => ServiceError::Invalid(m),
+        e => unavailable(e),
+    }
+}
+
 /// The pin a run still owes its job: `digest` is written with the job's
 /// first durable write while `unpinned` is set, and the flag cleared; the
 /// executor reads the flag at the finish.
@@ -68,18 +85,24 @@ pub struct PendingPin {
 }
 
 impl<J: RunningJob> RedisServices<J> {
-    /// Services for the job at `job_key` of `queues`, run by `handler`.
+    /// Services for the job at `job_key` of `queues` (ready to run since
+    /// `ready_at_ms`), run by `handler`.
     pub fn new(
         queues: &QueueService,
         job_key: String,
+        ready_at_ms: u64,
         handler: String,
         progress: ProgressSender<J>,
         pin: PendingPin,
     ) -> Self {
+        let queue = split_queue(&job_key, queues.prefix());
+        let id = job_key.rsplit(':').next().unwrap_or_default().to_string();
         RedisServices {
             store: queues.store().clone(),
             meta: queues.meta().clone(),
-            queue: split_queue(&job_key, queues.prefix()),
+            waits: Waits::new(queues.store().clone(), &queue, &id, &job_key),
+            ready_at_ms,
+            queue,
             job_key,
             handler,
             prefix: queues.prefix().to_string(),
@@ -99,11 +122,16 @@ impl<J: RunningJob> RedisServices<J> {
     /// Records a step or sleep field, pinning the job in the same script if
     /// nothing did yet.
     async fn set_field(&self, field: &str, value: &str) -> Result<(), ServiceError> {
+        self.set_fields(&[(field, value)]).await
+    }
+
+    /// [`Self::set_field`] for several fields, in one script.
+    async fn set_fields(&self, pairs: &[(&str, &str)]) -> Result<(), ServiceError> {
         let unpinned = self.unpinned.load(Ordering::Relaxed);
         let pin = unpinned.then_some(self.digest.as_str());
         let written = self
             .meta
-            .set_and_pin(&self.job_key, pin, &[(field, value)])
+            .set_and_pin(&self.job_key, pin, pairs)
             .await
             .map_err(unavailable)?;
         if written {
@@ -169,7 +197,62 @@ impl<J: RunningJob> HostServices for RedisServices<J> {
     }
 
     async fn step_record(&mut self, step_id: &str, output: &str) -> Result<(), ServiceError> {
-        self.set_field(&Meta::step_field(step_id), output).await
+        // With when it was recorded: the job's timeline shows it.
+        let at = crate::sandbox::clock::now_ms().to_string();
+        let at_field = format!("{}{step_id}", crate::queue::meta::fields::STEP_AT_PREFIX);
+        self.set_fields(&[(&Meta::step_field(step_id), output), (&at_field, &at)])
+            .await
+    }
+
+    async fn wait_lookup(&mut self, wait_id: &str) -> Result<Option<WaitState>, ServiceError> {
+        let state = self.waits.state(wait_id).await.map_err(wait_error)?;
+        Ok(state.map(|(record, outcome)| WaitState {
+            deadline_ms: record.deadline(),
+            outcome,
+        }))
+    }
+
+    async fn wait_begin(
+        &mut self,
+        wait_id: &str,
+        what: &WaitFor,
+        deadline_ms: u64,
+    ) -> Result<Option<WaitOutcome>, ServiceError> {
+        let record = WaitRecord::new(what, deadline_ms);
+        let text = serde_json::to_string(&record).map_err(unavailable)?;
+        self.set_field(&Meta::wait_field(wait_id), &text).await?;
+        match self.waits.begin(wait_id, &record, self.ready_at_ms).await {
+            Ok(Begun::Listening) => Ok(None),
+            Ok(Begun::Came(outcome)) => Ok(Some(outcome)),
+            Ok(Begun::TooManyPaths(message)) => Err(ServiceError::LimitExceeded(message)),
+            Err(e) => Err(wait_error(e)),
+        }
+    }
+
+    async fn wait_expire(&mut self, wait_id: &str) -> Result<WaitOutcome, ServiceError> {
+        let Some((record, _)) = self.waits.state(wait_id).await.map_err(wait_error)? else {
+            return Err(ServiceError::Invalid(format!(
+                "no wait `{wait_id}` is recorded"
+            )));
+        };
+        self.waits
+            .expire(wait_id, &record)
+            .await
+            .map_err(wait_error)
+    }
+
+    async fn wait_token(&mut self, wait_id: &str) -> Result<String, ServiceError> {
+        // A token handed out before its wait is reached is kept for the
+        // longest wait; the wait's own deadline shortens it.
+        let deadline = match self.waits.state(wait_id).await.map_err(wait_error)? {
+            Some((record, _)) => record.deadline(),
+            None => crate::sandbox::clock::now_ms().saturating_add(crate::sandbox::MAX_SLEEP_MS),
+        };
+        self.pin_before_write().await?;
+        self.waits
+            .token(wait_id, deadline)
+            .await
+            .map_err(wait_error)
     }
 
     async fn sleep_lookup(&mut self, sleep_id: &str) -> Result<Option<u64>, ServiceError> {

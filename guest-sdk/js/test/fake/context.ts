@@ -1,5 +1,5 @@
-// Aliased to `airlock:job/context@0.2.0` in the test bundles.
-import { fail, fake, maybeFail, none, optU64In, u64In } from './state';
+// Aliased to `airlock:job/context@0.3.0` in the test bundles.
+import { FakeParked, fail, fake, maybeFail, none, optIn, optU64In, u64In } from './state';
 
 type Variant = { tag: string; val: string };
 
@@ -24,6 +24,57 @@ export function stepRecord(id: string, output: string): void {
 export function sleepUntil(id: string, wakeAtMs: unknown): void {
   maybeFail('sleepUntil');
   fake.sleeps.push({ id, wakeAtMs: u64In(wakeAtMs) });
+}
+const MATCH_PATH = /^\$(\.[A-Za-z0-9_-]+){1,16}$/;
+const YEAR_MS = 366 * 24 * 60 * 60 * 1000;
+
+/** The outcome recorded for wait `key`, or the trap that parks the job. */
+function waitOutcome(key: string): string | undefined {
+  if (!fake.waits.has(key)) {
+    fake.parked.push(key);
+    throw new FakeParked(key);
+  }
+  return fake.waits.get(key) ?? none();
+}
+
+export function waitForEvent(id: string, event: string, match: unknown, timeoutMs: unknown): string | undefined {
+  maybeFail('waitForEvent');
+  const m = optIn(match as { path: string; value: string } | null | undefined);
+  const ms = u64In(timeoutMs);
+  if (id === '') fail('invalid', 'wait id must not be empty');
+  if (event === '') fail('invalid', 'event name must not be empty');
+  if (m !== undefined) {
+    if (Object.keys(m).sort().join(',') !== 'path,value') fail('invalid', `event-match has fields ${Object.keys(m)}`);
+    if (!MATCH_PATH.test(m.path)) fail('invalid', `match path \`${m.path}\` is not \`$\` then .name segments`);
+    try {
+      JSON.parse(m.value);
+    } catch {
+      fail('invalid', `match value is not JSON: ${m.value}`);
+    }
+  }
+  if (ms > YEAR_MS) fail('invalid', 'wait timeout is more than a year');
+  fake.waitCalls.push({ op: 'waitForEvent', id, event, match: m && { path: m.path, value: m.value }, timeoutMs: ms });
+  return waitOutcome(id);
+}
+export function waitToken(id: string): string {
+  maybeFail('waitToken');
+  if (id === '') fail('invalid', 'wait id must not be empty');
+  fake.waitCalls.push({ op: 'waitToken', id });
+  let token = fake.tokens.get(id);
+  if (token === undefined) {
+    token = `wt_fake_${id}`;
+    fake.tokens.set(id, token);
+  }
+  return token;
+}
+export function waitForToken(id: string, timeoutMs: unknown): string | undefined {
+  maybeFail('waitForToken');
+  const ms = u64In(timeoutMs);
+  if (id === '') fail('invalid', 'wait id must not be empty');
+  if (ms > YEAR_MS) fail('invalid', 'wait timeout is more than a year');
+  fake.waitCalls.push({ op: 'waitForToken', id, timeoutMs: ms });
+  if (!fake.tokens.has(id)) fake.tokens.set(id, `wt_fake_${id}`);
+  return waitOutcome(id);
 }
 export function childrenResults(): unknown[] {
   maybeFail('childrenResults');

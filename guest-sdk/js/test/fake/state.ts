@@ -16,12 +16,40 @@ export interface FakeState {
   steps: Map<string, string>;
   stepCalls: string[];
   sleeps: { id: string; wakeAtMs: number }[];
+  /**
+   * The recorded outcome of each wait, by key (`approval`, `approval#2`):
+   * the JSON text the host returns (an event, a token's body), or `null`
+   * when it timed out. A wait whose key is missing parks the job.
+   */
+  waits: Map<string, string | null>;
+  /** Every wait call, in order, as the host saw it. */
+  waitCalls: WaitCall[];
+  /** The tokens `waitToken` created, by key. */
+  tokens: Map<string, string>;
+  /** The keys of the waits that parked the job (the import trapped). */
+  parked: string[];
   kv: Map<string, { value: string; ttlMs: number | undefined }>;
   config: Map<string, string>;
   secrets: Map<string, { value: string; reveal: boolean }>;
   children: { child: { queue: string; id: string }; outcome: Variant }[] | undefined;
   /** Makes the next call of `op` fail with this host-error. */
   failures: Map<string, Variant>;
+}
+
+export type WaitCall =
+  | { op: 'waitForEvent'; id: string; event: string; match: { path: string; value: string } | undefined; timeoutMs: number }
+  | { op: 'waitToken'; id: string }
+  | { op: 'waitForToken'; id: string; timeoutMs: number };
+
+/**
+ * What the fake throws where the real host's wait import traps (stops the
+ * instance to park the job): the handler's run ends there.
+ */
+export class FakeParked extends Error {
+  constructor(readonly key: string) {
+    super(`parked on wait \`${key}\``);
+    this.name = 'FakeParked';
+  }
 }
 
 export const fake: FakeState = {
@@ -31,6 +59,10 @@ export const fake: FakeState = {
   steps: new Map(),
   stepCalls: [],
   sleeps: [],
+  waits: new Map(),
+  waitCalls: [],
+  tokens: new Map(),
+  parked: [],
   kv: new Map(),
   config: new Map(),
   secrets: new Map(),
@@ -45,11 +77,30 @@ export function resetFake(engine: Engine = __AIRLOCK_ENGINE__): void {
   fake.steps = new Map();
   fake.stepCalls = [];
   fake.sleeps = [];
+  fake.waits = new Map();
+  fake.waitCalls = [];
+  fake.tokens = new Map();
+  fake.parked = [];
   fake.kv = new Map();
   fake.config = new Map();
   fake.secrets = new Map();
   fake.children = [];
   fake.failures = new Map();
+}
+
+/** Records that wait `key` received `event` (as the host returns it: `{name, data, id, ts}`). */
+export function recordEvent(key: string, event: { name: string; data?: unknown; id: string; ts: number }): void {
+  fake.waits.set(key, JSON.stringify(event));
+}
+
+/** Records that the token of wait `key` was completed with `body`. */
+export function recordTokenResult(key: string, body: unknown): void {
+  fake.waits.set(key, JSON.stringify(body));
+}
+
+/** Records that wait `key` timed out. */
+export function recordTimeout(key: string): void {
+  fake.waits.set(key, null);
 }
 
 export function none(): undefined {
@@ -84,6 +135,14 @@ export function optU64In(value: unknown): number | undefined {
   return value === undefined || value === null ? undefined : u64In(value);
 }
 
+/** An `option` argument: each engine's none (`undefined`, `null` on QuickJS) is `undefined`. */
+export function optIn<T>(value: T | null | undefined): T | undefined {
+  if (fake.engine === 'quickjs' ? value === undefined : value === null) {
+    throw new TypeError(`none is ${fake.engine === 'quickjs' ? 'null' : 'undefined'} on ${fake.engine}, got ${String(value)}`);
+  }
+  return value === undefined || value === null ? undefined : value;
+}
+
 /** A WIT `job` record as the engine's binding gives it. */
 export function rawJob(over: Partial<{ id: string; queue: string; name: string; data: string; attempt: number; maxAttempts: number; enqueuedAtMs: number; startedAtMs: number; parent: { queue: string; id: string } }> = {}) {
   const u64 = (n: number) => (fake.engine === 'quickjs' ? n : BigInt(n));
@@ -97,5 +156,5 @@ export function rawJob(over: Partial<{ id: string; queue: string; name: string; 
     enqueuedAtMs: u64(over.enqueuedAtMs ?? 1_700_000_000_000),
     startedAtMs: u64(over.startedAtMs ?? 1_700_000_000_500),
     parent: over.parent ?? none(),
-  } as unknown as import('airlock:job/types@0.2.0').Job;
+  } as unknown as import('airlock:job/types@0.3.0').Job;
 }

@@ -28,12 +28,24 @@ from __future__ import annotations
 from . import _host
 from ._runtime import handler
 from .codec import decode, event_payload, to_json
-from .context import ChildResult, Completed, Config, Context, Failed, JobInfo, JobRef, Kv, Logger
+from .context import (
+    ChildResult,
+    Completed,
+    Config,
+    Context,
+    Event,
+    Failed,
+    JobInfo,
+    JobRef,
+    Kv,
+    Logger,
+    Match,
+)
 from .durations import Duration, Instant, duration_ms, instant_ms
 from .errors import AirlockError, FatalError, HostError, HttpError, RetryError
 from .http import Headers, Http, Response
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"
 
 __all__ = [
     "handler",
@@ -43,6 +55,8 @@ __all__ = [
     "ChildResult",
     "Completed",
     "Failed",
+    "Event",
+    "Match",
     "Logger",
     "Kv",
     "Config",

@@ -1,6 +1,6 @@
 """The host as the component sees it: an adapter from :class:`_host.Host` to
 the bindings componentize-py generates at build time from
-``guest-sdk/python/wit/world.wit`` (the ``airlock:job@0.2.0`` handler world
+``guest-sdk/python/wit/world.wit`` (the ``airlock:job@0.3.0`` handler world
 plus ``wasi:http/outgoing-handler@0.2.12``).
 
 Imported by ``airlock_sdk/__init__.py`` only when ``wit_world`` exists, i.e.
@@ -8,7 +8,7 @@ while componentize-py builds the component. Everything is imported at the
 top: componentize-py snapshots the interpreter after the app's imports, and
 a module first imported at run time is not in the component.
 
-The build passes ``--import-interface-name airlock:job/types@0.2.0=airlock_types``
+The build passes ``--import-interface-name airlock:job/types@0.3.0=airlock_types``
 and ``wasi:http/types@0.2.12=http_types`` (both interfaces are named
 ``types``), so the module names below are stable.
 """
@@ -124,6 +124,31 @@ class WitHost:
     def sleep_until(self, step_id: str, wake_at_ms: int) -> None:
         try:
             wit_context.sleep_until(step_id, wake_at_ms)
+        except Err as e:
+            raise _failure(e) from None
+
+    def wait_for_event(
+        self,
+        step_id: str,
+        event: str,
+        match: Optional[Tuple[str, str]],
+        timeout_ms: int,
+    ) -> Optional[str]:
+        matching = None if match is None else wit.EventMatch(match[0], match[1])
+        try:
+            return wit_context.wait_for_event(step_id, event, matching, timeout_ms)
+        except Err as e:
+            raise _failure(e) from None
+
+    def wait_token(self, step_id: str) -> str:
+        try:
+            return wit_context.wait_token(step_id)
+        except Err as e:
+            raise _failure(e) from None
+
+    def wait_for_token(self, step_id: str, timeout_ms: int) -> Optional[str]:
+        try:
+            return wit_context.wait_for_token(step_id, timeout_ms)
         except Err as e:
             raise _failure(e) from None
 

@@ -28,15 +28,18 @@ class HostFailure(Exception):
 
 
 class Suspend(BaseException):
-    """Raised by a fake host's ``sleep_until`` to stop the run the way the
-    real host does (the real call never returns: the instance is stopped).
-    A ``BaseException`` so that handler code's ``except Exception`` cannot
-    swallow it."""
+    """Raised by a fake host's ``sleep_until`` (``kind="sleep"``) or durable
+    waits (``kind="wait"``; ``wake_at_ms`` is the wait's deadline) to stop
+    the run the way the real host does (the real call never returns: the
+    instance is stopped). A ``BaseException`` so that handler code's
+    ``except Exception`` cannot swallow it."""
 
-    def __init__(self, step_id: str, wake_at_ms: int) -> None:
-        super().__init__(f"suspended at `{step_id}` until {wake_at_ms}")
+    def __init__(self, step_id: str, wake_at_ms: int, kind: str = "sleep") -> None:
+        what = "waiting" if kind == "wait" else "suspended"
+        super().__init__(f"{what} at `{step_id}` until {wake_at_ms}")
         self.step_id = step_id
         self.wake_at_ms = wake_at_ms
+        self.kind = kind
 
 
 class Host(Protocol):
@@ -53,6 +56,25 @@ class Host(Protocol):
     def step_record(self, step_id: str, output: str) -> None: ...
 
     def sleep_until(self, step_id: str, wake_at_ms: int) -> None: ...
+
+    def wait_for_event(
+        self,
+        step_id: str,
+        event: str,
+        match: Optional[Tuple[str, str]],
+        timeout_ms: int,
+    ) -> Optional[str]:
+        """``match`` is ``(path, value as JSON text)``. The event as JSON
+        text (``{"name","data","id","ts"}``), ``None`` on timeout; while
+        neither came, the call does not return (the job is parked)."""
+        ...
+
+    def wait_token(self, step_id: str) -> str: ...
+
+    def wait_for_token(self, step_id: str, timeout_ms: int) -> Optional[str]:
+        """The JSON text the token was completed with, ``None`` on timeout;
+        while neither came, the call does not return (the job is parked)."""
+        ...
 
     def children_results(self) -> List[Tuple[str, str, str, str]]:
         """``(queue, id, "completed" | "failed", JSON text | reason)`` per child."""

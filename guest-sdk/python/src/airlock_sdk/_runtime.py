@@ -89,9 +89,9 @@ def handler(fn: F) -> F:
 def execute(spec: HandlerSpec, job: JobInfo, data: str) -> Tuple[str, str]:
     """Runs one job: ``("ok", output JSON)`` or ``("retry" | "fatal", message)``.
 
-    A fake host's :class:`_host.Suspend` (a durable sleep) and
+    A fake host's :class:`_host.Suspend` (a durable sleep or wait) and
     :class:`MemoryError` propagate: the real host stops the instance at a
-    sleep, and a memory cap hit is reported best by the host itself.
+    sleep or a wait, and a memory cap hit is reported best by the host itself.
     """
     try:
         raw = json.loads(data)

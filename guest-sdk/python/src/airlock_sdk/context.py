@@ -7,7 +7,7 @@ import sys
 import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any, Callable, Dict, List, Optional, TypeVar, Union, overload
+from typing import Any, Callable, Dict, List, Optional, Tuple, TypeVar, Union, overload
 
 from . import _host
 from .codec import DecodeError, decode_value, to_json
@@ -25,6 +25,8 @@ __all__ = [
     "Logger",
     "Kv",
     "Config",
+    "Event",
+    "Match",
 ]
 
 T = TypeVar("T")
@@ -107,6 +109,81 @@ class ChildResult:
     @property
     def completed(self) -> bool:
         return isinstance(self.outcome, Completed)
+
+
+@dataclass(frozen=True)
+class Event:
+    """An event a :meth:`Context.wait_for_event` received: what ``POST
+    /v1/events`` was sent, the same form an event-triggered job's data has."""
+
+    #: Its name (``"order.paid"``).
+    name: str
+    #: Its payload (decoded JSON; ``None`` for ``null`` or none).
+    data: Any
+    #: Its id (given by the sender, or generated).
+    id: str
+    #: When Airlock received it, in milliseconds since the Unix epoch.
+    ts: int
+
+
+@dataclass(frozen=True)
+class Match:
+    """Which events a :meth:`Context.wait_for_event` accepts beyond their
+    name: those whose data holds ``value`` at ``path``.
+
+    ``path`` is a JSON path into the event's ``data``: ``$`` then 1 to 16
+    ``.name`` segments of letters, digits, ``_`` or ``-`` (``"$.refundId"``,
+    ``"$.order.id"``). ``value`` is any JSON value (``"r1"``, ``42``, a
+    dict); the SDK sends it to the host as JSON text and the host compares
+    it as a JSON value, not as text."""
+
+    path: str
+    value: Any
+
+
+def _parse_event(text: str, wait_id: str) -> Event:
+    """The event a wait returned (JSON text) as an :class:`Event`; fatal when
+    it is not one (the Rust SDK's message)."""
+    try:
+        value = json.loads(text)
+        if not isinstance(value, dict):
+            raise ValueError(f"expected an object, got {_json_kind(value)}")
+        for key in ("name", "id"):
+            if not isinstance(value.get(key), str):
+                raise ValueError(f"field `{key}` is missing or not a string")
+        ts = value.get("ts")
+        if isinstance(ts, bool) or not isinstance(ts, int) or ts < 0:
+            raise ValueError("field `ts` is missing or not a whole number of milliseconds")
+    except ValueError as e:
+        raise FatalError(f"the event of wait `{wait_id}` does not parse: {e}") from None
+    return Event(name=value["name"], data=value.get("data"), id=value["id"], ts=ts)
+
+
+def _json_kind(value: Any) -> str:
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, bool):
+        return "a boolean"
+    if value is None:
+        return "null"
+    return "a number"
+
+
+# u64: the contract's timeouts. Longer ones saturate, as in the Rust SDK
+# (the host refuses any over a year anyway).
+_U64_MAX = (1 << 64) - 1
+
+
+def _timeout_ms(timeout: Duration) -> int:
+    return min(duration_ms(timeout), _U64_MAX)
+
+
+def _wait_id(wait_id: Any) -> str:
+    if not isinstance(wait_id, str) or not wait_id:
+        raise ValueError("a wait id is a non-empty string")
+    return wait_id
 
 
 class Logger:
@@ -224,10 +301,15 @@ class Config:
         return value
 
 
+def _occurrence(step_id: str, n: int) -> str:
+    """The record key of occurrence ``n`` (from 1) of ``step_id`` in one run."""
+    return step_id if n == 1 else f"{step_id}#{n}"
+
+
 class Context:
     """The running job's link to Airlock: ``job``, ``step``, ``sleep``,
-    ``progress``, ``log``, ``kv``, ``children``, ``config``, secrets and
-    ``http``. One per run, passed to the handler."""
+    waits, ``progress``, ``log``, ``kv``, ``children``, ``config``, secrets
+    and ``http``. One per run, passed to the handler."""
 
     def __init__(self, job: JobInfo) -> None:
         self.job: JobInfo = job
@@ -235,7 +317,7 @@ class Context:
         self.kv: Kv = Kv()
         self.config: Config = Config()
         self.http: Http = Http()
-        # How often each step or sleep id was used in this run, so a
+        # How often each step, sleep or wait id was used in this run, so a
         # repeated id (a step in a loop) gets a distinct, stable record.
         self._occurrences: Dict[str, int] = {}
 
@@ -259,11 +341,16 @@ class Context:
 
     def _occurrence_key(self, kind: str, step_id: str) -> str:
         """``id`` for its first use in this run, ``id#2``, ``id#3``, ...
-        afterwards (counted separately for steps and sleeps)."""
+        afterwards (counted separately for steps, sleeps and waits)."""
         slot = f"{kind}:{step_id}"
         n = self._occurrences.get(slot, 0) + 1
         self._occurrences[slot] = n
-        return step_id if n == 1 else f"{step_id}#{n}"
+        return _occurrence(step_id, n)
+
+    def _next_occurrence_key(self, kind: str, step_id: str) -> str:
+        """The key the next :meth:`_occurrence_key` call will give, without
+        counting it."""
+        return _occurrence(step_id, self._occurrences.get(f"{kind}:{step_id}", 0) + 1)
 
     @overload
     def step(self, step_id: str, fn: Callable[[], T], *, returns: None = None) -> Any: ...
@@ -344,6 +431,103 @@ class Context:
         key = self._occurrence_key("sleep", step_id)
         flush_output()
         _call("sleep", _host.current().sleep_until, key, wake_at_ms)
+
+    # -- durable waits ----------------------------------------------------
+
+    def wait_for_event(
+        self,
+        wait_id: str,
+        event: str,
+        *,
+        match: Optional[Match] = None,
+        timeout: Duration,
+    ) -> Optional[Event]:
+        """Durable wait for an event (Inngest's ``waitForEvent``): the first
+        event named ``event`` — and, with ``match``, holding ``match.value``
+        at ``match.path`` of its data — sent to ``POST /v1/events`` after
+        the run that first got here started. Returns it as an
+        :class:`Event`, or ``None`` when ``timeout`` (seconds, a
+        ``timedelta`` or a string like ``"7d"``, counted from the first time
+        the job got here) passes first::
+
+            settled = ctx.wait_for_event(
+                "settlement", "refund.settled",
+                match=Match("$.refundId", refund_id), timeout="7d",
+            )
+
+        Like :meth:`sleep`, the job is parked meanwhile (this call does not
+        return), holding no worker slot and using up no attempt, and runs
+        again from the start when the event comes or the timeout passes;
+        this call then returns the outcome. An event sent while the job is
+        still running, before it parks, is not lost. The outcome is
+        recorded: every later run gets the same one. An event sent with a
+        producer token reaches only jobs that token enqueued.
+
+        Waits are counted apart from steps and sleeps: an id used twice in
+        one run is ``id``, then ``id#2``, ... A bad match path or value, or
+        a timeout over a year, is a :class:`HostError` (``invalid``); under
+        ``airlock run``, which receives no events, ``unsupported``.
+        """
+        wait_id = _wait_id(wait_id)
+        event = _text(event, "event")
+        timeout_ms = _timeout_ms(timeout)
+        matching: Optional[Tuple[str, str]] = None
+        if match is not None:
+            if not isinstance(match, Match):
+                raise TypeError(f"match must be an airlock_sdk.Match, not {type(match).__name__}")
+            try:
+                value = to_json(match.value)
+            except (TypeError, ValueError) as e:
+                raise FatalError(f"the match value of wait `{wait_id}` is not JSON: {e}") from None
+            matching = (_text(match.path, "match path"), value)
+        key = self._occurrence_key("wait", wait_id)
+        flush_output()
+        got = _call("wait for event", _host.current().wait_for_event, key, event, matching, timeout_ms)
+        return None if got is None else _parse_event(got, wait_id)
+
+    def wait_token(self, wait_id: str) -> str:
+        """The completion token of the next :meth:`wait_for_token` with this
+        id (Trigger.dev's waitpoint tokens), the same on every run: hand it
+        out (in an approval link, as a callback URL) before waiting. Whoever
+        holds it completes the wait once with ``POST
+        /v1/tokens/{token}/complete`` and a JSON body, no other credential
+        needed; a completion that comes before the wait is kept for it.
+
+        Call it before the :meth:`wait_for_token` with the same id; it does
+        not count as an occurrence of the id (the token of the second wait
+        ``approval`` in a run is that of ``approval#2``)."""
+        wait_id = _wait_id(wait_id)
+        key = self._next_occurrence_key("wait", wait_id)
+        return _call("wait token", _host.current().wait_token, key)
+
+    def wait_for_token(
+        self,
+        wait_id: str,
+        *,
+        timeout: Duration,
+        returns: Optional[type] = None,
+    ) -> Any:
+        """Durable wait for the completion of this wait's token (see
+        :meth:`wait_token`; created here if it was not asked for): parks the
+        job like :meth:`wait_for_event` and returns the JSON body the token
+        was completed with, decoded (into ``returns`` when given; a body
+        that does not fit is fatal), or ``None`` once ``timeout`` (as for
+        :meth:`wait_for_event`) has passed since the job first got here.
+        The outcome is recorded: every later run gets the same one. The
+        token is used up either way: a completion after the timeout is
+        refused."""
+        wait_id = _wait_id(wait_id)
+        timeout_ms = _timeout_ms(timeout)
+        key = self._occurrence_key("wait", wait_id)
+        flush_output()
+        got = _call("wait for token", _host.current().wait_for_token, key, timeout_ms)
+        if got is None:
+            return None
+        try:
+            decoded = json.loads(got)
+            return decoded if returns is None else decode_value(decoded, returns)
+        except (ValueError, DecodeError) as e:
+            raise FatalError(f"the result of wait `{wait_id}` does not fit its type: {e}") from None
 
     # -- flows, secrets ---------------------------------------------------
 

@@ -14,22 +14,75 @@
 
 :func:`run` behaves like ``airlock run --skip-sleeps``: a durable sleep stops
 the run and the job runs again from the start with its recorded steps, until
-it completes or fails. This module is not part of a built component.
+it completes or fails. A durable wait (``ctx.wait_for_event``,
+``ctx.wait_for_token``) returns what the test recorded for it
+(:meth:`FakeHost.complete_wait`, :meth:`FakeHost.time_out_wait`,
+:meth:`FakeHost.send_event`, :meth:`FakeHost.complete_token`); without an
+outcome it stops :func:`run` with ``status="suspended"`` and ``wait_id``
+set, and the test can record one and call :func:`run` again with the same
+host. This module is not part of a built component.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import json
+import re
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
 from . import _host
 from ._runtime import execute, spec_of
-from .context import JobInfo, JobRef
+from .codec import to_json
+from .context import Event, JobInfo, JobRef
 from .errors import HttpError
 
-__all__ = ["FakeHost", "FakeRequest", "Outcome", "run"]
+__all__ = ["FakeHost", "FakeRequest", "FakeWait", "Outcome", "run"]
+
+# The host's checks on waits (host/sandbox/src/state.rs, json_path.rs).
+_MAX_WAIT_MS = 365 * 24 * 60 * 60 * 1000
+_MAX_EVENT_NAME_BYTES = 256
+_MATCH_PATH = re.compile(r"\$(\.[A-Za-z0-9_-]{1,64}){1,16}")
+
+
+@dataclass
+class FakeWait:
+    """A durable wait as :class:`FakeHost` recorded it, the first time the
+    job reached it."""
+
+    #: ``"event"`` or ``"token"``.
+    kind: str
+    timeout_ms: int
+    #: When it times out (ms since the Unix epoch): ``timeout_ms`` after
+    #: the first time the job got here.
+    deadline_ms: int
+    #: The event name (event waits).
+    event: Optional[str] = None
+    #: ``(path, value as JSON text)`` (event waits with a match).
+    match: Optional[Tuple[str, str]] = None
+
+
+def _json_equal(a: Any, b: Any) -> bool:
+    """JSON value equality as the host has it (serde_json): ``1`` is neither
+    ``1.0`` nor ``true``; object keys in any order."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_json_equal(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_json_equal(x, y) for x, y in zip(a, b))
+    return type(a) is type(b) and a == b
+
+
+_MISSING = object()
+
+
+def _at_path(data: Any, path: str) -> Any:
+    for name in path.split(".")[1:]:
+        if not isinstance(data, dict) or name not in data:
+            return _MISSING
+        data = data[name]
+    return data
 
 
 @dataclass
@@ -56,11 +109,22 @@ HttpHandler = Callable[[FakeRequest], HttpReply]
 class FakeHost:
     """An in-memory :class:`airlock_sdk._host.Host`, like ``airlock run``'s.
 
-    ``failures`` maps a host call name (``"kv_get"``, ``"step_record"``, ...)
-    to ``(kind, detail)`` so that call fails with that ``host-error``.
-    ``http`` answers requests: ``(status, headers, body)`` (a body that is
-    not bytes or str is sent as JSON) or an :class:`HttpError` to raise;
-    without it every request is refused as by a binding with no egress.
+    ``failures`` maps a host call name (``"kv_get"``, ``"step_record"``,
+    ``"wait_for_event"``, ...) to ``(kind, detail)`` so that call fails with
+    that ``host-error``. ``http`` answers requests: ``(status, headers,
+    body)`` (a body that is not bytes or str is sent as JSON) or an
+    :class:`HttpError` to raise; without it every request is refused as by
+    a binding with no egress.
+
+    Durable waits: ``waits`` holds the waits the job reached (by record key:
+    ``id``, ``id#2``, ...), ``wait_results`` their outcomes (JSON text, or
+    ``None`` for a timeout), ``tokens`` the token of each wait (by record
+    key) and
+    ``wait_calls`` every wait call in order: ``("wait_for_event", key,
+    event, match, timeout_ms)``, ``("wait_token", key)``,
+    ``("wait_for_token", key, timeout_ms)``. A wait returns its recorded
+    outcome; without one it times out once its deadline has passed, and
+    otherwise parks the job (:class:`_host.Suspend`).
     """
 
     def __init__(
@@ -89,6 +153,69 @@ class FakeHost:
         self.sleeps: Dict[str, int] = {}
         self.woken: set = set()
         self.requests: List[FakeRequest] = []
+        self.waits: Dict[str, FakeWait] = {}
+        self.wait_results: Dict[str, Optional[str]] = {}
+        self.tokens: Dict[str, str] = {}
+        self.wait_calls: List[Tuple[Any, ...]] = []
+        self.events: List[Dict[str, Any]] = []
+
+    # -- what a test does to waits ----------------------------------------
+
+    def complete_wait(self, wait_id: str, value: Any) -> None:
+        """Records the outcome of wait ``wait_id`` (reached or not yet): what
+        its ``wait_for_*`` call returns from now on. For an event wait,
+        the event (an :class:`~airlock_sdk.Event` or a ``{"name", "data",
+        "id", "ts"}`` dict); for a token wait, the body the token was
+        completed with (any JSON value). A wait has one outcome:
+        :class:`ValueError` when it has one already."""
+        self._resolve(wait_id, to_json(dataclasses.asdict(value) if isinstance(value, Event) else value))
+
+    def time_out_wait(self, wait_id: str) -> None:
+        """Records that wait ``wait_id`` timed out: its call returns ``None``
+        from now on (and its token is used up)."""
+        self._resolve(wait_id, None)
+
+    def complete_token(self, token: str, value: Any) -> bool:
+        """``POST /v1/tokens/{token}/complete`` with ``value``: ``True`` when
+        it completed the token's wait, ``False`` when the token was used
+        already (completed, or its wait timed out; the API answers 409).
+        :class:`KeyError` for a token the job never asked for."""
+        wait_id = next((w for w, t in self.tokens.items() if t == token), None)
+        if wait_id is None:
+            raise KeyError(token)
+        if wait_id in self.wait_results:
+            return False
+        self._resolve(wait_id, to_json(value))
+        return True
+
+    def send_event(self, name: str, data: Any = None, *, id: Optional[str] = None,
+                   ts: Optional[int] = None) -> Dict[str, Any]:
+        """``POST /v1/events``: the event (returned, ``{"name", "data",
+        "id", "ts"}``) becomes the outcome of every wait without one that
+        the job reached and that accepts it (its name and, with a match,
+        the match's value at its path). Waits the job has not reached yet
+        do not see it."""
+        event = {
+            "name": name,
+            "data": data,
+            "id": id if id is not None else f"evt_{len(self.events) + 1}",
+            "ts": ts if ts is not None else int(time.time() * 1000),
+        }
+        self.events.append(event)
+        for wait_id, wait in self.waits.items():
+            if wait.kind != "event" or wait.event != name or wait_id in self.wait_results:
+                continue
+            if wait.match is not None:
+                found = _at_path(data, wait.match[0])
+                if found is _MISSING or found is None or not _json_equal(found, json.loads(wait.match[1])):
+                    continue
+            self.wait_results[wait_id] = to_json(event)
+        return event
+
+    def _resolve(self, wait_id: str, outcome: Optional[str]) -> None:
+        if wait_id in self.wait_results:
+            raise ValueError(f"wait `{wait_id}` has an outcome already")
+        self.wait_results[wait_id] = outcome
 
     def _maybe_fail(self, call: str) -> None:
         if call in self.failures:
@@ -122,6 +249,80 @@ class FakeHost:
         if step_id in self.woken or time.time() * 1000 >= self.sleeps[step_id]:
             return
         raise _host.Suspend(step_id, self.sleeps[step_id])
+
+    def wait_for_event(
+        self,
+        step_id: str,
+        event: str,
+        match: Optional[Tuple[str, str]],
+        timeout_ms: int,
+    ) -> Optional[str]:
+        self.wait_calls.append(("wait_for_event", step_id, event, match, timeout_ms))
+        self._maybe_fail("wait_for_event")
+        size = len(event.encode())
+        if not 1 <= size <= _MAX_EVENT_NAME_BYTES:
+            raise _host.HostFailure(
+                "invalid", f"an event name is 1 to {_MAX_EVENT_NAME_BYTES} bytes; this one is {size}"
+            )
+        if match is not None:
+            path, value = match
+            if not _MATCH_PATH.fullmatch(path):
+                raise _host.HostFailure(
+                    "invalid",
+                    f"match path `{path}`: `{path}` is not a path like `$.customerId`: `$` then "
+                    "1 to 16 `.name` segments of letters, digits, `_` or `-`",
+                )
+            try:
+                json.loads(value)
+            except ValueError as e:
+                raise _host.HostFailure("invalid", f"the match value is not JSON text: {e}") from None
+        return self._wait(step_id, FakeWait("event", timeout_ms, 0, event, match))
+
+    def wait_token(self, step_id: str) -> str:
+        self.wait_calls.append(("wait_token", step_id))
+        self._maybe_fail("wait_token")
+        self._check_wait_id(step_id)
+        return self._token(step_id)
+
+    def wait_for_token(self, step_id: str, timeout_ms: int) -> Optional[str]:
+        self.wait_calls.append(("wait_for_token", step_id, timeout_ms))
+        self._maybe_fail("wait_for_token")
+        self._check_wait_id(step_id)
+        self._token(step_id)
+        return self._wait(step_id, FakeWait("token", timeout_ms, 0))
+
+    def _token(self, step_id: str) -> str:
+        if step_id not in self.tokens:
+            self.tokens[step_id] = "wt_" + hashlib.sha256(step_id.encode()).hexdigest()
+        return self.tokens[step_id]
+
+    @staticmethod
+    def _check_wait_id(step_id: str) -> None:
+        if not step_id:
+            raise _host.HostFailure("invalid", "wait id must not be empty")
+
+    def _wait(self, step_id: str, wait: FakeWait) -> Optional[str]:
+        """Like the host: the recorded outcome, or a timeout past the
+        deadline, or a park until it (the first run that gets here records
+        the wait and its deadline)."""
+        self._check_wait_id(step_id)
+        if wait.timeout_ms > _MAX_WAIT_MS:
+            raise _host.HostFailure(
+                "invalid",
+                f"a durable wait may last at most a year ({_MAX_WAIT_MS} ms); "
+                f"this one asked for {wait.timeout_ms} ms",
+            )
+        now = int(time.time() * 1000)
+        if step_id not in self.waits:
+            wait.deadline_ms = now + wait.timeout_ms
+            self.waits[step_id] = wait
+        if step_id in self.wait_results:
+            return self.wait_results[step_id]
+        deadline = self.waits[step_id].deadline_ms
+        if deadline <= now:
+            self.wait_results[step_id] = None
+            return None
+        raise _host.Suspend(step_id, deadline, kind="wait")
 
     def children_results(self) -> List[Tuple[str, str, str, str]]:
         self._maybe_fail("children_results")
@@ -212,7 +413,9 @@ class Outcome:
 
     ``status`` is ``"completed"`` (``value`` is the decoded return value,
     ``output`` its JSON text), ``"retry"`` or ``"fatal"`` (``message``), or
-    ``"suspended"`` when sleeps are not skipped (``wake_at_ms``).
+    ``"suspended"`` (``wake_at_ms``) at a sleep when sleeps are not skipped
+    or at a wait without an outcome (``wait_id`` is its record key,
+    ``wake_at_ms`` its deadline).
     """
 
     status: str
@@ -220,6 +423,7 @@ class Outcome:
     output: Optional[str] = None
     message: Optional[str] = None
     wake_at_ms: Optional[int] = None
+    wait_id: Optional[str] = None
     runs: int = 1
     host: FakeHost = field(default_factory=FakeHost)
 
@@ -241,11 +445,16 @@ def run(
     attempt: int = 1,
     max_attempts: int = 1,
     skip_sleeps: bool = True,
+    skip_waits: bool = False,
     parent: Optional[JobRef] = None,
     max_runs: int = 100,
 ) -> Outcome:
     """Runs handler ``fn`` on ``data`` (any JSON value; or ``raw_data``, the
-    JSON text) against ``host`` (a fresh :class:`FakeHost` by default)."""
+    JSON text) against ``host`` (a fresh :class:`FakeHost` by default).
+
+    A sleep is skipped (``skip_sleeps``). A wait without an outcome ends the
+    run ``"suspended"``, or with ``skip_waits=True`` times out at once (as
+    if its deadline had passed) and the job runs again."""
     spec = spec_of(fn)
     host = host or FakeHost()
     text = raw_data if raw_data is not None else json.dumps(data, separators=(",", ":"))
@@ -266,6 +475,13 @@ def run(
             try:
                 kind, result = execute(spec, job, text)
             except _host.Suspend as s:
+                if s.kind == "wait":
+                    if not skip_waits:
+                        return Outcome(
+                            "suspended", wake_at_ms=s.wake_at_ms, wait_id=s.step_id, runs=runs, host=host
+                        )
+                    host.time_out_wait(s.step_id)
+                    continue
                 if not skip_sleeps:
                     return Outcome("suspended", wake_at_ms=s.wake_at_ms, runs=runs, host=host)
                 host.woken.add(s.step_id)
@@ -273,6 +489,6 @@ def run(
             if kind == "ok":
                 return Outcome("completed", value=json.loads(result), output=result, runs=runs, host=host)
             return Outcome(kind, message=result, runs=runs, host=host)
-        raise RuntimeError(f"the job was still sleeping after {max_runs} runs")
+        raise RuntimeError(f"the job was still sleeping or waiting after {max_runs} runs")
     finally:
         _host.install(previous)

@@ -1,5 +1,6 @@
 //! Paths into a job's or an event's JSON data, `$.customer.id`: what
-//! binding rules key on (`cancelOn[].match`).
+//! binding rules key on (`cancelOn[].match`) and durable waits match events
+//! on.
 //!
 //! Only object members, by name: `$` then one to 16 `.name` segments of
 //! letters, digits, `_` and `-`. No indexes, wildcards or filters — a rule

@@ -1,0 +1,138 @@
+//! A job's timeline: what only Airlock recorded about each of its runs —
+//! when it started, what it cost, how it ended, on which host — and the
+//! durable steps, sleeps and waits between them, read from the job's own
+//! hash in one `HGETALL` (`GET /v1/jobs/{ref}/timeline`, the dashboard's
+//! waterfall).
+//!
+//! Everything here is read from Redis and so is untrusted: entries that do
+//! not parse are left out, never guessed.
+
+use serde::Serialize;
+
+use super::meta::{RunEntry, fields};
+use super::waits::WaitRecord;
+use super::{QueueError, QueueService};
+
+/// One durable step.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct StepEntry {
+    /// Its id (`id#2` for a second occurrence in one run).
+    pub id: String,
+    /// Its recorded result.
+    #[schema(value_type = Value)]
+    pub result: serde_json::Value,
+    /// When it was recorded, ms since the epoch (absent for steps recorded
+    /// before Airlock kept the time).
+    pub at: Option<u64>,
+}
+
+/// One durable sleep.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SleepEntry {
+    /// Its id.
+    pub id: String,
+    /// When it wakes (or woke), ms since the epoch.
+    pub until: u64,
+}
+
+/// One durable wait.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WaitEntry {
+    /// Its id.
+    pub id: String,
+    /// What it waits for, in words.
+    pub waits_for: String,
+    /// Its deadline, ms since the epoch.
+    pub deadline: u64,
+    /// `pending`, `came` or `timed_out`.
+    pub outcome: String,
+    /// What came (the event, the token's result), once it did.
+    #[schema(value_type = Option<Value>)]
+    pub value: Option<serde_json::Value>,
+}
+
+/// A job's runs and durable records, oldest first.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Timeline {
+    /// Its runs (the first 100 are kept).
+    pub runs: Vec<RunEntry>,
+    /// Its recorded steps, in the order they were recorded.
+    pub steps: Vec<StepEntry>,
+    /// Its durable sleeps.
+    pub sleeps: Vec<SleepEntry>,
+    /// Its durable waits.
+    pub waits: Vec<WaitEntry>,
+}
+
+impl QueueService {
+    /// The timeline of job `id` of `queue` (which must exist).
+    pub async fn timeline(&self, queue: &str, id: &str) -> Result<Timeline, QueueError> {
+        let fields = self.store().hgetall(&self.job_key(queue, id)).await?;
+        if fields.is_empty() {
+            return Err(QueueError::NotFound(format!("job `{queue}:{id}`")));
+        }
+        let mut runs: Vec<RunEntry> = fields
+            .iter()
+            .filter(|(name, _)| name.starts_with(fields::RUN_PREFIX))
+            .filter_map(|(_, value)| serde_json::from_str(value).ok())
+            .collect();
+        runs.sort_by_key(|r| (r.run, r.started_at));
+        let mut steps: Vec<StepEntry> = fields
+            .iter()
+            .filter_map(|(name, value)| {
+                let step = name.strip_prefix(fields::STEP_PREFIX)?;
+                Some(StepEntry {
+                    id: step.to_string(),
+                    result: serde_json::from_str(value).unwrap_or(serde_json::Value::Null),
+                    at: fields
+                        .get(&format!("{}{step}", fields::STEP_AT_PREFIX))
+                        .and_then(|at| at.parse().ok()),
+                })
+            })
+            .collect();
+        steps.sort_by(|a, b| (a.at, &a.id).cmp(&(b.at, &b.id)));
+        let mut sleeps: Vec<SleepEntry> = fields
+            .iter()
+            .filter_map(|(name, value)| {
+                Some(SleepEntry {
+                    id: name.strip_prefix(fields::SLEEP_PREFIX)?.to_string(),
+                    until: value.parse().ok()?,
+                })
+            })
+            .collect();
+        sleeps.sort_by_key(|s| s.until);
+        let mut waits: Vec<WaitEntry> = fields
+            .iter()
+            .filter_map(|(name, value)| {
+                let wait = name.strip_prefix(fields::WAIT_PREFIX)?;
+                let record: WaitRecord = serde_json::from_str(value).ok()?;
+                let outcome = fields
+                    .get(&format!("{}{wait}", fields::WAITED_PREFIX))
+                    .and_then(|o| serde_json::from_str::<serde_json::Value>(o).ok());
+                let (label, value) = match outcome {
+                    None => ("pending", None),
+                    Some(o) if o.get("came").is_some() => ("came", o.get("came").cloned()),
+                    Some(_) => ("timed_out", None),
+                };
+                Some(WaitEntry {
+                    id: wait.to_string(),
+                    waits_for: record.describe(),
+                    deadline: record.deadline(),
+                    outcome: label.to_string(),
+                    value,
+                })
+            })
+            .collect();
+        waits.sort_by_key(|w| w.deadline);
+        Ok(Timeline {
+            runs,
+            steps,
+            sleeps,
+            waits,
+        })
+    }
+}

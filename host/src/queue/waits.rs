@@ -1,0 +1,796 @@
+//! Durable waits: how a job parked in `context.wait-for-event` or
+//! `wait-for-token` hears of the event or the token completion it waits
+//! for, and why neither is lost when it comes early.
+//!
+//! ## What is stored
+//! In the job's hash (it lives and dies with the job):
+//! - `airlock.wait:<wait id>`: the wait, JSON [`WaitRecord`] — what for and
+//!   its deadline — written by the run that first reaches it (with the
+//!   job's pin, like a sleep);
+//! - `airlock.waited:<wait id>`: its outcome, `{"came": value}` or
+//!   `{"timedOut": true}`, written only by [`RESOLVE`] with `HSETNX`: the
+//!   first outcome wins, and every replay gets it;
+//! - `airlock.token:<wait id>`: the wait's completion token.
+//!
+//! In the fleet's `{airlock}` slot:
+//! - `P:{airlock}:events`, a stream of the last ~[`RECENT_EVENTS`] events
+//!   (each at most [`MAX_RECENT_EVENT_BYTES`] as JSON): what a starting
+//!   wait looks back at;
+//! - `P:{airlock}:waits:<digest of event, path, value>`: the set of jobs
+//!   (`[queue, id, wait id]`) waiting for such an event, and
+//!   `P:{airlock}:wait-paths:<digest of event>`: the paths the waits of one
+//!   event name match on (`""`: no match), at most [`MAX_WAIT_PATHS`], so an
+//!   event finds its waiters with one read per path;
+//! - `P:{airlock}:token:<digest of token>`: the job a token completes.
+//!
+//! Index sets and token records expire a day after the last deadline they
+//! serve, so jobs removed while waiting leave nothing behind for long.
+//!
+//! ## Which events count, and why none is lost
+//! A wait gets the first matching event sent since its job became ready to
+//! run (its enqueue time plus delay) that no other wait of the job received
+//! — so an event sent while the job still runs, or while a crashed run is
+//! recovered, or while the job waited for something else, is kept for it,
+//! as long as it is among the last ~[`RECENT_EVENTS`] events and the
+//! [`MAX_LOOK_BACK`] a wait reads. (Inngest's `waitForEvent` only sees
+//! events sent after the wait starts.)
+//!
+//! An event is first appended to the stream, then looked up in the index
+//! ([`QueueService::resume_waiters`]). A wait is first added to the index,
+//! then looks back in the stream ([`Waits::begin`]). Whatever the
+//! interleaving, one of the two sees the other, and when both do, `HSETNX`
+//! keeps one outcome. A token completion writes the outcome whenever it
+//! comes, before the wait too.
+//!
+//! Resolving a wait writes the outcome, then promotes the job if it is
+//! parked (delayed). A job still running when its outcome comes is not
+//! delayed yet: its host reads the outcome again right after parking it
+//! (`worker::executor`), and promotes it itself. Crash windows: a resolver
+//! that dies after the write leaves the outcome for the job to find at its
+//! deadline (late, not lost), and the event or completion answered 503 —
+//! sending it again promotes the job (a wait that has its outcome is
+//! woken, never changed); a host that dies between parking and
+//! its second read likewise; a host that dies with the job running lets
+//! stalled recovery rerun it, and the rerun finds the outcome.
+//!
+//! ## Trust
+//! Every record read back from Redis is parsed and bounded; a forged
+//! waiter or token record can at most resolve a wait it names, which a
+//! writer of Redis could do to the job hash directly. An event from a
+//! producer token resolves only that token's jobs; a token completes only
+//! the wait whose `airlock.token` field holds it.
+
+use std::sync::LazyLock;
+
+use redis::AsyncCommands;
+use serde::{Deserialize, Serialize};
+
+use super::meta::fields;
+use super::{JobState, QueueError, QueueService};
+use crate::registry::json_path::JsonPath;
+use crate::sandbox::services::{WaitFor, WaitOutcome};
+use crate::store::Store;
+
+/// About how many events the recent-events stream keeps (`XADD MAXLEN ~`).
+pub const RECENT_EVENTS: usize = 10_000;
+
+/// Largest event (its JSON, as sent to a job) kept in the recent-events
+/// stream; a bigger one reaches only the waits registered when it comes.
+pub const MAX_RECENT_EVENT_BYTES: usize = 64 << 10;
+
+/// Most recent events a wait looks back at.
+pub const MAX_LOOK_BACK: usize = 1_000;
+
+/// Most match paths the waits of one event name may use at a time.
+pub const MAX_WAIT_PATHS: usize = 32;
+
+/// How long index entries and token records outlive the deadline they
+/// serve.
+const INDEX_GRACE_MS: u64 = 24 * 60 * 60 * 1000;
+
+/// Most waiters one event resolves at once (the rest stay for the next).
+const MAX_RESOLVE: usize = 10_000;
+
+/// A durable wait as its job hash holds it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "for", rename_all = "camelCase")]
+pub enum WaitRecord {
+    /// For an event.
+    Event {
+        /// Its name.
+        event: String,
+        /// The path its data must hold `value` at, if any.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        path: Option<String>,
+        /// The value, with `path`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        value: Option<serde_json::Value>,
+        /// When it times out, ms since the epoch.
+        deadline: u64,
+    },
+    /// For the completion of the wait's token.
+    Token {
+        /// When it times out, ms since the epoch.
+        deadline: u64,
+    },
+}
+
+impl WaitRecord {
+    /// The record of a wait for `what`, timing out at `deadline`.
+    pub fn new(what: &WaitFor, deadline: u64) -> WaitRecord {
+        match what {
+            WaitFor::Event { name, matching, .. } => WaitRecord::Event {
+                event: name.clone(),
+                path: matching.as_ref().map(|(p, _)| p.clone()),
+                value: matching.as_ref().map(|(_, v)| v.clone()),
+                deadline,
+            },
+            WaitFor::Token => WaitRecord::Token { deadline },
+        }
+    }
+
+    /// When it times out.
+    pub fn deadline(&self) -> u64 {
+        match self {
+            WaitRecord::Event { deadline, .. } | WaitRecord::Token { deadline } => *deadline,
+        }
+    }
+
+    /// What it waits for, in words.
+    pub fn describe(&self) -> String {
+        match self {
+            WaitRecord::Event {
+                event,
+                path: Some(path),
+                value: Some(value),
+                ..
+            } => format!("event `{event}` with {path} = {value}"),
+            WaitRecord::Event { event, .. } => format!("event `{event}`"),
+            WaitRecord::Token { .. } => "the completion of its wait token".into(),
+        }
+    }
+}
+
+/// A wait's outcome as stored.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct OutcomeRecord {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    came: Option<serde_json::Value>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    timed_out: bool,
+}
+
+impl OutcomeRecord {
+    fn came(value: &serde_json::Value) -> String {
+        serde_json::to_string(&OutcomeRecord {
+            came: Some(value.clone()),
+            timed_out: false,
+        })
+        .unwrap_or_default()
+    }
+
+    fn timed_out() -> String {
+        r#"{"timedOut":true}"#.to_string()
+    }
+
+    /// Parses a stored outcome (untrusted: anything else is refused).
+    fn parse(text: &str) -> Result<WaitOutcome, QueueError> {
+        let record: OutcomeRecord = serde_json::from_str(text)
+            .map_err(|e| QueueError::Internal(format!("a wait outcome: {e}")))?;
+        Ok(match record.came {
+            Some(value) => WaitOutcome::Came(value.to_string()),
+            None => WaitOutcome::TimedOut,
+        })
+    }
+}
+
+/// `KEYS[1]` job hash; `ARGV[1]` outcome field, `ARGV[2]` outcome, `ARGV[3]`
+/// producer the job must belong to (`""`: any), `ARGV[4]` wait field that
+/// must exist (`""`: none needed), `ARGV[5]` token field, `ARGV[6]` the
+/// token it must hold (with `ARGV[5]`). 1: resolved; 0: no such job; -1:
+/// it had an outcome; -2: another producer's job; -3: no such wait (or
+/// another token).
+static RESOLVE: LazyLock<redis::Script> = LazyLock::new(|| {
+    redis::Script::new(
+        "if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end \
+         if ARGV[3] ~= '' and redis.call('HGET', KEYS[1], 'airlock.producer') ~= ARGV[3] \
+         then return -2 end \
+         if ARGV[4] ~= '' and redis.call('HEXISTS', KEYS[1], ARGV[4]) == 0 then return -3 end \
+         if ARGV[5] ~= '' and redis.call('HGET', KEYS[1], ARGV[5]) ~= ARGV[6] then return -3 end \
+         if redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2]) == 0 then return -1 end \
+         return 1",
+    )
+});
+
+/// `KEYS[1]` paths set, `KEYS[2]` waiters set; `ARGV[1]` path (`""`: none),
+/// `ARGV[2]` waiter, `ARGV[3]` expiry (ms from now), `ARGV[4]` most paths.
+/// 1: listening; 0: too many paths in use for this event name.
+static LISTEN: LazyLock<redis::Script> = LazyLock::new(|| {
+    redis::Script::new(
+        "if redis.call('SISMEMBER', KEYS[1], ARGV[1]) == 0 \
+            and redis.call('SCARD', KEYS[1]) >= tonumber(ARGV[4]) then return 0 end \
+         redis.call('SADD', KEYS[1], ARGV[1]) \
+         redis.call('SADD', KEYS[2], ARGV[2]) \
+         local ttl = tonumber(ARGV[3]) \
+         for i = 1, 2 do \
+           local left = redis.call('PTTL', KEYS[i]) \
+           if left < ttl then redis.call('PEXPIRE', KEYS[i], ttl) end \
+         end \
+         return 1",
+    )
+});
+
+/// `KEYS[1]` job hash; `ARGV[1]` token field, `ARGV[2]` a new token. The
+/// job's token (the new one if it had none); `false` when the job is gone.
+static TOKEN: LazyLock<redis::Script> = LazyLock::new(|| {
+    redis::Script::new(
+        "if redis.call('EXISTS', KEYS[1]) == 0 then return false end \
+         redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2]) \
+         return redis.call('HGET', KEYS[1], ARGV[1])",
+    )
+});
+
+fn digest(parts: &[&str]) -> String {
+    use sha2::{Digest, Sha256};
+    let mut hasher = Sha256::new();
+    for part in parts {
+        hasher.update(part.as_bytes());
+        hasher.update([0]);
+    }
+    hex::encode(hasher.finalize())
+}
+
+/// The index set of waits for `event` holding `value` at `path` (`None`:
+/// waits without a match).
+fn waiters_digest(event: &str, matching: Option<(&str, &serde_json::Value)>) -> String {
+    match matching {
+        Some((path, value)) => digest(&[event, path, &value.to_string()]),
+        None => digest(&[event, "", ""]),
+    }
+}
+
+/// A waiter as the index holds it: `[queue, id, wait id]`.
+fn waiter(queue: &str, id: &str, wait_id: &str) -> String {
+    serde_json::to_string(&(queue, id, wait_id)).unwrap_or_default()
+}
+
+/// Parses a waiter or token record read from Redis (untrusted).
+fn parse_waiter(text: &str) -> Option<(String, String, String)> {
+    if text.len() > 2048 {
+        return None;
+    }
+    let (queue, id, wait_id): (String, String, String) = serde_json::from_str(text).ok()?;
+    (crate::names::queue("queue", &queue).is_ok() && !id.is_empty() && !wait_id.is_empty())
+        .then_some((queue, id, wait_id))
+}
+
+/// A fresh completion token: 244 random bits.
+fn new_token() -> String {
+    format!(
+        "wt_{}{}",
+        uuid::Uuid::new_v4().simple(),
+        uuid::Uuid::new_v4().simple()
+    )
+}
+
+/// Whether a text could be a token (checked before any Redis read).
+pub fn is_token(text: &str) -> bool {
+    text.len() == 67 && text.starts_with("wt_") && text[3..].bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+/// The durable waits of one job, for its run's services.
+#[derive(Clone)]
+pub struct Waits {
+    store: Store,
+    queue: String,
+    id: String,
+    job_key: String,
+}
+
+impl Waits {
+    /// The waits of job `id` of `queue`, whose hash is `job_key`.
+    pub fn new(store: Store, queue: &str, id: &str, job_key: &str) -> Waits {
+        Waits {
+            store,
+            queue: queue.to_string(),
+            id: id.to_string(),
+            job_key: job_key.to_string(),
+        }
+    }
+
+    /// Wait `wait_id` as recorded, with its outcome once it has one.
+    pub async fn state(
+        &self,
+        wait_id: &str,
+    ) -> Result<Option<(WaitRecord, Option<WaitOutcome>)>, QueueError> {
+        let mut conn = self.store.conn();
+        let (record, outcome): (Option<String>, Option<String>) = redis::cmd("HMGET")
+            .arg(&self.job_key)
+            .arg(format!("{}{wait_id}", fields::WAIT_PREFIX))
+            .arg(format!("{}{wait_id}", fields::WAITED_PREFIX))
+            .query_async(&mut conn)
+            .await?;
+        let Some(record) = record else {
+            return Ok(None);
+        };
+        let record: WaitRecord = serde_json::from_str(&record)
+            .map_err(|e| QueueError::Internal(format!("wait `{wait_id}`: {e}")))?;
+        let outcome = outcome.as_deref().map(OutcomeRecord::parse).transpose()?;
+        Ok(Some((record, outcome)))
+    }
+
+    /// The outcome of wait `wait_id`, if it has one.
+    pub async fn outcome(&self, wait_id: &str) -> Result<Option<WaitOutcome>, QueueError> {
+        let mut conn = self.store.conn();
+        let outcome: Option<String> = conn
+            .hget(&self.job_key, format!("{}{wait_id}", fields::WAITED_PREFIX))
+            .await?;
+        outcome.as_deref().map(OutcomeRecord::parse).transpose()
+    }
+
+    /// Starts listening for what the recorded wait `wait_id` waits for, and
+    /// answers an outcome that came already: an event sent since `since_ms`
+    /// (the job's ready time) that no other wait of the job received, from
+    /// the recent-events stream; a token completed before the wait.
+    /// Listening comes first (see the module docs).
+    pub async fn begin(
+        &self,
+        wait_id: &str,
+        record: &WaitRecord,
+        since_ms: u64,
+    ) -> Result<Begun, QueueError> {
+        match record {
+            WaitRecord::Token { deadline } => {
+                self.token(wait_id, *deadline).await?;
+                Ok(Begun::from(self.outcome(wait_id).await?))
+            }
+            WaitRecord::Event {
+                event,
+                path,
+                value,
+                deadline,
+            } => {
+                let matching = path.as_deref().zip(value.as_ref());
+                if !self.listen(wait_id, event, matching, *deadline).await? {
+                    return Ok(Begun::TooManyPaths(format!(
+                        "the waits for event `{event}` already match on {MAX_WAIT_PATHS} different paths, the most at a time"
+                    )));
+                }
+                let Some(found) = self.look_back(event, matching, since_ms).await? else {
+                    return Ok(Begun::Listening);
+                };
+                // The look-back kept only events this job's producer may
+                // send it.
+                let resolved = resolve(
+                    &self.store,
+                    &self.job_key,
+                    wait_id,
+                    &OutcomeRecord::came(&found),
+                    None,
+                    true,
+                    None,
+                )
+                .await?;
+                if resolved == Resolved::Yes || resolved == Resolved::Already {
+                    self.unlisten(wait_id, record).await?;
+                }
+                Ok(Begun::from(self.outcome(wait_id).await?))
+            }
+        }
+    }
+
+    /// Past its deadline: records that wait `wait_id` timed out unless an
+    /// outcome came first, stops listening, and answers the outcome.
+    pub async fn expire(
+        &self,
+        wait_id: &str,
+        record: &WaitRecord,
+    ) -> Result<WaitOutcome, QueueError> {
+        resolve(
+            &self.store,
+            &self.job_key,
+            wait_id,
+            &OutcomeRecord::timed_out(),
+            None,
+            true,
+            None,
+        )
+        .await?;
+        self.unlisten(wait_id, record).await?;
+        Ok(self
+            .outcome(wait_id)
+            .await?
+            .unwrap_or(WaitOutcome::TimedOut))
+    }
+
+    /// The completion token of wait `wait_id`, created on the first call,
+    /// with its record leading back to the job (kept `INDEX_GRACE_MS` past
+    /// `deadline`, or a year and a day when the wait has none yet). No record
+    /// is written once the wait has its outcome.
+    pub async fn token(&self, wait_id: &str, deadline: u64) -> Result<String, QueueError> {
+        let mut conn = self.store.conn();
+        let token: Option<String> = TOKEN
+            .key(&self.job_key)
+            .arg(format!("{}{wait_id}", fields::TOKEN_PREFIX))
+            .arg(new_token())
+            .invoke_async(&mut conn)
+            .await?;
+        let token = token.ok_or_else(|| {
+            QueueError::NotFound(format!(
+                "job `{}:{}` (removed while running)",
+                self.queue, self.id
+            ))
+        })?;
+        if self.outcome(wait_id).await?.is_none() {
+            let ttl = deadline
+                .saturating_sub(crate::sandbox::clock::now_ms())
+                .saturating_add(INDEX_GRACE_MS)
+                .max(1);
+            let key = self.store.keys().wait_token(&digest(&[&token]));
+            let _: () = conn
+                .pset_ex(key, waiter(&self.queue, &self.id, wait_id), ttl)
+                .await?;
+        }
+        Ok(token)
+    }
+
+    /// Adds the wait to the index; false when its event name has too many
+    /// paths in use.
+    async fn listen(
+        &self,
+        wait_id: &str,
+        event: &str,
+        matching: Option<(&str, &serde_json::Value)>,
+        deadline: u64,
+    ) -> Result<bool, QueueError> {
+        let keys = self.store.keys();
+        let ttl = deadline
+            .saturating_sub(crate::sandbox::clock::now_ms())
+            .saturating_add(INDEX_GRACE_MS);
+        let mut conn = self.store.conn();
+        let listening: i64 = LISTEN
+            .key(keys.event_wait_paths(&digest(&[event])))
+            .key(keys.event_waiters(&waiters_digest(event, matching)))
+            .arg(matching.map_or("", |(path, _)| path))
+            .arg(waiter(&self.queue, &self.id, wait_id))
+            .arg(ttl)
+            .arg(MAX_WAIT_PATHS)
+            .invoke_async(&mut conn)
+            .await?;
+        Ok(listening == 1)
+    }
+
+    /// Takes an event wait out of the index. A token's record stays until
+    /// it expires, so a completion after the wait ended is told so (409).
+    async fn unlisten(&self, wait_id: &str, record: &WaitRecord) -> Result<(), QueueError> {
+        let WaitRecord::Event {
+            event, path, value, ..
+        } = record
+        else {
+            return Ok(());
+        };
+        let key = self
+            .store
+            .keys()
+            .event_waiters(&waiters_digest(event, path.as_deref().zip(value.as_ref())));
+        let mut conn = self.store.conn();
+        let _: i64 = conn
+            .srem(key, waiter(&self.queue, &self.id, wait_id))
+            .await?;
+        Ok(())
+    }
+
+    /// The first recent event named `event` (holding `matching`) sent since
+    /// `since_ms` that this job's producer may send it and that no other
+    /// wait of this job received.
+    async fn look_back(
+        &self,
+        event: &str,
+        matching: Option<(&str, &serde_json::Value)>,
+        since_ms: u64,
+    ) -> Result<Option<serde_json::Value>, QueueError> {
+        let path = match matching {
+            Some((path, _)) => Some(JsonPath::parse(path).map_err(QueueError::Internal)?),
+            None => None,
+        };
+        let mut conn = self.store.conn();
+        let entries: redis::streams::StreamRangeReply = conn
+            .xrange_count(
+                self.store.keys().recent_events(),
+                format!("{since_ms}-0"),
+                "+",
+                MAX_LOOK_BACK,
+            )
+            .await?;
+        let candidates: Vec<(String, serde_json::Value)> = entries
+            .ids
+            .into_iter()
+            .filter_map(|entry| {
+                let name: String = entry.get("name")?;
+                let payload: String = entry.get("event")?;
+                if name != event || payload.len() > MAX_RECENT_EVENT_BYTES {
+                    return None;
+                }
+                let payload: serde_json::Value = serde_json::from_str(&payload).ok()?;
+                if let (Some(path), Some((_, value))) = (&path, matching)
+                    && payload.get("data").and_then(|d| path.get(d)) != Some(value)
+                {
+                    return None;
+                }
+                Some((entry.get("producer").unwrap_or_default(), payload))
+            })
+            .collect();
+        if candidates.is_empty() {
+            return Ok(None);
+        }
+        // Whose job it is, and which events its other waits got.
+        let fields = self.store.hgetall(&self.job_key).await?;
+        let owner = fields.get(fields::PRODUCER);
+        let received_ids: std::collections::HashSet<String> = fields
+            .iter()
+            .filter(|(name, _)| name.starts_with(fields::WAITED_PREFIX))
+            .filter_map(|(_, outcome)| {
+                let record: OutcomeRecord = serde_json::from_str(outcome).ok()?;
+                Some(record.came?.get("id")?.as_str()?.to_string())
+            })
+            .collect();
+        Ok(candidates.into_iter().find_map(|(sender, payload)| {
+            let yours = sender.is_empty() || owner == Some(&sender);
+            let id = payload
+                .get("id")
+                .and_then(|i| i.as_str())
+                .unwrap_or_default();
+            (yours && !received_ids.contains(id)).then_some(payload)
+        }))
+    }
+}
+
+/// What starting a wait found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Begun {
+    /// Nothing yet: the job parks.
+    Listening,
+    /// Its outcome came already.
+    Came(WaitOutcome),
+    /// Refused: its event name has [`MAX_WAIT_PATHS`] other paths in use.
+    TooManyPaths(String),
+}
+
+impl From<Option<WaitOutcome>> for Begun {
+    fn from(outcome: Option<WaitOutcome>) -> Begun {
+        outcome.map_or(Begun::Listening, Begun::Came)
+    }
+}
+
+/// What resolving a wait did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Resolved {
+    /// It wrote the outcome.
+    Yes,
+    /// The wait had one already.
+    Already,
+    /// The job is gone.
+    Gone,
+    /// The job belongs to another producer.
+    NotYours,
+    /// No such wait (or another token).
+    NoWait,
+}
+
+async fn resolve(
+    store: &Store,
+    job_key: &str,
+    wait_id: &str,
+    outcome: &str,
+    producer: Option<&str>,
+    need_wait: bool,
+    token: Option<&str>,
+) -> Result<Resolved, QueueError> {
+    let mut conn = store.conn();
+    let answer: i64 = RESOLVE
+        .key(job_key)
+        .arg(format!("{}{wait_id}", fields::WAITED_PREFIX))
+        .arg(outcome)
+        .arg(producer.unwrap_or(""))
+        .arg(if need_wait {
+            format!("{}{wait_id}", fields::WAIT_PREFIX)
+        } else {
+            String::new()
+        })
+        .arg(if token.is_some() {
+            format!("{}{wait_id}", fields::TOKEN_PREFIX)
+        } else {
+            String::new()
+        })
+        .arg(token.unwrap_or(""))
+        .invoke_async(&mut conn)
+        .await?;
+    Ok(match answer {
+        1 => Resolved::Yes,
+        -1 => Resolved::Already,
+        -2 => Resolved::NotYours,
+        -3 => Resolved::NoWait,
+        _ => Resolved::Gone,
+    })
+}
+
+/// What completing a token did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TokenCompletion {
+    /// The wait has the result; the job, if parked, was woken.
+    Completed,
+    /// The wait already had an outcome (completed, or timed out).
+    AlreadyDone,
+    /// No such token, or its job is gone.
+    Unknown,
+}
+
+impl QueueService {
+    /// Appends an event (its job form, `{name, data, id, ts}`) to the
+    /// recent-events stream, unless it is over [`MAX_RECENT_EVENT_BYTES`].
+    /// `producer`: the producer token that sent it, if one did.
+    pub async fn record_event(
+        &self,
+        name: &str,
+        payload: &serde_json::Value,
+        producer: Option<&str>,
+    ) -> Result<(), QueueError> {
+        let text = payload.to_string();
+        if text.len() > MAX_RECENT_EVENT_BYTES {
+            return Ok(());
+        }
+        let mut conn = self.store().conn();
+        let _: String = redis::cmd("XADD")
+            .arg(self.store().keys().recent_events())
+            .arg("MAXLEN")
+            .arg("~")
+            .arg(RECENT_EVENTS)
+            .arg("*")
+            .arg("name")
+            .arg(name)
+            .arg("event")
+            .arg(text)
+            .arg("producer")
+            .arg(producer.unwrap_or(""))
+            .query_async(&mut conn)
+            .await?;
+        Ok(())
+    }
+
+    /// Resolves the waits an event (`payload`, `{name, data, id, ts}`)
+    /// matches — only those of jobs `producer` enqueued, when it comes from
+    /// a producer token — and wakes their jobs. Answers them as
+    /// `<queue>:<id>`. Waits of finished or removed jobs leave the index.
+    pub async fn resume_waiters(
+        &self,
+        name: &str,
+        payload: &serde_json::Value,
+        producer: Option<&str>,
+    ) -> Result<Vec<String>, QueueError> {
+        let keys = self.store().keys().clone();
+        let mut conn = self.store().conn();
+        let paths: Vec<String> = conn
+            .smembers(keys.event_wait_paths(&digest(&[name])))
+            .await?;
+        let data = payload.get("data").cloned().unwrap_or_default();
+        let outcome = OutcomeRecord::came(payload);
+        let mut resumed = Vec::new();
+        for path in paths.into_iter().take(MAX_WAIT_PATHS) {
+            let set = if path.is_empty() {
+                keys.event_waiters(&waiters_digest(name, None))
+            } else {
+                let Ok(parsed) = JsonPath::parse(&path) else {
+                    continue;
+                };
+                let Some(value) = parsed.get(&data) else {
+                    continue;
+                };
+                keys.event_waiters(&waiters_digest(name, Some((&path, value))))
+            };
+            let members: Vec<String> = redis::cmd("SRANDMEMBER")
+                .arg(&set)
+                .arg(MAX_RESOLVE)
+                .query_async(&mut conn)
+                .await?;
+            let mut done = Vec::new();
+            for member in members {
+                let Some((queue, id, wait_id)) = parse_waiter(&member) else {
+                    done.push(member);
+                    continue;
+                };
+                let job_key = self.job_key(&queue, &id);
+                let resolved = resolve(
+                    self.store(),
+                    &job_key,
+                    &wait_id,
+                    &outcome,
+                    producer,
+                    true,
+                    None,
+                )
+                .await?;
+                match resolved {
+                    Resolved::NotYours => continue,
+                    Resolved::Yes => {
+                        self.wake_waiting(&queue, &id).await?;
+                        resumed.push(format!("{queue}:{id}"));
+                    }
+                    // Resolved by an earlier send of this event (or
+                    // another) whose promote may not have happened: a
+                    // resolver that died in between. Waking a job that
+                    // is delayed for anything else only reruns it early.
+                    Resolved::Already => self.wake_waiting(&queue, &id).await?,
+                    Resolved::Gone | Resolved::NoWait => {}
+                }
+                done.push(member);
+            }
+            if !done.is_empty() {
+                let _: i64 = conn.srem(&set, &done).await?;
+            }
+        }
+        Ok(resumed)
+    }
+
+    /// Completes wait token `token` with `result` and wakes its job.
+    pub async fn complete_token(
+        &self,
+        token: &str,
+        result: &serde_json::Value,
+    ) -> Result<TokenCompletion, QueueError> {
+        if !is_token(token) {
+            return Ok(TokenCompletion::Unknown);
+        }
+        let key = self.store().keys().wait_token(&digest(&[token]));
+        let mut conn = self.store().conn();
+        let record: Option<String> = conn.get(&key).await?;
+        let Some((queue, id, wait_id)) = record.as_deref().and_then(parse_waiter) else {
+            return Ok(TokenCompletion::Unknown);
+        };
+        let job_key = self.job_key(&queue, &id);
+        let resolved = resolve(
+            self.store(),
+            &job_key,
+            &wait_id,
+            &OutcomeRecord::came(result),
+            None,
+            false,
+            Some(token),
+        )
+        .await?;
+        // Single use: the outcome field decides (first writer wins). The
+        // record stays until it expires, so a second completion is told
+        // the token was used (409), not that it never existed.
+        Ok(match resolved {
+            Resolved::Yes => {
+                self.wake_waiting(&queue, &id).await?;
+                TokenCompletion::Completed
+            }
+            // A completion retried after a 503 lands here: wake the job
+            // in case the first one died before its promote.
+            Resolved::Already => {
+                self.wake_waiting(&queue, &id).await?;
+                TokenCompletion::AlreadyDone
+            }
+            Resolved::Gone | Resolved::NoWait | Resolved::NotYours => TokenCompletion::Unknown,
+        })
+    }
+
+    /// Wakes a job parked for a wait that has its outcome: promotes it if
+    /// it is delayed. A job in any other state is left alone (a running one
+    /// is woken by its host after it parks; see the module docs).
+    pub async fn wake_waiting(&self, queue: &str, id: &str) -> Result<(), QueueError> {
+        let q = self.queue(queue).await?;
+        if JobState::from(q.get_job_state(id).await?) != JobState::Delayed {
+            return Ok(());
+        }
+        if let Some(job) = q.get_job(id).await?
+            && let Err(e) = job.promote().await
+        {
+            // BullMQ's promote fails harmlessly when a worker took the job
+            // in between.
+            tracing::debug!(queue, id, error = %e, "wake a waiting job");
+        }
+        Ok(())
+    }
+}

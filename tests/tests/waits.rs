@@ -1,0 +1,361 @@
+//! Durable waits through real hosts and Redis, with the refund example in
+//! each language: a job parks for its approval token and then for its
+//! settlement event, holding no worker, and resumes with what came; early
+//! events and completions are kept for it; timeouts end a wait with
+//! nothing; tenants cannot resume each other's jobs; a killed host loses
+//! no wait.
+
+use airlock_tests::api::Api;
+use airlock_tests::host::{HostOptions, HostProcess, tokens};
+use reqwest::{Method, StatusCode};
+use serde_json::{Value, json};
+
+/// Completes a wait token without any bearer token, as a third party would.
+async fn complete(api: &Api, token: &str, body: Value) -> (StatusCode, Value) {
+    api.call(
+        Method::POST,
+        &format!("/v1/tokens/{token}/complete"),
+        None,
+        Some(body),
+    )
+    .await
+}
+
+async fn send_event(api: &Api, token: &str, name: &str, data: Value) -> Value {
+    let (status, delivery) = api
+        .post("/v1/events", token, json!({"name": name, "data": data}))
+        .await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{delivery}");
+    delivery
+}
+
+/// Waits until the job is parked in a wait of `kind`; returns it.
+async fn parked(api: &Api, job: &str, kind: &str) -> Value {
+    api.wait_until(job, &format!("a wait of kind {kind}"), |j| {
+        j["state"] == "delayed" && j["waiting"]["kind"] == kind
+    })
+    .await
+}
+
+/// The approval token the refund handler reports in its progress.
+fn approval_token(job: &Value) -> String {
+    job["progress"]["approvalToken"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no approval token in {job}"))
+        .to_string()
+}
+
+/// The whole refund in one language: approval token, then settlement
+/// event, with the refusals around them.
+async fn refund_is_approved_and_settled(guest: &str) {
+    let api = Api::start();
+    api.setup("refunds", guest, json!({})).await;
+    let job = api
+        .enqueue(
+            "refunds",
+            json!({"data": {"refundId": "r-1", "orderId": "o-1", "amount": 25.0}}),
+        )
+        .await;
+
+    let waiting = parked(&api, &job, "token").await;
+    let token = approval_token(&waiting);
+    assert!(
+        waiting["waiting"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("the completion of its wait token"),
+        "{waiting}"
+    );
+    assert!(waiting["waiting"]["until"].as_u64().is_some(), "{waiting}");
+
+    // Unknown and malformed tokens; then the manager's decision, once.
+    let unknown = format!("wt_{}", "0".repeat(64));
+    assert_eq!(
+        complete(&api, &unknown, json!({})).await.0,
+        StatusCode::NOT_FOUND
+    );
+    assert_eq!(
+        complete(&api, "nope", json!({})).await.0,
+        StatusCode::NOT_FOUND
+    );
+    let (status, body) = complete(&api, &token, json!({"approved": true, "by": "ana"})).await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+    let (status, body) = complete(&api, &token, json!({"approved": false})).await;
+    assert_eq!(status, StatusCode::CONFLICT, "single use: {body}");
+
+    let waiting = parked(&api, &job, "event").await;
+    let message = waiting["waiting"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("event `refund.settled` with $.refundId = \"r-1\""),
+        "{message}"
+    );
+    // Another tenant's event, and another refund's, resume nothing.
+    let other = send_event(
+        &api,
+        tokens::OTHER_PRODUCER,
+        "refund.settled",
+        json!({"refundId": "r-1"}),
+    )
+    .await;
+    assert_eq!(other["resumed"], json!([]), "{other}");
+    let wrong = send_event(
+        &api,
+        tokens::PRODUCER,
+        "refund.settled",
+        json!({"refundId": "r-2"}),
+    )
+    .await;
+    assert_eq!(wrong["resumed"], json!([]), "{wrong}");
+    assert_eq!(api.job(&job).await["state"], "delayed");
+
+    let settled = send_event(
+        &api,
+        tokens::PRODUCER,
+        "refund.settled",
+        json!({"refundId": "r-1"}),
+    )
+    .await;
+    assert_eq!(settled["resumed"], json!([job]), "{settled}");
+    let done = api.wait_done(&job).await;
+    assert_eq!(done["state"], "completed", "{done}");
+    assert_eq!(
+        done["returnvalue"],
+        json!({
+            "status": "settled",
+            "refundId": "r-1",
+            "approvedBy": "ana",
+            "refundRef": "rf_r-1",
+            "settlement": settled["eventId"],
+        }),
+        "{done}"
+    );
+    assert_eq!(done["attemptsMade"], 1, "waits use up no attempt: {done}");
+
+    // The timeline: three runs (parked for the token, parked for the
+    // event, completed), both steps with their times, both waits with
+    // what came.
+    let timeline = wait_recorded_runs(&api, &job, 3).await;
+    let ends: Vec<&str> = timeline["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["end"].as_str().unwrap())
+        .collect();
+    assert_eq!(ends, ["waited", "waited", "completed"], "{timeline}");
+    let steps: Vec<&str> = timeline["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(steps, ["open-refund", "issue-refund"], "{timeline}");
+    assert!(timeline["steps"][1]["at"].as_u64().is_some(), "{timeline}");
+    let waits = timeline["waits"].as_array().unwrap();
+    assert_eq!(waits.len(), 2, "{timeline}");
+    assert!(waits.iter().all(|w| w["outcome"] == "came"), "{timeline}");
+    let (status, stats) = api.get("/v1/stats?minutes=5", tokens::READER).await;
+    assert_eq!(status, StatusCode::OK, "{stats}");
+    let total = |end: &str| -> u64 {
+        stats["minutes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["runs"][end].as_u64().unwrap_or(0))
+            .sum()
+    };
+    assert_eq!((total("completed"), total("waited")), (1, 2), "{stats}");
+}
+
+/// The job's timeline once the hosts recorded `runs` runs of it.
+async fn wait_recorded_runs(api: &Api, job: &str, runs: usize) -> Value {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let (status, timeline) = api
+            .get(&format!("/v1/jobs/{job}/timeline"), tokens::ADMIN)
+            .await;
+        assert_eq!(status, StatusCode::OK, "{timeline}");
+        if timeline["runs"].as_array().unwrap().len() >= runs {
+            return timeline;
+        }
+        assert!(std::time::Instant::now() < deadline, "{timeline}");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test]
+async fn a_rust_refund_is_approved_and_settled() {
+    refund_is_approved_and_settled("refund-request").await;
+}
+
+#[tokio::test]
+async fn a_typescript_refund_is_approved_and_settled() {
+    refund_is_approved_and_settled("js_refund_request").await;
+}
+
+#[tokio::test]
+async fn a_python_refund_is_approved_and_settled() {
+    refund_is_approved_and_settled("py_refund_request").await;
+}
+
+/// Events and completions that come before the wait is reached are kept
+/// for it: the job never parks for them.
+#[tokio::test]
+async fn an_event_sent_while_the_job_still_runs_is_not_lost() {
+    let api = Api::start();
+    api.setup("refunds", "refund-request", json!({})).await;
+    let job = api
+        .enqueue(
+            "refunds",
+            json!({"data": {"refundId": "r-7", "orderId": "o-7", "amount": 5.0, "pauseBeforeSettleMs": 1500}}),
+        )
+        .await;
+    let token = approval_token(&parked(&api, &job, "token").await);
+    assert_eq!(
+        complete(&api, &token, json!({"approved": true, "by": "bo"}))
+            .await
+            .0,
+        StatusCode::ACCEPTED
+    );
+    // The job runs again, issues the refund and spins before its wait:
+    // the settlement comes now, before the wait is reached.
+    api.wait_until(&job, "running before its settlement wait", |j| {
+        j["state"] == "active" && j["progress"]["stage"] == "awaiting-settlement"
+    })
+    .await;
+    let settled = send_event(
+        &api,
+        tokens::PRODUCER,
+        "refund.settled",
+        json!({"refundId": "r-7"}),
+    )
+    .await;
+    assert_eq!(
+        settled["resumed"],
+        json!([]),
+        "nothing waits yet: {settled}"
+    );
+    let done = api.wait_done(&job).await;
+    assert_eq!(done["returnvalue"]["status"], "settled", "{done}");
+    assert_eq!(
+        done["returnvalue"]["settlement"], settled["eventId"],
+        "{done}"
+    );
+    let logs = api.job(&job).await["logs"].to_string();
+    assert_eq!(
+        logs.matches("waiting (`settlement`)").count(),
+        0,
+        "it never parked for the settlement: {logs}"
+    );
+}
+
+#[tokio::test]
+async fn a_timeout_ends_a_wait_with_nothing() {
+    let api = Api::start();
+    api.setup("refunds", "refund-request", json!({})).await;
+    // No decision within 300 ms: expired, and a late decision is refused.
+    let expired = api
+        .enqueue(
+            "refunds",
+            json!({"data": {"refundId": "r-3", "orderId": "o-3", "amount": 5.0, "approvalTimeoutMs": 300}}),
+        )
+        .await;
+    // Approved, but no settlement within 300 ms: unsettled.
+    let unsettled = api
+        .enqueue(
+            "refunds",
+            json!({"data": {"refundId": "r-4", "orderId": "o-4", "amount": 5.0, "settleTimeoutMs": 300}}),
+        )
+        .await;
+    let token = approval_token(&parked(&api, &unsettled, "token").await);
+    assert_eq!(
+        complete(&api, &token, json!({"approved": true})).await.0,
+        StatusCode::ACCEPTED
+    );
+
+    let done = api.wait_done(&expired).await;
+    assert_eq!(
+        done["returnvalue"],
+        json!({"status": "expired", "refundId": "r-3"}),
+        "{done}"
+    );
+    let late = approval_token(&done);
+    let (status, body) = complete(&api, &late, json!({"approved": true})).await;
+    assert_eq!(status, StatusCode::CONFLICT, "{body}");
+
+    let done = api.wait_done(&unsettled).await;
+    assert_eq!(done["returnvalue"]["status"], "unsettled", "{done}");
+    // The settlement after the timeout changes nothing.
+    let late = send_event(
+        &api,
+        tokens::PRODUCER,
+        "refund.settled",
+        json!({"refundId": "r-4"}),
+    )
+    .await;
+    assert_eq!(late["resumed"], json!([]), "{late}");
+}
+
+/// A host killed while the job runs loses nothing: the job is recovered on
+/// the other host, replays its approval, and gets the settlement sent
+/// while no host ran it.
+#[tokio::test]
+async fn a_wait_outlives_the_host_running_the_job() {
+    let mut api = Api::start();
+    api.setup("refunds", "refund-request", json!({"concurrency": 1}))
+        .await;
+    let mut b = HostProcess::start(
+        &api.redis.url(),
+        HostOptions {
+            id: "host-b".into(),
+            ..HostOptions::default()
+        },
+    );
+    let job = api
+        .enqueue(
+            "refunds",
+            json!({"data": {"refundId": "r-9", "orderId": "o-9", "amount": 5.0, "pauseBeforeSettleMs": 3000}}),
+        )
+        .await;
+    let token = approval_token(&parked(&api, &job, "token").await);
+    assert_eq!(
+        complete(&api, &token, json!({"approved": true, "by": "cy"}))
+            .await
+            .0,
+        StatusCode::ACCEPTED
+    );
+    let running = api
+        .wait_until(&job, "running before its settlement wait", |j| {
+            j["state"] == "active" && j["progress"]["stage"] == "awaiting-settlement"
+        })
+        .await;
+    let _survivor = if running["processedByHost"] == "api-host" {
+        api.host.kill9();
+        let survivor = HostProcess::start(
+            &api.redis.url(),
+            HostOptions {
+                id: "api-2".into(),
+                api: true,
+                ..HostOptions::default()
+            },
+        );
+        api.url = survivor.api_url();
+        Some(survivor)
+    } else {
+        b.kill9();
+        None
+    };
+    let settled = send_event(
+        &api,
+        tokens::PRODUCER,
+        "refund.settled",
+        json!({"refundId": "r-9"}),
+    )
+    .await;
+    let done = api.wait_done(&job).await;
+    assert_eq!(done["state"], "completed", "{done}");
+    assert_eq!(done["returnvalue"]["approvedBy"], "cy", "{done}");
+    assert_eq!(
+        done["returnvalue"]["settlement"], settled["eventId"],
+        "{done}"
+    );
+}
