@@ -9,7 +9,8 @@
 //   GET  /healthz       "ok"
 //
 // Listens on MOCK_GATEWAY_LISTEN (default 127.0.0.1:8090) and prints one line
-// per request (never the key itself).
+// per request (never the key itself). MOCK_GATEWAY_LEDGER_DELAY_MS (default
+// 0) makes the ledger answer that much later, as a slow service would.
 'use strict';
 const http = require('node:http');
 const crypto = require('node:crypto');
@@ -17,6 +18,7 @@ const crypto = require('node:crypto');
 const [host, port] = (process.env.MOCK_GATEWAY_LISTEN || '127.0.0.1:8090').split(':');
 const key = process.env.MOCK_GATEWAY_KEY || '';
 const ledger = new Map();
+const ledgerDelayMs = Number(process.env.MOCK_GATEWAY_LEDGER_DELAY_MS || 0);
 
 function reply(res, status, body) {
   res.writeHead(status, { 'content-type': 'application/json' });
@@ -47,7 +49,7 @@ const server = http.createServer((req, res) => {
       const idem = req.headers['idempotency-key'] || crypto.randomUUID();
       if (!ledger.has(idem)) ledger.set(idem, `led_${body.transactionId}`);
       console.log(`ledger: ${ledger.get(idem)} amount=${body.amount} ${body.currency || ''}`);
-      reply(res, 201, { id: ledger.get(idem) });
+      setTimeout(() => reply(res, 201, { id: ledger.get(idem) }), ledgerDelayMs);
     } else {
       reply(res, 404, { error: `no route ${req.method} ${req.url}` });
     }

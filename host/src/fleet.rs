@@ -45,6 +45,14 @@ pub struct HostInfo {
     pub running: usize,
     /// Jobs it can run at once (instance slots).
     pub capacity: usize,
+    /// Its memory budget for guests, bytes: the memory limits of the
+    /// guests it runs at once add up to at most this.
+    #[serde(default)]
+    pub memory_budget_bytes: Option<u64>,
+    /// The part of the budget its running guests hold (their memory
+    /// limits), bytes.
+    #[serde(default)]
+    pub memory_held_bytes: Option<u64>,
     /// Start time, ms since the epoch.
     pub started_at: u64,
     /// Last heartbeat, ms since the epoch.

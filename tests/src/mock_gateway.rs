@@ -10,6 +10,11 @@ pub struct MockGateway {
 impl MockGateway {
     /// Starts it; `key` is the API key it accepts.
     pub fn start(key: &str) -> MockGateway {
+        MockGateway::start_with_ledger_delay(key, 0)
+    }
+
+    /// Starts it with a ledger that answers `delay_ms` late.
+    pub fn start_with_ledger_delay(key: &str, delay_ms: u64) -> MockGateway {
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .unwrap()
             .local_addr()
@@ -19,6 +24,7 @@ impl MockGateway {
             .arg(crate::workspace_root().join("host/scripts/mock-gateway.js"))
             .env("MOCK_GATEWAY_LISTEN", format!("127.0.0.1:{port}"))
             .env("MOCK_GATEWAY_KEY", key)
+            .env("MOCK_GATEWAY_LEDGER_DELAY_MS", delay_ms.to_string())
             .stdout(std::process::Stdio::piped())
             .spawn()
             .expect("node runs the mock gateway");

@@ -39,6 +39,7 @@ pub mod secrets;
 pub mod stats;
 pub mod tokens;
 pub mod triggers;
+pub mod ui;
 
 use std::sync::Arc;
 
@@ -177,6 +178,7 @@ pub fn routes(state: ApiState) -> (Router, utoipa::openapi::OpenApi) {
         .routes(routes!(queues::drain))
         .routes(routes!(queues::clean))
         .routes(routes!(queues::obliterate))
+        .routes(routes!(queues::keys))
         .routes(routes!(jobs::enqueue, jobs::list))
         .routes(routes!(jobs::enqueue_bulk))
         .routes(routes!(jobs::get, jobs::remove))
@@ -194,7 +196,7 @@ pub fn routes(state: ApiState) -> (Router, utoipa::openapi::OpenApi) {
         .routes(routes!(schedules::trigger))
         .routes(routes!(secrets::list))
         .routes(routes!(secrets::put, secrets::delete))
-        .routes(routes!(triggers::send))
+        .routes(routes!(triggers::send, triggers::recent))
         .routes(routes!(tokens::complete))
         .routes(routes!(hosts::list))
         .routes(routes!(stats::me))
@@ -220,6 +222,9 @@ pub fn router(state: ApiState) -> Router {
     let doc = Arc::new(openapi::document(&api));
     let guard = axum::middleware::from_fn_with_state(state.clone(), guard::guard);
     router
+        .route("/ui", axum::routing::get(ui::root))
+        .route("/ui/", axum::routing::get(ui::index))
+        .route("/ui/{*path}", axum::routing::get(ui::asset))
         .route(
             "/openapi.json",
             axum::routing::get(move || {

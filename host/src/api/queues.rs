@@ -321,3 +321,100 @@ pub async fn obliterate(
         Err(e) => Err(e.into()),
     }
 }
+
+/// One key's jobs now.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct KeyJobs {
+    /// The key's value.
+    #[schema(value_type = Value)]
+    pub value: serde_json::Value,
+    /// Slots it holds (running jobs, and starts reserved for them).
+    pub running: u64,
+    /// Its jobs waiting for a slot: in its line, on their way into it, and
+    /// held back at enqueue among the jobs scanned.
+    pub queued: u64,
+}
+
+/// Per-key state of a queue with `keyConcurrency`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct QueueKeys {
+    /// The binding's key path.
+    pub key: String,
+    /// Jobs of one key at once.
+    pub limit: u64,
+    /// The keys found, busiest first.
+    pub keys: Vec<KeyJobs>,
+    /// How many jobs were scanned to find the keys (up to 500 each of the
+    /// active, waiting, prioritized and delayed ones, newest first).
+    pub scanned: usize,
+}
+
+/// The keys of a queue with `keyConcurrency` and, for each, how many of
+/// its jobs run and wait. Keys are found among the queue's newest 500
+/// active, waiting, prioritized and delayed jobs; the counts of each key
+/// found are exact for its slots and line.
+#[utoipa::path(
+    get,
+    operation_id = "queues_keys",
+    path = "/v1/queues/{queue}/keys",
+    tag = "queues",
+    params(("queue" = String, Path, description = "Queue name")),
+    responses(
+        (status = 200, description = "OK", body = QueueKeys),
+        (status = 404, description = "Queue not bound", body = ErrorBody),
+        (status = 409, description = "The binding has no keyConcurrency", body = ErrorBody)
+    ),
+    security(("bearer" = []))
+)]
+pub async fn keys(
+    State(state): State<ApiState>,
+    caller: Caller,
+    PathParams(queue): PathParams<String>,
+) -> Result<Json<QueueKeys>, ApiError> {
+    caller.require(&[Role::Reader])?;
+    let binding = bound(&state, &queue).await?;
+    let Some(rule) = binding.key_concurrency.clone() else {
+        return Err(ApiError::conflict(format!(
+            "queue `{queue}` has no keyConcurrency"
+        )));
+    };
+    let mut held_back: std::collections::HashMap<String, (serde_json::Value, u64)> =
+        Default::default();
+    let mut scanned = 0;
+    use crate::queue::JobState;
+    for job_state in [
+        JobState::Active,
+        JobState::Waiting,
+        JobState::Prioritized,
+        JobState::Delayed,
+    ] {
+        let jobs = state.queues().list(&queue, job_state, 0, 499).await?;
+        scanned += jobs.len();
+        for job in jobs {
+            if let Some(value) = rule.key.get(&job.data) {
+                let waiting = matches!(job_state, JobState::Waiting | JobState::Prioritized);
+                let entry = held_back
+                    .entry(value.to_string())
+                    .or_insert_with(|| (value.clone(), 0));
+                entry.1 += u64::from(waiting);
+            }
+        }
+    }
+    let mut keys = Vec::with_capacity(held_back.len());
+    for (value, waiting) in held_back.into_values() {
+        let slot = crate::queue::key_limits::KeySlot::of(&queue, &value);
+        let key_state = state.queues().key_state(&slot).await?;
+        keys.push(KeyJobs {
+            value,
+            running: key_state.held,
+            queued: key_state.queued + waiting,
+        });
+    }
+    keys.sort_by(|a, b| (b.running + b.queued).cmp(&(a.running + a.queued)));
+    Ok(Json(QueueKeys {
+        key: rule.key.as_str().to_string(),
+        limit: rule.limit,
+        keys,
+        scanned,
+    }))
+}

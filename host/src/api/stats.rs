@@ -55,6 +55,7 @@ pub struct StatsQuery {
     pub minutes: Option<u64>,
     /// One queue only (default: every bound queue).
     #[serde(default)]
+    #[param(pattern = r"^[A-Za-z0-9._{}-]{1,128}$")]
     pub queue: Option<String>,
 }
 

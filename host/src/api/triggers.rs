@@ -46,3 +46,81 @@ pub async fn send(
     let delivery = deliver(state.queues(), state.registry(), &event, producer).await?;
     Ok((StatusCode::ACCEPTED, Json(delivery)))
 }
+
+/// How many recent events to list.
+#[derive(Debug, serde::Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(deny_unknown_fields)]
+pub struct RecentQuery {
+    /// At most this many (default 50, at most 500).
+    #[serde(default, deserialize_with = "crate::sandbox::int::query_opt")]
+    #[param(minimum = 1, maximum = 500, value_type = Option<u64>)]
+    pub limit: Option<usize>,
+}
+
+/// One recent event and the jobs it created.
+#[derive(Debug, serde::Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RecentEventJobs {
+    /// The event.
+    #[serde(flatten)]
+    pub event: crate::queue::waits::RecentEvent,
+    /// Its job on each queue now subscribed to its name, as `<queue>:<id>`,
+    /// while the job exists (a debounced queue's job has another id).
+    pub jobs: Vec<String>,
+}
+
+/// The recent events.
+#[derive(Debug, serde::Serialize, utoipa::ToSchema)]
+pub struct RecentEvents {
+    /// Newest first.
+    pub events: Vec<RecentEventJobs>,
+}
+
+/// The most recent events sent to `POST /v1/events` (the fleet keeps about
+/// the last 10,000, each of at most 64 KiB as JSON), newest first, with the
+/// jobs each created. A producer token sees only the events it sent (among
+/// the last 1,000).
+#[utoipa::path(
+    get,
+    operation_id = "events_recent",
+    path = "/v1/events",
+    tag = "events",
+    params(RecentQuery),
+    responses(
+        (status = 200, description = "OK", body = RecentEvents),
+        (status = 400, description = "Invalid request (the error names the field)", body = ErrorBody)
+    ),
+    security(("bearer" = []))
+)]
+pub async fn recent(
+    State(state): State<ApiState>,
+    caller: Caller,
+    super::error::QueryParams(query): super::error::QueryParams<RecentQuery>,
+) -> Result<Json<RecentEvents>, ApiError> {
+    caller.require(&[Role::Reader, Role::Producer])?;
+    let limit = query.limit.unwrap_or(50);
+    if !(1..=500).contains(&limit) {
+        return Err(ApiError::field("limit", "must be between 1 and 500"));
+    }
+    let producer = (!caller.reads_everything()).then_some(caller.name.as_str());
+    let events = state.queues().recent_events(limit, producer).await?;
+    let bindings = state.registry().bindings().await?;
+    let mut out = Vec::with_capacity(events.len());
+    for event in events {
+        let mut jobs = Vec::new();
+        for binding in bindings.iter().filter(|b| b.events.contains(&event.name)) {
+            let id = format!("evt-{}", event.id);
+            let key = state.queues().job_key(&binding.queue, &id);
+            let mut conn = state.queues().store().conn();
+            let exists: bool = redis::AsyncCommands::exists(&mut conn, key)
+                .await
+                .map_err(crate::error::QueueError::from)?;
+            if exists {
+                jobs.push(format!("{}:{id}", binding.queue));
+            }
+        }
+        out.push(RecentEventJobs { event, jobs });
+    }
+    Ok(Json(RecentEvents { events: out }))
+}

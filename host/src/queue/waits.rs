@@ -794,3 +794,74 @@ impl QueueService {
         Ok(())
     }
 }
+
+/// An event as the recent-events stream keeps it.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RecentEvent {
+    /// Its id.
+    pub id: String,
+    /// Its name.
+    pub name: String,
+    /// When Airlock received it, ms since the epoch.
+    pub ts: u64,
+    /// The producer token that sent it (none: an admin).
+    pub producer: Option<String>,
+    /// Its payload.
+    #[schema(value_type = Value)]
+    pub data: serde_json::Value,
+}
+
+impl QueueService {
+    /// The most recent `limit` events still in the recent-events stream,
+    /// newest first — only those `producer` sent, when given. Entries that
+    /// do not parse are left out.
+    pub async fn recent_events(
+        &self,
+        limit: usize,
+        producer: Option<&str>,
+    ) -> Result<Vec<RecentEvent>, QueueError> {
+        let mut conn = self.store().conn();
+        // A producer's own events may be sparse among everyone's: read a
+        // bounded window and keep its own.
+        let window = if producer.is_some() {
+            MAX_LOOK_BACK
+        } else {
+            limit
+        };
+        let entries: redis::streams::StreamRangeReply = conn
+            .xrevrange_count(self.store().keys().recent_events(), "+", "-", window)
+            .await?;
+        let mut events = Vec::new();
+        for entry in entries.ids {
+            let sender: String = entry.get("producer").unwrap_or_default();
+            if producer.is_some_and(|p| p != sender) {
+                continue;
+            }
+            let Some(payload) = entry
+                .get::<String>("event")
+                .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
+            else {
+                continue;
+            };
+            let (Some(id), Some(name), Some(ts)) = (
+                payload.get("id").and_then(|v| v.as_str()),
+                payload.get("name").and_then(|v| v.as_str()),
+                payload.get("ts").and_then(|v| v.as_u64()),
+            ) else {
+                continue;
+            };
+            events.push(RecentEvent {
+                id: id.to_string(),
+                name: name.to_string(),
+                ts,
+                producer: (!sender.is_empty()).then_some(sender),
+                data: payload.get("data").cloned().unwrap_or_default(),
+            });
+            if events.len() == limit {
+                break;
+            }
+        }
+        Ok(events)
+    }
+}

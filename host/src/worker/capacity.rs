@@ -55,6 +55,18 @@ impl Capacity {
         self.total_slots
     }
 
+    /// The memory budget, bytes.
+    pub fn memory_budget(&self) -> u64 {
+        self.total_mib * MIB
+    }
+
+    /// The part of the budget running guests hold now (their memory
+    /// limits, not what they use), bytes.
+    pub fn memory_held(&self) -> u64 {
+        let free = self.memory_mib.available_permits() as u64;
+        self.total_mib.saturating_sub(free) * MIB
+    }
+
     /// Waits for a slot and `memory_bytes` of the budget.
     pub async fn acquire(&self, memory_bytes: u64) -> Result<Permit, TooBig> {
         let need_mib = memory_bytes.div_ceil(MIB).max(1);

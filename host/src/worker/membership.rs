@@ -97,6 +97,8 @@ async fn beat(
         queues: queues.lock().unwrap_or_else(|p| p.into_inner()).clone(),
         running,
         capacity: host.capacity.slots(),
+        memory_budget_bytes: Some(host.capacity.memory_budget()),
+        memory_held_bytes: Some(host.capacity.memory_held()),
         started_at,
         heartbeat_at: now_ms(),
         generation: match host.applied_generation.load(Ordering::Relaxed) {
