@@ -1,0 +1,147 @@
+//! The API the dashboard reads beyond the jobs themselves, against a real
+//! host: who a token is, recent events with their jobs, per-key running
+//! and queued counts, job search, and the hosts' memory budget.
+
+use airlock_tests::api::Api;
+use airlock_tests::host::tokens;
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+
+#[tokio::test]
+async fn me_says_who_a_token_is() {
+    let api = Api::start();
+    for (token, name, role) in [
+        (tokens::ADMIN, "ops", "admin"),
+        (tokens::PRODUCER, "web", "producer"),
+        (tokens::READER, "dash", "reader"),
+    ] {
+        let (status, me) = api.get("/v1/me", token).await;
+        assert_eq!(status, StatusCode::OK, "{me}");
+        assert_eq!(me, json!({"name": name, "role": role}));
+    }
+    let (status, _) = api.get("/v1/me", "not-a-token-at-all-0000").await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+}
+
+#[tokio::test]
+async fn recent_events_list_their_jobs_per_tenant() {
+    let api = Api::start();
+    api.setup("orders", "noop", json!({"events": ["order.placed"]}))
+        .await;
+    for (token, id) in [
+        (tokens::PRODUCER, "e-1"),
+        (tokens::PRODUCER, "e-2"),
+        (tokens::OTHER_PRODUCER, "e-3"),
+    ] {
+        let (status, body) = api
+            .post(
+                "/v1/events",
+                token,
+                json!({"name": "order.placed", "id": id, "data": {"n": id}}),
+            )
+            .await;
+        assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+    }
+    let ids = |body: &Value| -> Vec<String> {
+        body["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["id"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let (status, all) = api.get("/v1/events", tokens::READER).await;
+    assert_eq!(status, StatusCode::OK, "{all}");
+    assert_eq!(ids(&all), ["e-3", "e-2", "e-1"], "newest first: {all}");
+    assert_eq!(all["events"][0]["producer"], "other", "{all}");
+    assert_eq!(all["events"][1]["jobs"], json!(["orders:evt-e-2"]), "{all}");
+    assert_eq!(all["events"][1]["data"], json!({"n": "e-2"}), "{all}");
+    let (_, own) = api.get("/v1/events?limit=10", tokens::PRODUCER).await;
+    assert_eq!(ids(&own), ["e-2", "e-1"], "a producer sees its own: {own}");
+    let (status, body) = api.get("/v1/events?limit=0", tokens::READER).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert_eq!(body["error"]["field"], "limit");
+}
+
+#[tokio::test]
+async fn per_key_counts_and_job_search() {
+    let api = Api::start();
+    api.setup(
+        "keyed",
+        "hostile-infinite-loop",
+        json!({
+            "metered": false,
+            "concurrency": 4,
+            "limits": {"timeoutMs": 120_000},
+            "keyConcurrency": {"key": "$.customerId", "limit": 1}
+        }),
+    )
+    .await;
+    let mut jobs = Vec::new();
+    for customer in ["acme", "acme", "acme", "globex"] {
+        jobs.push(
+            api.enqueue("keyed", json!({"data": {"customerId": customer}}))
+                .await,
+        );
+    }
+    // Both keys' first jobs run; acme's other two wait.
+    for job in [&jobs[0], &jobs[3]] {
+        api.wait_until(job, "active", |j| j["state"] == "active")
+            .await;
+    }
+    let (status, keys) = api.get("/v1/queues/keyed/keys", tokens::READER).await;
+    assert_eq!(status, StatusCode::OK, "{keys}");
+    assert_eq!(keys["key"], "$.customerId");
+    assert_eq!(keys["limit"], 1);
+    assert_eq!(
+        keys["keys"],
+        json!([
+            {"value": "acme", "running": 1, "queued": 2},
+            {"value": "globex", "running": 1, "queued": 0}
+        ]),
+        "{keys}"
+    );
+
+    // Search: the data's text, over one state's page.
+    let (status, page) = api
+        .get(
+            "/v1/queues/keyed/jobs?state=active&q=GLOBEX",
+            tokens::READER,
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{page}");
+    let found: Vec<&str> = page["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| j["data"]["customerId"].as_str().unwrap())
+        .collect();
+    assert_eq!(found, ["globex"], "{page}");
+
+    // The hosts' memory budget, and the part the two running guests hold
+    // (as of the host's next heartbeat).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
+    loop {
+        let (_, hosts) = api.get("/v1/hosts", tokens::READER).await;
+        let host = &hosts["hosts"][0];
+        let budget = host["memoryBudgetBytes"].as_u64().unwrap();
+        let held = host["memoryHeldBytes"].as_u64().unwrap();
+        assert!(held <= budget, "{host}");
+        if held > 0 && host["running"] == 2 {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "{host}");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+
+    let (status, body) = api.get("/v1/queues/nope/keys", tokens::READER).await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
+    for job in &jobs {
+        api.post(
+            &format!("/v1/jobs/{job}/cancel"),
+            tokens::PRODUCER,
+            json!({}),
+        )
+        .await;
+    }
+}
