@@ -45,11 +45,19 @@ fn approval_token(job: &Value) -> String {
         .to_string()
 }
 
-/// The whole refund in one language: approval token, then settlement
-/// event, with the refusals around them.
+/// The whole refund in one language, on two hosts: approval token, then
+/// settlement event, with the refusals around them.
 async fn refund_is_approved_and_settled(guest: &str) {
     let api = Api::start();
     api.setup("refunds", guest, json!({})).await;
+    // Two hosts: a job parks on one and may resume on either.
+    let _b = HostProcess::start(
+        &api.redis.url(),
+        HostOptions {
+            id: "host-b".into(),
+            ..HostOptions::default()
+        },
+    );
     let job = api
         .enqueue(
             "refunds",
