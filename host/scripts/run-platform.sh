@@ -86,6 +86,7 @@ deploy noop noop
 deploy data-extraction data_extraction
 deploy report-aggregator report_aggregator
 deploy catalog-sync catalog_sync
+deploy refund-request refund_request
 "$airlock" queue bind payments --handler payment-webhook --attempts 5 --backoff exponential:2000 \
   ${gateway:+--config "LEDGER_URL=$gateway" --egress "$gateway"} >/dev/null
 "$airlock" queue bind emails --handler email-delivery --attempts 3 --backoff fixed:1000 --events user.signed_up \
@@ -99,14 +100,16 @@ fi
 "$airlock" queue bind report-aggregator --handler report-aggregator >/dev/null
 "$airlock" queue bind catalog --handler catalog-sync >/dev/null
 "$airlock" queue bind noop --handler noop --concurrency 50 >/dev/null
+"$airlock" queue bind refunds --handler refund-request >/dev/null
 "$airlock" schedule set catalog nightly-catalog-sync --cron '0 3 * * *' --data '{"catalog":"main","items":500}' >/dev/null
-echo "bound queues: payments, emails, orders, data-extraction, report-aggregator, catalog, noop"
+echo "bound queues: payments, emails, orders, data-extraction, report-aggregator, catalog, noop, refunds"
 echo "schedule: nightly-catalog-sync (0 3 * * *) on catalog"
 
 cat <<MSG
 
 Airlock is running.
   API     $url   (OpenAPI document: $url/openapi.json)
+  UI      $url/ui/   (the dashboard: log in with the token below)
   token   $token   (admin; kept in .airlock/token)
   Redis   redis://127.0.0.1:$port   (AOF under .airlock/redis)
 
@@ -121,6 +124,10 @@ Try it:
   $airlock enqueue orders '{"orderId":"o-1","amount":99,"reviewDelayMs":5000}' --wait
   $airlock emit user.signed_up '{"to":"ada@example.com","subject":"Welcome"}' --id signup-ada
   $airlock schedule trigger catalog nightly-catalog-sync
+  $airlock enqueue refunds '{"refundId":"r-1","orderId":"o-1","amount":25}'   # then approve it:
+  $airlock job refunds:<id>     # its progress has the approvalToken, for
+  curl -s -X POST $url/v1/tokens/<approvalToken>/complete -H 'Content-Type: application/json' -d '{"approved":true,"by":"me"}'
+  $airlock emit refund.settled '{"refundId":"r-1"}'
   curl -s -X POST $url/v1/flows -H "Authorization: Bearer $token" -H 'Content-Type: application/json' \
     -d '{"name":"aggregate-final-report","queue":"report-aggregator","data":{"reportId":"r1"},
          "children":[{"name":"data-extraction","queue":"data-extraction","data":{"source":"eu","records":10},"opts":{"attempts":3}},
