@@ -1,7 +1,8 @@
 # Airlock — the README's two commands are `make run` and `make test`.
 #
 #   make run     build everything and run the platform with the examples
-#   make test    build guests and host, run every test (needs redis-server;
+#   make test    build guests, dashboard and host, run every test (needs
+#                redis-server and chromium;
 #                installed with apt-get when missing)
 #   make bench   benchmarks (release build), figures in docs/BENCHMARKS.md
 #   make lint    rustfmt check and clippy, host and guests
@@ -16,7 +17,7 @@ GUEST_DIR := $(TARGET_DIR)/$(WASM_TARGET)/release
 GUEST_CRATES := $(filter-out cpu-bound-core js python,$(notdir $(wildcard jobs/*)))
 GUEST_FLAGS := $(addprefix -p ,$(GUEST_CRATES))
 
-.PHONY: run test bench lint guests rust-guests js-guests py-guests sdk-tests host wasm-target redis-server-installed interop-deps openapi-tools
+.PHONY: run test bench lint guests rust-guests js-guests py-guests sdk-tests host ui ui-test-deps wasm-target redis-server-installed interop-deps openapi-tools
 
 wasm-target:
 	@rustup target list --installed 2>/dev/null | grep -qx $(WASM_TARGET) \
@@ -51,8 +52,14 @@ sdk-tests: js-guests
 # cargo unifies the same features for both and compiles wasmtime only once.
 HOST_PACKAGES := --workspace --exclude airlock-guest $(addprefix --exclude ,$(GUEST_CRATES))
 
-## host: the airlock binary (debug build; dependencies are optimised)
-host:
+## ui: the dashboard (host/ui), built with npm (pinned by its lockfile)
+## into host/ui/dist, which the binary embeds; skipped when unchanged
+ui:
+	./host/ui/build.sh
+
+## host: the airlock binary with its dashboard (debug build; dependencies
+## are optimised)
+host: ui
 	$(CARGO) build $(HOST_PACKAGES)
 
 redis-server-installed:
@@ -60,6 +67,16 @@ redis-server-installed:
 		echo "installing redis-server"; \
 		if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq redis-server; \
 		else sudo apt-get update -qq && sudo apt-get install -y -qq redis-server; fi; }
+
+## ui-test-deps: playwright-core (pinned by tests/ui's lockfile) and
+## Debian's chromium (installed with apt-get when missing) for the
+## dashboard's browser test
+ui-test-deps:
+	@[ -d tests/ui/node_modules/playwright-core ] || (cd tests/ui && npm ci --no-audit --no-fund)
+	@command -v chromium >/dev/null || { \
+		echo "installing chromium"; \
+		if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq chromium; \
+		else sudo apt-get update -qq && sudo apt-get install -y -qq chromium; fi; }
 
 ## interop-deps: Node's bullmq for the interop tests and the benchmark peer
 interop-deps:
@@ -74,21 +91,22 @@ $(PY_TOOLS)/.installed: tests/openapi/requirements.txt
 	$(PY_TOOLS)/bin/pip install --quiet --disable-pip-version-check -r tests/openapi/requirements.txt
 	touch $@
 
-test: guests host redis-server-installed interop-deps openapi-tools sdk-tests
+test: guests host redis-server-installed interop-deps ui-test-deps openapi-tools sdk-tests
 	$(CARGO) test $(HOST_PACKAGES)
 
 ## run: Redis (AOF under .airlock/), one host with the API, examples deployed
 run: guests host
 	@./host/scripts/run-platform.sh
 
-bench: guests interop-deps redis-server-installed
+bench: guests ui interop-deps redis-server-installed
 	$(CARGO) build --release -p airlock
 	$(CARGO) bench -p airlock-sandbox --bench sandbox
 	$(CARGO) bench -p airlock-tests --bench queue
 	$(CARGO) bench -p airlock-tests --bench flow_control
 
-lint: wasm-target js-guests
+lint: wasm-target js-guests ui
 	$(CARGO) fmt --all -- --check
 	cd jobs/js && npx tsc -p tsconfig.json
+	cd host/ui && npm run --silent check
 	$(CARGO) clippy $(HOST_PACKAGES) --all-targets -- -D warnings
 	$(CARGO) clippy --release --target $(WASM_TARGET) -p airlock-guest $(GUEST_FLAGS) -- -D warnings

@@ -63,6 +63,18 @@ pub fn interop_script(name: &str) -> PathBuf {
     dir.join(name)
 }
 
+/// Path of a dashboard browser script (`tests/ui/<name>`), checking that its
+/// npm dependencies (`playwright-core`) are installed.
+pub fn ui_script(name: &str) -> PathBuf {
+    let dir = workspace_root().join("tests").join("ui");
+    assert!(
+        dir.join("node_modules").join("playwright-core").exists(),
+        "playwright-core is not installed in {}; run `make ui-test-deps` (npm ci) first",
+        dir.display()
+    );
+    dir.join(name)
+}
+
 /// A compiled-component cache shared by every test process of a run, so
 /// each guest compiles once per `make test`, not once per test.
 pub fn shared_cache_dir() -> PathBuf {

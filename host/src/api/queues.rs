@@ -410,7 +410,7 @@ pub async fn keys(
             queued: key_state.queued + waiting,
         });
     }
-    keys.sort_by(|a, b| (b.running + b.queued).cmp(&(a.running + a.queued)));
+    keys.sort_by_key(|k| std::cmp::Reverse(k.running + k.queued));
     Ok(Json(QueueKeys {
         key: rule.key.as_str().to_string(),
         limit: rule.limit,

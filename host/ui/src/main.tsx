@@ -1,0 +1,140 @@
+import './app.css';
+import { render } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
+import { api, setToken, storedToken, whenUnauthorized } from './api';
+import type { Me } from './types';
+import { DialogHost, MeContext, can } from './ui';
+import { href, navigate, useRoute, type Route } from './router';
+import { Login } from './views/Login';
+import { Fleet } from './views/Fleet';
+import { Queues, Queue } from './views/Queues';
+import { Jobs } from './views/Jobs';
+import { Job } from './views/Job';
+import { Handlers, Handler } from './views/Handlers';
+import { Schedules } from './views/Schedules';
+import { Events } from './views/Events';
+
+interface NavItem {
+  key: string;
+  label: string;
+  allowed: (me: Me) => boolean;
+}
+
+const NAV: NavItem[] = [
+  { key: 'fleet', label: 'Fleet', allowed: can.readFleet },
+  { key: 'queues', label: 'Queues', allowed: (me) => me.role !== 'cron' },
+  { key: 'jobs', label: 'Jobs', allowed: (me) => me.role !== 'cron' },
+  { key: 'handlers', label: 'Handlers', allowed: (me) => me.role !== 'cron' },
+  { key: 'schedules', label: 'Schedules', allowed: (me) => me.role !== 'producer' },
+  { key: 'events', label: 'Events', allowed: (me) => me.role !== 'cron' },
+];
+
+function landing(me: Me): string {
+  return NAV.find((n) => n.allowed(me))!.key;
+}
+
+function App() {
+  const [me, setMe] = useState<Me | null>(null);
+  const [checking, setChecking] = useState(() => storedToken() !== null);
+  const [notice, setNotice] = useState<string | null>(null);
+
+  useEffect(() => {
+    whenUnauthorized((message) => {
+      setToken(null);
+      setMe(null);
+      setNotice(`Logged out: ${message}`);
+    });
+    if (storedToken() === null) return;
+    api
+      .me()
+      .then(setMe)
+      .catch((e) => {
+        setToken(null);
+        setNotice(`Log in again: ${(e as Error).message}`);
+      })
+      .finally(() => setChecking(false));
+  }, []);
+
+  function logout() {
+    setToken(null);
+    setMe(null);
+    setNotice(null);
+  }
+
+  if (checking) return <p class="muted pad">Checking your session…</p>;
+  if (!me) {
+    return (
+      <Login
+        notice={notice}
+        onLogin={(token, who) => {
+          setToken(token);
+          setNotice(null);
+          setMe(who);
+        }}
+      />
+    );
+  }
+  return (
+    <MeContext.Provider value={me}>
+      <Shell me={me} onLogout={logout} />
+      <DialogHost />
+    </MeContext.Provider>
+  );
+}
+
+function Shell(props: { me: Me; onLogout: () => void }) {
+  const route = useRoute();
+  const { me } = props;
+  const section = route.parts[0] ?? '';
+  const item = NAV.find((n) => n.key === section);
+  useEffect(() => {
+    if (!section || (item && !item.allowed(me))) navigate(href([landing(me)]), true);
+  }, [section, me]);
+  return (
+    <>
+      <header class="topbar">
+        <a class="brand" href={href([landing(me)])}>
+          <span class="brand-mark" aria-hidden="true" /> Airlock
+        </a>
+        <nav class="nav" aria-label="Views">
+          {NAV.filter((n) => n.allowed(me)).map((n) => (
+            <a key={n.key} href={href([n.key])} class={n.key === section ? 'active' : ''} data-testid={`nav-${n.key}`}>
+              {n.label}
+            </a>
+          ))}
+        </nav>
+        <div class="who">
+          <span data-testid="whoami" title={`role ${me.role}`}>
+            {me.name} <span class="muted">({me.role})</span>
+          </span>
+          <button class="link" data-testid="logout" onClick={props.onLogout}>
+            Log out
+          </button>
+        </div>
+      </header>
+      <main class="main">{item && item.allowed(me) ? <Page route={route} /> : null}</main>
+    </>
+  );
+}
+
+function Page(props: { route: Route }) {
+  const [section, arg] = props.route.parts;
+  switch (section) {
+    case 'fleet':
+      return <Fleet />;
+    case 'queues':
+      return arg ? <Queue name={arg} key={arg} /> : <Queues />;
+    case 'jobs':
+      return arg && arg.includes(':') ? <Job jobRef={arg} key={arg} /> : <Jobs route={props.route} />;
+    case 'handlers':
+      return arg ? <Handler name={arg} digest={props.route.query.get('digest')} key={arg} /> : <Handlers />;
+    case 'schedules':
+      return <Schedules />;
+    case 'events':
+      return <Events />;
+    default:
+      return null;
+  }
+}
+
+render(<App />, document.getElementById('app')!);

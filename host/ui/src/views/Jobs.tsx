@@ -1,0 +1,228 @@
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { api } from '../api';
+import { usePoll } from '../hooks';
+import { duration, num } from '../format';
+import { LIST_STATES, type JobSnapshot, type ListState, type QueueCounts } from '../types';
+import { Badge, ErrorBox, Loading, TableBox, View, Time, useMe } from '../ui';
+import { href, jobHref, navigate, type Route } from '../router';
+
+const PAGE = 50;
+
+const STATE_LABELS: Record<ListState, string> = {
+  waiting: 'Waiting',
+  active: 'Active',
+  delayed: 'Delayed',
+  prioritized: 'Prioritized',
+  'waiting-children': 'Waiting for children',
+  completed: 'Completed',
+  failed: 'Failed',
+};
+
+function countOf(counts: QueueCounts | undefined, s: ListState): number | undefined {
+  if (!counts) return undefined;
+  return s === 'waiting-children' ? counts.waitingChildren : (counts[s] as number);
+}
+
+export function JobStateBadge(props: { job: Pick<JobSnapshot, 'state' | 'failureKind'>; testid?: string }) {
+  return <Badge kind={props.job.state} testid={props.testid} />;
+}
+
+export function Jobs(props: { route: Route }) {
+  const me = useMe();
+  const params = props.route.query;
+  const queue = params.get('queue') ?? '';
+  const stateParam = params.get('state') as ListState | null;
+  const state: ListState = stateParam && LIST_STATES.includes(stateParam) ? stateParam : 'waiting';
+  const search = params.get('q') ?? '';
+  const start = Math.max(0, Number(params.get('start') ?? 0) || 0);
+  const queues = usePoll(() => api.queues(), [], 5000);
+  const names = (queues.data?.queues ?? []).map((q) => q.queue);
+  const current = queues.data?.queues.find((q) => q.queue === queue);
+
+  const go = (next: { queue?: string; state?: ListState; q?: string; start?: number }, replace = false) =>
+    navigate(
+      href(['jobs'], {
+        queue: next.queue ?? queue,
+        state: next.state ?? state,
+        q: next.q ?? search,
+        start: next.start ? next.start : undefined,
+      }),
+      replace,
+    );
+
+  // No queue picked: the first one, on the first tab that has jobs.
+  useEffect(() => {
+    if (queue || !queues.data?.queues.length) return;
+    const first = queues.data.queues[0];
+    const busy = (['active', 'waiting', 'prioritized', 'delayed', 'failed', 'completed'] as ListState[]).find(
+      (s) => (countOf(first.counts, s) ?? 0) > 0,
+    );
+    go({ queue: first.queue, state: stateParam ? state : busy ?? 'waiting' }, true);
+  }, [queue, queues.data]);
+
+  const page = usePoll(
+    () => (queue ? api.jobs(queue, state, start, PAGE, search || undefined) : Promise.resolve(null)),
+    [queue, state, start, search],
+    3000,
+  );
+
+  const [text, setText] = useState(search);
+  const typing = useRef<number | undefined>(undefined);
+  useEffect(() => setText(search), [search]);
+  function onSearch(value: string) {
+    setText(value);
+    window.clearTimeout(typing.current);
+    typing.current = window.setTimeout(() => go({ q: value.trim() }, true), 350);
+  }
+
+  const jobs = page.data?.jobs ?? [];
+  const next = page.data?.next ?? null;
+  const showProducer = me.role !== 'producer';
+  return (
+    <View name="jobs" title="Jobs" ready={queues.loaded && (!queue || page.loaded)}>
+      <div class="toolbar">
+        <label class="field inline">
+          <span>Queue</span>
+          <select
+            data-testid="queue-picker"
+            value={queue}
+            onChange={(e) => go({ queue: e.currentTarget.value, start: 0 })}
+          >
+            {!queue && <option value="">—</option>}
+            {names.map((n) => (
+              <option value={n} key={n}>
+                {n}
+              </option>
+            ))}
+          </select>
+        </label>
+        <form class="field inline grow" onSubmit={(e) => (e.preventDefault(), go({ q: text.trim() }, true))}>
+          <span>Search</span>
+          <input
+            type="search"
+            placeholder="id, name or data"
+            maxLength={200}
+            value={text}
+            data-testid="job-search"
+            onInput={(e) => onSearch(e.currentTarget.value)}
+          />
+        </form>
+      </div>
+      <nav class="tabs" aria-label="Job states">
+        {LIST_STATES.map((s) => {
+          const n = countOf(current?.counts, s);
+          return (
+            <a
+              key={s}
+              href={href(['jobs'], { queue, state: s, q: search })}
+              class={s === state ? 'tab active' : 'tab'}
+              aria-current={s === state ? 'page' : undefined}
+              data-testid="state-tab"
+              data-state={s}
+            >
+              {STATE_LABELS[s]}
+              {n !== undefined && <span class="count">{num(n)}</span>}
+            </a>
+          );
+        })}
+      </nav>
+      {me.role === 'producer' && (
+        <p class="muted small" data-testid="own-jobs-note">
+          Counts are the whole queue's; the list shows only the jobs your token ({me.name}) enqueued.
+        </p>
+      )}
+      <ErrorBox error={queues.error ?? page.error} />
+      {!queue ? (
+        queues.loaded && <p class="muted">No queue to list.</p>
+      ) : !page.loaded ? (
+        <Loading />
+      ) : jobs.length === 0 ? (
+        <p class="muted" data-testid="jobs-empty">
+          {next != null
+            ? 'No job on this page matches; older pages may.'
+            : search
+              ? `No ${state} job matches “${search}”.`
+              : `No ${state} job.`}
+        </p>
+      ) : (
+        <TableBox testid="jobs-table">
+          <thead>
+            <tr>
+              <th>Job</th>
+              <th>State</th>
+              <th>Failure</th>
+              <th class="num">Attempts</th>
+              <th>Enqueued</th>
+              <th>Started</th>
+              <th>Finished</th>
+              <th class="num">Last run</th>
+              {showProducer && <th>Producer</th>}
+            </tr>
+          </thead>
+          <tbody>
+            {jobs.map((j) => {
+              const ref = `${j.queue}:${j.id}`;
+              const max = typeof j.opts?.attempts === 'number' ? (j.opts.attempts as number) : null;
+              return (
+                <tr key={ref} data-testid="job-row" data-ref={ref}>
+                  <td>
+                    <a href={jobHref(ref)} class="mono" data-testid="job-link">
+                      {j.id}
+                    </a>
+                    <div class="muted small">{j.name}</div>
+                  </td>
+                  <td>
+                    <JobStateBadge job={j} />
+                  </td>
+                  <td>
+                    {j.failureKind && j.state === 'failed' ? (
+                      <Badge kind="failure" testid="job-failure-kind">
+                        {j.failureKind}
+                      </Badge>
+                    ) : j.failureKind ? (
+                      <span class="muted small" title="the kind of an earlier attempt's failure">
+                        earlier: {j.failureKind}
+                      </span>
+                    ) : (
+                      <span class="muted">—</span>
+                    )}
+                  </td>
+                  <td class="num">
+                    {num(j.attemptsMade)}
+                    {max ? ` / ${num(max)}` : ''}
+                  </td>
+                  <td>
+                    <Time ms={j.timestamp} />
+                  </td>
+                  <td>
+                    <Time ms={j.processedOn} />
+                  </td>
+                  <td>
+                    <Time ms={j.finishedOn} />
+                  </td>
+                  <td class="num">
+                    {j.finishedOn && j.processedOn ? duration(j.finishedOn - j.processedOn) : '—'}
+                  </td>
+                  {showProducer && <td>{j.producer ?? <span class="muted">—</span>}</td>}
+                </tr>
+              );
+            })}
+          </tbody>
+        </TableBox>
+      )}
+      {queue && page.loaded && (start > 0 || next != null) && (
+        <div class="pager">
+          <button disabled={start === 0} data-testid="jobs-prev" onClick={() => go({ start: Math.max(0, start - PAGE) })}>
+            ← Newer
+          </button>
+          <span class="muted">
+            {num(start + 1)}–{num(start + PAGE)} of this state, newest first
+          </span>
+          <button disabled={next == null} data-testid="jobs-next" onClick={() => next != null && go({ start: next })}>
+            Older →
+          </button>
+        </div>
+      )}
+    </View>
+  );
+}

@@ -1,0 +1,509 @@
+// The dashboard end to end in a real browser (Debian's headless Chromium,
+// driven by playwright-core), against the fleet tests/tests/dashboard.rs
+// builds. Run by that test with:
+//
+//   AIRLOCK_URL ADMIN_TOKEN PRODUCER_TOKEN (name `web`) OTHER_PRODUCER_TOKEN
+//   (name `other`) READER_TOKEN SCREENSHOT_DIR CHROMIUM
+//
+// Jobs are enqueued (and tokens completed, events sent) through the API:
+// that is setup. Every assertion about the dashboard is made on what the
+// page shows. Each step prints `ok - <step>` or throws, and the script exits
+// non-zero on the first step that fails.
+import assert from 'node:assert/strict';
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { chromium } from 'playwright-core';
+
+function env(name) {
+  const value = process.env[name];
+  if (!value) throw new Error(`${name} is not set`);
+  return value;
+}
+
+const BASE = env('AIRLOCK_URL').replace(/\/$/, '');
+const UI = `${BASE}/ui/`;
+const ADMIN = env('ADMIN_TOKEN');
+const WEB = env('PRODUCER_TOKEN');
+const OTHER = env('OTHER_PRODUCER_TOKEN');
+const READER = env('READER_TOKEN');
+const SHOTS = env('SCREENSHOT_DIR');
+const CHROMIUM = env('CHROMIUM');
+
+/** Generous: CI runs on 2 cores. */
+const T = 30_000;
+const DESKTOP = { width: 1280, height: 800 };
+const PHONE = { width: 390, height: 844 };
+const RUN = Date.now().toString(36);
+
+// ---------------------------------------------------------------- setup API
+
+async function call(method, path, token, body) {
+  const headers = {};
+  if (token) headers.authorization = `Bearer ${token}`;
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  const response = await fetch(BASE + path, {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  let json;
+  try {
+    json = text ? JSON.parse(text) : undefined;
+  } catch {
+    json = text;
+  }
+  return { status: response.status, body: json };
+}
+
+async function must(method, path, token, body) {
+  const r = await call(method, path, token, body);
+  if (r.status >= 300) throw new Error(`${method} ${path}: ${r.status} ${JSON.stringify(r.body)}`);
+  return r.body;
+}
+
+async function enqueue(queue, token, data) {
+  const accepted = await must('POST', `/v1/queues/${queue}/jobs`, token, { data });
+  return accepted.ref;
+}
+
+const job = (ref) => must('GET', `/v1/jobs/${ref}`, ADMIN);
+
+/** Polls the API (setup only) until `ok(job)`. */
+async function until(ref, ok, what) {
+  const deadline = Date.now() + T;
+  let last;
+  while (Date.now() < deadline) {
+    last = await job(ref);
+    if (ok(last)) return last;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${ref} never ${what}: ${JSON.stringify(last)}`);
+}
+
+// ------------------------------------------------------------------ browser
+
+const browser = await chromium.launch({
+  executablePath: CHROMIUM,
+  headless: true,
+  args: [
+    '--headless',
+    '--no-sandbox',
+    '--disable-gpu',
+    '--no-first-run',
+    '--disable-background-networking',
+    '--disable-quic',
+    '--disable-component-update',
+    '--disable-sync',
+  ],
+});
+
+/**
+ * A page in a context of its own (its own sessionStorage), with everything
+ * that goes wrong on it recorded: console errors, uncaught exceptions,
+ * failed requests and error statuses, and every request's URL.
+ */
+async function openPage(viewport = DESKTOP) {
+  const context = await browser.newContext({ viewport });
+  const page = await context.newPage();
+  page.setDefaultTimeout(T);
+  const seen = { requests: [], problems: [] };
+  page.on('request', (r) => seen.requests.push({ url: r.url(), headers: r.headers() }));
+  page.on('console', (m) => {
+    if (m.type() === 'error') seen.problems.push(`console error: ${m.text()}`);
+  });
+  page.on('pageerror', (e) => seen.problems.push(`uncaught: ${e.message}`));
+  page.on('requestfailed', (r) => {
+    const error = r.failure()?.errorText ?? '';
+    // A live stream the app closes when it leaves a job's page.
+    if (error.includes('ERR_ABORTED') && /\/v1\/jobs\/[^/]+\/events$/.test(new URL(r.url()).pathname)) return;
+    seen.problems.push(`request failed: ${r.method()} ${r.url()} ${error}`);
+  });
+  page.on('response', (r) => {
+    if (r.status() >= 400) seen.problems.push(`HTTP ${r.status()}: ${r.request().method()} ${r.url()}`);
+  });
+  return { page, context, seen };
+}
+
+async function login(page, token) {
+  await page.goto(UI);
+  await page.getByTestId('login-token').fill(token);
+  await page.getByTestId('login-submit').click();
+  await page.getByTestId('whoami').waitFor();
+}
+
+/** Goes to a route and waits for its view's first answer. */
+async function show(page, route, view) {
+  await page.goto(`${UI}#/${route}`);
+  await page.locator(`[data-testid="view-${view}"][data-ready="true"]`).waitFor();
+}
+
+const byText = (page, testid, text) => page.locator(`[data-testid="${testid}"]`, { hasText: text });
+
+const digits = (s) => Number(String(s).replace(/[^0-9]/g, ''));
+
+let passed = 0;
+async function step(name, fn) {
+  try {
+    await fn();
+  } catch (e) {
+    console.log(`not ok - ${name}`);
+    throw e;
+  }
+  passed++;
+  console.log(`ok - ${name}`);
+}
+
+// What the cleanup undoes.
+const keyedJobs = [];
+const pausedByUs = new Set();
+
+await mkdir(SHOTS, { recursive: true });
+const admin = await openPage();
+const A = admin.page;
+const refs = {};
+
+try {
+  await step('1. log in: nothing is fetched before, a bad token is refused, then the admin is in', async () => {
+    await A.goto(UI);
+    await A.getByTestId('login').waitFor();
+    await A.waitForLoadState('networkidle');
+    const api = () => admin.seen.requests.filter((r) => new URL(r.url).pathname.startsWith('/v1/'));
+    assert.deepEqual(api(), [], 'no /v1 request before log-in');
+    assert.equal(await A.getByTestId('nav-fleet').count(), 0, 'no view is shown before log-in');
+
+    await A.getByTestId('login-token').fill('not-a-token-of-this-fleet');
+    await A.getByTestId('login-submit').click();
+    const refused = await call('GET', '/v1/me', 'not-a-token-of-this-fleet');
+    assert.equal(refused.status, 401);
+    await byText(A, 'login-error', refused.body.error.message).waitFor();
+    assert.deepEqual(
+      api().map((r) => new URL(r.url).pathname),
+      ['/v1/me'],
+      'the only request on submit is GET /v1/me',
+    );
+
+    await A.getByTestId('login-token').fill(ADMIN);
+    await A.getByTestId('login-submit').click();
+    await byText(A, 'whoami', /ops\s*\(admin\)/).waitFor();
+    await A.locator('[data-testid="view-fleet"][data-ready="true"]').waitFor();
+    for (const r of admin.seen.requests) {
+      assert.ok(!r.url.includes(ADMIN), `the token is never in a URL: ${r.url}`);
+    }
+    const calls = api().filter((r) => new URL(r.url).pathname !== '/v1/me');
+    assert.ok(calls.length > 0, 'the fleet view reads the API once logged in');
+    for (const r of calls) assert.equal(r.headers.authorization, `Bearer ${ADMIN}`, `bearer header on ${r.url}`);
+
+    // Log out, and the token is gone from the tab.
+    await A.getByTestId('logout').click();
+    await A.getByTestId('login').waitFor();
+    assert.equal(await A.evaluate(() => sessionStorage.length), 0, 'log-out forgets the token');
+    await login(A, ADMIN);
+  });
+
+  await step('2. a payment job goes waiting → active → completed, with its progress, on its page', async () => {
+    await must('POST', '/v1/queues/payments/pause', ADMIN);
+    pausedByUs.add('payments');
+    const ref = await enqueue('payments', WEB, { transactionId: 'tx_1', amount: 42.5, currency: 'EUR' });
+    refs.payment = ref;
+    await show(A, `jobs/${ref}`, 'job');
+    await byText(A, 'job-state', /^waiting$/).waitFor();
+    await byText(A, 'job-waiting-message', /paused/).waitFor();
+    // Record every state the badge shows from now on.
+    await A.evaluate(() => {
+      const seen = (window.__states = []);
+      const read = () => {
+        const text = document.querySelector('[data-testid="job-state"]')?.textContent?.trim();
+        if (text && seen[seen.length - 1] !== text) seen.push(text);
+      };
+      read();
+      new MutationObserver(read).observe(document.body, { subtree: true, childList: true, characterData: true });
+    });
+
+    // Resume from the Queues view, in another tab.
+    const ops = await openPage();
+    try {
+      await login(ops.page, ADMIN);
+      await show(ops.page, 'queues', 'queues');
+      const row = ops.page.locator('[data-testid="queue-row"][data-queue="payments"]');
+      await row.getByTestId('queue-paused').waitFor();
+      await row.getByTestId('resume-queue').click();
+      await row.getByTestId('queue-running').waitFor();
+      pausedByUs.delete('payments');
+      assert.deepEqual(ops.seen.problems, []);
+    } finally {
+      await ops.context.close();
+    }
+
+    await byText(A, 'job-state', /^active$/).waitFor();
+    await byText(A, 'job-state', /^completed$/).waitFor();
+    await A.locator('[data-testid="job-progress"][data-value="100"]', { hasText: '100%' }).waitFor();
+    await byText(A, 'job-returnvalue', 'led_tx_1').waitFor();
+    const states = await A.evaluate(() => window.__states);
+    assert.deepEqual(states, ['waiting', 'active', 'completed'], `the states the page showed: ${states}`);
+  });
+
+  await step('3. a hostile job fails as fuel_exhausted, with its fuel figure', async () => {
+    const ref = await enqueue('hostile', WEB, { spin: true });
+    refs.hostile = ref;
+    await show(A, `jobs/${ref}`, 'job');
+    await byText(A, 'job-state', /^failed$/).waitFor();
+    await byText(A, 'job-failure-kind', /^fuel_exhausted$/).waitFor();
+    const reason = await byText(A, 'job-failed-reason', /^fuel_exhausted: .*\d/).textContent();
+    const api = await until(ref, (j) => j.metrics.fuelUsed != null, 'recorded its fuel');
+    assert.equal(reason.trim(), api.failedReason, 'the page shows the sandbox’s own words');
+    assert.match(reason, /50000000/, 'the reason names the fuel budget');
+    // Measurements land a moment after the finish: the page picks them up.
+    await byText(A, 'metric-fuel', /\d/).waitFor();
+    await A.waitForFunction(
+      (want) => Number(document.querySelector('[data-testid="metric-fuel"]').textContent.replace(/\D/g, '')) === want,
+      api.metrics.fuelUsed,
+    );
+    assert.equal(api.metrics.fuelUsed, 50_000_000);
+    await A.locator('[data-testid="run-row"][data-end="fuel_exhausted"]').first().waitFor();
+  });
+
+  await step('4. retrying the failed job from its page runs it again: it fails again, one more attempt', async () => {
+    const before = await job(refs.hostile);
+    assert.equal(before.attemptsMade, 1);
+    await A.getByTestId('job-retry').click();
+    await byText(A, 'job-attempts', /^2 made/).waitFor();
+    await byText(A, 'job-state', /^failed$/).waitFor();
+    await byText(A, 'job-failure-kind', /^fuel_exhausted$/).waitFor();
+    await A.locator('[data-testid="run-row"][data-end="fuel_exhausted"]').nth(1).waitFor();
+    assert.equal(await A.locator('[data-testid="run-row"]').count(), 2, 'two runs in the table');
+    assert.equal(await A.locator('[data-testid="wf-run"][data-end="fuel_exhausted"]').count(), 2, 'two runs drawn');
+    const after = await job(refs.hostile);
+    assert.equal(after.attemptsMade, 2);
+    assert.equal(after.state, 'failed');
+  });
+
+  await step('5. pausing a queue from the Queues view asks first, then the queue is paused', async () => {
+    await show(A, 'queues', 'queues');
+    const row = A.locator('[data-testid="queue-row"][data-queue="hostile"]');
+    await row.getByTestId('queue-running').waitFor();
+    // Going back from the dialog changes nothing.
+    await row.getByTestId('pause-queue').click();
+    await A.getByTestId('confirm-dialog').waitFor();
+    await A.getByTestId('confirm-cancel').click();
+    await A.getByTestId('confirm-dialog').waitFor({ state: 'detached' });
+    assert.equal((await must('GET', '/v1/queues/hostile', ADMIN)).counts.paused, false);
+    // Confirming pauses it.
+    await row.getByTestId('pause-queue').click();
+    await byText(A, 'confirm-dialog', 'Pause queue hostile?').waitFor();
+    await A.getByTestId('confirm-ok').click();
+    pausedByUs.add('hostile');
+    await row.getByTestId('queue-paused').waitFor();
+    assert.equal((await must('GET', '/v1/queues/hostile', ADMIN)).counts.paused, true, 'the API says paused');
+    // And back.
+    await row.getByTestId('resume-queue').click();
+    await row.getByTestId('queue-running').waitFor();
+    assert.equal((await must('GET', '/v1/queues/hostile', ADMIN)).counts.paused, false);
+    pausedByUs.delete('hostile');
+  });
+
+  const customer = `cust-${RUN}`;
+  await step('6. a job held back by its key’s limit says why it waits', async () => {
+    const first = await enqueue('keyed', WEB, { customerId: customer, n: 1 });
+    keyedJobs.push(first);
+    await until(first, (j) => j.state === 'active', 'started');
+    const second = await enqueue('keyed', WEB, { customerId: customer, n: 2 });
+    keyedJobs.push(second);
+    refs.keyedFirst = first;
+    refs.keyedSecond = second;
+    await show(A, `jobs/${second}`, 'job');
+    const words = byText(A, 'job-waiting-message', /is at its limit/);
+    await words.waitFor();
+    const shown = (await words.textContent()).trim();
+    const api = await job(second);
+    assert.equal(api.waiting.kind, 'key_limit');
+    // The count of jobs ahead may move; the reason itself is the API's.
+    assert.equal(shown.split(';')[0], api.waiting.message.split(';')[0], 'the words of GET /v1/jobs/{ref}');
+    assert.ok(shown.includes(`"${customer}"`) && shown.includes('1/1 running'), shown);
+    await A.locator('[data-testid="job-waiting"][data-kind="key_limit"]').waitFor();
+    // The queue's page counts the key's jobs, where the host serves them.
+    const keys = await call('GET', '/v1/queues/keyed/keys', ADMIN);
+    if (keys.status === 200) {
+      await show(A, 'queues/keyed', 'queue');
+      const row = A.locator(`[data-testid="key-row"][data-key='${JSON.stringify(customer)}']`);
+      await row.waitFor();
+      assert.match(await row.textContent(), /1 \/ 1/);
+    } else {
+      console.log(`# GET /v1/queues/keyed/keys answered ${keys.status}: per-key counts not checked`);
+    }
+  });
+
+  await step('7. a producer token sees only its own jobs, and another producer’s job is not found', async () => {
+    const theirs = await enqueue('keyed', OTHER, { customerId: customer, n: 3 });
+    keyedJobs.push(theirs);
+    const theirPayment = await enqueue('payments', OTHER, { transactionId: 'tx_other', amount: 7, currency: 'EUR' });
+    await until(theirPayment, (j) => j.state === 'completed', 'completed');
+    // Both held back by the key's limit settle in its line (BullMQ-delayed).
+    const mine = await until(refs.keyedSecond, (j) => j.state === 'delayed', 'joined its key’s line');
+    const other = await until(theirs, (j) => j.state === 'delayed', 'joined its key’s line');
+
+    const web = await openPage();
+    try {
+      const P = web.page;
+      await login(P, WEB);
+      await byText(P, 'whoami', /web\s*\(producer\)/).waitFor();
+      assert.equal(await P.getByTestId('nav-fleet').count(), 0, 'no fleet view for a producer');
+      const rows = (page) => page.locator('[data-testid="job-row"]').evaluateAll((els) => els.map((e) => e.dataset.ref));
+
+      await show(P, 'jobs?queue=payments&state=completed', 'jobs');
+      await P.locator(`[data-testid="job-row"][data-ref="${refs.payment}"]`).waitFor();
+      const listed = await rows(P);
+      assert.ok(!listed.includes(theirPayment), `another producer's payment is not listed: ${listed}`);
+      assert.ok(listed.length > 0 && listed.every((r) => r.startsWith('payments:')));
+
+      await show(P, `jobs?queue=keyed&state=active`, 'jobs');
+      await P.locator(`[data-testid="job-row"][data-ref="${refs.keyedFirst}"]`).waitFor();
+      // The search box narrows the list to the key; the producer's own
+      // held-back job is there, the other producer's is not.
+      await show(P, `jobs?queue=keyed&state=${mine.state}`, 'jobs');
+      await P.getByTestId('job-search').fill(customer);
+      await P.waitForURL(new RegExp(`[?&]q=${customer}`));
+      await P.waitForFunction(
+        (want) =>
+          JSON.stringify([...document.querySelectorAll('[data-testid="job-row"]')].map((e) => e.dataset.ref)) ===
+          JSON.stringify(want),
+        [refs.keyedSecond],
+      ).catch(async () => {
+        throw new Error(`the producer's list of its key is ${JSON.stringify(await rows(P))}, not [${refs.keyedSecond}]`);
+      });
+      // The admin sees the other producer's job in the same list.
+      await show(A, `jobs?queue=keyed&state=${other.state}&q=${customer}`, 'jobs');
+      await A.locator(`[data-testid="job-row"][data-ref="${theirs}"]`).waitFor();
+      await A.locator(`[data-testid="job-row"][data-ref="${refs.keyedSecond}"]`).waitFor();
+
+      // Its own job offers the actions a producer may take; no queue action.
+      await show(P, `jobs/${refs.keyedSecond}`, 'job');
+      await P.getByTestId('job-cancel').waitFor();
+      await show(P, 'queues', 'queues');
+      assert.equal(await P.getByTestId('pause-queue').count(), 0, 'a producer cannot pause queues');
+
+      await P.goto(`${UI}#/jobs/${theirPayment}`);
+      await byText(P, 'not-found', /not found/).waitFor();
+      assert.equal(await P.getByTestId('job-state').count(), 0, 'nothing of the job is shown');
+    } finally {
+      await web.context.close();
+    }
+  });
+
+  await step('8. a refund job that parked on its token and its event shows runs that ended `waited`', async () => {
+    const refundId = `r-${RUN}`;
+    const ref = await enqueue('refunds', WEB, { refundId, orderId: `o-${RUN}`, amount: 25 });
+    refs.refund = ref;
+    const parked = await until(
+      ref,
+      (j) => j.state === 'delayed' && j.progress?.approvalToken && j.waiting?.kind === 'token',
+      'parked on its approval token',
+    );
+    await show(A, `jobs/${ref}`, 'job');
+    await A.locator('[data-testid="wf-run"][data-end="waited"]').first().waitFor();
+    await A.locator('[data-testid="job-waiting"][data-kind="token"]').waitFor();
+    await A.locator('[data-testid="wait-row"][data-outcome="pending"]').waitFor();
+
+    const done = await call('POST', `/v1/tokens/${parked.progress.approvalToken}/complete`, null, {
+      approved: true,
+      by: 'dashboard test',
+    });
+    assert.ok(done.status < 300, JSON.stringify(done));
+    await A.locator('[data-testid="job-waiting"][data-kind="event"]').waitFor();
+    await A.locator('[data-testid="wf-run"][data-end="waited"]').nth(1).waitFor();
+    await must('POST', '/v1/events', WEB, { name: 'refund.settled', id: `settled-${RUN}`, data: { refundId } });
+
+    await byText(A, 'job-state', /^completed$/).waitFor();
+    await A.locator('[data-testid="run-row"][data-end="completed"]').waitFor();
+    const ends = await A.locator('[data-testid="run-row"]').evaluateAll((els) => els.map((e) => e.dataset.end));
+    assert.deepEqual(ends, ['waited', 'waited', 'completed'], `the runs' ends: ${ends}`);
+    const drawn = await A.locator('[data-testid="wf-run"]').evaluateAll((els) => els.map((e) => e.dataset.end));
+    assert.deepEqual(drawn, ['waited', 'waited', 'completed'], `the waterfall's runs: ${drawn}`);
+    assert.equal(await byText(A, 'wf-gap', 'parked in a durable wait').count(), 2, 'both gaps say why');
+    await A.getByTestId('wf-finished').waitFor();
+    await A.locator('[data-testid="wf-steps"] [data-step="open-refund"]').waitFor();
+    await A.locator('[data-testid="wf-steps"] [data-step="issue-refund"]').waitFor();
+    assert.equal(await A.locator('[data-testid="wait-row"][data-outcome="came"]').count(), 2, 'both waits came');
+    assert.ok((await A.getByTestId('job-returnvalue').textContent()).includes(`rf_${refundId}`));
+  });
+
+  await step('9. every view renders without an error, at 1280×800 and, without horizontal scroll, at 390×844', async () => {
+    // Something for the schedules view to show.
+    await must('PUT', '/v1/queues/payments/schedules/nightly-ledger-check', ADMIN, {
+      pattern: '0 3 * * *',
+      tz: 'Europe/Paris',
+      data: { transactionId: 'tx_nightly', amount: 1, currency: 'EUR' },
+    });
+    const keys = await call('GET', '/v1/queues/keyed/keys', ADMIN);
+    const views = [
+      ['fleet', 'fleet', 'fleet'],
+      ['queues', 'queues', 'queues'],
+      ['queue', keys.status === 200 ? 'queues/keyed' : 'queues/payments', 'queue'],
+      ['jobs', 'jobs?queue=payments&state=completed', 'jobs'],
+      ['job', `jobs/${refs.refund}`, 'job'],
+      ['handlers', 'handlers', 'handlers'],
+      ['handler', 'handlers/refund-request', 'handler'],
+      ['schedules', 'schedules', 'schedules'],
+      ['events', 'events', 'events'],
+    ];
+    const viewChecks = {
+      fleet: () => A.locator('[data-testid="host-row"]').first().waitFor(),
+      jobs: () => A.locator('[data-testid="job-row"]').first().waitFor(),
+      job: () => A.getByTestId('waterfall').waitFor(),
+      schedules: () => A.locator('[data-testid="schedule-row"][data-schedule="nightly-ledger-check"]').waitFor(),
+      events: () => A.locator('[data-testid="event-row"][data-event="refund.settled"]').first().waitFor(),
+    };
+    for (const [name, route, view] of views) {
+      await A.setViewportSize(DESKTOP);
+      admin.seen.problems.length = 0;
+      await show(A, route, view);
+      await viewChecks[name]?.();
+      await A.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
+      await A.setViewportSize(PHONE);
+      await A.waitForFunction(
+        () => innerWidth === 390 && document.documentElement.scrollWidth <= innerWidth,
+        null,
+        { timeout: T },
+      ).catch(async () => {
+        const w = await A.evaluate(() => [document.documentElement.scrollWidth, innerWidth]);
+        throw new Error(`${name}: the page scrolls sideways at 390 px (scrollWidth ${w[0]} > ${w[1]})`);
+      });
+      await A.screenshot({ path: join(SHOTS, `${name}-phone.png`), fullPage: true });
+      assert.deepEqual(admin.seen.problems, [], `${name} (#/${route}) rendered with problems`);
+    }
+    await A.setViewportSize(DESKTOP);
+  });
+
+  await step('10. a reader token is offered no action', async () => {
+    const reader = await openPage();
+    try {
+      const R = reader.page;
+      await login(R, READER);
+      await R.locator('[data-testid="view-fleet"][data-ready="true"]').waitFor();
+      await R.locator('[data-testid="host-row"]').first().waitFor();
+      assert.equal(await R.getByTestId('drain-host').count(), 0);
+      await show(R, 'queues', 'queues');
+      await R.locator('[data-testid="queue-row"]').first().waitFor();
+      assert.equal(await R.locator('[data-testid="pause-queue"], [data-testid="resume-queue"]').count(), 0);
+      await show(R, `jobs/${refs.hostile}`, 'job');
+      await R.getByTestId('job-state').waitFor();
+      assert.equal(await R.locator('[data-testid^="job-retry"], [data-testid^="job-remove"]').count(), 0);
+      await show(R, 'schedules', 'schedules');
+      await R.locator('[data-testid="schedule-row"]').first().waitFor();
+      assert.equal(await R.getByTestId('trigger-schedule').count(), 0);
+      assert.deepEqual(reader.seen.problems, []);
+    } finally {
+      await reader.context.close();
+    }
+  });
+  console.log(`# dashboard: all ${passed} steps passed`);
+} finally {
+  // Let the host stop: the keyed guests spin until cancelled.
+  for (const ref of [...keyedJobs].reverse()) {
+    const r = await call('POST', `/v1/jobs/${ref}/cancel`, ADMIN, { reason: 'dashboard test cleanup' });
+    if (r.status !== 202 && r.status !== 409) console.log(`# cleanup: cancel ${ref} answered ${r.status}`);
+  }
+  for (const queue of pausedByUs) await call('POST', `/v1/queues/${queue}/resume`, ADMIN);
+  await call('DELETE', '/v1/queues/payments/schedules/nightly-ledger-check', ADMIN);
+  await browser.close();
+}
