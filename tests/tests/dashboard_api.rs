@@ -145,3 +145,83 @@ async fn per_key_counts_and_job_search() {
         .await;
     }
 }
+
+#[tokio::test]
+async fn a_job_behind_a_full_host_says_so() {
+    // One instance slot: a spinning job takes it; the next one waits.
+    let api = Api::start_with(&["--max-instances", "1"]);
+    api.setup(
+        "spin",
+        "hostile-infinite-loop",
+        json!({"metered": false, "concurrency": 1, "limits": {"timeoutMs": 120_000}}),
+    )
+    .await;
+    let running = api.enqueue("spin", json!({"data": {}})).await;
+    api.wait_until(&running, "active", |j| j["state"] == "active")
+        .await;
+    let behind = api.enqueue("spin", json!({"data": {}})).await;
+    let job = api
+        .wait_until(&behind, "behind a full host", |j| {
+            j["waiting"]["kind"] == "capacity_full"
+        })
+        .await;
+    assert_eq!(
+        job["waiting"]["message"],
+        "host capacity full: 1 of 1 instance slots busy on the 1 host serving this queue",
+        "{job}"
+    );
+    for job in [&behind, &running] {
+        api.post(
+            &format!("/v1/jobs/{job}/cancel"),
+            tokens::PRODUCER,
+            json!({}),
+        )
+        .await;
+    }
+}
+
+#[tokio::test]
+async fn a_flow_parents_timeline_lists_its_children() {
+    let api = Api::start();
+    api.setup("parents", "noop", json!({})).await;
+    api.setup("kids", "noop", json!({})).await;
+    let (status, flow) = api
+        .post(
+            "/v1/flows",
+            tokens::PRODUCER,
+            json!({
+                "name": "parent", "queue": "parents", "data": {},
+                "children": [
+                    {"name": "kid", "queue": "kids", "data": {"n": 1}},
+                    {"name": "kid", "queue": "kids", "data": {"n": 2}}
+                ]
+            }),
+        )
+        .await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{flow}");
+    let parent = flow["ref"].as_str().unwrap().to_string();
+    assert_eq!(api.wait_done(&parent).await["state"], "completed");
+    let (status, timeline) = api
+        .get(&format!("/v1/jobs/{parent}/timeline"), tokens::PRODUCER)
+        .await;
+    assert_eq!(status, StatusCode::OK, "{timeline}");
+    let children: Vec<(String, String)> = timeline["children"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["ref"].as_str().unwrap().into(),
+                c["state"].as_str().unwrap().into(),
+            )
+        })
+        .collect();
+    let mut expected: Vec<(String, String)> = flow["children"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["ref"].as_str().unwrap().into(), "completed".into()))
+        .collect();
+    expected.sort();
+    assert_eq!(children, expected, "{timeline}");
+}

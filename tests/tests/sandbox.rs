@@ -718,33 +718,7 @@ fn a_component_too_big_for_a_pool_slot_is_refused_at_upload() {
 /// names, its log and progress arrive, its step is recorded.
 #[test]
 fn a_handler_built_against_the_0_2_0_contract_still_runs() {
-    let sandbox = sandbox();
-    let legacy = load(&sandbox, "legacy-v0-2");
-    let services = LocalServices::new();
-    let outcome = sandbox.run(
-        &legacy,
-        job(r#"{"order":8}"#),
-        &tight(),
-        Box::new(services.clone()),
-        None,
-    );
-    let Completion::Completed(output) = &outcome.completion else {
-        panic!("{:?} {:?}", outcome.completion, outcome.logs);
-    };
-    let output: serde_json::Value = serde_json::from_str(output).unwrap();
-    assert_eq!(output["contract"], "0.2.0");
-    assert_eq!(output["data"]["order"], 8);
-    assert!(
-        outcome
-            .logs
-            .iter()
-            .any(|l| l.message.contains("0.2.0 handler runs job job-1")),
-        "{:?}",
-        outcome.logs
-    );
-    let store = services.store();
-    let store = store.lock().unwrap();
-    assert_eq!(store.progress.len(), 1);
+    legacy_handler_runs("legacy-v0-2", "0.2.0", "0.2.0 handler runs job job-1");
 }
 
 /// A handler built against the pinned `airlock:job@0.1.0` contract runs
@@ -752,8 +726,14 @@ fn a_handler_built_against_the_0_2_0_contract_still_runs() {
 /// recorded.
 #[test]
 fn a_handler_built_against_the_0_1_0_contract_still_runs() {
+    legacy_handler_runs("legacy-v0-1", "0.1.0", "legacy handler runs job job-1");
+}
+
+/// Runs the legacy test guest `guest` (built against `contract`): it
+/// completes, echoing its data, logs `line`, and reports progress once.
+fn legacy_handler_runs(guest: &str, contract: &str, line: &str) {
     let sandbox = sandbox();
-    let legacy = load(&sandbox, "legacy-v0-1");
+    let legacy = load(&sandbox, guest);
     let services = LocalServices::new();
     let outcome = sandbox.run(
         &legacy,
@@ -766,17 +746,43 @@ fn a_handler_built_against_the_0_1_0_contract_still_runs() {
         panic!("{:?} {:?}", outcome.completion, outcome.logs);
     };
     let output: serde_json::Value = serde_json::from_str(output).unwrap();
-    assert_eq!(output["contract"], "0.1.0");
+    assert_eq!(output["contract"], contract);
     assert_eq!(output["data"]["order"], 7);
     assert!(
-        outcome
-            .logs
-            .iter()
-            .any(|l| l.message.contains("legacy handler runs job job-1")),
+        outcome.logs.iter().any(|l| l.message.contains(line)),
         "{:?}",
         outcome.logs
     );
     let store = services.store();
     let store = store.lock().unwrap();
     assert_eq!(store.progress.len(), 1);
+}
+
+/// A component's own word on what built it, from its `producers`
+/// sections: the Rust toolchain for a Rust guest, ComponentizeJS for a
+/// StarlingMonkey one.
+#[test]
+fn a_component_says_what_built_it() {
+    let sandbox = sandbox();
+    let rust = load(&sandbox, "noop");
+    assert!(
+        rust.info.built_with.iter().any(|b| b == "language: Rust")
+            && rust.info.built_with.iter().any(|b| b.starts_with("rustc ")),
+        "{:?}",
+        rust.info.built_with
+    );
+    let js = load(&sandbox, "js_noop");
+    assert!(
+        js.info
+            .built_with
+            .iter()
+            .any(|b| b == "language: JavaScript")
+            && js
+                .info
+                .built_with
+                .iter()
+                .any(|b| b.starts_with("ComponentizeJS ")),
+        "{:?}",
+        js.info.built_with
+    );
 }

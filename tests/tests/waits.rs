@@ -45,6 +45,26 @@ fn approval_token(job: &Value) -> String {
         .to_string()
 }
 
+/// Enqueues a refund, approves it by `by` once it parks on its token, and
+/// waits until it runs again, spinning before its settlement wait (give it
+/// `pauseBeforeSettleMs`); returns its ref and that snapshot.
+async fn approved_and_spinning(api: &Api, data: Value, by: &str) -> (String, Value) {
+    let job = api.enqueue("refunds", json!({ "data": data })).await;
+    let token = approval_token(&parked(api, &job, "token").await);
+    assert_eq!(
+        complete(api, &token, json!({"approved": true, "by": by}))
+            .await
+            .0,
+        StatusCode::ACCEPTED
+    );
+    let running = api
+        .wait_until(&job, "running before its settlement wait", |j| {
+            j["state"] == "active" && j["progress"]["stage"] == "awaiting-settlement"
+        })
+        .await;
+    (job, running)
+}
+
 /// The whole refund in one language, on two hosts: approval token, then
 /// settlement event, with the refusals around them.
 async fn refund_is_approved_and_settled(guest: &str) {
@@ -211,24 +231,13 @@ async fn a_python_refund_is_approved_and_settled() {
 async fn an_event_sent_while_the_job_still_runs_is_not_lost() {
     let api = Api::start();
     api.setup("refunds", "refund-request", json!({})).await;
-    let job = api
-        .enqueue(
-            "refunds",
-            json!({"data": {"refundId": "r-7", "orderId": "o-7", "amount": 5.0, "pauseBeforeSettleMs": 1500}}),
-        )
-        .await;
-    let token = approval_token(&parked(&api, &job, "token").await);
-    assert_eq!(
-        complete(&api, &token, json!({"approved": true, "by": "bo"}))
-            .await
-            .0,
-        StatusCode::ACCEPTED
-    );
-    // The job runs again, issues the refund and spins before its wait:
-    // the settlement comes now, before the wait is reached.
-    api.wait_until(&job, "running before its settlement wait", |j| {
-        j["state"] == "active" && j["progress"]["stage"] == "awaiting-settlement"
-    })
+    // The job runs again after its approval, issues the refund and spins
+    // before its wait: the settlement comes now, before the wait is reached.
+    let (job, _) = approved_and_spinning(
+        &api,
+        json!({"refundId": "r-7", "orderId": "o-7", "amount": 5.0, "pauseBeforeSettleMs": 1500}),
+        "bo",
+    )
     .await;
     let settled = send_event(
         &api,
@@ -318,24 +327,12 @@ async fn a_wait_outlives_the_host_running_the_job() {
             ..HostOptions::default()
         },
     );
-    let job = api
-        .enqueue(
-            "refunds",
-            json!({"data": {"refundId": "r-9", "orderId": "o-9", "amount": 5.0, "pauseBeforeSettleMs": 3000}}),
-        )
-        .await;
-    let token = approval_token(&parked(&api, &job, "token").await);
-    assert_eq!(
-        complete(&api, &token, json!({"approved": true, "by": "cy"}))
-            .await
-            .0,
-        StatusCode::ACCEPTED
-    );
-    let running = api
-        .wait_until(&job, "running before its settlement wait", |j| {
-            j["state"] == "active" && j["progress"]["stage"] == "awaiting-settlement"
-        })
-        .await;
+    let (job, running) = approved_and_spinning(
+        &api,
+        json!({"refundId": "r-9", "orderId": "o-9", "amount": 5.0, "pauseBeforeSettleMs": 3000}),
+        "cy",
+    )
+    .await;
     let _survivor = if running["processedByHost"] == "api-host" {
         api.host.kill9();
         let survivor = HostProcess::start(

@@ -363,7 +363,7 @@ impl Sandbox {
                 }
             }
         };
-        let info = validate::describe(&engine.engine, &component, digest, bytes.len());
+        let info = validate::describe(&engine.engine, &component, digest, bytes);
         validate::check_imports(&info)?;
         let instance_pre = engine
             .linker

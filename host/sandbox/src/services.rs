@@ -134,8 +134,8 @@ pub trait HostServices: Send {
 
     /// Records wait `wait_id` (it times out at `deadline_ms`) and starts
     /// listening for what it waits for. Answers the outcome when it came
-    /// already: an event sent since the run started, a token completed
-    /// before the wait.
+    /// already: an event sent before the wait (the store says how long
+    /// before counts), a token completed before the wait.
     async fn wait_begin(
         &mut self,
         wait_id: &str,

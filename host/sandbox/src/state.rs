@@ -667,130 +667,80 @@ impl config::Host for RunState {
     }
 }
 
-/// Handlers built against `airlock:job@0.1.0` import `context` under its
-/// old name; its functions are the current ones.
-impl v0_1::airlock::job0_1_0::context::Host for RunState {
-    async fn report_progress(&mut self, value: Progress) {
-        context::Host::report_progress(self, value).await
-    }
+/// Implements an older contract's `context` by forwarding every function
+/// to the current one: its functions are a subset of today's.
+macro_rules! forward_context {
+    ($($host:tt)+) => {
+        impl $($host)+ for RunState {
+            async fn report_progress(&mut self, value: Progress) {
+                context::Host::report_progress(self, value).await
+            }
 
-    async fn log(&mut self, level: LogLevel, message: String) {
-        context::Host::log(self, level, message).await
-    }
+            async fn log(&mut self, level: LogLevel, message: String) {
+                context::Host::log(self, level, message).await
+            }
 
-    async fn step_lookup(&mut self, step_id: String) -> Result<Option<String>, HostError> {
-        context::Host::step_lookup(self, step_id).await
-    }
+            async fn step_lookup(&mut self, step_id: String) -> Result<Option<String>, HostError> {
+                context::Host::step_lookup(self, step_id).await
+            }
 
-    async fn step_record(&mut self, step_id: String, output: String) -> Result<(), HostError> {
-        context::Host::step_record(self, step_id, output).await
-    }
+            async fn step_record(&mut self, step_id: String, output: String) -> Result<(), HostError> {
+                context::Host::step_record(self, step_id, output).await
+            }
 
-    async fn sleep_until(
-        &mut self,
-        step_id: String,
-        wake_at_ms: u64,
-    ) -> wasmtime::Result<Result<(), HostError>> {
-        context::Host::sleep_until(self, step_id, wake_at_ms).await
-    }
+            async fn sleep_until(
+                &mut self,
+                step_id: String,
+                wake_at_ms: u64,
+            ) -> wasmtime::Result<Result<(), HostError>> {
+                context::Host::sleep_until(self, step_id, wake_at_ms).await
+            }
 
-    async fn children_results(&mut self) -> Result<Vec<ChildResult>, HostError> {
-        context::Host::children_results(self).await
-    }
+            async fn children_results(&mut self) -> Result<Vec<ChildResult>, HostError> {
+                context::Host::children_results(self).await
+            }
 
-    async fn kv_get(&mut self, key: String) -> Result<Option<String>, HostError> {
-        context::Host::kv_get(self, key).await
-    }
+            async fn kv_get(&mut self, key: String) -> Result<Option<String>, HostError> {
+                context::Host::kv_get(self, key).await
+            }
 
-    async fn kv_set(
-        &mut self,
-        key: String,
-        value: String,
-        ttl_ms: Option<u64>,
-    ) -> Result<(), HostError> {
-        context::Host::kv_set(self, key, value, ttl_ms).await
-    }
+            async fn kv_set(
+                &mut self,
+                key: String,
+                value: String,
+                ttl_ms: Option<u64>,
+            ) -> Result<(), HostError> {
+                context::Host::kv_set(self, key, value, ttl_ms).await
+            }
 
-    async fn kv_set_if_absent(
-        &mut self,
-        key: String,
-        value: String,
-        ttl_ms: Option<u64>,
-    ) -> Result<bool, HostError> {
-        context::Host::kv_set_if_absent(self, key, value, ttl_ms).await
-    }
+            async fn kv_set_if_absent(
+                &mut self,
+                key: String,
+                value: String,
+                ttl_ms: Option<u64>,
+            ) -> Result<bool, HostError> {
+                context::Host::kv_set_if_absent(self, key, value, ttl_ms).await
+            }
 
-    async fn kv_delete(&mut self, key: String) -> Result<bool, HostError> {
-        context::Host::kv_delete(self, key).await
-    }
+            async fn kv_delete(&mut self, key: String) -> Result<bool, HostError> {
+                context::Host::kv_delete(self, key).await
+            }
 
-    async fn report_panic(&mut self, message: String) {
-        context::Host::report_panic(self, message).await
-    }
+            async fn report_panic(&mut self, message: String) {
+                context::Host::report_panic(self, message).await
+            }
+        }
+    };
 }
 
-/// Handlers built against `airlock:job@0.2.0` import `context` (without
-/// the waits) and `config` under their old names; their functions are the
-/// current ones.
-impl v0_2::airlock::job0_2_0::context::Host for RunState {
-    async fn report_progress(&mut self, value: Progress) {
-        context::Host::report_progress(self, value).await
-    }
+// Handlers built against `airlock:job@0.1.0` import `context` under its
+// old name; its functions are the current ones.
+forward_context!(v0_1::airlock::job0_1_0::context::Host);
 
-    async fn log(&mut self, level: LogLevel, message: String) {
-        context::Host::log(self, level, message).await
-    }
-
-    async fn step_lookup(&mut self, step_id: String) -> Result<Option<String>, HostError> {
-        context::Host::step_lookup(self, step_id).await
-    }
-
-    async fn step_record(&mut self, step_id: String, output: String) -> Result<(), HostError> {
-        context::Host::step_record(self, step_id, output).await
-    }
-
-    async fn sleep_until(
-        &mut self,
-        step_id: String,
-        wake_at_ms: u64,
-    ) -> wasmtime::Result<Result<(), HostError>> {
-        context::Host::sleep_until(self, step_id, wake_at_ms).await
-    }
-
-    async fn children_results(&mut self) -> Result<Vec<ChildResult>, HostError> {
-        context::Host::children_results(self).await
-    }
-
-    async fn kv_get(&mut self, key: String) -> Result<Option<String>, HostError> {
-        context::Host::kv_get(self, key).await
-    }
-
-    async fn kv_set(
-        &mut self,
-        key: String,
-        value: String,
-        ttl_ms: Option<u64>,
-    ) -> Result<(), HostError> {
-        context::Host::kv_set(self, key, value, ttl_ms).await
-    }
-
-    async fn kv_set_if_absent(
-        &mut self,
-        key: String,
-        value: String,
-        ttl_ms: Option<u64>,
-    ) -> Result<bool, HostError> {
-        context::Host::kv_set_if_absent(self, key, value, ttl_ms).await
-    }
-
-    async fn kv_delete(&mut self, key: String) -> Result<bool, HostError> {
-        context::Host::kv_delete(self, key).await
-    }
-
-    async fn report_panic(&mut self, message: String) {
-        context::Host::report_panic(self, message).await
-    }
-}
+// Handlers built against `airlock:job@0.2.0` import `context` (without
+// the waits) and `config` under their old names; their functions are the
+// current ones.
+forward_context!(v0_2::airlock::job0_2_0::context::Host);
 
 impl v0_2::airlock::job0_2_0::config::Host for RunState {
     async fn get(&mut self, key: String) -> Option<String> {

@@ -74,7 +74,19 @@ pub struct ComponentInfo {
     pub imports: Vec<String>,
     /// Exported names (`run`).
     pub exports: Vec<String>,
+    /// What its `producers` sections say built it, as written there by the
+    /// tools themselves: languages (`language: Rust`) and tools
+    /// (`rustc 1.95.0`, `ComponentizeJS 0.23.0`), once each, in the order
+    /// met. A component's own claim, shown for people to read; nothing
+    /// decides on it.
+    #[serde(default, rename = "builtWith")]
+    pub built_with: Vec<String>,
 }
+
+/// Most `built_with` entries kept (a claim from the upload: bounded).
+const MAX_BUILT_WITH: usize = 32;
+/// Longest `built_with` entry kept, in characters.
+const MAX_BUILT_WITH_CHARS: usize = 120;
 
 /// Rejects what is obviously not a component before compiling anything.
 pub fn check_header(bytes: &[u8], max: usize) -> Result<(), ValidationError> {
@@ -99,12 +111,13 @@ pub fn describe(
     engine: &Engine,
     component: &Component,
     digest: &str,
-    size: usize,
+    bytes: &[u8],
 ) -> ComponentInfo {
     let ty = component.component_type();
     ComponentInfo {
         digest: digest.to_string(),
-        size,
+        size: bytes.len(),
+        built_with: built_with(bytes),
         imports: ty
             .imports(engine)
             .map(|(name, _)| name.to_string())
@@ -162,6 +175,38 @@ pub fn declared(bytes: &[u8]) -> Result<Declared, ValidationError> {
         }
     }
     Ok(found)
+}
+
+/// The languages and tools the `producers` custom sections of a component
+/// and of every module inside it name (see [`ComponentInfo::built_with`]).
+/// A section that does not parse is skipped.
+pub fn built_with(bytes: &[u8]) -> Vec<String> {
+    use wasmparser::{KnownCustom, Parser, Payload};
+    let mut found: Vec<String> = Vec::new();
+    let mut add = |entry: String| {
+        let entry: String = entry.chars().take(MAX_BUILT_WITH_CHARS).collect();
+        if found.len() < MAX_BUILT_WITH && !found.contains(&entry) {
+            found.push(entry);
+        }
+    };
+    for payload in Parser::new(0).parse_all(bytes) {
+        let Ok(Payload::CustomSection(section)) = payload else {
+            continue;
+        };
+        let KnownCustom::Producers(reader) = section.as_known() else {
+            continue;
+        };
+        for field in reader.into_iter().flatten() {
+            for value in field.values.into_iter().flatten() {
+                match field.name {
+                    "language" => add(format!("language: {}", value.name)),
+                    "processed-by" | "sdk" => add(format!("{} {}", value.name, value.version)),
+                    _ => {}
+                }
+            }
+        }
+    }
+    found
 }
 
 /// Refuses, before compiling, a component that imports what the host does

@@ -88,7 +88,13 @@ fn is_upload(method: &Method, path: &str) -> bool {
 pub async fn guard(State(state): State<ApiState>, req: Request, next: Next) -> Response {
     let path = req.uri().path().to_string();
     let method = req.method().clone();
-    if matches!(path.as_str(), "/healthz" | "/readyz" | "/openapi.json") {
+    // These need no Redis: the dashboard's files among them, so it still
+    // loads (and says what the API answers) while Redis is down.
+    if matches!(
+        path.as_str(),
+        "/healthz" | "/readyz" | "/openapi.json" | "/ui"
+    ) || path.starts_with("/ui/")
+    {
         return next.run(req).await;
     }
     if !state.redis_health().is_up() {

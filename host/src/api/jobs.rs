@@ -620,10 +620,15 @@ pub async fn get(
         _ => {
             let binding = state.registry().binding(&job.queue).await.ok();
             let hosts = state.host().fleet.hosts().await?;
-            let served = hosts.iter().any(|h| h.queues.contains(&job.queue));
+            let mut serving = crate::queue::Serving::default();
+            for host in hosts.iter().filter(|h| h.queues.contains(&job.queue)) {
+                serving.hosts += 1;
+                serving.slots += host.capacity;
+                serving.busy += host.running.min(host.capacity);
+            }
             state
                 .queues()
-                .why_waiting(&job, binding.as_ref(), served)
+                .why_waiting(&job, binding.as_ref(), serving)
                 .await?
         }
     };

@@ -49,7 +49,7 @@ pub use self::options::{
 };
 pub use self::schedules::{ScheduleSpec, ScheduleView};
 pub use self::snapshot::{JobSnapshot, JobState, QueueCounts};
-pub use self::why::{WaitKind, WaitReason};
+pub use self::why::{Serving, WaitKind, WaitReason};
 pub use self::worker::{
     ActiveJob, JobProcessor, JobResult, QueueWorker, RunningJob, WorkerSettings,
 };

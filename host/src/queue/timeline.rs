@@ -1,8 +1,8 @@
 //! A job's timeline: what only Airlock recorded about each of its runs —
 //! when it started, what it cost, how it ended, on which host — and the
 //! durable steps, sleeps and waits between them, read from the job's own
-//! hash in one `HGETALL` (`GET /v1/jobs/{ref}/timeline`, the dashboard's
-//! waterfall).
+//! hash in one `HGETALL`, and a flow parent's children from BullMQ's own
+//! sets (`GET /v1/jobs/{ref}/timeline`, the dashboard's waterfall).
 //!
 //! Everything here is read from Redis and so is untrusted: entries that do
 //! not parse are left out, never guessed.
@@ -54,6 +54,20 @@ pub struct WaitEntry {
     pub value: Option<serde_json::Value>,
 }
 
+/// One child of a flow parent.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ChildEntry {
+    /// The child, as `<queue>:<id>`.
+    #[serde(rename = "ref")]
+    pub job_ref: String,
+    /// `pending` (not finished yet), `completed` or `failed` (a failure
+    /// the parent was told to go on regardless of).
+    pub state: String,
+    /// Its return value (JSON text), or its failure reason.
+    pub outcome: Option<String>,
+}
+
 /// A job's runs and durable records, oldest first.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -66,6 +80,10 @@ pub struct Timeline {
     pub sleeps: Vec<SleepEntry>,
     /// Its durable waits.
     pub waits: Vec<WaitEntry>,
+    /// Its children, when it is a flow parent: BullMQ's pending
+    /// (`:dependencies`), finished (`:processed`) and ignored-failed
+    /// (`:failed`) children.
+    pub children: Vec<ChildEntry>,
 }
 
 impl QueueService {
@@ -128,11 +146,56 @@ impl QueueService {
             })
             .collect();
         waits.sort_by_key(|w| w.deadline);
+        let children = self.children_of(queue, id).await?;
         Ok(Timeline {
             runs,
             steps,
             sleeps,
             waits,
+            children,
         })
+    }
+
+    /// A flow parent's children, by ref.
+    async fn children_of(&self, queue: &str, id: &str) -> Result<Vec<ChildEntry>, QueueError> {
+        let job_key = self.job_key(queue, id);
+        let mut conn = self.store().conn();
+        let (pending, processed, failed): (
+            Vec<String>,
+            std::collections::HashMap<String, String>,
+            std::collections::HashMap<String, String>,
+        ) = redis::pipe()
+            .smembers(format!("{job_key}:dependencies"))
+            .hgetall(format!("{job_key}:processed"))
+            .hgetall(format!("{job_key}:failed"))
+            .query_async(&mut conn)
+            .await?;
+        // Child keys are `<prefix>:<queue>:<id>`.
+        let as_ref = |key: &str| -> String {
+            key.strip_prefix(self.prefix())
+                .and_then(|k| k.strip_prefix(':'))
+                .unwrap_or(key)
+                .to_string()
+        };
+        let mut children: Vec<ChildEntry> = pending
+            .iter()
+            .map(|key| ChildEntry {
+                job_ref: as_ref(key),
+                state: "pending".into(),
+                outcome: None,
+            })
+            .chain(processed.iter().map(|(key, value)| ChildEntry {
+                job_ref: as_ref(key),
+                state: "completed".into(),
+                outcome: Some(value.clone()),
+            }))
+            .chain(failed.iter().map(|(key, reason)| ChildEntry {
+                job_ref: as_ref(key),
+                state: "failed".into(),
+                outcome: Some(reason.clone()),
+            }))
+            .collect();
+        children.sort_by(|a, b| a.job_ref.cmp(&b.job_ref));
+        Ok(children)
     }
 }

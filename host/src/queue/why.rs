@@ -37,8 +37,21 @@ pub enum WaitKind {
     Paused,
     /// No live host serves the queue.
     NoHost,
+    /// Every live host serving the queue has all its instance slots busy.
+    CapacityFull,
     /// Ready, waiting for a worker slot.
     Ready,
+}
+
+/// The live hosts serving a job's queue, as their last heartbeats say.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Serving {
+    /// How many serve it.
+    pub hosts: usize,
+    /// Their instance slots, together.
+    pub slots: usize,
+    /// How many of those run a job.
+    pub busy: usize,
 }
 
 /// Why a job waits.
@@ -92,13 +105,13 @@ fn at(ms: u64) -> String {
 
 impl QueueService {
     /// Why `job` (of a queue bound by `binding`) is not running; `None`
-    /// when it runs or has finished. `served` says whether a live host
-    /// serves its queue.
+    /// when it runs or has finished. `serving`: the live hosts serving its
+    /// queue.
     pub async fn why_waiting(
         &self,
         job: &JobSnapshot,
         binding: Option<&Binding>,
-        served: bool,
+        serving: Serving,
     ) -> Result<Option<WaitReason>, QueueError> {
         let mut conn = self.store().conn();
         let reason = match job.state {
@@ -154,10 +167,22 @@ impl QueueService {
                 }
                 if self.is_paused(&job.queue).await? {
                     WaitReason::plain(WaitKind::Paused, "the queue is paused".into(), None)
-                } else if !served {
+                } else if serving.hosts == 0 {
                     WaitReason::plain(
                         WaitKind::NoHost,
                         "no live host serves this queue".into(),
+                        None,
+                    )
+                } else if serving.busy >= serving.slots {
+                    WaitReason::plain(
+                        WaitKind::CapacityFull,
+                        format!(
+                            "host capacity full: {} of {} instance slots busy on the {} host{} serving this queue",
+                            serving.busy,
+                            serving.slots,
+                            serving.hosts,
+                            if serving.hosts == 1 { "" } else { "s" }
+                        ),
                         None,
                     )
                 } else {

@@ -221,6 +221,7 @@ impl Registry {
                 size: current.size,
                 imports: Vec::new(),
                 exports: Vec::new(),
+                built_with: Vec::new(),
             });
         Ok(HandlerDetails {
             name: name.to_string(),

@@ -143,7 +143,8 @@ export interface JobSnapshot {
   parentKey?: string | null;
 }
 export type WaitKind =
-  | 'key_limit' | 'throttled' | 'sleeping' | 'event' | 'token' | 'delayed' | 'children' | 'paused' | 'no_host' | 'ready';
+  | 'key_limit' | 'throttled' | 'sleeping' | 'event' | 'token' | 'delayed' | 'children' | 'paused' | 'no_host'
+  | 'capacity_full' | 'ready';
 export interface WaitReason {
   kind: WaitKind;
   message: string;
@@ -176,7 +177,14 @@ export interface RunEntry {
 export interface StepEntry { id: string; result: unknown; at?: number | null }
 export interface SleepEntry { id: string; until: number }
 export interface WaitEntry { id: string; waitsFor: string; deadline: number; outcome: string; value?: unknown }
-export interface Timeline { runs: RunEntry[]; steps: StepEntry[]; sleeps: SleepEntry[]; waits: WaitEntry[] }
+export interface ChildEntry { ref: string; state: string; outcome?: string | null }
+export interface Timeline {
+  runs: RunEntry[];
+  steps: StepEntry[];
+  sleeps: SleepEntry[];
+  waits: WaitEntry[];
+  children: ChildEntry[];
+}
 
 export interface HandlerSummary {
   name: string;
@@ -188,7 +196,14 @@ export interface HandlerSummary {
 }
 export interface HandlerList { handlers: HandlerSummary[] }
 export interface HandlerVersion { digest: string; version?: string | null; size: number; uploadedAt: number }
-export interface ComponentInfo { digest: string; size: number; imports: string[]; exports: string[] }
+export interface ComponentInfo {
+  digest: string;
+  size: number;
+  imports: string[];
+  exports: string[];
+  /** What the component's `producers` sections say built it (its own claim). */
+  builtWith?: string[];
+}
 export interface HandlerDetails {
   name: string;
   current: HandlerVersion;

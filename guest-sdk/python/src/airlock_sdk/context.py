@@ -444,8 +444,9 @@ class Context:
     ) -> Optional[Event]:
         """Durable wait for an event (Inngest's ``waitForEvent``): the first
         event named ``event`` — and, with ``match``, holding ``match.value``
-        at ``match.path`` of its data — sent to ``POST /v1/events`` after
-        the run that first got here started. Returns it as an
+        at ``match.path`` of its data — sent to ``POST /v1/events`` since
+        the job became ready to run that no other wait of this job
+        received. Returns it as an
         :class:`Event`, or ``None`` when ``timeout`` (seconds, a
         ``timedelta`` or a string like ``"7d"``, counted from the first time
         the job got here) passes first::
@@ -458,15 +459,19 @@ class Context:
         Like :meth:`sleep`, the job is parked meanwhile (this call does not
         return), holding no worker slot and using up no attempt, and runs
         again from the start when the event comes or the timeout passes;
-        this call then returns the outcome. An event sent while the job is
-        still running, before it parks, is not lost. The outcome is
+        this call then returns the outcome. An event sent before the wait
+        (while the job is still running, say) is not lost: the fleet keeps
+        its last ~10,000 events (of at most 64 KiB) for waits to look back
+        at. The outcome is
         recorded: every later run gets the same one. An event sent with a
         producer token reaches only jobs that token enqueued.
 
         Waits are counted apart from steps and sleeps: an id used twice in
         one run is ``id``, then ``id#2``, ... A bad match path or value, or
-        a timeout over a year, is a :class:`HostError` (``invalid``); under
-        ``airlock run``, which receives no events, ``unsupported``.
+        a timeout over a year, is a :class:`HostError` (``invalid``); waits
+        for this event name already matching on 32 other paths,
+        ``limit-exceeded``; under ``airlock run``, which receives no
+        events, ``unsupported``.
         """
         wait_id = _wait_id(wait_id)
         event = _text(event, "event")

@@ -118,6 +118,16 @@ export function Handler(props: { name: string; digest?: string | null }) {
                     <Time ms={h.current.uploadedAt} />
                   </Fact>
                   <Fact label="Contract">{contractOf(h.component.imports) ?? <span class="muted">unknown</span>}</Fact>
+                  <Fact label="Built with" testid="handler-built-with">
+                    {h.component.builtWith && h.component.builtWith.length ? (
+                      <span class="small">
+                        {h.component.builtWith.join(' · ')}{' '}
+                        <span class="muted">(as the component's own producers sections say)</span>
+                      </span>
+                    ) : (
+                      <span class="muted">not stated by the component</span>
+                    )}
+                  </Fact>
                   <Fact label="Bound to">
                     <QueueLinks names={boundQueues(queues.data?.queues, h.name)} />
                   </Fact>

@@ -7,7 +7,10 @@ import {
   Badge, Card, ErrorBox, Fact, Facts, Json, Loading, TableBox, View, Time, can, confirmAction, useMe,
 } from '../ui';
 import { Waterfall, endClass } from '../waterfall';
-import { handlerHref, href, navigate, queueHref } from '../router';
+import { handlerHref, href, jobHref, navigate, queueHref } from '../router';
+
+/** `<prefix>:<queue>:<id>` (BullMQ's `parentKey`) as a job ref, `<queue>:<id>`. */
+const parentRef = (key: string): string => key.split(':').slice(-2).join(':');
 
 const FINISHED = new Set(['completed', 'failed']);
 
@@ -185,7 +188,13 @@ export function Job(props: { jobRef: string }) {
             <Fact label="Host">{j.processedByHost ?? <span class="muted">—</span>}</Fact>
             {j.priority ? <Fact label="Priority">{num(j.priority)}</Fact> : null}
             {j.delay ? <Fact label="Delay">{duration(j.delay)}</Fact> : null}
-            {j.parentKey ? <Fact label="Flow parent">{j.parentKey}</Fact> : null}
+            {j.parentKey ? (
+              <Fact label="Flow parent" testid="job-parent">
+                <a class="mono" href={jobHref(parentRef(j.parentKey))}>
+                  {parentRef(j.parentKey)}
+                </a>
+              </Fact>
+            ) : null}
           </Facts>
         </Card>
         <Card title="Cost of the last run" testid="job-metrics">
@@ -413,6 +422,35 @@ function TimelineCards(props: { job: JobDetails; timeline?: Timeline; error?: Ap
                     <td>
                       {fullTime(s.until)} <span class="muted">({ago(s.until, props.now)})</span>
                     </td>
+                  </tr>
+                ))}
+              </tbody>
+            </TableBox>
+          </>
+        )}
+        {t.children.length > 0 && (
+          <>
+            <h3>Children</h3>
+            <TableBox testid="job-children">
+              <thead>
+                <tr>
+                  <th>Child</th>
+                  <th>State</th>
+                  <th>Result or reason</th>
+                </tr>
+              </thead>
+              <tbody>
+                {t.children.map((c) => (
+                  <tr key={c.ref} data-testid="child-row" data-state={c.state}>
+                    <td>
+                      <a class="mono" href={jobHref(c.ref)}>
+                        {c.ref}
+                      </a>
+                    </td>
+                    <td>
+                      <Badge kind={c.state === 'completed' ? 'ok' : c.state === 'pending' ? 'parked' : 'bad'}>{c.state}</Badge>
+                    </td>
+                    <td>{c.outcome != null ? <code class="wrap">{compact(c.outcome, 300)}</code> : '—'}</td>
                   </tr>
                 ))}
               </tbody>
