@@ -364,3 +364,40 @@ async fn a_wait_outlives_the_host_running_the_job() {
         "{done}"
     );
 }
+
+/// An event sent while the job waited for something else is kept for its
+/// next wait, even after a thousand other events of the fleet: a wait
+/// looks back at the newest events first.
+#[tokio::test]
+async fn an_early_event_is_found_after_a_thousand_others() {
+    let api = Api::start();
+    api.setup("refunds", "refund-request", json!({})).await;
+    let job = api
+        .enqueue(
+            "refunds",
+            json!({"data": {"refundId": "r-5", "orderId": "o-5", "amount": 5.0}}),
+        )
+        .await;
+    let token = approval_token(&parked(&api, &job, "token").await);
+    // While it waits for its approval: 1,200 other events, then its
+    // settlement.
+    for n in 0..1_200 {
+        send_event(&api, tokens::PRODUCER, "noise", json!({ "n": n })).await;
+    }
+    let settled = send_event(
+        &api,
+        tokens::PRODUCER,
+        "refund.settled",
+        json!({"refundId": "r-5"}),
+    )
+    .await;
+    assert_eq!(
+        complete(&api, &token, json!({"approved": true})).await.0,
+        StatusCode::ACCEPTED
+    );
+    let done = api.wait_done(&job).await;
+    assert_eq!(
+        done["returnvalue"]["settlement"], settled["eventId"],
+        "{done}"
+    );
+}

@@ -32,7 +32,7 @@
 //! — so an event sent while the job still runs, or while a crashed run is
 //! recovered, or while the job waited for something else, is kept for it,
 //! as long as it is among the last ~[`RECENT_EVENTS`] events and the
-//! [`MAX_LOOK_BACK`] a wait reads. (Inngest's `waitForEvent` only sees
+//! newest [`MAX_LOOK_BACK`] of those sent since the job became ready. (Inngest's `waitForEvent` only sees
 //! events sent after the wait starts.)
 //!
 //! An event is first appended to the stream, then looked up in the index
@@ -78,7 +78,8 @@ pub const RECENT_EVENTS: usize = 10_000;
 /// stream; a bigger one reaches only the waits registered when it comes.
 pub const MAX_RECENT_EVENT_BYTES: usize = 64 << 10;
 
-/// Most recent events a wait looks back at.
+/// Most recent events a wait looks back at: the newest this many of those
+/// sent since its job became ready.
 pub const MAX_LOOK_BACK: usize = 1_000;
 
 /// Most match paths the waits of one event name may use at a time.
@@ -495,17 +496,20 @@ impl Waits {
             None => None,
         };
         let mut conn = self.store.conn();
+        // The newest events since the job became ready (those just before
+        // the wait matter most), then oldest first: the earliest match wins.
         let entries: redis::streams::StreamRangeReply = conn
-            .xrange_count(
+            .xrevrange_count(
                 self.store.keys().recent_events(),
-                format!("{since_ms}-0"),
                 "+",
+                format!("{since_ms}-0"),
                 MAX_LOOK_BACK,
             )
             .await?;
         let candidates: Vec<(String, serde_json::Value)> = entries
             .ids
             .into_iter()
+            .rev()
             .filter_map(|entry| {
                 let name: String = entry.get("name")?;
                 let payload: String = entry.get("event")?;
