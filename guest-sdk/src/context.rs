@@ -216,8 +216,9 @@ impl Context {
     /// worker slot and using up no attempt, and runs again from the start
     /// when the event comes; this call then returns it. An event sent
     /// before the wait (while the job still runs, say) is not lost: the
-    /// fleet keeps its last ~10,000 events (of at most 64 KiB) for waits to
-    /// look back at. The outcome is recorded: every later run gets the same
+    /// fleet keeps its last ~10,000 events (of at most 64 KiB), and a wait
+    /// looks back at the newest 1,000 sent since its job became ready. The
+    /// outcome is recorded: every later run gets the same
     /// one. An event sent with a producer token reaches only jobs that
     /// token enqueued.
     pub fn wait_for_event(

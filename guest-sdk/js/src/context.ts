@@ -127,7 +127,8 @@ export interface Steps {
    * replays its recorded steps, and this call then resolves with the
    * event. So an event sent before the wait (while the job still runs,
    * say) is not lost: the fleet keeps its last ~10,000 events (of at most
-   * 64 KiB each) for waits to look back at. The outcome — the event or the
+   * 64 KiB each), and a wait looks back at the newest 1,000 sent since its
+   * job became ready. The outcome — the event or the
    * timeout — is recorded: every later run gets the same one. An event sent
    * with a producer token reaches only the jobs that token enqueued.
    *

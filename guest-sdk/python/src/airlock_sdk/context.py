@@ -461,8 +461,8 @@ class Context:
         again from the start when the event comes or the timeout passes;
         this call then returns the outcome. An event sent before the wait
         (while the job is still running, say) is not lost: the fleet keeps
-        its last ~10,000 events (of at most 64 KiB) for waits to look back
-        at. The outcome is
+        its last ~10,000 events (of at most 64 KiB), and a wait looks back
+        at the newest 1,000 sent since its job became ready. The outcome is
         recorded: every later run gets the same one. An event sent with a
         producer token reaches only jobs that token enqueued.
 

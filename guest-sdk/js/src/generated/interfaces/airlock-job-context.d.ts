@@ -45,8 +45,9 @@ declare module 'airlock:job/context@0.3.0' {
    * named `event` (and, with `match`, holding its value) sent to `POST
    * /v1/events` since the job became ready to run (its enqueue time plus
    * delay) that no other wait of this job received. Events sent before
-   * the wait are kept among the fleet's last ~10,000 events (of at most
-   * 64 KiB each).
+   * the wait count while they are among the fleet's last ~10,000 events
+   * (of at most 64 KiB each) and the newest 1,000 sent since the job
+   * became ready.
    * 
    * Like `sleep-until`, the first time a job reaches the wait with this
    * id Airlock records it (with its deadline, `timeout-ms` from now), and
