@@ -17,9 +17,18 @@ GUEST_DIR := $(TARGET_DIR)/$(WASM_TARGET)/release
 GUEST_CRATES := $(filter-out cpu-bound-core js python,$(notdir $(wildcard jobs/*)))
 GUEST_FLAGS := $(addprefix -p ,$(GUEST_CRATES))
 
-.PHONY: run test bench lint guests rust-guests js-guests py-guests sdk-tests host ui ui-test-deps wasm-target redis-server-installed interop-deps openapi-tools
+.PHONY: run test bench lint toolchain guests rust-guests js-guests py-guests sdk-tests host ui ui-test-deps wasm-target redis-server-installed interop-deps openapi-tools
 
-wasm-target:
+# The Rust toolchain rust-toolchain.toml pins (wasmtime 50 needs 1.97),
+# installed with its components and the guest target when missing: rustup
+# does not install it by itself where RUSTUP_AUTO_INSTALL=0.
+RUST_TOOLCHAIN := $(shell sed -n 's/^channel = "\(.*\)"/\1/p' rust-toolchain.toml)
+toolchain:
+	@rustup toolchain list | grep -q "^$(RUST_TOOLCHAIN)-" \
+		|| rustup toolchain install $(RUST_TOOLCHAIN) --profile minimal \
+			--component rustfmt,clippy --target $(WASM_TARGET)
+
+wasm-target: toolchain
 	@rustup target list --installed 2>/dev/null | grep -qx $(WASM_TARGET) \
 		|| rustup target add $(WASM_TARGET)
 
@@ -59,7 +68,7 @@ ui:
 
 ## host: the airlock binary with its dashboard (debug build; dependencies
 ## are optimised)
-host: ui
+host: toolchain ui
 	$(CARGO) build $(HOST_PACKAGES)
 
 redis-server-installed:
@@ -98,7 +107,7 @@ test: guests host redis-server-installed interop-deps ui-test-deps openapi-tools
 run: guests host
 	@./host/scripts/run-platform.sh
 
-bench: guests ui interop-deps redis-server-installed
+bench: toolchain guests ui interop-deps redis-server-installed
 	$(CARGO) build --release -p airlock
 	$(CARGO) bench -p airlock-sandbox --bench sandbox
 	$(CARGO) bench -p airlock-tests --bench queue

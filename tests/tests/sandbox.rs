@@ -5,8 +5,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use airlock::sandbox::{
-    Completion, FailureKind, JobInput, Limits, LoadedComponent, LocalServices, RunEnv, RunOutcome,
-    Sandbox, SandboxConfig,
+    ArtifactKey, Completion, FailureKind, JobInput, Limits, LoadedComponent, LocalServices, RunEnv,
+    RunOutcome, Sandbox, SandboxConfig,
 };
 use airlock_tests::guest_bytes;
 
@@ -628,6 +628,36 @@ fn a_restarted_host_loads_compiled_artifacts_instead_of_recompiling() {
         None,
     );
     assert_eq!(outcome.completion, Completion::Completed("null".into()));
+}
+
+/// Hosts with different artifact keys sharing one cache directory (the
+/// benchmark's host beside the deployer, a local host beside a fleet
+/// host) each keep their own artifacts: neither refuses, deletes and
+/// recompiles the other's on every start (which made every benchmark
+/// drain include a compile).
+#[test]
+fn hosts_with_different_keys_sharing_a_cache_directory_keep_their_artifacts() {
+    let dir = tempfile::tempdir().unwrap();
+    let with_key = |key: Option<&[u8]>| SandboxConfig {
+        max_instances: 4,
+        cache_dir: Some(dir.path().to_path_buf()),
+        fleet_key: key.map(|k| ArtifactKey::fleet(k).unwrap()),
+        ..SandboxConfig::default()
+    };
+    let fleet_a = [1u8; 32];
+    let fleet_b = [2u8; 32];
+    let bytes = guest_bytes("noop");
+    for key in [Some(&fleet_a[..]), Some(&fleet_b[..]), None] {
+        let first = Sandbox::new(with_key(key)).unwrap();
+        first.load(&bytes).unwrap();
+        assert_eq!(first.compilations(), 1, "first load compiles");
+    }
+    for key in [Some(&fleet_a[..]), Some(&fleet_b[..]), None] {
+        let again = Sandbox::new(with_key(key)).unwrap();
+        again.load(&bytes).unwrap();
+        assert_eq!(again.compilations(), 0, "an artifact of its own was lost");
+        assert_eq!(again.artifacts_refused(), 0, "refused another key's file");
+    }
 }
 
 #[test]

@@ -20,10 +20,14 @@
 //! disk cache survives restarts but nothing it did not compile itself is
 //! ever loaded, and nothing is shared through Redis.
 //!
-//! An artifact is keyed by the component's sha256 digest and the engine's
-//! artifact key (wasmtime version, target and compilation settings). Files
-//! are written to a temporary name and renamed, so a crash never leaves a
-//! half-written artifact under a real name.
+//! An artifact is keyed by the component's sha256 digest, the engine's
+//! artifact key (wasmtime version, target and compilation settings) and the
+//! id of the key that sealed it ([`ArtifactKey::id`]): hosts with different
+//! keys may share one cache directory (a benchmark's host beside the
+//! deployer, two fleets on one machine) without refusing and deleting each
+//! other's artifacts, each finding only files sealed with its own key.
+//! Files are written to a temporary name and renamed, so a crash never
+//! leaves a half-written artifact under a real name.
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -121,6 +125,16 @@ impl ArtifactKey {
         self.fleet
     }
 
+    /// A public name for this key (16 hex digits of a hash of the secret,
+    /// which says nothing of the secret itself): part of every artifact's
+    /// file name, so caches sealed with different keys never collide.
+    pub fn id(&self) -> String {
+        let mut hasher = <Sha256 as sha2::Digest>::new();
+        sha2::Digest::update(&mut hasher, b"airlock-artifact-key-id-v1");
+        sha2::Digest::update(&mut hasher, &self.secret);
+        hex::encode(&sha2::Digest::finalize(hasher)[..8])
+    }
+
     fn mac(&self, digest: &str, engine: &str, artifact: &[u8]) -> Hmac<Sha256> {
         let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(&self.secret)
             .expect("HMAC takes keys of any length");
@@ -168,6 +182,8 @@ impl ArtifactKey {
 pub struct ArtifactCache {
     dir: PathBuf,
     key: ArtifactKey,
+    /// `key`'s id, computed once (see [`ArtifactKey::id`]).
+    key_id: String,
     /// Artifacts refused because their tag did not verify.
     refused: AtomicU64,
 }
@@ -183,6 +199,7 @@ impl ArtifactCache {
         };
         Ok(ArtifactCache {
             dir: dir.to_path_buf(),
+            key_id: key.id(),
             key,
             refused: AtomicU64::new(0),
         })
@@ -199,8 +216,10 @@ impl ArtifactCache {
     }
 
     fn path(&self, digest: &str, engine: &EngineHandle) -> PathBuf {
-        self.dir
-            .join(format!("{digest}-{}.sealed", engine.artifact_key))
+        self.dir.join(format!(
+            "{digest}-{}-{}.sealed",
+            engine.artifact_key, self.key_id
+        ))
     }
 
     fn refuse(&self, digest: &str, source: &str) {
