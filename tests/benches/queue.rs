@@ -76,6 +76,13 @@ fn start_airlock_with(redis_url: &str, id: &str, extra: &[&str]) -> Child {
             "100ms",
         ])
         .args(extra)
+        // `BENCH_AIRLOCK_ARGS`: more `airlock serve` flags for every host
+        // (to compare settings, e.g. `--memory-keep-resident 0`).
+        .args(
+            std::env::var("BENCH_AIRLOCK_ARGS")
+                .unwrap_or_default()
+                .split_whitespace(),
+        )
         .env("AIRLOCK_CACHE_DIR", shared_cache_dir())
         .env("RUST_LOG", "warn")
         .stdout(Stdio::null())
@@ -212,8 +219,11 @@ struct Drain {
     rate: f64,
     /// Redis CPU per job, µs.
     redis_us: f64,
-    /// The worker process's CPU per job, µs.
+    /// The worker's CPU per job (its process and every child, such as
+    /// BullMQ's sandboxed processors), µs.
     host_us: f64,
+    /// Minor page faults per job, the worker's process and its children.
+    faults: f64,
     /// Redis calls per job by command: (calls, µs).
     commands: BTreeMap<String, (f64, f64)>,
 }
@@ -283,41 +293,73 @@ fn start_peer(peer: Peer, redis: &RedisServer, count: usize, concurrency: usize)
     }
 }
 
-/// Drains `count` pre-enqueued jobs with `peer`; measures the steady
-/// state, from the first completion on (connecting, loading the component
-/// and the first fetch are not counted).
+/// Jobs every worker runs before the measured drain, so that what is
+/// measured is the steady state a user gets: the component loaded
+/// (compiled, or read from the artifact cache) and its pool slots used,
+/// connections open, Node's JIT warm.
+const WARM_UP: usize = 500;
+
+/// Drains `count` jobs with `peer`, warmed up: the worker first runs
+/// [`WARM_UP`] jobs; then the queue is paused, the warm-up jobs cleaned
+/// away and the `count` jobs enqueued, and the drain is measured from the
+/// resume to the last completion. Nothing of start-up (connecting, loading
+/// or compiling the component, the first fetch) is in the span.
 async fn drain(peer: Peer, count: usize, concurrency: usize, name: &str, data: &str) -> Drain {
     let redis = RedisServer::start();
+    let admin = Admin::connect(&redis.url()).await;
     if let Peer::Airlock(guest) = peer {
-        let admin = Admin::connect(&redis.url()).await;
         admin.deploy(guest, guest).await;
         admin
             .bind(QUEUE, guest, json!({"concurrency": concurrency}))
             .await;
     }
-    enqueue_jobs(&redis, count, name, data).await;
     let client = redis::Client::open(redis.url()).unwrap();
     let mut conn = client.get_multiplexed_async_connection().await.unwrap();
-    let mut worker = start_peer(peer, &redis, count, concurrency);
+    let mut worker = start_peer(peer, &redis, count + WARM_UP, concurrency);
     let pid = worker.id();
-    let deadline = Instant::now() + Duration::from_secs(600);
-    let first = loop {
-        let done = completed(&redis).await;
-        if done > 0 {
-            break done;
-        }
-        assert!(Instant::now() < deadline, "drain never started");
-        tokio::time::sleep(Duration::from_millis(2)).await;
-    };
+    enqueue_jobs(&redis, WARM_UP, name, data).await;
+    wait_drained(&redis, WARM_UP).await;
+    admin.queues.pause(QUEUE).await.unwrap();
+    let cleaned = admin
+        .queues
+        .clean(QUEUE, airlock::queue::JobState::Completed, 0, 0)
+        .await
+        .unwrap();
+    assert_eq!(cleaned.len(), WARM_UP, "the warm-up jobs are cleaned away");
+    enqueue_jobs(&redis, count, name, data).await;
     let _: () = redis::cmd("CONFIG")
         .arg("RESETSTAT")
         .query_async(&mut conn)
         .await
         .unwrap();
-    let (redis_before, host_before) = (redis_cpu_us(&mut conn).await, cpu_ticks(pid));
+    // `BENCH_PERF=DIR` profiles every Airlock drain's measured span with
+    // `perf record -g` (DIR/airlock-c<concurrency>-<guest>.data).
+    let perf = match (peer, std::env::var_os("BENCH_PERF")) {
+        (Peer::Airlock(guest), Some(dir)) => Some(
+            Command::new("perf")
+                .args(["record", "-g", "-F", "999", "-p", &pid.to_string(), "-o"])
+                .arg(
+                    std::path::Path::new(&dir).join(format!("airlock-c{concurrency}-{guest}.data")),
+                )
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("start perf"),
+        ),
+        _ => None,
+    };
+    let (redis_before, host_before) = (redis_cpu_us(&mut conn).await, tree_usage(pid));
+    admin.queues.resume(QUEUE).await.unwrap();
     wait_drained(&redis, count).await;
-    let (redis_after, host_after) = (redis_cpu_us(&mut conn).await, cpu_ticks(pid));
-    let measured = (count as u64 - first).max(1) as f64;
+    let (redis_after, host_after) = (redis_cpu_us(&mut conn).await, tree_usage(pid));
+    if let Some(mut perf) = perf {
+        // SIGINT makes perf write its file and exit.
+        let _ = Command::new("kill")
+            .args(["-INT", &perf.id().to_string()])
+            .status();
+        let _ = perf.wait();
+    }
+    let measured = count as f64;
     let commands = command_stats(&mut conn)
         .await
         .into_iter()
@@ -329,7 +371,8 @@ async fn drain(peer: Peer, count: usize, concurrency: usize, name: &str, data: &
         rate: drain_rate(&redis).await,
         redis_us: (redis_after - redis_before) / measured,
         // Clock ticks are 10 ms.
-        host_us: (host_after - host_before) as f64 * 10_000.0 / measured,
+        host_us: (host_after.ticks - host_before.ticks) as f64 * 10_000.0 / measured,
+        faults: (host_after.minor_faults - host_before.minor_faults) as f64 / measured,
         commands,
     }
 }
@@ -518,15 +561,62 @@ async fn idle_latency(
     (to_start, to_finish)
 }
 
+/// What a process has used so far: `/proc/PID/stat`'s CPU time (user +
+/// system, in clock ticks) and minor page faults, its reaped children's
+/// included.
+#[derive(Debug, Clone, Copy, Default)]
+struct Usage {
+    ticks: u64,
+    minor_faults: u64,
+    /// The parent's pid, to find a process's children.
+    ppid: u32,
+}
+
+fn usage(pid: u32) -> Option<Usage> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // Fields after the command name, from field 3 (`state`) on.
+    let fields: Vec<&str> = stat.rsplit(')').next()?.split_whitespace().collect();
+    let field = |i: usize| fields.get(i).and_then(|f| f.parse::<u64>().ok());
+    Some(Usage {
+        ppid: field(1)? as u32,
+        minor_faults: field(7)? + field(8)?,
+        ticks: field(11)? + field(12)? + field(13)? + field(14)?,
+    })
+}
+
+/// [`Usage`] of `pid` and every live descendant (BullMQ's sandboxed
+/// processors run jobs in child processes).
+fn tree_usage(pid: u32) -> Usage {
+    let mut all: Vec<(u32, Usage)> = Vec::new();
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        if let Some(p) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+            && let Some(u) = usage(p)
+        {
+            all.push((p, u));
+        }
+    }
+    let mut tree = vec![pid];
+    let mut total = Usage::default();
+    while let Some(p) = tree.pop() {
+        for (child, u) in &all {
+            if *child == p {
+                total.ticks += u.ticks;
+                total.minor_faults += u.minor_faults;
+            }
+            if u.ppid == p {
+                tree.push(*child);
+            }
+        }
+    }
+    total
+}
+
 /// CPU time (user + system) of a process so far, in clock ticks.
 fn cpu_ticks(pid: u32) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .ok()
-        .and_then(|s| {
-            let fields: Vec<&str> = s.rsplit(')').next()?.split_whitespace().collect();
-            Some(fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?)
-        })
-        .unwrap_or(0)
+    usage(pid).map_or(0, |u| u.ticks)
 }
 
 /// N hosts draining one queue on one Redis: jobs/s and Redis CPU per job.
@@ -727,6 +817,26 @@ fn per_job_us(v: f64) -> String {
     format!("{v:.1} µs")
 }
 
+/// Node's no-op drain at concurrency 10 on a quiet machine (2 vCPU AMD
+/// EPYC, KVM; nothing else running; 2026-12-02, this benchmark): the
+/// yardstick for how busy the machine was during a run.
+const QUIET_NODE_NOOP_C10: f64 = 17_841.0;
+
+/// How busy the machine was: Node's own no-op rate in this run against
+/// its rate on a quiet machine (a single-threaded Node worker loses more
+/// to a busy machine than a multi-threaded one does, so ratios from a busy
+/// run flatter Airlock), and the load average before the benchmark began.
+fn machine_note(node_noop_c10: f64) {
+    println!(
+        "Machine: Node's no-op drain at concurrency 10 ran at {node_noop_c10:.0} jobs/s, {:.0} % of its {QUIET_NODE_NOOP_C10:.0} jobs/s on a quiet machine; load average before the run {}.",
+        node_noop_c10 / QUIET_NODE_NOOP_C10 * 100.0,
+        START_LOAD.get().map_or("?", String::as_str)
+    );
+}
+
+/// `/proc/loadavg`'s 1, 5 and 15 minute figures when the benchmark began.
+static START_LOAD: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
 /// The drain tables: rates against Node and the port, cost per job, and
 /// what Airlock adds on Redis.
 async fn drains(count: usize) {
@@ -786,25 +896,29 @@ async fn drains(count: usize) {
     }
 
     println!();
+    machine_note(costs[0].2.rate);
+    println!();
     println!(
-        "| cost per job, steady state | Redis CPU: Airlock | port | Node | Airlock / port | worker CPU: Airlock | port | Node |"
+        "| cost per job, steady state | Redis CPU: Airlock | port | Node | Airlock / port | worker CPU: Airlock | port | Node | Airlock / port | minor faults: Airlock |"
     );
-    println!("|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|");
     for (label, airlock, node, port) in &costs {
-        let (port_redis, port_host, ratio) = match port {
+        let (port_redis, port_host, ratio, host_ratio) = match port {
             Some(p) => (
                 per_job_us(p.redis_us),
                 per_job_us(p.host_us),
                 format!("{:.2}×", airlock.redis_us / p.redis_us),
+                format!("{:.2}×", airlock.host_us / p.host_us),
             ),
-            None => (String::new(), String::new(), String::new()),
+            None => Default::default(),
         };
         println!(
-            "| {label} | {} | {port_redis} | {} | {ratio} | {} | {port_host} | {} |",
+            "| {label} | {} | {port_redis} | {} | {ratio} | {} | {port_host} | {} | {host_ratio} | {:.2} |",
             per_job_us(airlock.redis_us),
             per_job_us(node.redis_us),
             per_job_us(airlock.host_us),
             per_job_us(node.host_us),
+            airlock.faults,
         );
     }
 
@@ -1165,6 +1279,13 @@ fn main() {
 }
 
 async fn bench() {
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    let _ = START_LOAD.set(
+        load.split_whitespace()
+            .take(3)
+            .collect::<Vec<_>>()
+            .join(" "),
+    );
     let count: usize = std::env::var("BENCH_JOBS")
         .ok()
         .and_then(|v| v.parse().ok())

@@ -225,3 +225,72 @@ async fn a_flow_parents_timeline_lists_its_children() {
     expected.sort();
     assert_eq!(children, expected, "{timeline}");
 }
+
+/// A job whose one run completed keeps a small job hash — Redis's compact
+/// listpack encoding, which BullMQ's scripts on it rely on for their speed
+/// — and still shows that run in its timeline, read back from the run's
+/// measurements and BullMQ's own fields. Retrying it through Airlock writes
+/// that entry down first, so the rerun does not replace it.
+#[tokio::test]
+async fn a_completed_first_run_keeps_the_job_hash_compact_and_its_timeline() {
+    let api = Api::start();
+    api.setup("compact", "noop", json!({})).await;
+    let job = api.enqueue("compact", json!({"data": {}})).await;
+    let recorded = api.wait_recorded(&job).await;
+    let (queue, id) = job.split_once(':').unwrap();
+    let client = redis::Client::open(api.redis.url()).unwrap();
+    let mut conn = client.get_multiplexed_async_connection().await.unwrap();
+    let encoding: String = redis::cmd("OBJECT")
+        .arg("ENCODING")
+        .arg(format!("bull:{queue}:{id}"))
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    assert_eq!(encoding, "listpack", "the job hash grew past a listpack");
+
+    let first = timeline(&api, &job).await;
+    let runs = first["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 1, "{first}");
+    let run = &runs[0];
+    assert_eq!(run["run"], 1, "{first}");
+    assert_eq!(run["end"], "completed", "{first}");
+    assert_eq!(
+        run["startedAt"], recorded["processedOn"],
+        "{first} {recorded}"
+    );
+    assert_eq!(
+        run["wallTimeMs"], recorded["metrics"]["wallTimeMs"],
+        "{first}"
+    );
+    assert_eq!(run["fuelUsed"], recorded["metrics"]["fuelUsed"], "{first}");
+    assert!(
+        run["host"].as_str().is_some_and(|h| !h.is_empty()),
+        "{first}"
+    );
+
+    let (status, body) = api
+        .post(&format!("/v1/jobs/{job}/retry"), tokens::ADMIN, json!({}))
+        .await;
+    assert!(status.is_success(), "{status} {body}");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let second = loop {
+        let t = timeline(&api, &job).await;
+        if t["runs"].as_array().unwrap().len() == 2 {
+            break t;
+        }
+        assert!(std::time::Instant::now() < deadline, "no second run: {t}");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    };
+    assert_eq!(second["runs"][0], first["runs"][0], "{second}");
+    assert_eq!(second["runs"][1]["run"], 2, "{second}");
+    assert_eq!(second["runs"][1]["end"], "completed", "{second}");
+}
+
+/// The job's timeline, as its producer reads it.
+async fn timeline(api: &Api, job: &str) -> Value {
+    let (status, timeline) = api
+        .get(&format!("/v1/jobs/{job}/timeline"), tokens::PRODUCER)
+        .await;
+    assert_eq!(status, StatusCode::OK, "{timeline}");
+    timeline
+}

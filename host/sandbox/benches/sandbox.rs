@@ -85,6 +85,11 @@ fn main() {
     let config = SandboxConfig {
         max_instances: 1024,
         cache_dir: Some(cache.clone()),
+        // `AIRLOCK_BENCH_KEEP_RESIDENT` (bytes) compares resident sizes.
+        memory_keep_resident: std::env::var("AIRLOCK_BENCH_KEEP_RESIDENT")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(SandboxConfig::default().memory_keep_resident),
         ..SandboxConfig::default()
     };
     let sandbox = Arc::new(Sandbox::new(config.clone()).expect("sandbox"));

@@ -93,9 +93,16 @@ impl EngineHandle {
             .max_memory_size(settings.max_memory_bytes as usize)
             .linear_memory_keep_resident(settings.memory_keep_resident)
             .table_keep_resident(64 << 10)
-            // Where the kernel has it (Linux 6.7+), reset only dirty pages
-            // and keep them resident; elsewhere wasmtime falls back to
-            // resetting the first `memory_keep_resident` bytes.
+            // Where the kernel has it (Linux 6.7+), reset in place the pages
+            // `PAGEMAP_SCAN` reports as written, up to
+            // `memory_keep_resident`, and decommit the rest. wasmtime 50
+            // asks for written pages without requiring them present, and
+            // Linux 6.18 reports a never-touched page as written when its
+            // page table exists: so every page of each 2 MiB range a job
+            // touched is reset, not only the pages it dirtied (a no-op Rust
+            // job: ~1.1 MiB; see docs/BENCHMARKS.md). Elsewhere wasmtime
+            // falls back to resetting the first `memory_keep_resident`
+            // bytes.
             .pagemap_scan(wasmtime::Enabled::Auto);
 
         let mut config = Config::new();

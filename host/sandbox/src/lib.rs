@@ -91,13 +91,14 @@ pub struct SandboxConfig {
     /// Largest component accepted, in bytes.
     pub max_component_bytes: usize,
     /// Most bytes of each linear memory the pooling allocator keeps
-    /// resident between jobs, resetting only the pages the last job dirtied
+    /// resident between jobs, resetting the pages the last job dirtied
     /// (found with Linux's `PAGEMAP_SCAN`) back to the component's image
-    /// with `memset`/`memcpy`. The alternative, `madvise`, makes the next job
-    /// page-fault its memory back in (copy-on-write faults on the data
-    /// segment included) and shoots down TLBs on every other core of a busy
-    /// host; it cost a no-op job ~20 µs of CPU here (docs/BENCHMARKS.md).
-    /// Costs RSS: up to this much per warm pool slot.
+    /// with `memset`/`memcpy`. Whatever does not fit is handed back to the
+    /// kernel (`madvise`), which makes the next job page-fault it back in
+    /// (copy-on-write faults on the data segment included) and shoots down
+    /// TLBs on every other core of a busy host. The default, 16 MiB, holds
+    /// what a JavaScript or Python job dirties (docs/BENCHMARKS.md). Costs
+    /// RSS: up to this much per warm pool slot.
     pub memory_keep_resident: usize,
 }
 
@@ -112,7 +113,7 @@ impl Default for SandboxConfig {
             epoch_tick: Duration::from_millis(2),
             guest_threads: std::thread::available_parallelism().map_or(2, |n| n.get()),
             max_component_bytes: 32 << 20,
-            memory_keep_resident: 1 << 20,
+            memory_keep_resident: 16 << 20,
         }
     }
 }

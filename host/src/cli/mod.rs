@@ -36,7 +36,7 @@ pub enum Command {
     Run(run::RunArgs),
     /// Run a worker host: a BullMQ worker per bound queue, each job in its
     /// own sandbox instance; with `--listen`, the HTTP API too.
-    Serve(serve::ServeArgs),
+    Serve(Box<serve::ServeArgs>),
     /// Create a handler project (Rust, TypeScript, JavaScript or Python)
     /// that builds to a component with one command.
     New(new::NewArgs),
@@ -91,7 +91,7 @@ pub async fn execute(cli: Cli) -> anyhow::Result<i32> {
     let json = cli.json;
     match cli.command {
         Command::Run(args) => run::execute(args).await,
-        Command::Serve(args) => serve::execute(args).await,
+        Command::Serve(args) => serve::execute(*args).await,
         Command::New(args) => new::execute(args),
         Command::Deploy(args) => remote::deploy(conn, json, args).await,
         Command::Queue(cmd) => remote::queue(conn, json, cmd).await,

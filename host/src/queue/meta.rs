@@ -11,7 +11,7 @@
 //! | `airlock.digest` | handler digest the job is pinned to | [`Meta::pin`] (a job that may carry state, before a rerun), [`Meta::set_and_pin`] (with its first durable write: a step, a sleep, a KV write), [`Meta::record_runs`] (when it finishes), [`Meta::repin`] |
 //! | `airlock.fuelUsed`, `airlock.peakMemoryBytes`, `airlock.wallTimeMs` | measurements of the last run | [`Meta::record_runs`], after the run, batched |
 //! | `airlock.httpRequests`, `airlock.httpRefused`, `airlock.httpBytesOut`, `airlock.httpBytesIn` | the last run's outbound HTTP (only runs that tried a request write them) | [`Meta::record_runs`], with the measurements |
-//! | `airlock.run:<n>` | run `n`'s measurements, host and end (JSON `RunEntry`; the first 100 runs) | [`Meta::record_runs`], with the measurements |
+//! | `airlock.run:<n>` | run `n`'s measurements, host and end (JSON `RunEntry`; the first 100 runs, but for a completed first run: see below) | [`Meta::record_runs`], with the measurements; [`Meta::keep_first_run`] |
 //! | `airlock.stepAt:<id>` | when a durable step was recorded (ms) | [`Meta::set_and_pin`], with the step |
 //! | `airlock.step:<id>` | a durable step's recorded result | [`Meta::set_and_pin`] (through the guest's services) |
 //! | `airlock.sleep:<id>` | a durable sleep's wake-up time (ms) | [`Meta::set_and_pin`], [`Meta::wake_sleeps`] |
@@ -22,6 +22,21 @@
 //!
 //! Fields live in the job's own hash, so BullMQ deletes them with the job
 //! (retention, clean, obliterate) and they can never be orphaned.
+//!
+//! ## A completed first run writes no `airlock.run:1`
+//!
+//! It is what almost every job is, and its entry (JSON of ~250 bytes) would
+//! be the only value of the job hash longer than Redis's
+//! `hash-max-listpack-value` (64 bytes): writing it converts the hash from
+//! a listpack into a hash table, which made the recorder's `HSET` cost 4–5
+//! µs instead of ~1 µs, and the hash bigger for every later command BullMQ
+//! runs on it. The entry is read back instead from what the hash holds
+//! anyway (`queue::timeline`): the last-run measurements, BullMQ's
+//! `processedOn` (when the run was taken) and `pb` (the host that ran it).
+//! [`QueueService::retry`](super::QueueService::retry) writes the entry
+//! before it retries a completed job, so the rerun does not overwrite what
+//! it is read from; a completed job retried by another BullMQ client
+//! (`job.retry('completed')`) loses its first run's entry.
 //!
 //! ## Adding a job with state of its own
 //!
@@ -580,6 +595,21 @@ impl Meta {
             .await
     }
 
+    /// Writes a completed first run's history entry, which the recorder
+    /// leaves to be read back from the last-run fields (see the module
+    /// docs), before something reruns the job and overwrites them. Nothing
+    /// when the job has no such run.
+    pub async fn keep_first_run(&self, job_key: &str) -> Result<(), QueueError> {
+        let fields = self.store.hgetall(job_key).await?;
+        if let Some(entry) = super::timeline::completed_first_run(&fields) {
+            let value = serde_json::to_string(&entry)?;
+            let field = format!("{}1", fields::RUN_PREFIX);
+            self.set_if_exists(job_key, &[(field.as_str(), value.as_str())])
+                .await?;
+        }
+        Ok(())
+    }
+
     /// Writes the records of finished runs of jobs of `queue` in one
     /// script call (their keys share the queue's slot). Jobs already
     /// removed (retention at finish) are skipped.
@@ -595,7 +625,12 @@ impl Meta {
             invocation.key(&run.job_key);
             invocation.arg(run.pin.as_deref().unwrap_or(""));
             let http = run.http.requests + run.http.refused > 0;
-            let kept = (1..=MAX_RUNS_KEPT).contains(&run.run);
+            // A first run that completed is the job's only run: its entry
+            // is read back from the last-run fields and BullMQ's own
+            // (`timeline::completed_first_run`), which keeps the job hash
+            // small for BullMQ's scripts (see the module docs).
+            let kept = (1..=MAX_RUNS_KEPT).contains(&run.run)
+                && !(run.run == 1 && run.end == RunEnd::Completed);
             let pairs = 2
                 + usize::from(run.fuel_used.is_some())
                 + 4 * usize::from(http)

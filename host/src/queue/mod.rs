@@ -432,6 +432,11 @@ impl QueueService {
         let _: i64 = conn
             .hdel(self.job_key(queue, id), cancel::MARK_FIELD)
             .await?;
+        // The rerun overwrites the fields a completed first run's history
+        // entry is read from: write it down first (see `queue::meta`).
+        if state == "completed" {
+            self.meta().keep_first_run(&self.job_key(queue, id)).await?;
+        }
         job.retry(state, None).await?;
         Ok(())
     }
