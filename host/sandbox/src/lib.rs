@@ -38,6 +38,7 @@ pub mod services;
 mod state;
 pub mod stop;
 mod validate;
+pub mod warm;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -50,7 +51,7 @@ use wasmtime::component::Component;
 use wasmtime::{Store, Trap};
 use wasmtime_wasi::WasiCtxBuilder;
 
-use self::bindings::{HandlerPre, Job, JobError, JobRef};
+use self::bindings::{Handler, HandlerPre, Job, JobError, JobRef};
 use self::cache::ArtifactCache;
 pub use self::cache::{ArtifactKey, KeyTooShort, Refused};
 use self::clock::now_ms;
@@ -65,6 +66,8 @@ pub use self::state::{MAX_SLEEP_MS, RunEnv};
 use self::state::{RunState, Suspend};
 pub use self::stop::{StopHandle, StopSignal, stop_pair};
 pub use self::validate::{ComponentInfo, ValidationError};
+pub use self::warm::Reuse;
+use self::warm::{WarmKey, WarmPool};
 
 /// How the sandbox is set up; fixed for the life of the process.
 #[derive(Debug, Clone)]
@@ -187,6 +190,8 @@ pub struct Sandbox {
     /// and finish no sooner. Runs of loaded components never wait on it.
     compiling: Mutex<()>,
     _ticker: EpochTicker,
+    /// Idle warm instances (see [`warm`]).
+    warm: WarmPool,
     /// Where guests run: a multi-threaded tokio runtime of the sandbox's
     /// own, so that computing guests never hold the threads of the host's
     /// runtime (which renews job locks).
@@ -218,6 +223,7 @@ impl Sandbox {
             None => None,
         };
         let guests = GuestRuntime::start(config.guest_threads)?;
+        let warm = WarmPool::new((config.max_instances as usize / 2).max(1));
         Ok(Sandbox {
             config,
             metered,
@@ -227,6 +233,7 @@ impl Sandbox {
             compilations: AtomicU64::new(0),
             compiling: Mutex::new(()),
             _ticker: ticker,
+            warm,
             guests,
         })
     }
@@ -427,7 +434,10 @@ impl Sandbox {
     /// call (Redis, HTTP) is suspended and holds no thread; a guest
     /// computing yields at every epoch tick. The run's deadline is a timer:
     /// past it, the guest is dropped at its next yield — with every request
-    /// it has in flight — and the run fails with `timeout`.
+    /// it has in flight — and the run fails with `timeout`. With
+    /// `env.reuse`, the run takes an idle warm instance of its owner if
+    /// there is one, and leaves its instance for the next job if the job
+    /// completed (see [`warm`]).
     pub async fn run_async(
         &self,
         component: &LoadedComponent,
@@ -435,7 +445,7 @@ impl Sandbox {
         limits: &Limits,
         services: Box<dyn HostServices>,
         log_listener: Option<LogListener>,
-        env: RunEnv,
+        mut env: RunEnv,
     ) -> RunOutcome {
         // The component's compiled form for this engine, compiled now if
         // this is its first run here (an unmetered queue's first job):
@@ -454,16 +464,36 @@ impl Sandbox {
             }
         };
         let started = Instant::now();
-        let sink = Arc::new(Mutex::new(LogSink::new(
-            limits.max_log_bytes,
-            limits.max_log_lines,
-            log_listener,
-        )));
+        let reuse = env.reuse.take();
+        let key = reuse.as_ref().map(|r| WarmKey {
+            digest: component.digest.clone(),
+            metered,
+            owner: r.owner.clone(),
+            limits: limits.clone(),
+        });
+        let warm = key.as_ref().and_then(|k| self.warm.take(k));
+        let sink = match &warm {
+            Some(w) => {
+                let sink = w.store.data().logs.clone();
+                sink.lock().unwrap_or_else(|p| p.into_inner()).renew(
+                    limits.max_log_bytes,
+                    limits.max_log_lines,
+                    log_listener,
+                );
+                sink
+            }
+            None => Arc::new(Mutex::new(LogSink::new(
+                limits.max_log_bytes,
+                limits.max_log_lines,
+                log_listener,
+            ))),
+        };
         let finish = |completion,
                       fuel_used,
                       peak_memory_bytes,
                       http: http::HttpSummary,
-                      sink: &Arc<Mutex<LogSink>>| {
+                      sink: &Arc<Mutex<LogSink>>,
+                      warm: bool| {
             let (logs, dropped) = sink.lock().unwrap().finish();
             RunOutcome {
                 completion,
@@ -474,6 +504,7 @@ impl Sandbox {
                 logs_dropped_bytes: dropped.bytes,
                 logs_dropped_lines: dropped.lines,
                 http,
+                warm,
             }
         };
         if let Err(e) = limits.check_within(&self.config.maxima) {
@@ -484,6 +515,7 @@ impl Sandbox {
                 0,
                 Default::default(),
                 &sink,
+                false,
             );
         }
 
@@ -497,36 +529,50 @@ impl Sandbox {
                     0,
                     Default::default(),
                     &sink,
+                    false,
                 );
             }
         };
-        let engine = if limits.fuel.is_some() {
+        let engine = if metered {
             &self.metered
         } else {
             &self.unmetered
         };
 
-        let wasi = WasiCtxBuilder::new()
-            .stdout(CapturedStream::new(sink.clone(), LogLevel::Stdout))
-            .stderr(CapturedStream::new(sink.clone(), LogLevel::Stderr))
-            .allow_tcp(false)
-            .allow_udp(false)
-            .allow_ip_name_lookup(false)
-            .build();
         let deadline = started + limits.timeout;
         let stop = env.stop.clone();
-        let state = RunState::new(
-            wasi,
-            sink.clone(),
-            services,
-            limits.clone(),
-            job.queue.clone(),
-            env,
-            deadline,
-        );
-        let stats = state.http.stats.clone();
-        let mut store = Store::new(&engine.engine, state);
-        store.limiter(|state| &mut state.limiter);
+        let was_warm = warm.is_some();
+        let (mut store, handler, jobs_before) = match warm {
+            Some(w) => {
+                let mut store = w.store;
+                store
+                    .data_mut()
+                    .begin_job(services, limits.clone(), env, deadline);
+                (store, Some(w.handler), w.jobs)
+            }
+            None => {
+                let wasi = WasiCtxBuilder::new()
+                    .stdout(CapturedStream::new(sink.clone(), LogLevel::Stdout))
+                    .stderr(CapturedStream::new(sink.clone(), LogLevel::Stderr))
+                    .allow_tcp(false)
+                    .allow_udp(false)
+                    .allow_ip_name_lookup(false)
+                    .build();
+                let state = RunState::new(
+                    wasi,
+                    sink.clone(),
+                    services,
+                    limits.clone(),
+                    job.queue.clone(),
+                    env,
+                    deadline,
+                );
+                let mut store = Store::new(&engine.engine, state);
+                store.limiter(|state| &mut state.limiter);
+                (store, None, 0)
+            }
+        };
+        let stats = store.data().http.stats.clone();
         if let Some(fuel) = limits.fuel {
             store
                 .set_fuel(fuel)
@@ -561,14 +607,23 @@ impl Sandbox {
             biased;
             failure = stopped => Err(Some(failure)),
             ran = tokio::time::timeout_at(deadline.into(), async {
-                match pre.instantiate_async(&mut store).await {
-                    Ok(handler) => Ok(handler.call_run(&mut store, &wit_job).await),
-                    Err(e) => Err(e),
-                }
+                let handler = match handler {
+                    Some(handler) => handler,
+                    None => match self.instantiate(&pre, &mut store).await {
+                        Ok(handler) => handler,
+                        Err(e) => return Err(e),
+                    },
+                };
+                let result = handler.call_run(&mut store, &wit_job).await;
+                Ok((handler, result))
             }) => ran.map_err(|_| None),
         };
+        let mut kept_handler = None;
         let completion = match ran {
-            Ok(Ok(result)) => classify(result, store.data(), limits),
+            Ok(Ok((handler, result))) => {
+                kept_handler = Some(handler);
+                classify(result, store.data(), limits)
+            }
             Ok(Err(e)) => Completion::Failed(classify_instantiation(&e, store.data(), limits)),
             Err(Some(failure)) => Completion::Failed(failure),
             Err(None) => Completion::Failed(Failure::new(
@@ -592,8 +647,80 @@ impl Sandbox {
             .fuel
             .map(|budget| budget - store.get_fuel().unwrap_or(0));
         let peak = store.data().limiter.peak_bytes();
+        // Kept for the owner's next job only after a clean completion (see
+        // [`warm`]); otherwise dropped here, which resets its pool slot.
+        if let (Some(reuse), Some(key), Some(handler)) = (&reuse, key, kept_handler) {
+            let state = store.data_mut();
+            let clean = matches!(completion, Completion::Completed(_))
+                && !state.limiter.limit_hit
+                && state.panic_message.is_none()
+                && state.service_outage.is_none()
+                && state.suspended_until.is_none()
+                && !state.holds_http_resources();
+            let jobs = jobs_before + 1;
+            if clean && jobs < reuse.max_jobs {
+                // The next job's services replace these; the last job's
+                // are dropped now, not when the instance is.
+                state.begin_job(
+                    Box::new(LocalServices::new()),
+                    limits.clone(),
+                    RunEnv::default(),
+                    Instant::now(),
+                );
+                self.warm.put(
+                    key,
+                    warm::Warm::new(store, handler, jobs, reuse),
+                    reuse.max_kept,
+                );
+                return finish(
+                    completion,
+                    fuel_used,
+                    peak,
+                    stats.summary(),
+                    &sink,
+                    was_warm,
+                );
+            }
+        }
         drop(store);
-        finish(completion, fuel_used, peak, stats.summary(), &sink)
+        finish(
+            completion,
+            fuel_used,
+            peak,
+            stats.summary(),
+            &sink,
+            was_warm,
+        )
+    }
+
+    /// Instantiates `pre` in `store`; when the pool is full, idle warm
+    /// instances give their slots back first and it is tried once more.
+    async fn instantiate(
+        &self,
+        pre: &HandlerPre<RunState>,
+        store: &mut Store<RunState>,
+    ) -> wasmtime::Result<Handler> {
+        match pre.instantiate_async(&mut *store).await {
+            Err(e)
+                if e.downcast_ref::<wasmtime::PoolConcurrencyLimitError>()
+                    .is_some()
+                    && self.warm.evict(8) > 0 =>
+            {
+                pre.instantiate_async(&mut *store).await
+            }
+            other => other,
+        }
+    }
+
+    /// Drops warm instances idle for longer than their binding allows; how
+    /// many. The queue host calls it on a timer.
+    pub fn sweep_warm(&self) -> usize {
+        self.warm.sweep()
+    }
+
+    /// Idle warm instances this sandbox holds.
+    pub fn warm_instances(&self) -> usize {
+        self.warm.len()
     }
 
     /// Instantiates `component` without running it and keeps the instance
@@ -681,6 +808,7 @@ impl Sandbox {
                 logs_dropped_bytes: 0,
                 logs_dropped_lines: 0,
                 http: Default::default(),
+                warm: false,
             },
         }
     }

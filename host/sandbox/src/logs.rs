@@ -120,6 +120,16 @@ impl LogSink {
         }
     }
 
+    /// Empties the sink for the next job of a warm instance (see
+    /// `crate::warm`): none of the last job's lines, counts or partial
+    /// lines, new caps and listener — but its redactions stay, because a
+    /// revealed value the guest was given may still be in its memory.
+    pub fn renew(&mut self, cap_bytes: u64, cap_lines: u32, listener: Option<LogListener>) {
+        let redactions = std::mem::take(&mut self.redactions);
+        *self = LogSink::new(cap_bytes, cap_lines, listener);
+        self.redactions = redactions;
+    }
+
     /// From now on, `value` (secret `name`'s) is redacted from this run's
     /// lines, and from what [`LogSink::redact`] is given.
     pub fn add_redaction(&mut self, name: &str, value: &str) {

@@ -196,6 +196,9 @@ pub struct RunOutcome {
     pub logs_dropped_lines: u64,
     /// What the run did over HTTP.
     pub http: crate::http::HttpSummary,
+    /// Whether the run used a warm instance an earlier job of its owner
+    /// left (see `crate::warm`), rather than a fresh one.
+    pub warm: bool,
 }
 
 impl RunOutcome {

@@ -63,6 +63,53 @@ impl SecretsKey {
     fn cipher(&self) -> ChaCha20Poly1305 {
         ChaCha20Poly1305::new(Key::from_slice(&self.0[..]))
     }
+
+    /// Airlock's seal on who enqueued a job: an HMAC-SHA256, under a key
+    /// derived from this one, over the queue, the job id, the producer
+    /// token's name and the job's name and data (JSON text), 32 hex digits.
+    /// The API writes it beside the job's producer; a host shares a warm
+    /// instance between jobs of one producer only when the seal verifies
+    /// ([`SecretsKey::producer_seal_matches`]), since anyone who can write
+    /// to Redis can write a producer's name onto a job of their own — but
+    /// not this seal, and not onto other data than the producer enqueued.
+    pub fn producer_seal(
+        &self,
+        queue: &str,
+        id: &str,
+        producer: &str,
+        name: &str,
+        data: &str,
+    ) -> String {
+        use hmac::Mac;
+        let mut derive = <hmac::Hmac<sha2::Sha256> as Mac>::new_from_slice(&self.0[..])
+            .expect("HMAC takes keys of any length");
+        derive.update(b"airlock-producer-seal-key-v1");
+        let key = derive.finalize().into_bytes();
+        let mut mac = <hmac::Hmac<sha2::Sha256> as Mac>::new_from_slice(&key)
+            .expect("HMAC takes keys of any length");
+        // Length-prefixed, so no two tuples share an input.
+        for part in [queue, id, producer, name, data] {
+            mac.update(&(part.len() as u64).to_le_bytes());
+            mac.update(part.as_bytes());
+        }
+        hex::encode(&mac.finalize().into_bytes()[..16])
+    }
+
+    /// Whether `seal` is this key's [`SecretsKey::producer_seal`] of the
+    /// rest (compared in constant time).
+    pub fn producer_seal_matches(
+        &self,
+        seal: &str,
+        queue: &str,
+        id: &str,
+        producer: &str,
+        name: &str,
+        data: &str,
+    ) -> bool {
+        use subtle::ConstantTimeEq;
+        let want = self.producer_seal(queue, id, producer, name, data);
+        want.len() == seal.len() && bool::from(want.as_bytes().ct_eq(seal.as_bytes()))
+    }
 }
 
 /// What a secret may do, sealed with its value.

@@ -40,6 +40,9 @@ pub struct RunEnv {
     /// Stops the run from outside (a cancellation, the job's time to
     /// finish); `None`: only the run's own limits stop it.
     pub stop: Option<crate::stop::StopSignal>,
+    /// Whether and with whom the run may share its instance with later
+    /// jobs (see `crate::warm`); `None`: a fresh instance, dropped after.
+    pub reuse: Option<crate::warm::Reuse>,
 }
 
 /// Longest step id, sleep id or KV key a guest may use.
@@ -93,6 +96,16 @@ impl MemoryLimiter {
     /// Highest total linear memory reached.
     pub fn peak_bytes(&self) -> u64 {
         self.peak_bytes
+    }
+
+    /// Starts the next job of a warm instance under `cap_bytes`: its peak
+    /// starts at the memory the instance already has (earlier jobs' growth
+    /// stays: linear memory never shrinks), and counts from there.
+    fn begin_job(&mut self, cap_bytes: u64) {
+        self.cap_bytes = cap_bytes;
+        self.peak_bytes = self.total_bytes;
+        self.limit_hit = false;
+        self.last_growth = 0;
     }
 }
 
@@ -186,8 +199,56 @@ impl RunState {
         env: RunEnv,
         deadline: Instant,
     ) -> Self {
+        let mut state = RunState {
+            wasi,
+            table: ResourceTable::new(),
+            http_ctx: WasiHttpCtx::new(),
+            http: RunHttp {
+                policy: None,
+                limits: HttpLimits {
+                    max_requests: 0,
+                    max_request_bytes: 0,
+                    max_response_bytes: 0,
+                    timeout: Duration::ZERO,
+                    run_deadline: deadline,
+                },
+                stats: Arc::default(),
+                grants: Arc::default(),
+                logs: logs.clone(),
+            },
+            queue,
+            env: RunEnv::default(),
+            grants: Arc::default(),
+            limiter: MemoryLimiter::new(limits.memory_bytes),
+            logs,
+            services: Box::new(services::LocalServices::new()),
+            limits: limits.clone(),
+            steps_recorded: 0,
+            panic_message: None,
+            suspended_until: None,
+            suspended_wait: None,
+            service_outage: None,
+        };
+        state.begin_job(services, limits, env, deadline);
+        state
+    }
+
+    /// Sets everything that belongs to one job — its services, limits,
+    /// binding environment, deadline, HTTP counts and secret grants — and
+    /// clears what the last job left (steps counted, a panic message, a
+    /// suspension, an outage). A warm instance calls it before each job;
+    /// what stays is the guest's own memory, the WASI context (its streams
+    /// write into the same, renewed, log sink) and revealed values'
+    /// redactions (see [`LogSink::renew`]).
+    pub fn begin_job(
+        &mut self,
+        services: Box<dyn HostServices>,
+        limits: Limits,
+        env: RunEnv,
+        deadline: Instant,
+    ) {
         let grants: Arc<Mutex<Vec<Grant>>> = Arc::default();
-        let http = RunHttp {
+        self.http = RunHttp {
             policy: env.egress.clone(),
             limits: HttpLimits {
                 max_requests: limits.max_http_requests,
@@ -198,26 +259,35 @@ impl RunState {
             },
             stats: Arc::new(HttpStats::default()),
             grants: grants.clone(),
-            logs: logs.clone(),
+            logs: self.logs.clone(),
         };
-        RunState {
-            wasi,
-            table: ResourceTable::new(),
-            http_ctx: WasiHttpCtx::new(),
-            http,
-            queue,
-            env,
-            grants,
-            limiter: MemoryLimiter::new(limits.memory_bytes),
-            logs,
-            services,
-            limits,
-            steps_recorded: 0,
-            panic_message: None,
-            suspended_until: None,
-            suspended_wait: None,
-            service_outage: None,
-        }
+        self.grants = grants;
+        self.env = env;
+        self.limiter.begin_job(limits.memory_bytes);
+        self.services = services;
+        self.limits = limits;
+        self.steps_recorded = 0;
+        self.panic_message = None;
+        self.suspended_until = None;
+        self.suspended_wait = None;
+        self.service_outage = None;
+    }
+
+    /// Whether the guest still holds an outgoing HTTP request, response or
+    /// body (a request of the last job could go on into the next): a warm
+    /// instance holding one is not reused.
+    pub fn holds_http_resources(&mut self) -> bool {
+        use wasmtime_wasi_http::p2::{body, types as http};
+        self.table.iter_mut().any(|(_, entry)| {
+            let entry: &dyn std::any::Any = entry;
+            entry.is::<http::HostFutureIncomingResponse>()
+                || entry.is::<http::HostIncomingResponse>()
+                || entry.is::<http::HostOutgoingRequest>()
+                || entry.is::<body::HostIncomingBody>()
+                || entry.is::<body::HostIncomingBodyStream>()
+                || entry.is::<body::HostOutgoingBody>()
+                || entry.is::<body::HostFutureTrailers>()
+        })
     }
 
     fn log_line(&self, level: SinkLevel, message: &str) {

@@ -325,6 +325,15 @@ fn prepare(
         });
     }
     opts.validate().map_err(|e| e.under(&at("opts")))?;
+    // On a queue with warm instances the job's producer decides which
+    // instance it may run in, so it must be on the job from its add on:
+    // an id chosen now makes the add carry it (claim, add, commit; see
+    // `queue::meta`) instead of writing it just after a BullMQ-chosen id,
+    // a moment in which a worker could take the job as producer-less.
+    if binding.warm_instances.is_some() {
+        opts.job_id
+            .get_or_insert_with(|| format!("j-{}", uuid::Uuid::new_v4().simple()));
+    }
     if let Some(request) = &opts.limits {
         binding
             .limits

@@ -120,6 +120,7 @@ fn env_from(args: &RunArgs, services: &LocalServices) -> anyhow::Result<RunEnv> 
         egress,
         secrets_key: Some(key),
         stop: None,
+        reuse: None,
     })
 }
 

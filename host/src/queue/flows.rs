@@ -221,15 +221,18 @@ impl QueueService {
         for (_, node) in &nodes {
             self.check_cluster_slot(&node.queue)?;
         }
-        let pending = Pending {
-            producer: producer.map(str::to_string),
-            limits: None,
-        };
+
         // Claims per queue (each claim's keys are in its queue's slot).
         let mut claimed: Vec<(String, String)> = Vec::new();
         let mut conflict = None;
         for (path, node) in &nodes {
             let id = node.opts.job_id.as_deref().unwrap_or_default();
+            let pending = Pending {
+                producer: producer.map(str::to_string),
+                seal: producer
+                    .and_then(|p| self.meta.seal(&node.queue, id, p, &node.name, &node.data)),
+                limits: None,
+            };
             match self.meta.claim(&node.queue, &[(id, &pending)]).await?[0] {
                 Claim::Mine => claimed.push((node.queue.clone(), id.to_string())),
                 Claim::Exists | Claim::Taken => {

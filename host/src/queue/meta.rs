@@ -18,6 +18,7 @@
 //! | `airlock.wait:<id>` | a durable wait: what for, until when | [`Meta::set_and_pin`] (through the guest's services) |
 //! | `airlock.waited:<id>` | a durable wait's outcome, first writer wins | `queue::waits` (its resolve script, `HSETNX`) |
 //! | `airlock.token:<id>` | a wait's completion token | `queue::waits` (its token script, `HSETNX`) |
+//! | `airlock.producer`, `airlock.producerSeal` | the API token that enqueued the job, and Airlock's seal on it (queue, id, producer, name, data; written only by hosts with the secrets key) | [`Meta::claim`] and [`Meta::commit`], [`Meta::set_producer`] |
 //! | `P:QUEUE:airlock-pending:ID` (hash) | `claim` (the adding producer) and the `airlock.*` fields to move into the job once it exists | [`Meta::claim`], [`Meta::commit`] |
 //!
 //! Fields live in the job's own hash, so BullMQ deletes them with the job
@@ -107,6 +108,9 @@ pub mod fields {
     /// Name of the API token that enqueued the job (producers read only
     /// their own jobs).
     pub const PRODUCER: &str = "airlock.producer";
+    /// Airlock's seal on the producer (`SecretsKey::producer_seal`): what
+    /// lets a host share a warm instance between one producer's jobs.
+    pub const PRODUCER_SEAL: &str = "airlock.producerSeal";
     /// Prefix of a durable step record: `airlock.step:<step id>`.
     pub const STEP_PREFIX: &str = "airlock.step:";
     /// Prefix of a durable sleep record: `airlock.sleep:<sleep id>` (wake-up ms).
@@ -198,7 +202,8 @@ static COMMIT: LazyLock<redis::Script> = LazyLock::new(|| {
 
 /// `KEYS[1]` job hash, `KEYS[2]` pending hash; `ARGV[1]` the current
 /// digest. Pins the job to `ARGV[1]` unless it has a digest, moves pending
-/// state over (like [`COMMIT`]), and answers `{digest, limits or false}` —
+/// state over (like [`COMMIT`]), and answers `{digest, limits, producer,
+/// producer seal}` (each `false` when missing) —
 /// or nil when the job no longer exists (nothing is written then: a
 /// removed job's hash is never resurrected).
 static PIN: LazyLock<redis::Script> = LazyLock::new(|| {
@@ -212,8 +217,9 @@ static PIN: LazyLock<redis::Script> = LazyLock::new(|| {
            end \
          end \
          if #pending > 0 then redis.call('DEL', KEYS[2]) end \
-         local fields = redis.call('HMGET', KEYS[1], 'airlock.digest', 'airlock.limits') \
-         return {fields[1], fields[2] or false}",
+         local fields = redis.call('HMGET', KEYS[1], 'airlock.digest', 'airlock.limits', \
+           'airlock.producer', 'airlock.producerSeal') \
+         return {fields[1], fields[2] or false, fields[3] or false, fields[4] or false}",
     )
 });
 
@@ -328,6 +334,8 @@ async fn query_scripts<T: redis::FromRedisValue>(
 pub struct Pending {
     /// The API token that enqueued it.
     pub producer: Option<String>,
+    /// Airlock's seal on the producer ([`Meta::seal`]), when there is one.
+    pub seal: Option<String>,
     /// Its per-job limits.
     pub limits: Option<LimitsOverride>,
 }
@@ -346,6 +354,9 @@ impl Pending {
         let mut out = Vec::new();
         if let Some(p) = &self.producer {
             out.push((fields::PRODUCER, p.clone()));
+            if let Some(seal) = &self.seal {
+                out.push((fields::PRODUCER_SEAL, seal.clone()));
+            }
         }
         if let Some(l) = &self.limits {
             out.push((fields::LIMITS, serde_json::to_string(l)?));
@@ -432,6 +443,18 @@ pub struct Pinned {
     pub digest: String,
     /// Its per-job limits, if any.
     pub limits: Option<LimitsOverride>,
+    /// Who it says enqueued it.
+    pub producer: Producer,
+}
+
+/// The producer fields of a job hash, as read: untrusted (anyone who can
+/// write to Redis can write them) until the seal is checked.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Producer {
+    /// `airlock.producer`.
+    pub name: Option<String>,
+    /// `airlock.producerSeal`.
+    pub seal: Option<String>,
 }
 
 /// Reads and writes Airlock's per-job state on one Redis.
@@ -439,6 +462,9 @@ pub struct Pinned {
 pub struct Meta {
     store: Store,
     prefix: String,
+    /// Seals producers (see [`Meta::seal`]); `None` on hosts without the
+    /// fleet's secrets key, which write no seal.
+    seal_key: Option<crate::sandbox::secrets::SecretsKey>,
 }
 
 impl Meta {
@@ -447,7 +473,31 @@ impl Meta {
         Meta {
             store,
             prefix: prefix.to_string(),
+            seal_key: None,
         }
+    }
+
+    /// Seals the producers of the jobs this host adds with `key` (the
+    /// fleet's secrets key).
+    pub fn with_seal_key(mut self, key: Option<crate::sandbox::secrets::SecretsKey>) -> Self {
+        self.seal_key = key;
+        self
+    }
+
+    /// Airlock's seal on `producer` having enqueued job `id` of `queue`
+    /// with this name and data (`SecretsKey::producer_seal`), or `None`
+    /// without the key.
+    pub fn seal(
+        &self,
+        queue: &str,
+        id: &str,
+        producer: &str,
+        name: &str,
+        data: &serde_json::Value,
+    ) -> Option<String> {
+        let key = self.seal_key.as_ref()?;
+        let data = serde_json::to_string(data).ok()?;
+        Some(key.producer_seal(queue, id, producer, name, &data))
     }
 
     /// The Redis key of a job's hash.
@@ -537,20 +587,28 @@ impl Meta {
 
     /// Records the producer of jobs that got fresh BullMQ-generated ids
     /// (no other add can share such an id, so there is nothing to claim).
+    /// With each id, its producer's seal when there is one: written only
+    /// beside a producer this call wrote (a seal of another producer would
+    /// not verify anyway).
     pub async fn set_producer(
         &self,
         queue: &str,
-        ids: &[&str],
+        ids: &[(&str, Option<String>)],
         producer: &str,
     ) -> Result<(), QueueError> {
         if ids.is_empty() {
             return Ok(());
         }
         let mut pipe = redis::pipe();
-        for id in ids {
+        for (id, seal) in ids {
             let mut invocation = HSETNX_IF_EXISTS.key(self.job_key(queue, id));
             invocation.arg(fields::PRODUCER).arg(producer);
             pipe.invoke_script(&invocation).ignore();
+            if let Some(seal) = seal {
+                let mut invocation = HSETNX_IF_EXISTS.key(self.job_key(queue, id));
+                invocation.arg(fields::PRODUCER_SEAL).arg(seal);
+                pipe.invoke_script(&invocation).ignore();
+            }
         }
         let mut conn = self.store.conn();
         query_scripts::<()>(&mut conn, &pipe, &[&HSETNX_IF_EXISTS]).await
@@ -570,9 +628,14 @@ impl Meta {
         let mut invocation = PIN.key(self.job_key(queue, id));
         invocation.key(self.pending_key(queue, id)).arg(current);
         let mut conn = self.store.conn();
-        let reply: Option<(Option<String>, Option<String>)> =
-            invocation.invoke_async(&mut conn).await?;
-        let Some((digest, limits)) = reply else {
+        type Reply = (
+            Option<String>,
+            Option<String>,
+            Option<String>,
+            Option<String>,
+        );
+        let reply: Option<Reply> = invocation.invoke_async(&mut conn).await?;
+        let Some((digest, limits, producer, seal)) = reply else {
             return Ok(None);
         };
         let limits = match limits {
@@ -586,7 +649,24 @@ impl Meta {
         Ok(Some(Pinned {
             digest: digest.unwrap_or_else(|| current.to_string()),
             limits,
+            producer: Producer {
+                name: producer,
+                seal,
+            },
         }))
+    }
+
+    /// Who enqueued a job, as its hash says (untrusted until its seal is
+    /// checked): one `HMGET`, for jobs [`Meta::pin`] does not read.
+    pub async fn producer(&self, job_key: &str) -> Result<Producer, QueueError> {
+        let mut conn = self.store.conn();
+        let (name, seal): (Option<String>, Option<String>) = redis::cmd("HMGET")
+            .arg(job_key)
+            .arg(fields::PRODUCER)
+            .arg(fields::PRODUCER_SEAL)
+            .query_async(&mut conn)
+            .await?;
+        Ok(Producer { name, seal })
     }
 
     /// Moves a job to another handler digest (its next run uses it).

@@ -98,10 +98,17 @@ enum Route {
     /// A producer only, on a BullMQ-generated id: add, then record it.
     ThenProducer,
     /// State to carry on an id known before the add: claim, add, commit.
-    Claimed(meta::Pending),
+    Claimed(Box<meta::Pending>),
 }
 
 impl QueueService {
+    /// With the fleet's secrets key, the producers of the jobs this service
+    /// adds are sealed (see [`meta::Meta::seal`]).
+    pub fn with_seal_key(mut self, key: Option<crate::sandbox::secrets::SecretsKey>) -> Self {
+        self.meta = self.meta.with_seal_key(key);
+        self
+    }
+
     /// Queues on the Redis of `store`, sharing its connection; queue keys
     /// start with `prefix` (`bull` by default).
     pub fn new(prefix: &str, store: Store) -> Self {
@@ -196,8 +203,9 @@ impl QueueService {
         let mut routes = Vec::with_capacity(jobs.len());
         let mut jobs = jobs;
         for job in &mut jobs {
-            let pending = meta::Pending {
+            let mut pending = meta::Pending {
                 producer: job.producer.clone(),
+                seal: None,
                 limits: job.opts.limits.clone(),
             };
             let known_id = job.opts.job_id.is_some()
@@ -207,10 +215,14 @@ impl QueueService {
                 (true, _) => Route::Plain,
                 (false, false) => Route::ThenProducer,
                 (false, true) => {
-                    job.opts
+                    let id = job
+                        .opts
                         .job_id
                         .get_or_insert_with(|| format!("j-{}", uuid::Uuid::new_v4().simple()));
-                    Route::Claimed(pending)
+                    if let Some(producer) = &pending.producer {
+                        pending.seal = self.meta.seal(queue, id, producer, &job.name, &job.data);
+                    }
+                    Route::Claimed(Box::new(pending))
                 }
             });
         }
@@ -220,7 +232,7 @@ impl QueueService {
             .iter()
             .zip(&routes)
             .filter_map(|(job, route)| match route {
-                Route::Claimed(p) => Some((job.opts.job_id.as_deref().unwrap_or_default(), p)),
+                Route::Claimed(p) => Some((job.opts.job_id.as_deref().unwrap_or_default(), &**p)),
                 _ => None,
             })
             .collect();
@@ -290,7 +302,7 @@ impl QueueService {
         };
 
         let mut commits: Vec<String> = existing;
-        let mut producers: Vec<(String, String)> = Vec::new();
+        let mut producers: Vec<(String, String, Option<String>)> = Vec::new();
         for (i, job) in added_at.into_iter().zip(added) {
             let id = job.id().to_string();
             let requested = jobs[i].opts.job_id.as_deref();
@@ -307,7 +319,8 @@ impl QueueService {
                 }
                 Route::ThenProducer => {
                     if let Some(p) = &jobs[i].producer {
-                        producers.push((id.clone(), p.clone()));
+                        let seal = self.meta.seal(queue, &id, p, &jobs[i].name, &jobs[i].data);
+                        producers.push((id.clone(), p.clone(), seal));
                     }
                 }
                 Route::Plain => {}
@@ -319,9 +332,12 @@ impl QueueService {
         }
         let commit_ids: Vec<&str> = commits.iter().map(String::as_str).collect();
         self.meta.commit(queue, &commit_ids).await?;
-        let mut by_producer: HashMap<&str, Vec<&str>> = HashMap::new();
-        for (id, producer) in &producers {
-            by_producer.entry(producer).or_default().push(id);
+        let mut by_producer: HashMap<&str, Vec<(&str, Option<String>)>> = HashMap::new();
+        for (id, producer, seal) in &producers {
+            by_producer
+                .entry(producer)
+                .or_default()
+                .push((id, seal.clone()));
         }
         for (producer, ids) in by_producer {
             self.meta.set_producer(queue, &ids, producer).await?;

@@ -113,6 +113,48 @@ pub struct Binding {
     /// One job of a key at a time: a new one is skipped, or replaces it.
     #[serde(default)]
     pub singleton: Option<Singleton>,
+    /// Runs a job in the instance an earlier job of the same tenant left,
+    /// within bounds; absent: a fresh instance for every job.
+    #[serde(default)]
+    pub warm_instances: Option<WarmInstances>,
+}
+
+/// Warm instances (`warmInstances`): a host runs a job in an instance an
+/// earlier job left, instead of a fresh one, when both are of this queue,
+/// the same handler version, the same limits and the same tenant (the
+/// producer token that enqueued them, as Airlock sealed it, or no producer
+/// at all). Anything but a completed job discards the instance. What
+/// persists between its jobs is the handler's module-level state, as in a
+/// BullMQ sandboxed processor's reused child process; see
+/// `sandbox::warm`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct WarmInstances {
+    /// Jobs one instance runs at most (default 1000).
+    #[serde(
+        default = "WarmInstances::default_max_jobs",
+        deserialize_with = "crate::sandbox::int::one"
+    )]
+    #[schema(minimum = 1, maximum = 1_000_000, default = 1000)]
+    pub max_jobs: u32,
+    /// How long an instance waits for its next job, in ms (default 60000,
+    /// at most an hour).
+    #[serde(
+        default = "WarmInstances::default_idle_ms",
+        deserialize_with = "crate::sandbox::int::one"
+    )]
+    #[schema(minimum = 1, maximum = 3_600_000, default = 60000)]
+    pub idle_ms: u64,
+}
+
+impl WarmInstances {
+    fn default_max_jobs() -> u32 {
+        1000
+    }
+
+    fn default_idle_ms() -> u64 {
+        60_000
+    }
 }
 
 /// One running job per key (`singleton`): a job that starts while another
@@ -367,6 +409,15 @@ pub struct BindingSpec {
     /// (`cancel`).
     #[serde(default)]
     pub singleton: Option<Singleton>,
+    /// Run a job in the instance an earlier completed job of the same
+    /// tenant (producer token), queue, handler version and limits left,
+    /// instead of a fresh one: the engine's start-up is paid once per
+    /// instance, not per job. Module-level state of the handler persists
+    /// between its jobs. Jobs enqueued through the API on such a queue get
+    /// an id of Airlock's (`j-…`) unless they name one, so their producer
+    /// is stored with the add. Absent: a fresh instance for every job.
+    #[serde(default)]
+    pub warm_instances: Option<WarmInstances>,
 }
 
 /// A `config` key (schema only).
@@ -522,6 +573,17 @@ impl BindingSpec {
                 ));
             }
         }
+        if let Some(w) = &self.warm_instances {
+            if !(1..=1_000_000).contains(&w.max_jobs) {
+                return Err(invalid("warmInstances.maxJobs", "must be 1 to 1000000"));
+            }
+            if !(1..=3_600_000).contains(&w.idle_ms) {
+                return Err(invalid(
+                    "warmInstances.idleMs",
+                    "must be 1 to 3600000 (an hour)",
+                ));
+            }
+        }
         if let Some(ms) = self.finish_timeout_ms
             && !(1..=MAX_FINISH_TIMEOUT_MS).contains(&ms)
         {
@@ -548,6 +610,7 @@ impl BindingSpec {
             key_rate_limit: self.key_rate_limit.clone(),
             debounce: self.debounce.clone(),
             singleton: self.singleton.clone(),
+            warm_instances: self.warm_instances.clone(),
         })
     }
 }

@@ -23,7 +23,7 @@ use redis::AsyncCommands;
 
 pub use self::bindings::{
     Binding, BindingSpec, CancelOn, Debounce, KeyConcurrency, KeyRate, MAX_CONFIG_ENTRIES,
-    RateLimit, Singleton, SingletonMode,
+    RateLimit, Singleton, SingletonMode, WarmInstances,
 };
 pub use self::handlers::{ComponentError, HandlerDetails, HandlerVersion};
 pub use self::secrets::{SecretSpec, SecretView};

@@ -60,15 +60,15 @@ use crate::queue::fields;
 use crate::queue::key_limits::{KeySlot, PARK_MS};
 use crate::queue::key_rates::{RateDecision, RateMode};
 use crate::queue::meta::RunEnd;
-use crate::queue::meta::{Pinned, RunRecord};
+use crate::queue::meta::{Pinned, Producer, RunRecord};
 use crate::queue::waits::Waits;
 use crate::queue::{ActiveJob, JobProcessor, JobResult, RunningJob};
 use crate::registry::json_path::JsonPath;
-use crate::registry::{Binding, SingletonMode};
+use crate::registry::{Binding, SingletonMode, WarmInstances};
 use crate::sandbox::clock::now_ms;
 use crate::sandbox::egress::EgressPolicy;
 use crate::sandbox::{
-    Completion, Failure, FailureKind, Limits, RunEnv, RunOutcome, StopSignal, stop_pair,
+    Completion, Failure, FailureKind, Limits, Reuse, RunEnv, RunOutcome, StopSignal, stop_pair,
 };
 
 /// A binding with its handler resolved to the digest new jobs run.
@@ -81,7 +81,13 @@ pub struct ResolvedBinding {
     /// What its runs may reach (configuration, egress, secrets key), built
     /// once per binding change.
     pub env: RunEnv,
+    /// Unique to this resolution: warm instances are shared only within
+    /// one (a changed binding — config, egress, secrets — starts afresh).
+    pub version: u64,
 }
+
+/// Numbers [`ResolvedBinding`]s.
+static RESOLUTIONS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 impl ResolvedBinding {
     /// `binding` running `digest` on `host`.
@@ -94,11 +100,13 @@ impl ResolvedBinding {
             }),
             secrets_key: host.secrets_key.clone(),
             stop: None,
+            reuse: None,
         };
         ResolvedBinding {
             binding,
             digest,
             env,
+            version: RESOLUTIONS.fetch_add(1, Ordering::Relaxed),
         }
     }
 }
@@ -661,6 +669,7 @@ impl Executor {
             Pinned {
                 digest: resolved.digest.clone(),
                 limits: None,
+                producer: Producer::default(),
             }
         };
         // The pin still to write (with the first durable write, or at the
@@ -706,6 +715,11 @@ impl Executor {
         );
         let mut env = resolved.env.clone();
         env.stop = Some(stop_signal);
+        if let Some(warm) = &resolved.binding.warm_instances {
+            env.reuse = self
+                .reuse(&job, &resolved, warm, pinned.producer, carries_state)
+                .await;
+        }
         let outcome = self
             .host
             .sandbox
@@ -785,6 +799,60 @@ impl Executor {
         // around the time BullMQ finishes the job with `result`.
         self.recorder.record(record);
         result
+    }
+
+    /// How a run of a binding with warm instances may share its instance:
+    /// with jobs of the same queue, binding version and tenant — the
+    /// producer token that enqueued it when Airlock's seal on that verifies
+    /// (the producer fields are read from the job hash, where anyone who
+    /// can write to Redis can write them; the seal they cannot write), or
+    /// "no producer" for jobs that carry none (what BullMQ's own producers
+    /// add). A job whose producer is not sealed, or not verifiably (this
+    /// host has no secrets key, or the seal is wrong), gets a fresh
+    /// instance of its own. `known` is the producer the pin read, if it
+    /// ran; otherwise it is read here (one `HMGET`).
+    async fn reuse<J: RunningJob>(
+        &self,
+        job: &J,
+        resolved: &ResolvedBinding,
+        warm: &WarmInstances,
+        known: Producer,
+        pinned: bool,
+    ) -> Option<Reuse> {
+        let producer = if pinned {
+            known
+        } else {
+            match self.host.queues.meta().producer(job.job_key()).await {
+                Ok(p) => p,
+                Err(e) => {
+                    tracing::debug!(error = %e, "read the job's producer; running it in a fresh instance");
+                    return None;
+                }
+            }
+        };
+        let tenant = match (producer.name, producer.seal) {
+            (None, _) => "-".to_string(),
+            (Some(name), Some(seal)) => {
+                let key = self.host.secrets_key.as_ref()?;
+                let input = job.input();
+                key.producer_seal_matches(
+                    &seal,
+                    job.queue(),
+                    job.id(),
+                    &name,
+                    &input.name,
+                    &input.data,
+                )
+                .then(|| format!("p:{name}"))?
+            }
+            (Some(_), None) => return None,
+        };
+        Some(Reuse {
+            owner: format!("{}\n{tenant}\n{}", resolved.binding.queue, resolved.version),
+            max_jobs: warm.max_jobs,
+            max_idle: Duration::from_millis(warm.idle_ms),
+            max_kept: resolved.binding.concurrency,
+        })
     }
 
     /// After parking a job for wait `wait`: an outcome that came while it

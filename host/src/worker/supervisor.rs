@@ -112,6 +112,10 @@ impl Supervisor {
                 tracing::warn!(error = %e, "reconciling bindings failed; will retry");
             }
             self.publish_queues();
+            // Warm instances past their binding's idle time give their pool
+            // slots back (dropping them resets the slots: off this task).
+            let sandbox = self.host.sandbox.clone();
+            tokio::task::spawn_blocking(move || sandbox.sweep_warm());
             tokio::select! {
                 _ = tokio::time::sleep(poll) => {}
                 _ = shutdown.changed() => {}
@@ -220,8 +224,13 @@ impl Supervisor {
                     r.worker.set_concurrency(concurrency);
                     r.concurrency = concurrency;
                 }
-                let previous_digest = r.binding.read().unwrap().digest.clone();
-                if previous_digest != resolved.digest {
+                let previous = r.binding.read().unwrap().clone();
+                // Unchanged: the same resolution, so warm instances made
+                // under it go on serving (see `sandbox::warm`).
+                if previous.binding == resolved.binding && previous.digest == resolved.digest {
+                    continue;
+                }
+                if previous.digest != resolved.digest {
                     tracing::info!(queue = %binding.queue, digest = %resolved.digest, "new handler version");
                 }
                 *r.binding.write().unwrap() = Arc::new(resolved);
