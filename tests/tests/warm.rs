@@ -446,6 +446,79 @@ fn per_job_figures_stay_right_and_a_growing_guest_hits_its_cap() {
     }
 }
 
+/// A value revealed in one job stays redacted from every later job of the
+/// instance: the guest may still hold it (here it returns it from a
+/// global in the next job, whose own services never revealed anything).
+#[test]
+fn a_revealed_secret_stays_redacted_in_later_jobs_of_a_warm_instance() {
+    use airlock::sandbox::secrets::{self, SecretPolicy, SecretsKey};
+    let sandbox = sandbox();
+    let probe = sandbox.load(&guest_bytes("warm-probe")).unwrap();
+    let key = SecretsKey::generate();
+    let value = "sk_live_warm_0123456789";
+    let services = LocalServices::new();
+    let policy = SecretPolicy {
+        reveal: true,
+        ..SecretPolicy::default()
+    };
+    let sealed = secrets::seal(&key, "warm", "API_KEY", value, &policy, 0);
+    services
+        .store()
+        .lock()
+        .unwrap()
+        .secrets
+        .insert("API_KEY".into(), sealed);
+    let l = limits();
+    let job = |id: &str, data: Value| JobInput {
+        id: id.into(),
+        queue: "warm".into(),
+        name: "probe".into(),
+        data: data.to_string(),
+        attempt: 1,
+        max_attempts: 1,
+        enqueued_at_ms: 0,
+        parent: None,
+    };
+    let env = || RunEnv {
+        reuse: reuse("secretive"),
+        secrets_key: Some(key.clone()),
+        ..RunEnv::default()
+    };
+    let revealed = sandbox.guest_runtime().block_on(sandbox.run_async(
+        &probe,
+        job("reveal", json!({"tag": "API_KEY", "mode": "reveal"})),
+        &l,
+        Box::new(services),
+        None,
+        env(),
+    ));
+    assert!(
+        matches!(revealed.completion, Completion::Completed(_)),
+        "{:?}",
+        revealed.completion
+    );
+    let leaked = sandbox.guest_runtime().block_on(sandbox.run_async(
+        &probe,
+        job("leak", json!({"tag": "x", "mode": "leak"})),
+        &l,
+        Box::new(LocalServices::new()),
+        None,
+        env(),
+    ));
+    assert!(
+        leaked.warm,
+        "the second job must run in the first one's instance"
+    );
+    let Completion::Completed(out) = &leaked.completion else {
+        panic!("{:?}", leaked.completion);
+    };
+    assert!(
+        !out.contains(value),
+        "a revealed value left in a later job's output: {out}"
+    );
+    assert!(out.contains("[redacted:API_KEY]"), "{out}");
+}
+
 /// The fleet's secrets key of the queue tests: it seals producers.
 const SECRETS_KEY: &str = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
 

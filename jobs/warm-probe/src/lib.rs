@@ -5,13 +5,17 @@
 //! tenant, queue and handler version. Same behaviour as
 //! `jobs/js/warm-probe` and `jobs/python/warm-probe`.
 //!
-//! Data: `{"tag": string, "mode"?: "grow" | "retry" | "trap" | "spin"}`.
+//! Data: `{"tag": string, "mode"?: "grow" | "retry" | "trap" | "spin" |
+//! "reveal" | "leak"}`.
 //! - `grow`: keeps 1 MiB more in a global every job, so an instance that
 //!   keeps running jobs reaches its memory cap;
 //! - `retry`: records the job, then fails it as retryable;
 //! - `trap`: records the job, then traps (`unreachable`);
 //! - `spin`: records the job, then computes until its fuel, deadline or a
-//!   cancel stops it.
+//!   cancel stops it;
+//! - `reveal`: reveals the secret named by `tag` and keeps its value in a
+//!   global; `leak`: returns what `reveal` kept (as `leaked`), which the
+//!   host must still redact.
 
 use std::sync::Mutex;
 
@@ -22,6 +26,8 @@ use serde::{Deserialize, Serialize};
 static SEEN: Mutex<Vec<Seen>> = Mutex::new(Vec::new());
 /// What `grow` keeps.
 static HOARD: Mutex<Vec<Vec<u8>>> = Mutex::new(Vec::new());
+/// What `reveal` kept.
+static REVEALED: Mutex<Option<String>> = Mutex::new(None);
 
 #[derive(Deserialize)]
 struct Input {
@@ -40,23 +46,28 @@ struct Seen {
 struct Output {
     seen: Vec<Seen>,
     count: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    leaked: Option<String>,
 }
 
 fn probe(ctx: &Context, input: Input) -> Result<Output, JobError> {
     let mut seen = SEEN.lock().unwrap();
-    let output = Output {
+    let mut output = Output {
         seen: seen.clone(),
         count: seen.len(),
+        leaked: None,
     };
     seen.push(Seen {
         id: ctx.job().id.clone(),
-        tag: input.tag,
+        tag: input.tag.clone(),
     });
     drop(seen);
     match input.mode.as_deref() {
         Some("grow") => HOARD.lock().unwrap().push(vec![7u8; 1 << 20]),
         Some("retry") => return Err(JobError::retry("warm-probe: asked to fail")),
         Some("trap") => std::process::abort(),
+        Some("reveal") => *REVEALED.lock().unwrap() = Some(ctx.reveal_secret(&input.tag)?),
+        Some("leak") => output.leaked = REVEALED.lock().unwrap().clone(),
         Some("spin") => {
             let mut x = 0u64;
             loop {
