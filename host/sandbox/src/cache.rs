@@ -315,8 +315,13 @@ impl ArtifactCache {
 #[error("the artifact's authentication tag does not verify")]
 pub struct Refused;
 
-fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+/// Writes `bytes` to `path` through a temporary file renamed into place, so
+/// a reader (or a crash) never sees half of it.
+pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    // Unique per process and write: compiler threads may write at once.
+    static WRITES: AtomicU64 = AtomicU64::new(0);
+    let n = WRITES.fetch_add(1, Ordering::Relaxed);
+    let tmp = path.with_extension(format!("tmp{}-{n}", std::process::id()));
     std::fs::write(&tmp, bytes)?;
     std::fs::rename(&tmp, path)
 }

@@ -31,6 +31,9 @@ pub struct EngineSettings {
     /// Most bytes of each linear memory kept resident and reset in place
     /// between jobs instead of handed back to the kernel (see SandboxConfig).
     pub memory_keep_resident: usize,
+    /// Cranelift's per-function cache, when there is a cache directory
+    /// (see `crate::incremental`).
+    pub incremental: Option<Arc<crate::incremental::IncrementalCache>>,
 }
 
 /// What one instance slot of the pool holds: the most core instances,
@@ -116,6 +119,9 @@ impl EngineHandle {
             .async_stack_size(settings.max_wasm_stack + (512 << 10))
             .cranelift_opt_level(OptLevel::Speed)
             .allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
+        if let Some(cache) = &settings.incremental {
+            config.enable_incremental_compilation(cache.clone())?;
+        }
         let engine = Engine::new(&config)?;
 
         let mut linker = Linker::new(&engine);

@@ -28,6 +28,7 @@ pub mod clock;
 pub mod egress;
 mod engine;
 pub mod http;
+pub mod incremental;
 pub mod int;
 pub mod json_path;
 pub mod limits;
@@ -57,6 +58,7 @@ pub use self::cache::{ArtifactKey, KeyTooShort, Refused};
 use self::clock::now_ms;
 use self::engine::{EngineHandle, EngineSettings, EpochTicker};
 pub use self::http::HttpSummary;
+use self::incremental::IncrementalCache;
 pub use self::limits::{HostMaxima, LimitError, Limits, LimitsOverride};
 use self::logs::{CapturedStream, LogSink};
 pub use self::logs::{LogLevel, LogLine, LogListener};
@@ -180,6 +182,8 @@ pub struct Sandbox {
     metered: EngineHandle,
     unmetered: EngineHandle,
     artifacts: Option<ArtifactCache>,
+    /// Cranelift's per-function cache, beside the artifacts.
+    incremental: Option<Arc<IncrementalCache>>,
     loaded: Mutex<HashMap<String, Arc<LoadedComponent>>>,
     /// Components compiled from source (not loaded from the artifact cache)
     /// since start: how the tests see that a restart did not recompile.
@@ -206,11 +210,24 @@ pub fn digest_of(bytes: &[u8]) -> String {
 impl Sandbox {
     /// Builds both engines and starts the epoch ticker.
     pub fn new(config: SandboxConfig) -> anyhow::Result<Self> {
+        let artifacts = match &config.cache_dir {
+            Some(dir) => Some(ArtifactCache::open(dir, config.fleet_key.clone())?),
+            None => None,
+        };
+        // Sealed with the artifacts' key: its entries are native code too.
+        let incremental = match (&config.cache_dir, &artifacts) {
+            (Some(dir), Some(artifacts)) => Some(Arc::new(IncrementalCache::new(
+                dir.join("incremental"),
+                artifacts.key().clone(),
+            ))),
+            _ => None,
+        };
         let settings = EngineSettings {
             max_instances: config.max_instances,
             max_memory_bytes: config.maxima.memory_bytes,
             max_wasm_stack: config.max_wasm_stack,
             memory_keep_resident: config.memory_keep_resident,
+            incremental: incremental.clone(),
         };
         let metered = EngineHandle::new(&settings, true)?;
         let unmetered = EngineHandle::new(&settings, false)?;
@@ -218,10 +235,6 @@ impl Sandbox {
             vec![metered.engine.clone(), unmetered.engine.clone()],
             config.epoch_tick,
         );
-        let artifacts = match &config.cache_dir {
-            Some(dir) => Some(ArtifactCache::open(dir, config.fleet_key.clone())?),
-            None => None,
-        };
         let guests = GuestRuntime::start(config.guest_threads)?;
         let warm = WarmPool::new((config.max_instances as usize / 2).max(1));
         Ok(Sandbox {
@@ -229,6 +242,7 @@ impl Sandbox {
             metered,
             unmetered,
             artifacts,
+            incremental,
             loaded: Mutex::new(HashMap::new()),
             compilations: AtomicU64::new(0),
             compiling: Mutex::new(()),
@@ -236,6 +250,12 @@ impl Sandbox {
             warm,
             guests,
         })
+    }
+
+    /// Functions Cranelift's incremental cache served, compiled, and
+    /// refused (bad seal) since start; zeros without a cache directory.
+    pub fn incremental_counts(&self) -> (u64, u64, u64) {
+        self.incremental.as_ref().map_or((0, 0, 0), |c| c.counts())
     }
 
     /// How many components this sandbox compiled from source (artifact
@@ -354,6 +374,7 @@ impl Sandbox {
                     Some(component) => (component, false),
                     None => {
                         self.compilations.fetch_add(1, Ordering::Relaxed);
+                        let began = (Instant::now(), self.incremental_counts());
                         // Also where a component that cannot fit in one
                         // pool slot is refused (see `engine::SLOT`).
                         let component = Component::new(&engine.engine, bytes).map_err(|e| {
@@ -366,6 +387,14 @@ impl Sandbox {
                                 ValidationError::Invalid(e)
                             }
                         })?;
+                        let (hits, misses, _) = self.incremental_counts();
+                        tracing::info!(
+                            digest,
+                            ms = began.0.elapsed().as_millis() as u64,
+                            functions_reused = hits - began.1.0,
+                            functions_compiled = misses - began.1.1,
+                            "compiled a component"
+                        );
                         (component, true)
                     }
                 }
