@@ -816,3 +816,79 @@ fn a_component_says_what_built_it() {
         js.info.built_with
     );
 }
+
+/// `bytes` with a custom section appended: another component (another
+/// digest) with the very same code, as a rebuild that changed nothing but
+/// data looks to the compiler.
+fn rebuilt(bytes: &[u8], nonce: &str) -> Vec<u8> {
+    let name = b"airlock-test-rebuild";
+    let mut payload = vec![name.len() as u8];
+    payload.extend_from_slice(name);
+    payload.extend_from_slice(nonce.as_bytes());
+    let mut out = bytes.to_vec();
+    out.push(0);
+    // The payload stays under 128 bytes: a one-byte LEB128 length.
+    assert!(payload.len() < 128);
+    out.push(payload.len() as u8);
+    out.extend_from_slice(&payload);
+    out
+}
+
+/// Cranelift's incremental cache: a component rebuilt with the same code
+/// compiles from the functions already compiled (the edit-and-run loop of
+/// a JavaScript or Python handler, whose engine does not change), and an
+/// entry whose seal does not verify is refused and compiled again — the
+/// component still runs right.
+#[test]
+fn a_rebuilt_component_reuses_compiled_functions_and_forged_entries_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = SandboxConfig {
+        max_instances: 4,
+        cache_dir: Some(dir.path().to_path_buf()),
+        ..SandboxConfig::default()
+    };
+    let bytes = guest_bytes("payment-webhook");
+    let first = Sandbox::new(config.clone()).unwrap();
+    first.load(&rebuilt(&bytes, "1")).unwrap();
+    let (_, compiled, _) = first.incremental_counts();
+    assert!(
+        compiled > 100,
+        "the first build compiles its functions ({compiled})"
+    );
+    drop(first);
+
+    let second = Sandbox::new(config.clone()).unwrap();
+    second.load(&rebuilt(&bytes, "2")).unwrap();
+    assert_eq!(second.compilations(), 1, "a new digest is compiled");
+    let (reused, compiled_again, refused) = second.incremental_counts();
+    assert_eq!(refused, 0);
+    assert!(
+        reused * 10 >= (reused + compiled_again) * 9,
+        "most functions are reused: {reused} reused, {compiled_again} compiled"
+    );
+    drop(second);
+
+    // Every entry's last byte flipped: nothing verifies.
+    for file in walk(&dir.path().join("incremental")) {
+        let mut entry = std::fs::read(&file).unwrap();
+        *entry.last_mut().unwrap() ^= 1;
+        std::fs::write(&file, entry).unwrap();
+    }
+    let third = Sandbox::new(config).unwrap();
+    let component = third.load(&rebuilt(&bytes, "3")).unwrap();
+    // (Functions it reuses now are ones this compile wrote afresh.)
+    let (_, _, refused) = third.incremental_counts();
+    assert!(refused > 100, "{refused} refused");
+    let outcome = third.run(
+        &component,
+        job(r#"{"transactionId":"t1","amount":5}"#),
+        &tight(),
+        Box::new(LocalServices::new()),
+        None,
+    );
+    assert!(
+        matches!(outcome.completion, Completion::Completed(_)),
+        "{:?}",
+        outcome.completion
+    );
+}
