@@ -236,6 +236,7 @@ impl ArtifactCache {
     pub fn load(&self, digest: &str, engine: &EngineHandle) -> Option<Component> {
         let path = self.path(digest, engine);
         let sealed = std::fs::read(&path).ok()?;
+        touch(&path);
         let Some(artifact) = self.key.open(digest, &engine.artifact_key, &sealed) else {
             self.refuse(digest, "disk cache");
             let _ = std::fs::remove_file(&path);
@@ -293,6 +294,14 @@ impl ArtifactCache {
         Ok(())
     }
 
+    /// Deletes the least recently used artifacts past `max_bytes` (see
+    /// [`prune`]); the bytes deleted.
+    pub fn prune(&self, max_bytes: u64) -> u64 {
+        prune(&self.dir, max_bytes, |p| {
+            p.extension().is_some_and(|e| e == "sealed")
+        })
+    }
+
     /// Saves (sealed) a component this host just compiled. Failures only
     /// cost a recompile later.
     pub fn store(&self, digest: &str, engine: &EngineHandle, component: &Component) {
@@ -314,6 +323,54 @@ impl ArtifactCache {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[error("the artifact's authentication tag does not verify")]
 pub struct Refused;
+
+/// Marks `path` as just used (its modification time), for [`prune`].
+pub(crate) fn touch(path: &Path) {
+    if let Ok(file) = std::fs::File::options().append(true).open(path) {
+        let _ = file.set_modified(std::time::SystemTime::now());
+    }
+}
+
+/// Keeps the files under `dir` accepted by `keep_candidate` within
+/// `max_bytes`: the least recently used (oldest modification time; loads
+/// touch theirs) are deleted first, down to three quarters of the bound,
+/// so pruning runs rarely. A file another process deletes meanwhile is
+/// skipped. Returns the bytes deleted.
+pub(crate) fn prune(dir: &Path, max_bytes: u64, keep_candidate: impl Fn(&Path) -> bool) -> u64 {
+    let mut files = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let Ok(meta) = entry.metadata() else { continue };
+            if meta.is_dir() {
+                stack.push(path);
+            } else if keep_candidate(&path) {
+                let used = meta.modified().unwrap_or(std::time::UNIX_EPOCH);
+                files.push((used, meta.len(), path));
+            }
+        }
+    }
+    let mut total: u64 = files.iter().map(|(_, len, _)| len).sum();
+    if total <= max_bytes {
+        return 0;
+    }
+    files.sort_by_key(|(used, _, _)| *used);
+    let mut deleted = 0;
+    for (_, len, path) in files {
+        if total <= max_bytes / 4 * 3 {
+            break;
+        }
+        if std::fs::remove_file(&path).is_ok() {
+            total -= len;
+            deleted += len;
+        }
+    }
+    deleted
+}
 
 /// Writes `bytes` to `path` through a temporary file renamed into place, so
 /// a reader (or a crash) never sees half of it.
@@ -346,6 +403,36 @@ mod tests {
         *flipped.last_mut().unwrap() ^= 1;
         assert_eq!(key().open("d1", "e1", &flipped), None, "a flipped byte");
         assert_eq!(key().open("d1", "e1", b"machine code"), None, "unsealed");
+    }
+
+    #[test]
+    fn pruning_deletes_the_least_recently_used_files_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let now = std::time::SystemTime::now();
+        for (i, name) in ["a.sealed", "b.sealed", "c.sealed", "d.sealed"]
+            .iter()
+            .enumerate()
+        {
+            let path = dir.path().join(name);
+            std::fs::write(&path, vec![0u8; 1000]).unwrap();
+            let file = std::fs::File::options().append(true).open(&path).unwrap();
+            // a is the oldest, d the newest...
+            file.set_modified(now - std::time::Duration::from_secs(100 - i as u64 * 10))
+                .unwrap();
+        }
+        std::fs::write(dir.path().join("other.key"), vec![0u8; 5000]).unwrap();
+        // ...but a was just used.
+        touch(&dir.path().join("a.sealed"));
+        let sealed = |p: &Path| p.extension().is_some_and(|e| e == "sealed");
+        assert_eq!(prune(dir.path(), 4000, sealed), 0, "within the bound");
+        // Over 2,000 bytes: down to 1,500, the two least recently used go.
+        assert_eq!(prune(dir.path(), 2000, sealed), 3000);
+        let left: Vec<bool> = ["a", "b", "c", "d"]
+            .iter()
+            .map(|n| dir.path().join(format!("{n}.sealed")).exists())
+            .collect();
+        assert_eq!(left, [true, false, false, false]);
+        assert!(dir.path().join("other.key").exists(), "only candidates go");
     }
 
     #[test]

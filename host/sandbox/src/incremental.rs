@@ -76,6 +76,15 @@ impl IncrementalCache {
 }
 
 impl IncrementalCache {
+    /// Deletes the least recently used entries past `max_bytes` (an
+    /// engine's functions, used by every build, stay); the bytes deleted.
+    pub fn prune(&self, max_bytes: u64) -> u64 {
+        super::cache::prune(&self.dir, max_bytes, |p| {
+            p.extension()
+                .is_none_or(|e| !e.to_string_lossy().starts_with("tmp"))
+        })
+    }
+
     fn path(&self, name: &str) -> PathBuf {
         self.dir.join(&name[..2]).join(&name[2..])
     }
@@ -84,13 +93,15 @@ impl IncrementalCache {
 impl wasmtime::CacheStore for IncrementalCache {
     fn get(&self, key: &[u8]) -> Option<Cow<'_, [u8]>> {
         let name = hex::encode(key);
-        let Ok(sealed) = std::fs::read(self.path(&name)) else {
+        let path = self.path(&name);
+        let Ok(sealed) = std::fs::read(&path) else {
             self.misses.fetch_add(1, Ordering::Relaxed);
             return None;
         };
         match self.key.open(&name, SEAL_DOMAIN, &sealed) {
             Some(value) => {
                 self.hits.fetch_add(1, Ordering::Relaxed);
+                super::cache::touch(&path);
                 Some(Cow::Owned(value.to_vec()))
             }
             None => {

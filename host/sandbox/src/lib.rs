@@ -84,6 +84,10 @@ pub struct SandboxConfig {
     pub max_wasm_stack: usize,
     /// Where compiled components are kept between restarts (`None`: memory only).
     pub cache_dir: Option<PathBuf>,
+    /// How much the cache directory may hold: three quarters for
+    /// precompiled artifacts, a quarter for Cranelift's incremental cache;
+    /// past either, the least recently used files go (after a compile).
+    pub cache_max_bytes: u64,
     /// The fleet's key for precompiled artifacts: with it, this host loads
     /// artifacts other hosts of the fleet compiled (and shares its own);
     /// without it, only artifacts this host compiled itself (see [`cache`]).
@@ -114,6 +118,7 @@ impl Default for SandboxConfig {
             max_instances: 256,
             max_wasm_stack: 512 << 10,
             cache_dir: None,
+            cache_max_bytes: 8 << 30,
             fleet_key: None,
             epoch_tick: Duration::from_millis(2),
             guest_threads: std::thread::available_parallelism().map_or(2, |n| n.get()),
@@ -408,9 +413,15 @@ impl Sandbox {
             .map_err(|e| ValidationError::Imports(format!("{e:#}")))?;
         let pre = HandlerPre::new(instance_pre)
             .map_err(|e| ValidationError::Exports(format!("{e:#}")))?;
-        // Only a component that passed every check is kept on disk.
+        // Only a component that passed every check is kept on disk; the
+        // cache directory stays within its bound.
         if compiled_here && let Some(cache) = &self.artifacts {
             cache.store(digest, engine, &component);
+            let bound = self.config.cache_max_bytes;
+            cache.prune(bound / 4 * 3);
+            if let Some(incremental) = &self.incremental {
+                incremental.prune(bound / 4);
+            }
         }
         Ok((info, pre))
     }

@@ -81,6 +81,11 @@ pub struct ServeArgs {
     /// Directory for compiled components.
     #[arg(long, env = "AIRLOCK_CACHE_DIR")]
     pub cache_dir: Option<PathBuf>,
+    /// Most the cache directory may hold (three quarters precompiled
+    /// components, a quarter Cranelift's per-function cache); past it the
+    /// least recently used files are deleted.
+    #[arg(long, default_value = "8GiB")]
+    pub cache_max_size: bytesize::ByteSize,
     /// A file holding the fleet's artifact key (at least 32 bytes): hosts
     /// with the same key share precompiled artifacts through Redis, each
     /// checking the others' with it. Without a key a host loads only
@@ -284,6 +289,7 @@ pub async fn execute(args: ServeArgs) -> anyhow::Result<i32> {
         ),
         fleet_key,
         memory_keep_resident: args.memory_keep_resident.as_u64() as usize,
+        cache_max_bytes: args.cache_max_size.as_u64(),
         ..SandboxConfig::default()
     })?);
     let registry = Registry::new(store.clone(), sandbox.clone());
