@@ -40,7 +40,11 @@ guests: rust-guests js-guests py-guests
 rust-guests: wasm-target
 	$(CARGO) build --release --target $(WASM_TARGET) $(GUEST_FLAGS)
 
-# npm packages pinned by the lockfiles of guest-sdk/js and jobs/js; built
+# npm packages pinned by the lockfiles of jobs/js and, for the build
+# toolchain (esbuild, componentize-js, componentize-qjs), of
+# guest-sdk/js/toolchain: installed once per machine into
+# ${XDG_CACHE_HOME:-~/.cache}/airlock/js-toolchain/ (or
+# $AIRLOCK_JS_TOOLCHAIN), shared with `airlock new` projects. Built
 # components are skipped when their inputs did not change.
 js-guests:
 	./jobs/js/build.sh $(abspath $(GUEST_DIR))
@@ -51,9 +55,12 @@ py-guests:
 	./jobs/python/build.sh $(abspath $(GUEST_DIR))
 
 ## sdk-tests: the TypeScript and Python SDKs' own unit tests and the
-## Python examples' tests, under plain node and python3 (no host)
+## Python examples' tests, under plain node and python3 (no host); the
+## TypeScript SDK's need its dev dependencies (esbuild, tsc, jco-transpile:
+## guest-sdk/js/package-lock.json), installed here, not by js-guests
 sdk-tests: js-guests
-	cd guest-sdk/js && npm test
+	cd guest-sdk/js && { [ node_modules/.package-lock.json -nt package-lock.json ] \
+		|| npm ci --no-audit --no-fund --prefer-offline --loglevel=error; } && npm test
 	cd guest-sdk/python && python3 -m unittest
 	python3 -m unittest discover -s jobs/python
 

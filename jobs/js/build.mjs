@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { build, SDK_ROOT } from '@airlock/sdk/build';
+import { build, SDK_ROOT, toolchainId } from '@airlock/sdk/build';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const out = process.argv[2];
@@ -40,7 +40,9 @@ const sdkFiles = [
 
 function stampOf(exampleDir, engine) {
   const h = createHash('sha256');
-  h.update(`engine ${engine} node ${process.versions.node}\n`);
+  // The toolchain's id hashes its package.json, lockfile and loader: new
+  // pins of esbuild or an engine rebuild everything.
+  h.update(`engine ${engine} node ${process.versions.node} toolchain ${toolchainId()}\n`);
   for (const f of [...files(join(exampleDir, 'src')), ...sdkFiles]) {
     h.update(`${relative(here, f)}\n`);
     h.update(readFileSync(f));

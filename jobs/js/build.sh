@@ -7,8 +7,14 @@
 # plus OUTDIR/js_noop_qjs.wasm and OUTDIR/js_payment_webhook_qjs.wasm
 # (QuickJS). A component whose sources, SDK and toolchain did not change is
 # not rebuilt (a hash stamp next to it), so calling this every time is cheap.
-# Dependencies are installed with `npm ci` only when node_modules is missing
-# or older than the lockfile; after the first install it needs no network.
+# This folder's dependencies (TypeScript and a link to the SDK) are installed
+# with `npm ci` only when node_modules is missing or older than the lockfile.
+# The build toolchain (esbuild, componentize-js, componentize-qjs, pinned by
+# guest-sdk/js/toolchain/package-lock.json) is what every airlock-build uses:
+# installed by the first build on the machine into
+# ${AIRLOCK_JS_TOOLCHAIN:-${XDG_CACHE_HOME:-~/.cache}/airlock/js-toolchain/<id>}
+# and shared with every project's builds. After both installs no network is
+# needed.
 set -euo pipefail
 
 if [ $# -ne 1 ]; then
@@ -16,7 +22,6 @@ if [ $# -ne 1 ]; then
   exit 2
 fi
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-sdk="$(cd "$here/../../guest-sdk/js" && pwd)"
 mkdir -p "$1"
 out="$(cd "$1" && pwd)"
 
@@ -32,7 +37,6 @@ ensure_deps() {
     (cd "$dir" && npm ci --no-audit --no-fund --prefer-offline --loglevel=error) >&2
   fi
 }
-ensure_deps "$sdk"
 ensure_deps "$here"
 
 exec node "$here/build.mjs" "$out"

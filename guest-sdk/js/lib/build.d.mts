@@ -3,6 +3,14 @@ export declare const WIT_PATH: string;
 export declare const WORLD: 'handler';
 export declare const ENGINES: readonly ['starlingmonkey', 'quickjs'];
 export type Engine = 'starlingmonkey' | 'quickjs';
+/** The SDK's toolchain/ folder: the toolchain's package.json, lockfile and loader. */
+export declare const TOOLCHAIN_SOURCE: string;
+/** A short hash of the toolchain's files: the name of its directory. */
+export declare function toolchainId(): string;
+/** `$AIRLOCK_JS_TOOLCHAIN`, else `${XDG_CACHE_HOME:-~/.cache}/airlock/js-toolchain/<toolchainId()>`. */
+export declare function toolchainDir(): string;
+/** Installs the toolchain when missing (printing one line through `log`); its directory. */
+export declare function ensureToolchain(opts?: { log?: (line: string) => void }): Promise<{ dir: string; id: string; installedMs: number }>;
 export declare function bundle(opts: { entry: string; engine?: Engine; minify?: boolean }): Promise<string>;
 export declare function build(opts: {
   entry: string;
@@ -10,4 +18,4 @@ export declare function build(opts: {
   engine?: Engine;
   minify?: boolean;
   keepBundle?: boolean;
-}): Promise<{ out: string; engine: Engine; bytes: number; ms: number; bundleBytes: number }>;
+}): Promise<{ out: string; engine: Engine; bytes: number; ms: number; bundleBytes: number; toolchainMs: number }>;

@@ -6,11 +6,18 @@
 //   2. componentize-js (StarlingMonkey, the default) or componentize-qjs
 //      (QuickJS) turns it into a component of the world `handler` of the
 //      WIT bundled with this package (wit/airlock.wit).
+//
+// esbuild and the engines are not dependencies of this package: they come
+// from the build toolchain, installed once per machine outside any project
+// (see toolchain.mjs).
 import { mkdir, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { existsSync, realpathSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ensureToolchain, loadToolchain } from './toolchain.mjs';
+
+export { ensureToolchain, toolchainDir, toolchainId, TOOLCHAIN_SOURCE } from './toolchain.mjs';
 
 /** The SDK package root (real path, so it matches what esbuild resolves). */
 export const SDK_ROOT = realpathSync(join(dirname(fileURLToPath(import.meta.url)), '..'));
@@ -55,7 +62,7 @@ function entrySource(entry, engine) {
  * @param {{ entry: string, engine?: string, minify?: boolean }} opts
  */
 export async function bundle({ entry, engine = 'starlingmonkey', minify = false }) {
-  const esbuild = await import('esbuild');
+  const esbuild = await (await loadToolchain()).esbuild();
   const abs = resolve(entry);
   const result = await esbuild.build({
     stdin: { contents: entrySource(abs, engine), resolveDir: dirname(abs), sourcefile: 'airlock-entry.js', loader: 'js' },
@@ -84,13 +91,15 @@ export async function bundle({ entry, engine = 'starlingmonkey', minify = false 
 }
 
 /**
- * Builds `entry` into the component `out`.
+ * Builds `entry` into the component `out`. The first build on a machine
+ * installs the toolchain first (`toolchainMs`, not counted in `ms`).
  * @param {{ entry: string, out: string, engine?: string, minify?: boolean, keepBundle?: boolean }} opts
- * @returns {Promise<{ out: string, engine: string, bytes: number, ms: number, bundleBytes: number }>}
+ * @returns {Promise<{ out: string, engine: string, bytes: number, ms: number, bundleBytes: number, toolchainMs: number }>}
  */
 export async function build({ entry, out, engine = 'starlingmonkey', minify = false, keepBundle = false }) {
   if (!ENGINES.includes(engine)) throw new Error(`unknown engine \`${engine}\` (one of ${ENGINES.join(', ')})`);
   if (!existsSync(entry)) throw new Error(`no such handler module: ${entry}`);
+  const { installedMs: toolchainMs } = await ensureToolchain();
   const started = performance.now();
   const source = await bundle({ entry, engine, minify });
   const work = await mkdtemp(join(tmpdir(), 'airlock-build-'));
@@ -106,11 +115,11 @@ export async function build({ entry, out, engine = 'starlingmonkey', minify = fa
   await mkdir(dirname(resolve(out)), { recursive: true });
   await writeFile(out, component);
   const { size } = await stat(out);
-  return { out, engine, bytes: size, ms: Math.round(performance.now() - started), bundleBytes: Buffer.byteLength(source) };
+  return { out, engine, bytes: size, ms: Math.round(performance.now() - started), bundleBytes: Buffer.byteLength(source), toolchainMs };
 }
 
 async function componentizeStarlingMonkey(sourcePath) {
-  const { componentize } = await import('@bytecodealliance/componentize-js');
+  const { componentize } = await (await loadToolchain()).componentizeJs();
   // Default features: stdio, random, clocks and http (`fetch`, which goes
   // through wasi:http under the host's egress rules).
   const { component } = await componentize({ sourcePath, witPath: WIT_PATH, worldName: WORLD });
@@ -118,7 +127,7 @@ async function componentizeStarlingMonkey(sourcePath) {
 }
 
 async function componentizeQuickJs(jsPath, jsSource) {
-  const { componentize } = await import('componentize-qjs');
+  const { componentize } = await (await loadToolchain()).componentizeQjs();
   // `sync`: the non-async runtime; the host calls `run` without the
   // component-model async ABI.
   const { component } = await componentize({ witPath: WIT_PATH, jsSource, jsPath, world: WORLD, sync: true });
