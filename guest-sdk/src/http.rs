@@ -2,8 +2,13 @@
 //! (the `wasip2` crate's bindings).
 //!
 //! Requests go only where the queue binding's `egress` list (within the
-//! operator's) allows; anything else fails with [`HttpError::Denied`] and
-//! the reason is in the job's log. Put a secret's placeholder
+//! operator's) allows; anything else fails with [`HttpError::Denied`]
+//! carrying the host's reason (`context.http-refusals`), which is also in
+//! the job's log. A request the host cut off — its body over
+//! `maxHttpRequestBytes`, its response over `maxHttpResponseBytes`, no
+//! response or next chunk within `httpTimeoutMs` — fails with
+//! [`HttpError::Limit`] and the host's reason. Both are fatal as a
+//! [`JobError`]: a retry would be refused again. Put a secret's placeholder
 //! ([`Context::secret`](crate::Context::secret)) in a header and the host
 //! sends the value instead, to the secret's own destinations only.
 //!
@@ -19,6 +24,7 @@
 //!     .json()?;
 //! ```
 
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use serde::Serialize;
@@ -29,6 +35,8 @@ use wasip2::http::types::{
 };
 use wasip2::io::streams::StreamError;
 
+use crate::bindings::airlock::job::context as host;
+use crate::bindings::airlock::job::types::HttpRefusalKind;
 use crate::error::JobError;
 
 /// Largest chunk written to a request body stream at once (the stream
@@ -41,10 +49,11 @@ pub enum HttpError {
     /// The URL or a header is not valid; names it.
     Invalid(String),
     /// The host refused the request before sending it: not in the queue's
-    /// egress list, a private address, or the run's request cap. The job's
-    /// log says which.
+    /// egress list or the operator's, a private address, not http(s), or
+    /// the run's request cap. Carries the host's reason.
     Denied(String),
-    /// A limit on the request or response was hit (body too large).
+    /// A cap on the request or response was hit: a body too large, or no
+    /// answer within `httpTimeoutMs`. Carries the host's reason.
     Limit(String),
     /// Sending or receiving failed (DNS, connect, TLS, timeout, reset).
     Transport(String),
@@ -106,6 +115,55 @@ fn describe(code: &ErrorCode) -> HttpError {
         )),
         other => HttpError::Transport(format!("{other:?}")),
     }
+}
+
+/// The highest `seq` of `context.http-refusals` this job has matched to a
+/// request already: a refusal is the reason of one request only. Reset
+/// for every job, as the host's numbering is (a warm instance runs many).
+static REFUSALS_SEEN: AtomicU32 = AtomicU32::new(0);
+
+/// A new job starts: no refusal of its own seen yet.
+pub(crate) fn begin_job() {
+    REFUSALS_SEEN.store(0, Ordering::Relaxed);
+}
+
+/// The host's own word on a request to `url` that just failed with
+/// `error`: the newest refusal not yet matched to a request, preferring
+/// one of `url` (without its query; a refused redirect has another URL).
+/// `error` as it is when the host refused or cut off nothing new.
+fn with_host_reason(url: &str, error: HttpError) -> HttpError {
+    if matches!(error, HttpError::Invalid(_)) {
+        return error;
+    }
+    let seen = REFUSALS_SEEN.load(Ordering::Relaxed);
+    let fresh: Vec<_> = host::http_refusals()
+        .into_iter()
+        .filter(|r| r.seq > seen)
+        .collect();
+    let bare = url.split(['?', '#']).next().unwrap_or(url);
+    let Some(refusal) = fresh
+        .iter()
+        .rev()
+        .find(|r| same_url(&r.url, bare))
+        .or(fresh.last())
+    else {
+        return error;
+    };
+    if let Some(newest) = fresh.last() {
+        REFUSALS_SEEN.store(newest.seq, Ordering::Relaxed);
+    }
+    match refusal.kind {
+        HttpRefusalKind::RequestTooLarge
+        | HttpRefusalKind::ResponseTooLarge
+        | HttpRefusalKind::Timeout => HttpError::Limit(refusal.reason.clone()),
+        _ => HttpError::Denied(refusal.reason.clone()),
+    }
+}
+
+/// Whether the host's `shown` URL is `url`: the host writes the path even
+/// when it is `/`.
+fn same_url(shown: &str, url: &str) -> bool {
+    shown == url || shown.strip_suffix('/') == Some(url)
 }
 
 /// The client: [`Context::http`](crate::Context::http).
@@ -202,6 +260,11 @@ impl RequestBuilder {
 
     /// Sends the request and reads the whole response.
     pub fn send(self) -> Result<Response, HttpError> {
+        let url = self.url.clone();
+        self.send_inner().map_err(|e| with_host_reason(&url, e))
+    }
+
+    fn send_inner(self) -> Result<Response, HttpError> {
         if let Some(e) = self.error {
             return Err(e);
         }

@@ -19,6 +19,7 @@ where
     F: FnOnce(&Context, I) -> Result<O, JobError>,
 {
     install_panic_reporter();
+    crate::http::begin_job();
     let input: I = decode_input(&job.data)?;
     let ctx = Context::new(job_info(job));
     let output = handler(&ctx, input).map_err(WitJobError::from)?;

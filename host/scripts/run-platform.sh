@@ -70,10 +70,17 @@ else
   gateway=""
 fi
 
+# What handlers may reach (the host operator's list; each binding's egress
+# list narrows it): the mock gateway, plus the destinations in
+# AIRLOCK_EGRESS_ALLOW (comma-separated patterns, as --egress-allow takes:
+# AIRLOCK_EGRESS_ALLOW='https://api.stripe.com,https://*.sendgrid.net' make run).
+allow="$gateway"
+if [ -n "${AIRLOCK_EGRESS_ALLOW:-}" ]; then allow="${allow:+$allow,}$AIRLOCK_EGRESS_ALLOW"; fi
+
 "$airlock" serve --redis "redis://127.0.0.1:$port" --listen "$listen" \
   --tokens "admin:local:$token" --host-id local \
   --secrets-key-file "$state/secrets.key" \
-  ${gateway:+--egress-allow "$gateway" --egress-allow-network 127.0.0.1/32} &
+  ${allow:+--egress-allow "$allow"} ${gateway:+--egress-allow-network 127.0.0.1/32} &
 host_pid=$!
 for _ in $(seq 100); do curl -sf "$url/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
 

@@ -10,7 +10,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1] / "guest-sdk" / "python" / "src"))
 
-from airlock_sdk import HttpError  # noqa: E402
+from airlock_sdk import HttpError, HttpRefusal  # noqa: E402
 from airlock_sdk.testing import FakeHost, run  # noqa: E402
 
 
@@ -235,6 +235,66 @@ class RefundRequestTest(unittest.TestCase):
 class NoopTest(unittest.TestCase):
     def test_returns_an_empty_object(self):
         self.assertEqual(run(noop.run, {"anything": 1}).output, "{}")
+
+
+class WarmProbeTest(unittest.TestCase):
+    """One loaded module is one instance: ``run`` again on it is what a warm
+    instance does (``testing.run`` gives each job a fresh host)."""
+
+    def setUp(self):
+        self.probe = load("warm-probe")  # a fresh module: a fresh instance
+
+    def test_a_fresh_instance_has_seen_nothing(self):
+        self.assertEqual(run(self.probe.run, {"tag": "a"}).value, {"seen": [], "count": 0})
+
+    def test_a_reused_instance_reports_the_jobs_before(self):
+        first = run(self.probe.run, {"tag": "a"})
+        second = run(self.probe.run, {"tag": "b", "mode": "keep-ctx"})
+        third = run(self.probe.run, {"tag": "c"})
+        ids = [o.value["seen"][i]["id"] for o, i in ((second, 0), (third, 1))]
+        self.assertEqual(first.value, {"seen": [], "count": 0})
+        self.assertEqual(second.value, {"seen": [{"id": ids[0], "tag": "a"}], "count": 1})
+        self.assertEqual(third.value["seen"], [{"id": ids[0], "tag": "a"}, {"id": ids[1], "tag": "b"}])
+        self.assertEqual(third.value["count"], 2)
+        self.assertRegex(third.value["staleCtx"],
+                         r"^threw: this job \(.+\) has ended; ctx cannot be used after the handler returned \(ctx\.log: ")
+        self.assertEqual(third.logs, [], "the stale ctx reached no host")
+        self.assertEqual(second.logs, [])
+
+    def test_modes(self):
+        out = run(self.probe.run, {"tag": "a", "mode": "retry"})
+        self.assertEqual((out.status, out.message), ("retry", "warm-probe: asked to fail"))
+        self.assertEqual(run(self.probe.run, {"tag": "b", "mode": "grow"}).value["count"], 1)
+        self.assertEqual(len(self.probe.hoard), 1)
+        self.assertEqual(len(self.probe.hoard[0]), 1 << 20)
+        out = run(self.probe.run, {"mode": "grow"})
+        self.assertEqual((out.status, out.message), ("fatal", "invalid job data: missing field `tag`"))
+
+
+class HttpRefusalProbeTest(unittest.TestCase):
+    def setUp(self):
+        self.probe = load("http-refusal-probe")
+
+    def test_fetches_and_reads(self):
+        host = FakeHost(http=lambda r: (200, {}, "héllo"))
+        self.assertEqual(run(self.probe.run, {"url": "https://h/", "read": True}, host=host).value,
+                         {"status": 200, "bytes": 6})
+        self.assertEqual(run(self.probe.run, {"url": "https://h/", "via": "global"}, host=host).value,
+                         {"status": 200, "bytes": 0})
+
+    def test_a_refusal_fails_the_job_fatally_with_the_reason(self):
+        out = run(self.probe.run, {"url": "https://api.example.com/v1?x=1"})
+        self.assertEqual((out.status, out.message),
+                         ("fatal", "HTTP request refused: api.example.com:443 is not in this queue's egress list"))
+        cap = "the response body went over maxHttpResponseBytes (65536 bytes)"
+        host = FakeHost(http=lambda r: HttpRefusal("response-too-large", r.url, cap))
+        out = run(self.probe.run, {"url": "https://h/big", "read": True}, host=host)
+        self.assertEqual((out.status, out.message), ("fatal", f"HTTP request refused: {cap}"))
+
+    def test_a_network_error_is_retried(self):
+        host = FakeHost(http=lambda r: HttpError("transport", "ErrorCode::ConnectionRefused"))
+        out = run(self.probe.run, {"url": "https://h/"}, host=host)
+        self.assertEqual((out.status, out.message), ("retry", "HTTP transport: ErrorCode::ConnectionRefused"))
 
 
 if __name__ == "__main__":

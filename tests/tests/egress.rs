@@ -261,7 +261,7 @@ fn the_request_cap_and_the_response_cap_fail_the_request_not_the_host() {
         answers[1]["error"]
             .as_str()
             .unwrap()
-            .contains("exceeds limit: 1024"),
+            .contains("went over maxHttpResponseBytes (1024 bytes)"),
         "{answers:?}"
     );
     assert!(

@@ -116,6 +116,7 @@ impl Rig {
             applied_generation: AtomicU64::new(airlock::worker::NO_GENERATION),
             fleet: Fleet::new(store, Duration::from_secs(5)),
             egress: Arc::new(OperatorEgress::default()),
+            runs_jobs: true,
             secrets_key: None,
             cancels: Default::default(),
         });

@@ -743,6 +743,14 @@ fn a_component_too_big_for_a_pool_slot_is_refused_at_upload() {
     assert!(err.to_string().contains("core module instances"), "{err}");
 }
 
+/// A handler built against the pinned `airlock:job@0.3.0` contract runs
+/// unchanged: its `context` (with the waits) and `config` imports link
+/// under their old names.
+#[test]
+fn a_handler_built_against_the_0_3_0_contract_still_runs() {
+    legacy_handler_runs("legacy-v0-3", "0.3.0", "0.3.0 handler runs job job-1");
+}
+
 /// A handler built against the pinned `airlock:job@0.2.0` contract runs
 /// unchanged: its `context` and `config` imports link under their old
 /// names, its log and progress arrive, its step is recorded.

@@ -101,7 +101,57 @@ fn kind(outcome: &RunOutcome) -> FailureKind {
     }
 }
 
-const PROBES: [&str; 1] = ["warm-probe"];
+/// The Rust, TypeScript (StarlingMonkey) and Python probes: the same data
+/// and result shapes. Trap, spin and reveal modes are the Rust probe's only.
+const PROBES: [&str; 3] = ["warm-probe", "js-warm-probe", "py-warm-probe"];
+
+/// The TypeScript and Python SDKs reset their per-job state for every job:
+/// a `ctx` an earlier job kept in a global refuses to be used (it would
+/// otherwise log, step or fetch on behalf of a job that has ended), while
+/// the global itself persists, as a module global of a reused BullMQ child
+/// process would.
+#[test]
+fn a_context_kept_from_an_earlier_job_refuses_to_serve_a_later_one() {
+    let sandbox = sandbox();
+    for guest in ["js-warm-probe", "py-warm-probe"] {
+        let probe = sandbox.load(&guest_bytes(guest)).unwrap();
+        let l = limits();
+        let owner = format!("{guest}-ctx");
+        let first = run(
+            &sandbox,
+            &probe,
+            "keep",
+            json!({"tag": "k", "mode": "keep-ctx"}),
+            &l,
+            reuse(&owner),
+        );
+        assert_eq!(seen(&first), Vec::<String>::new(), "{guest}");
+        let second = run(
+            &sandbox,
+            &probe,
+            "next",
+            json!({"tag": "n"}),
+            &l,
+            reuse(&owner),
+        );
+        assert!(second.warm, "{guest}");
+        assert_eq!(seen(&second), vec!["k".to_string()], "{guest}");
+        let Completion::Completed(out) = &second.completion else {
+            unreachable!()
+        };
+        let out: Value = serde_json::from_str(out).unwrap();
+        let stale = out["staleCtx"].as_str().unwrap_or_default();
+        assert!(
+            stale.starts_with("threw: "),
+            "{guest}: a kept ctx {stale:?}"
+        );
+        assert!(
+            !second.logs.iter().any(|l| l.message.contains("stale")),
+            "{guest}: the stale ctx logged into the next job: {:?}",
+            second.logs
+        );
+    }
+}
 
 #[test]
 fn an_owner_sees_only_its_own_jobs_and_nothing_persists_without_reuse() {

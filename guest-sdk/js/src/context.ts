@@ -3,6 +3,7 @@
 import { parseDuration, type Duration } from './duration';
 import { FatalError, RetryableError, messageOf } from './errors';
 import { parseEvent, type Event } from './event';
+import { Refusals, isRefusalError, isWrappedFetch, refused, requestUrl, trackResponse } from './fetch';
 import type { Host, JobInfo, LogLevel, RawEventMatch } from './host';
 
 /** Any value `JSON.stringify` writes. */
@@ -193,7 +194,93 @@ export interface FetchInit extends RequestInit {
   timeoutMs?: number;
 }
 
-/** The running job's link to Airlock. */
+/**
+ * Whether a job's run has returned. Shared by its {@link Context} and the
+ * host calls behind it; set by {@link endContext}.
+ */
+interface Lifetime {
+  ended: boolean;
+}
+
+const lifetimes = new WeakMap<Context, Lifetime>();
+/** Each context's {@link Refusals}: shared with the global `fetch` while its job runs. */
+const refusalsOfContext = new WeakMap<Context, Refusals>();
+
+/**
+ * What each host call is to the handler, for the error an ended `ctx`
+ * throws. Typed over {@link Host}, so a new host call cannot be left
+ * unguarded.
+ */
+const CALLS: { readonly [K in Exclude<keyof Host, 'engine'>]: string } = {
+  log: 'ctx.log',
+  reportProgress: 'ctx.progress',
+  stepLookup: 'ctx.step.run',
+  stepRecord: 'ctx.step.run',
+  sleepUntil: 'ctx.step.sleep',
+  waitForEvent: 'ctx.step.waitForEvent',
+  waitToken: 'ctx.step.waitToken',
+  waitForToken: 'ctx.step.waitForToken',
+  childrenResults: 'ctx.children',
+  httpRefusals: 'ctx.fetch',
+  kvGet: 'ctx.kv.get',
+  kvSet: 'ctx.kv.set',
+  kvSetIfAbsent: 'ctx.kv.setIfAbsent',
+  kvDelete: 'ctx.kv.delete',
+  configGet: 'ctx.config',
+  configKeys: 'ctx.config.keys',
+  secret: 'ctx.secret',
+  revealSecret: 'ctx.revealSecret',
+};
+
+/** The error of a `ctx` used after its job's run returned. */
+function endedError(jobId: string, call: string): FatalError {
+  return new FatalError(
+    `this job (${jobId}) has ended; ctx cannot be used after the handler returned (${call}: a ctx kept in a global, or used by a timer or promise the job left pending)`,
+  );
+}
+
+/** `host` with every call refused once `lifetime` has ended, before it reaches the host. */
+function guardedHost(host: Host, jobId: string, lifetime: Lifetime): Host {
+  const guarded: Record<string, unknown> = { engine: host.engine };
+  for (const name of Object.keys(CALLS) as (keyof typeof CALLS)[]) {
+    const call = host[name] as (...args: unknown[]) => unknown;
+    guarded[name] = (...args: unknown[]) => {
+      if (lifetime.ended) throw endedError(jobId, CALLS[name]);
+      return call.apply(host, args);
+    };
+  }
+  return guarded as unknown as Host;
+}
+
+/**
+ * Ends `ctx`: from now on every call through it (and its `step`, `log`,
+ * `kv`, `config`) throws a {@link FatalError} naming its job, without
+ * reaching the host. The SDK's `run` calls it when the handler's run has
+ * returned, so that on a reused (warm) instance nothing a job left behind
+ * acts in a later job's name. `ctx.job` stays readable.
+ */
+export function endContext(ctx: Context): void {
+  const lifetime = lifetimes.get(ctx);
+  if (lifetime !== undefined) lifetime.ended = true;
+}
+
+/**
+ * The refusals `ctx`'s job has used (over its guarded host): the SDK's
+ * `run` points the global `fetch` at them while the job runs, so that
+ * `ctx.fetch` and plain `fetch` never turn one refusal into two errors.
+ */
+export function contextRefusals(ctx: Context): Refusals {
+  const refusals = refusalsOfContext.get(ctx);
+  if (refusals === undefined) throw new TypeError('contextRefusals: not a Context made by the SDK');
+  return refusals;
+}
+
+/**
+ * The running job's link to Airlock. It works while the job's run lasts:
+ * once the handler has returned (or thrown), every call through it throws
+ * a {@link FatalError} (`this job (<id>) has ended; ...`) — keep no `ctx`
+ * past its job.
+ */
 export class Context {
   /** The job being run. */
   readonly job: JobInfo;
@@ -207,11 +294,17 @@ export class Context {
   readonly config: Config;
 
   readonly #host: Host;
+  readonly #refusals: Refusals;
+  readonly #lifetime: Lifetime = { ended: false };
   readonly #occurrences = new Map<string, number>();
 
-  constructor(job: JobInfo, host: Host) {
+  constructor(job: JobInfo, rawHost: Host) {
     this.job = job;
+    lifetimes.set(this, this.#lifetime);
+    const host = guardedHost(rawHost, job.id, this.#lifetime);
     this.#host = host;
+    this.#refusals = new Refusals(host);
+    refusalsOfContext.set(this, this.#refusals);
     const line = (level: LogLevel) => (message: string) => host.log(level, String(message));
     this.log = Object.freeze({
       trace: line('trace'),
@@ -260,6 +353,7 @@ export class Context {
    * else is stored as JSON. Best effort: never fails the job.
    */
   progress(value: number | Json | object): void {
+    this.#check('ctx.progress');
     if (typeof value === 'number') {
       const percent = Number.isFinite(value) ? Math.min(100, Math.max(0, Math.floor(value))) : 0;
       this.#host.reportProgress({ tag: 'percent', val: percent });
@@ -315,13 +409,20 @@ export class Context {
 
   /**
    * `fetch` (StarlingMonkey only), with failures mapped like the Rust SDK's
-   * HTTP client: a request that could not be sent — refused by the
-   * binding's egress rules, or a transport failure — rejects with a
-   * {@link RetryableError} (`HTTP transport: ...`); the engine reports
-   * both the same way. Responses come back whatever their status: pass
-   * them to {@link ensureOk}.
+   * HTTP client. A request the host refused — by the binding's egress
+   * list, the operator's, the address check, the scheme or
+   * `maxHttpRequests` — or cut off at a size or time cap rejects with a
+   * {@link FatalError} `HTTP request refused: <the host's reason>`, the
+   * refusal (`kind`, `url`, `reason`) on its `refusal`: a retry would be
+   * refused too. Any other failure to get a response (DNS, connect, reset,
+   * `timeoutMs`) rejects with a {@link RetryableError} (`HTTP transport:
+   * ...`). Reading the body (`text()`, `json()`, `arrayBuffer()`, `blob()`)
+   * fails with the refusal's error when the host cut the body off.
+   * Responses come back whatever their status: pass them to
+   * {@link ensureOk}.
    */
   async fetch(input: string | URL | Request, init?: FetchInit): Promise<Response> {
+    this.#check('ctx.fetch');
     const f = (globalThis as { fetch?: typeof fetch }).fetch;
     if (typeof f !== 'function') {
       throw new FatalError(
@@ -332,14 +433,27 @@ export class Context {
     if (timeoutMs !== undefined && rest.signal == null && typeof AbortSignal !== 'undefined' && typeof AbortSignal.timeout === 'function') {
       rest.signal = AbortSignal.timeout(timeoutMs);
     }
+    let response: Response;
     try {
-      return await f(input, rest);
+      response = await f(input, rest);
     } catch (e) {
+      // The SDK's wrapper of the global fetch has looked for a refusal
+      // already; a fetch that replaced it has not.
+      if (isRefusalError(e)) throw e;
+      const refusal = isWrappedFetch(f) ? undefined : refused(this.#refusals, e, requestUrl(input));
+      if (refusal !== undefined) throw refusal;
       if (e instanceof Error && e.name === 'TimeoutError') {
         throw new RetryableError(`HTTP transport: timed out after ${timeoutMs} ms`, { cause: e });
       }
       throw new RetryableError(`HTTP transport: ${messageOf(e)}`, { cause: e });
     }
+    trackResponse(response, this.#refusals);
+    return response;
+  }
+
+  /** Throws when this context's job has ended (for calls that may not reach the host). */
+  #check(call: string): void {
+    if (this.#lifetime.ended) throw endedError(this.job.id, call);
   }
 
   async #stepRun<T>(id: string, fn: () => T | Promise<T>): Promise<Jsonified<T>> {

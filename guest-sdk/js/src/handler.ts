@@ -1,11 +1,13 @@
 // The glue between the component's `run` export and a typed handler.
 
-import { installConsole } from './console';
-import { Context } from './context';
+import { installConsole, releaseConsole } from './console';
+import { Context, contextRefusals, endContext } from './context';
 import { FatalError, messageOf, toJobError, type JobErrorVariant } from './errors';
+import { installFetch, releaseFetch } from './fetch';
 import { createHost, ENGINE, jobInfo, type Host } from './host';
 import { rawImports, type RawJob } from './raw';
-import { settleNow } from './sync-promise';
+import { discardJobs, draining, settleNow } from './sync-promise';
+import { clearTimers } from './timers';
 
 /** A handler function: typed job data in, JSON-encodable result out. */
 export type HandlerFn<I, O> = (data: I, ctx: Context) => O | Promise<O>;
@@ -49,17 +51,36 @@ export function handler<I = unknown, O = unknown>(fn: HandlerFn<I, O>, options: 
   );
 }
 
-/** `handler` over any host (tests inject a fake one). */
+/**
+ * `handler` over any host (tests inject a fake one): `host()` is called
+ * once per job.
+ *
+ * Each call of the returned `run` is one job, and starts clean even when
+ * the host calls `run` again on the same instance (a warm instance): a new
+ * {@link Context} (its own step, sleep and wait occurrence counts, and
+ * no HTTP refusal of an earlier job counted as used), the console and the
+ * global `fetch` pointed at this job's host, no timer of an earlier job
+ * pending, and on QuickJS an empty promise-job queue. When the run
+ * returns, the job's `ctx` is ended (a later call through it throws
+ * without reaching the host), the console and the global `fetch` let go
+ * of the job's host, the job's pending timers are cleared and, on
+ * QuickJS, whatever the job left queued is dropped.
+ */
 export function makeRun(
   fn: HandlerFn<unknown, unknown>,
   options: HandlerOptions<unknown>,
   host: () => Host,
 ): Handler {
   const run = (job: RawJob): string | Promise<string> => {
-    const h = host();
-    const result = execute(fn, options, job, h);
+    const r: JobRun = { host: host(), ctx: undefined };
+    const result = execute(fn, options, job, r);
+    if (r.host.engine !== 'quickjs') return result;
     // QuickJS exports `run` synchronously: settle everything now.
-    return h.engine === 'quickjs' ? settleQuickJs(result) : result;
+    try {
+      return settleQuickJs(result);
+    } finally {
+      endJob(r); // also when the result never settled (execute's own `finally` did not run)
+    }
   };
   Object.defineProperty(run, HANDLER, { value: true });
   return run as Handler;
@@ -73,6 +94,12 @@ function settleQuickJs(result: Promise<string>): string {
     // the drain failing to settle it.
     if (e !== null && typeof e === 'object' && 'tag' in e) throw e;
     throw toJobError(new FatalError(messageOf(e)));
+  } finally {
+    // The drain stops once the result has settled: what the job left
+    // queued would otherwise run in the next job's drain on a reused
+    // instance. (A run inside a drain — only tests do that — leaves the
+    // outer drain's queue alone.)
+    if (!draining()) discardJobs();
   }
 }
 
@@ -105,18 +132,41 @@ export function decodeInput(data: string, decode?: (data: unknown) => unknown): 
   }
 }
 
+/** One call of `run`: the job's host and, once made, its context. */
+interface JobRun {
+  readonly host: Host;
+  ctx: Context | undefined;
+}
+
+/**
+ * The job is over: what it left behind (a ctx kept in a global, a timer
+ * or a promise still pending) must not act in a later job's name.
+ */
+function endJob(r: JobRun): void {
+  if (r.ctx !== undefined) {
+    endContext(r.ctx);
+    releaseFetch(contextRefusals(r.ctx));
+  }
+  releaseConsole(r.host);
+  clearTimers();
+}
+
 async function execute(
   fn: HandlerFn<unknown, unknown>,
   options: HandlerOptions<unknown>,
   job: RawJob,
-  host: Host,
+  r: JobRun,
 ): Promise<string> {
   try {
-    installConsole(host);
+    clearTimers(); // set after the last job ended (by its leftovers)
+    installConsole(r.host);
     const data = decodeInput(job.data, options.decode);
-    const ctx = new Context(jobInfo(job), host);
-    return encodeOutput(await fn(data, ctx));
+    r.ctx = new Context(jobInfo(job), r.host);
+    installFetch(contextRefusals(r.ctx), r.host.engine);
+    return encodeOutput(await fn(data, r.ctx));
   } catch (e) {
     throw toJobError(e) satisfies JobErrorVariant;
+  } finally {
+    endJob(r);
   }
 }

@@ -9,6 +9,7 @@
 // Everything above it sees numbers, `undefined` for none and `HostError`.
 
 import { toHostError } from './errors';
+import type { HttpRefusalKind } from './fetch';
 import type { RawImports, RawJob } from './raw';
 
 export type Engine = 'starlingmonkey' | 'quickjs';
@@ -32,6 +33,14 @@ export interface RawEventMatch {
   value: string;
 }
 
+/** The WIT `http-refusal`: a request of this run the host refused or cut off. */
+export interface RawHttpRefusal {
+  seq: number;
+  url: string;
+  kind: HttpRefusalKind;
+  reason: string;
+}
+
 /** The host calls, normalised. Failed calls throw {@link HostError}. */
 export interface Host {
   readonly engine: Engine;
@@ -46,6 +55,8 @@ export interface Host {
   /** The token's JSON body or `undefined` on timeout; parks the job (does not return) until one of them. */
   waitForToken(id: string, timeoutMs: number): string | undefined;
   childrenResults(): RawChild[];
+  /** The requests of this run the host refused or cut off, oldest first (the newest 32). */
+  httpRefusals(): RawHttpRefusal[];
   kvGet(key: string): string | undefined;
   kvSet(key: string, value: string, ttlMs: number | undefined): void;
   kvSetIfAbsent(key: string, value: string, ttlMs: number | undefined): boolean;
@@ -108,6 +119,8 @@ export function createHost(raw: RawImports, engine: Engine): Host {
     waitForToken: (id, timeoutMs) =>
       call('wait for token', () => fromOption(context.waitForToken(id, u64(timeoutMs)) as string | null | undefined)),
     childrenResults: () => call('children results', () => context.childrenResults() as RawChild[]),
+    httpRefusals: () =>
+      context.httpRefusals().map((r) => ({ seq: r.seq, url: r.url, kind: r.kind, reason: r.reason })),
     kvGet: (key) => call('kv get', () => fromOption(context.kvGet(key))),
     kvSet: (key, value, ttlMs) => call('kv set', () => context.kvSet(key, value, optU64(ttlMs))),
     kvSetIfAbsent: (key, value, ttlMs) =>

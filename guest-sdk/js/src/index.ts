@@ -40,3 +40,4 @@ export { eventPayload, isEvent } from './event';
 export type { AirlockEvent, Event } from './event';
 export { ensureOk, readJson, isRetryableStatus } from './http';
 export type { HttpStatusFailure } from './http';
+export type { HttpRefusal, HttpRefusalError, HttpRefusalFailure, HttpRefusalKind } from './fetch';

@@ -18,6 +18,8 @@ type Job = () => void;
 
 const queue: (Job | undefined)[] = [];
 let head = 0;
+/** How many `drainJobs` calls are running (more than one: a nested drain). */
+let depth = 0;
 
 /** Queues a job (a microtask). */
 export function enqueueJob(job: Job): void {
@@ -30,18 +32,48 @@ export function enqueueJob(job: Job): void {
  * every level takes jobs from the same FIFO queue.
  */
 export function drainJobs(until?: () => boolean): void {
-  while (head < queue.length) {
-    if (until !== undefined && until()) return;
-    const job = queue[head];
-    queue[head++] = undefined;
-    job!();
-    if (head >= 4096 && head * 2 >= queue.length) {
-      queue.splice(0, head);
-      head = 0;
+  depth++;
+  try {
+    while (head < queue.length) {
+      if (until !== undefined && until()) return;
+      const job = queue[head];
+      queue[head++] = undefined;
+      job!();
+      if (head >= 4096 && head * 2 >= queue.length) {
+        queue.splice(0, head);
+        head = 0;
+      }
     }
+    queue.length = 0;
+    head = 0;
+  } finally {
+    depth--;
   }
+}
+
+/** Jobs queued and not run yet. */
+export function pendingJobs(): number {
+  return queue.length - head;
+}
+
+/** Whether a drain is running (the caller is inside a queued job). */
+export function draining(): boolean {
+  return depth > 0;
+}
+
+/**
+ * Drops every queued job without running it and resets the queue; how many
+ * were dropped. `run` calls it when a job's result has settled: what that
+ * job left queued (the rest of a promise chain it did not await) belongs to
+ * it and must not run during the next job of a reused instance — it never
+ * would have on a fresh one. The promises those jobs would have settled stay
+ * pending for ever.
+ */
+export function discardJobs(): number {
+  const dropped = queue.length - head;
   queue.length = 0;
   head = 0;
+  return dropped;
 }
 
 const PENDING = 0;

@@ -1,6 +1,6 @@
 import unittest
 
-from airlock_sdk import Context, HttpError, JobInfo, _host
+from airlock_sdk import Context, FatalError, Http, HttpError, JobInfo, _host
 from airlock_sdk.http import Headers, Response, split_url
 from airlock_sdk.testing import FakeHost
 
@@ -75,10 +75,18 @@ class ClientTest(unittest.TestCase):
 
     def test_denied_without_egress(self):
         self.host.http = None
-        with self.assertRaises(HttpError) as cm:
+        with self.assertRaises(FatalError) as cm:
             self.ctx.http.get("https://example.com/")
-        self.assertEqual(cm.exception.kind, "denied")
-        self.assertFalse(cm.exception.retryable)
+        self.assertEqual(str(cm.exception), "HTTP request refused: example.com:443 is not in this queue's egress list")
+        self.assertEqual(cm.exception.refusal.kind, "egress-rule")
+        self.assertIsInstance(cm.exception.__cause__, HttpError)
+        self.assertEqual(cm.exception.__cause__.kind, "denied")
+        # An `Http()` of one's own reads no refusals: the bindings' HttpError.
+        with self.assertRaises(HttpError) as cm2:
+            Http().get("http://example.com:8080/")
+        self.assertEqual(cm2.exception.kind, "denied")
+        self.assertFalse(cm2.exception.retryable)
+        self.assertEqual(self.host.http_refusal_log[-1][1:3], ("http://example.com:8080/", "egress-rule"))
 
     def test_decode_error(self):
         self.replies.append((200, {}, "not json"))

@@ -1,10 +1,10 @@
-//! Host-side bindings generated from `wit/airlock.wit` (`airlock:job@0.3.0`)
-//! and from the pinned `airlock:job@0.2.0` and `@0.1.0` in `wit/deps/`, so
-//! handlers built against any of them link. Every import is async: a guest
+//! Host-side bindings generated from `wit/airlock.wit` (`airlock:job@0.4.0`)
+//! and from the pinned `airlock:job@0.3.0`, `@0.2.0` and `@0.1.0` in
+//! `wit/deps/`, so handlers built against any of them link. Every import is async: a guest
 //! waiting on Redis or the network is suspended, holding no thread.
 
 wasmtime::component::bindgen!({
-    world: "airlock:job/handler@0.3.0",
+    world: "airlock:job/handler@0.4.0",
     path: "../../wit",
     imports: {
         // The only imports allowed to trap: a durable sleep or wait stops
@@ -17,7 +17,27 @@ wasmtime::component::bindgen!({
     exports: { default: async },
 });
 
-/// The 0.2.0 contract: the same types (mapped onto 0.3.0's, which add one),
+/// The 0.3.0 contract: the same types (mapped onto 0.4.0's, which add two),
+/// and `context` (without `http-refusals`) and `config` under their old
+/// names.
+pub mod v0_3 {
+    wasmtime::component::bindgen!({
+        world: "airlock:job/handler@0.3.0",
+        path: "../../wit",
+        imports: {
+            "airlock:job/context.sleep-until": async | trappable,
+            "airlock:job/context.wait-for-event": async | trappable,
+            "airlock:job/context.wait-for-token": async | trappable,
+            default: async,
+        },
+        exports: { default: async },
+        with: {
+            "airlock:job/types@0.3.0": super::airlock::job0_4_0::types,
+        },
+    });
+}
+
+/// The 0.2.0 contract: the same types (mapped onto 0.4.0's, a superset),
 /// and `context` (without waits) and `config` under their old names.
 pub mod v0_2 {
     wasmtime::component::bindgen!({
@@ -29,7 +49,7 @@ pub mod v0_2 {
         },
         exports: { default: async },
         with: {
-            "airlock:job/types@0.2.0": super::airlock::job0_3_0::types,
+            "airlock:job/types@0.2.0": super::airlock::job0_4_0::types,
         },
     });
 }
@@ -46,11 +66,12 @@ pub mod v0_1 {
         },
         exports: { default: async },
         with: {
-            "airlock:job/types@0.1.0": super::airlock::job0_3_0::types,
+            "airlock:job/types@0.1.0": super::airlock::job0_4_0::types,
         },
     });
 }
 
-pub use airlock::job0_3_0::types::{
-    ChildOutcome, ChildResult, EventMatch, HostError, JobRef, LogLevel, Progress,
+pub use airlock::job0_4_0::types::{
+    ChildOutcome, ChildResult, EventMatch, HostError, HttpRefusal, HttpRefusalKind, JobRef,
+    LogLevel, Progress,
 };

@@ -256,6 +256,33 @@ impl EgressPattern {
                 .is_some_and(|head| head.len() > 1 && head.ends_with('.')),
         }
     }
+
+    /// Whether some destination is one of both this pattern's and
+    /// `other`'s: same scheme, compatible ports, and host patterns that
+    /// share a name.
+    pub fn overlaps(&self, other: &EgressPattern) -> bool {
+        if self.scheme != other.scheme {
+            return false;
+        }
+        if let (Some(a), Some(b)) = (self.port, other.port)
+            && a != b
+        {
+            return false;
+        }
+        // `name` is one of `*.suffix`'s names.
+        let under = |name: &str, suffix: &str| {
+            name.strip_suffix(suffix)
+                .is_some_and(|head| head.len() > 1 && head.ends_with('.'))
+        };
+        match (&self.host, &other.host) {
+            (HostPattern::Exact(a), HostPattern::Exact(b)) => a == b,
+            (HostPattern::Exact(name), HostPattern::Subdomains(suffix))
+            | (HostPattern::Subdomains(suffix), HostPattern::Exact(name)) => under(name, suffix),
+            (HostPattern::Subdomains(a), HostPattern::Subdomains(b)) => {
+                a == b || under(a, b) || under(b, a)
+            }
+        }
+    }
 }
 
 /// One entry of a binding's `egress` list: a destination pattern, and
@@ -318,6 +345,13 @@ impl<'de> Deserialize<'de> for EgressRule {
 }
 
 impl EgressRule {
+    /// The rule's destination pattern.
+    pub fn pattern(&self) -> &EgressPattern {
+        match self {
+            EgressRule::Pattern(p) | EgressRule::Rule { url: p, .. } => p,
+        }
+    }
+
     /// Whether this rule allows `dest`.
     pub fn allows(&self, dest: &Destination) -> bool {
         match self {
@@ -370,6 +404,14 @@ pub struct OperatorEgress {
     /// Networks requests may reach although they are not public
     /// (`--egress-allow-network`, e.g. `127.0.0.1/32` for a local gateway).
     pub networks: Vec<IpNet>,
+}
+
+impl OperatorEgress {
+    /// Whether any destination of `rule` is also on the operator's list: a
+    /// rule for which this is false can never let a request through.
+    pub fn could_allow(&self, rule: &EgressRule) -> bool {
+        self.allow.iter().any(|p| p.overlaps(rule.pattern()))
+    }
 }
 
 /// Why a request was refused before anything was sent.
@@ -547,6 +589,30 @@ mod tests {
         ] {
             assert!(bad.parse::<EgressPattern>().is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn patterns_overlap_when_some_destination_matches_both() {
+        let overlaps = |a: &str, b: &str| {
+            let (a, b): (EgressPattern, EgressPattern) = (a.parse().unwrap(), b.parse().unwrap());
+            assert_eq!(a.overlaps(&b), b.overlaps(&a), "{a} {b}: not symmetric");
+            a.overlaps(&b)
+        };
+        assert!(overlaps(
+            "https://api.stripe.com",
+            "https://api.stripe.com:443"
+        ));
+        assert!(overlaps("https://api.stripe.com", "https://*.stripe.com"));
+        assert!(overlaps("https://*.api.stripe.com", "https://*.stripe.com"));
+        assert!(overlaps("http://127.0.0.1:*", "http://127.0.0.1:8098"));
+        assert!(!overlaps("https://api.stripe.com", "http://api.stripe.com"));
+        assert!(!overlaps(
+            "https://api.stripe.com",
+            "https://api.stripe.com:8443"
+        ));
+        assert!(!overlaps("https://stripe.com", "https://*.stripe.com"));
+        assert!(!overlaps("https://evilstripe.com", "https://*.stripe.com"));
+        assert!(!overlaps("https://*.a.com", "https://*.b.com"));
     }
 
     #[test]

@@ -5,7 +5,9 @@
 //! 1. **Policy.** The destination must be on the binding's `egress` list
 //!    and the operator's (`egress::EgressPolicy::check`), and the run must
 //!    have requests left (`maxHttpRequests`). A refusal is the guest's
-//!    `HTTP-request-denied`, a line in the job's log and a counted refusal.
+//!    `HTTP-request-denied`, a line in the job's log, a counted refusal and
+//!    an entry of the run's [`Refusals`] (`context.http-refusals`, so the
+//!    SDKs fail the job with the reason).
 //! 2. **Resolution.** The host name is resolved and every address checked
 //!    (`EgressPolicy::address_allowed`); the connection goes to the first
 //!    address that passed — that very address, never a new lookup.
@@ -18,13 +20,21 @@
 //!    phase (connect, first byte, each body chunk) under
 //!    `min(httpTimeoutMs, the guest's own request options, the run's
 //!    remaining time)`.
-//! 5. **Response.** The body is counted as the guest reads it, and fails
-//!    past `maxHttpResponseBytes`.
+//! 5. **Response.** The body is counted as the guest receives it, and
+//!    fails past `maxHttpResponseBytes`.
+//!
+//! A request cut off by a cap — its body over `maxHttpRequestBytes`, its
+//! response over `maxHttpResponseBytes`, no response or no next chunk
+//! within `httpTimeoutMs` (or the run's remaining time; a shorter timeout
+//! the guest asked for itself is the guest's own business) — gets a line
+//! in the job's log and an entry in [`Refusals`] too, though it counts as
+//! made, not refused.
 //!
 //! Redirects are the guest's to follow: each is a new request, checked from
 //! step 1. When the run ends — finished, failed or past its deadline — the
 //! store is dropped, and with it every request still in flight.
 
+use std::collections::VecDeque;
 use std::net::{IpAddr, SocketAddr};
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -40,6 +50,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
 use wasmtime_wasi_http::{Error, RequestOptions, WasiBody, WasiHttpHooks};
 
+use crate::bindings::{HttpRefusal, HttpRefusalKind};
 use crate::egress::{Denial, Destination, EgressPolicy, Scheme};
 use crate::logs::{LogLevel, LogSink};
 use crate::secrets::Secret;
@@ -83,6 +94,108 @@ impl HttpStats {
     }
 }
 
+/// Most entries a run's [`Refusals`] keeps (the newest): enough for an SDK
+/// to find the one of the request that just failed, bounded for a guest
+/// that makes refused requests in a loop.
+pub const MAX_REFUSALS_KEPT: usize = 32;
+
+/// The requests of one run the host refused or cut off, newest last, for
+/// `context.http-refusals`.
+#[derive(Debug, Default)]
+pub struct Refusals {
+    /// How many so far: the last one's `seq`.
+    count: u32,
+    /// The newest [`MAX_REFUSALS_KEPT`].
+    kept: VecDeque<HttpRefusal>,
+}
+
+impl Refusals {
+    fn push(&mut self, url: String, kind: HttpRefusalKind, reason: String) {
+        self.count = self.count.saturating_add(1);
+        if self.kept.len() == MAX_REFUSALS_KEPT {
+            self.kept.pop_front();
+        }
+        self.kept.push_back(HttpRefusal {
+            seq: self.count,
+            url,
+            kind,
+            reason,
+        });
+    }
+}
+
+/// Where a run reports what happened to its requests: counts, the job's
+/// log and its [`Refusals`].
+#[derive(Clone)]
+struct Report {
+    stats: Arc<HttpStats>,
+    logs: Arc<Mutex<LogSink>>,
+    refusals: Arc<Mutex<Refusals>>,
+}
+
+impl Report {
+    /// A request refused before anything was sent: counted, logged, listed
+    /// (but a name that did not resolve is a network error, not listed),
+    /// and the guest's error code.
+    fn refused(&self, url: &str, denial: &Denial) -> Error {
+        self.stats.refused.fetch_add(1, Ordering::Relaxed);
+        log_line(
+            &self.logs,
+            &format!("[airlock] HTTP request refused: {denial}"),
+        );
+        let kind = match denial {
+            Denial::BadUrl => Some(HttpRefusalKind::Scheme),
+            Denial::NotInBinding(_) => Some(HttpRefusalKind::EgressRule),
+            Denial::NotByOperator(_) => Some(HttpRefusalKind::Operator),
+            Denial::PrivateAddress { .. } => Some(HttpRefusalKind::Address),
+            Denial::TooManyRequests(_) => Some(HttpRefusalKind::TooManyRequests),
+            Denial::Unresolved(_) => None,
+        };
+        if let Some(kind) = kind {
+            self.list(url, kind, denial.to_string());
+        }
+        match denial {
+            Denial::PrivateAddress { .. } => Error::DestinationIpProhibited,
+            Denial::Unresolved(_) => Error::DnsError {
+                rcode: None,
+                info_code: None,
+            },
+            _ => Error::HttpRequestDenied,
+        }
+    }
+
+    /// A request cut off by a cap after it passed the policy: logged and
+    /// listed.
+    fn cut_off(&self, url: &str, kind: HttpRefusalKind, reason: String) {
+        log_line(
+            &self.logs,
+            &format!("[airlock] HTTP request cut off: {reason}"),
+        );
+        self.list(url, kind, reason);
+    }
+
+    fn list(&self, url: &str, kind: HttpRefusalKind, reason: String) {
+        if let Ok(mut refusals) = self.refusals.lock() {
+            refusals.push(url.to_string(), kind, reason);
+        }
+    }
+}
+
+/// `uri` as a refusal shows it: scheme, authority and path, no query (a
+/// handler's own data may be in it; the SDK matches on the rest).
+fn shown_url(uri: &http::Uri) -> String {
+    let mut url = String::new();
+    if let Some(scheme) = uri.scheme_str() {
+        url.push_str(scheme);
+        url.push_str("://");
+    }
+    if let Some(authority) = uri.authority() {
+        url.push_str(authority.as_str());
+    }
+    url.push_str(uri.path());
+    url
+}
+
 /// A secret handed to the guest in this run, as its placeholder.
 #[derive(Debug, Clone)]
 pub struct Grant {
@@ -121,6 +234,27 @@ pub struct RunHttp {
     pub grants: Arc<Mutex<Vec<Grant>>>,
     /// The job's log, for refusals.
     pub logs: Arc<Mutex<LogSink>>,
+    /// The requests refused or cut off so far.
+    pub refusals: Arc<Mutex<Refusals>>,
+}
+
+impl RunHttp {
+    /// The newest refused or cut-off requests of the run, oldest first
+    /// (`context.http-refusals`).
+    pub fn refusals(&self) -> Vec<HttpRefusal> {
+        self.refusals
+            .lock()
+            .map(|r| r.kept.iter().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    fn report(&self) -> Report {
+        Report {
+            stats: self.stats.clone(),
+            logs: self.logs.clone(),
+            refusals: self.refusals.clone(),
+        }
+    }
 }
 
 /// The TLS client configuration every run shares (webpki roots).
@@ -150,25 +284,9 @@ type SendFuture = Box<
         > + Send,
 >;
 
-fn log_refusal(logs: &Mutex<LogSink>, denial: &Denial) {
+fn log_line(logs: &Mutex<LogSink>, line: &str) {
     if let Ok(mut sink) = logs.lock() {
-        sink.push(
-            LogLevel::Warn,
-            &format!("[airlock] HTTP request refused: {denial}"),
-        );
-    }
-}
-
-fn refused(stats: &HttpStats, logs: &Mutex<LogSink>, denial: &Denial) -> Error {
-    stats.refused.fetch_add(1, Ordering::Relaxed);
-    log_refusal(logs, denial);
-    match denial {
-        Denial::PrivateAddress { .. } => Error::DestinationIpProhibited,
-        Denial::Unresolved(_) => Error::DnsError {
-            rcode: None,
-            info_code: None,
-        },
-        _ => Error::HttpRequestDenied,
+        sink.push(LogLevel::Warn, line);
     }
 }
 
@@ -198,9 +316,10 @@ impl WasiHttpHooks for RunHttp {
         fut: Box<dyn Future<Output = Result<(), Error>> + Send>,
     ) -> SendFuture {
         drop(fut);
+        let report = self.report();
         let stats = self.stats.clone();
-        let logs = self.logs.clone();
         let limits = self.limits;
+        let url = shown_url(request.uri());
         let dest = Destination::of(request.method().as_str(), request.uri());
         let checked = match (&self.policy, &dest) {
             (_, None) => Err(Denial::BadUrl),
@@ -220,7 +339,7 @@ impl WasiHttpHooks for RunHttp {
         let policy = match checked {
             Ok(p) => p,
             Err(denial) => {
-                let error = refused(&stats, &logs, &denial);
+                let error = report.refused(&url, &denial);
                 // The refusal is the response's error, at once. The guest
                 // may still be writing the body: it is read and discarded
                 // (never sent anywhere) until the guest finishes or its run
@@ -235,21 +354,31 @@ impl WasiHttpHooks for RunHttp {
         let dest = dest.expect("checked above");
         let grants: Vec<Grant> = self.grants.lock().map(|g| g.clone()).unwrap_or_default();
         Box::new(
-            async move { send(request, options, dest, policy, grants, limits, stats, logs).await },
+            async move { send(request, options, dest, policy, grants, limits, report, url).await },
         )
     }
 }
 
-/// The deadline of one phase of a request.
-fn phase_timeout(limits: &HttpLimits, asked: Option<Duration>) -> Duration {
+/// The deadline of one phase of a request, and whether it is a cap of the
+/// host's (`httpTimeoutMs` or the run's remaining time) rather than a
+/// shorter timeout the guest asked for.
+fn phase_timeout(limits: &HttpLimits, asked: Option<Duration>) -> (Duration, bool) {
     let left = limits
         .run_deadline
         .saturating_duration_since(Instant::now());
-    let mut t = limits.timeout.min(left);
-    if let Some(asked) = asked {
-        t = t.min(asked);
+    let cap = limits.timeout.min(left);
+    match asked {
+        Some(asked) if asked < cap => (asked, false),
+        _ => (cap, true),
     }
-    t
+}
+
+/// The reason of a request cut off by a time cap.
+fn timed_out(dest: &Destination, what: &str, after: Duration) -> String {
+    format!(
+        "{what} from {dest} within {} ms (httpTimeoutMs, or the run's remaining time)",
+        after.as_millis()
+    )
 }
 
 trait Stream: AsyncRead + AsyncWrite + Send + Unpin + 'static {}
@@ -263,8 +392,8 @@ async fn send(
     policy: EgressPolicy,
     grants: Vec<Grant>,
     limits: HttpLimits,
-    stats: Arc<HttpStats>,
-    logs: Arc<Mutex<LogSink>>,
+    report: Report,
+    url: String,
 ) -> Result<
     (
         http::Response<WasiBody>,
@@ -272,7 +401,16 @@ async fn send(
     ),
     Error,
 > {
-    let connect_timeout = phase_timeout(&limits, options.and_then(|o| o.connect_timeout));
+    let stats = report.stats.clone();
+    let (connect_timeout, connect_capped) =
+        phase_timeout(&limits, options.and_then(|o| o.connect_timeout));
+    let connect_cut = || {
+        if connect_capped {
+            let reason = timed_out(&dest, "no connection", connect_timeout);
+            report.cut_off(&url, HttpRefusalKind::Timeout, reason);
+        }
+        Error::ConnectionTimeout
+    };
 
     // 2. Resolve and check every address; connect only to checked ones.
     let addrs: Vec<SocketAddr> = match dest.host.parse::<IpAddr>() {
@@ -291,11 +429,7 @@ async fn send(
     // A request refused here never went out: it counts as refused, not made.
     if addrs.is_empty() {
         stats.requests.fetch_sub(1, Ordering::Relaxed);
-        return Err(refused(
-            &stats,
-            &logs,
-            &Denial::Unresolved(dest.host.clone()),
-        ));
+        return Err(report.refused(&url, &Denial::Unresolved(dest.host.clone())));
     }
     let allowed: Vec<SocketAddr> = addrs
         .iter()
@@ -305,9 +439,8 @@ async fn send(
     if allowed.is_empty() {
         let shown: Vec<String> = addrs.iter().map(|a| a.ip().to_string()).collect();
         stats.requests.fetch_sub(1, Ordering::Relaxed);
-        return Err(refused(
-            &stats,
-            &logs,
+        return Err(report.refused(
+            &url,
             &Denial::PrivateAddress {
                 dest: dest.to_string(),
                 addrs: shown.join(", "),
@@ -324,6 +457,11 @@ async fn send(
             if e.downcast_ref::<http_body_util::LengthLimitError>()
                 .is_some()
             {
+                let reason = format!(
+                    "the request body to {dest} is over maxHttpRequestBytes ({} bytes); nothing was sent",
+                    limits.max_request_bytes
+                );
+                report.cut_off(&url, HttpRefusalKind::RequestTooLarge, reason);
                 Error::HttpRequestBodySize(Some(limits.max_request_bytes))
             } else {
                 match e.downcast::<Error>() {
@@ -385,7 +523,12 @@ async fn send(
             Err(_) => last_error = Error::ConnectionTimeout,
         }
     }
-    let tcp = tcp.ok_or(last_error)?;
+    // One entry for the request, however many addresses timed out.
+    let tcp = match tcp {
+        Some(tcp) => tcp,
+        None if matches!(last_error, Error::ConnectionTimeout) => return Err(connect_cut()),
+        None => return Err(last_error),
+    };
     let _ = tcp.set_nodelay(true);
     let stream: Box<dyn Stream> = match dest.scheme {
         Scheme::Http => Box::new(tcp),
@@ -400,7 +543,7 @@ async fn send(
                 tokio_rustls::TlsConnector::from(TLS.clone()).connect(name, tcp),
             )
             .await
-            .map_err(|_| Error::ConnectionTimeout)?
+            .map_err(|_| connect_cut())?
             .map_err(Error::Tls)?;
             Box::new(tls)
         }
@@ -410,11 +553,13 @@ async fn send(
         hyper::client::conn::http1::handshake(TokioIo::new(stream)),
     )
     .await
-    .map_err(|_| Error::ConnectionTimeout)??;
+    .map_err(|_| connect_cut())??;
 
-    let first_byte = phase_timeout(&limits, options.and_then(|o| o.first_byte_timeout));
-    let between = phase_timeout(&limits, options.and_then(|o| o.between_bytes_timeout))
-        .max(Duration::from_millis(1));
+    let (first_byte, first_byte_capped) =
+        phase_timeout(&limits, options.and_then(|o| o.first_byte_timeout));
+    let (between, between_capped) =
+        phase_timeout(&limits, options.and_then(|o| o.between_bytes_timeout));
+    let between = between.max(Duration::from_millis(1));
     // The connection task moves bytes for the request and its response; it
     // ends with the response body (or when the store drops the response).
     let conn = tokio::spawn(conn);
@@ -426,6 +571,10 @@ async fn send(
         }
         Err(_) => {
             conn.abort();
+            if first_byte_capped {
+                let reason = timed_out(&dest, "no response", first_byte);
+                report.cut_off(&url, HttpRefusalKind::Timeout, reason);
+            }
             return Err(Error::ConnectionReadTimeout);
         }
     };
@@ -434,9 +583,13 @@ async fn send(
             incoming,
             read: 0,
             max: limits.max_response_bytes,
-            stats: stats.clone(),
+            report: report.clone(),
+            url: url.clone(),
+            dest: dest.to_string(),
             idle: Box::pin(tokio::time::sleep(between)),
             between,
+            between_capped,
+            cut: false,
         }
         .boxed_unsync()
     });
@@ -450,15 +603,22 @@ async fn send(
     Ok((response, Box::new(io)))
 }
 
-/// A response body that counts what the guest reads and stops at the cap
+/// A response body that counts what reaches the guest and stops at the cap
 /// or after `between` without a chunk.
 struct CappedBody {
     incoming: Incoming,
+    /// Bytes received so far (delivered, or the chunk that went over).
     read: u64,
     max: u64,
-    stats: Arc<HttpStats>,
+    report: Report,
+    url: String,
+    dest: String,
     idle: Pin<Box<tokio::time::Sleep>>,
     between: Duration,
+    /// Whether `between` is the host's cap (see [`phase_timeout`]).
+    between_capped: bool,
+    /// Cut off already: reported once.
+    cut: bool,
 }
 
 impl Body for CappedBody {
@@ -474,12 +634,27 @@ impl Body for CappedBody {
             Poll::Ready(Some(Ok(frame))) => {
                 if let Some(data) = frame.data_ref() {
                     this.read += data.len() as u64;
-                    this.stats
-                        .bytes_in
-                        .fetch_add(data.len() as u64, Ordering::Relaxed);
                     if this.read > this.max {
+                        // The chunk that went over never reaches the guest:
+                        // it is not counted in `bytes_in`.
+                        if !this.cut {
+                            this.cut = true;
+                            let reason = format!(
+                                "the response body of {} went over maxHttpResponseBytes ({} bytes)",
+                                this.dest, this.max
+                            );
+                            this.report.cut_off(
+                                &this.url,
+                                HttpRefusalKind::ResponseTooLarge,
+                                reason,
+                            );
+                        }
                         return Poll::Ready(Some(Err(Error::HttpResponseBodySize(Some(this.max)))));
                     }
+                    this.report
+                        .stats
+                        .bytes_in
+                        .fetch_add(data.len() as u64, Ordering::Relaxed);
                 }
                 let next = tokio::time::Instant::now() + this.between;
                 this.idle.as_mut().reset(next);
@@ -488,7 +663,19 @@ impl Body for CappedBody {
             Poll::Ready(Some(Err(e))) => Poll::Ready(Some(Err(Error::from(e)))),
             Poll::Ready(None) => Poll::Ready(None),
             Poll::Pending => match this.idle.as_mut().poll(cx) {
-                Poll::Ready(()) => Poll::Ready(Some(Err(Error::ConnectionReadTimeout))),
+                Poll::Ready(()) => {
+                    if this.between_capped && !this.cut {
+                        this.cut = true;
+                        let reason = format!(
+                            "no next chunk of the response body from {} within {} ms (httpTimeoutMs, or the run's remaining time)",
+                            this.dest,
+                            this.between.as_millis()
+                        );
+                        this.report
+                            .cut_off(&this.url, HttpRefusalKind::Timeout, reason);
+                    }
+                    Poll::Ready(Some(Err(Error::ConnectionReadTimeout)))
+                }
                 Poll::Pending => Poll::Pending,
             },
         }

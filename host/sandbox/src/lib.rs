@@ -105,9 +105,10 @@ pub struct SandboxConfig {
     /// with `memset`/`memcpy`. Whatever does not fit is handed back to the
     /// kernel (`madvise`), which makes the next job page-fault it back in
     /// (copy-on-write faults on the data segment included) and shoots down
-    /// TLBs on every other core of a busy host. The default, 16 MiB, holds
-    /// what a JavaScript or Python job dirties (docs/BENCHMARKS.md). Costs
-    /// RSS: up to this much per warm pool slot.
+    /// TLBs on every other core of a busy host. The default, 16 MiB, is what
+    /// StarlingMonkey and Python jobs needed to stop page-faulting in the
+    /// languages benchmark (docs/BENCHMARKS.md). Costs RSS: up to this much
+    /// per warm pool slot.
     pub memory_keep_resident: usize,
 }
 

@@ -11,11 +11,11 @@ use wasmtime::component::ResourceTable;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
-use super::bindings::airlock::job0_3_0::{config, context, types};
+use super::bindings::airlock::job0_4_0::{config, context, types};
 use super::bindings::{
-    ChildOutcome, ChildResult, EventMatch, HostError, JobRef, LogLevel, Progress,
+    ChildOutcome, ChildResult, EventMatch, HostError, HttpRefusal, JobRef, LogLevel, Progress,
 };
-use super::bindings::{v0_1, v0_2};
+use super::bindings::{v0_1, v0_2, v0_3};
 use super::egress::EgressPolicy;
 use super::http::{Grant, HttpLimits, HttpStats, RunHttp};
 use super::limits::Limits;
@@ -215,6 +215,7 @@ impl RunState {
                 stats: Arc::default(),
                 grants: Arc::default(),
                 logs: logs.clone(),
+                refusals: Arc::default(),
             },
             queue,
             env: RunEnv::default(),
@@ -234,7 +235,7 @@ impl RunState {
     }
 
     /// Sets everything that belongs to one job — its services, limits,
-    /// binding environment, deadline, HTTP counts and secret grants — and
+    /// binding environment, deadline, HTTP counts, refusals and secret grants — and
     /// clears what the last job left (steps counted, a panic message, a
     /// suspension, an outage). A warm instance calls it before each job;
     /// what stays is the guest's own memory, the WASI context (its streams
@@ -260,6 +261,7 @@ impl RunState {
             stats: Arc::new(HttpStats::default()),
             grants: grants.clone(),
             logs: self.logs.clone(),
+            refusals: Arc::default(),
         };
         self.grants = grants;
         self.env = env;
@@ -597,6 +599,10 @@ impl context::Host for RunState {
         }
     }
 
+    async fn http_refusals(&mut self) -> Vec<HttpRefusal> {
+        self.http.refusals()
+    }
+
     async fn wait_token(&mut self, step_id: String) -> Result<String, HostError> {
         Self::check_key("wait id", &step_id)?;
         self.services
@@ -738,10 +744,13 @@ impl config::Host for RunState {
 }
 
 /// Implements an older contract's `context` by forwarding every function
-/// to the current one: its functions are a subset of today's.
+/// to the current one: its functions are a subset of today's (`$more`: the
+/// ones a later version added, beyond 0.1.0's).
 macro_rules! forward_context {
-    ($($host:tt)+) => {
+    ([$($host:tt)+] { $($more:tt)* }) => {
         impl $($host)+ for RunState {
+            $($more)*
+
             async fn report_progress(&mut self, value: Progress) {
                 context::Host::report_progress(self, value).await
             }
@@ -805,27 +814,63 @@ macro_rules! forward_context {
 
 // Handlers built against `airlock:job@0.1.0` import `context` under its
 // old name; its functions are the current ones.
-forward_context!(v0_1::airlock::job0_1_0::context::Host);
+forward_context!([v0_1::airlock::job0_1_0::context::Host] {});
 
 // Handlers built against `airlock:job@0.2.0` import `context` (without
 // the waits) and `config` under their old names; their functions are the
 // current ones.
-forward_context!(v0_2::airlock::job0_2_0::context::Host);
+forward_context!([v0_2::airlock::job0_2_0::context::Host] {});
 
-impl v0_2::airlock::job0_2_0::config::Host for RunState {
-    async fn get(&mut self, key: String) -> Option<String> {
-        config::Host::get(self, key).await
+// Handlers built against `airlock:job@0.3.0` import `context` (without
+// `http-refusals`) and `config` under their old names.
+forward_context!([v0_3::airlock::job0_3_0::context::Host] {
+    async fn wait_for_event(
+        &mut self,
+        step_id: String,
+        event: String,
+        matching: Option<EventMatch>,
+        timeout_ms: u64,
+    ) -> wasmtime::Result<Result<Option<String>, HostError>> {
+        context::Host::wait_for_event(self, step_id, event, matching, timeout_ms).await
     }
 
-    async fn keys(&mut self) -> Vec<String> {
-        config::Host::keys(self).await
+    async fn wait_token(&mut self, step_id: String) -> Result<String, HostError> {
+        context::Host::wait_token(self, step_id).await
     }
 
-    async fn secret(&mut self, name: String) -> Result<String, HostError> {
-        config::Host::secret(self, name).await
+    async fn wait_for_token(
+        &mut self,
+        step_id: String,
+        timeout_ms: u64,
+    ) -> wasmtime::Result<Result<Option<String>, HostError>> {
+        context::Host::wait_for_token(self, step_id, timeout_ms).await
     }
+});
 
-    async fn reveal_secret(&mut self, name: String) -> Result<String, HostError> {
-        config::Host::reveal_secret(self, name).await
-    }
+/// Implements an older contract's `config` (the same functions since
+/// 0.2.0) by forwarding to the current one.
+macro_rules! forward_config {
+    ($($host:tt)+) => {
+        impl $($host)+ for RunState {
+            async fn get(&mut self, key: String) -> Option<String> {
+                config::Host::get(self, key).await
+            }
+
+            async fn keys(&mut self) -> Vec<String> {
+                config::Host::keys(self).await
+            }
+
+            async fn secret(&mut self, name: String) -> Result<String, HostError> {
+                config::Host::secret(self, name).await
+            }
+
+            async fn reveal_secret(&mut self, name: String) -> Result<String, HostError> {
+                config::Host::reveal_secret(self, name).await
+            }
+        }
+    };
 }
+
+forward_config!(v0_3::airlock::job0_3_0::config::Host);
+
+forward_config!(v0_2::airlock::job0_2_0::config::Host);

@@ -238,10 +238,12 @@ fn is_provided(name: &str) -> bool {
     };
     if let Some(rest) = package.strip_prefix("airlock:job/") {
         return match rest {
-            "context" | "types" => ["0.1.", "0.2.", "0.3."]
+            "context" | "types" => ["0.1.", "0.2.", "0.3.", "0.4."]
                 .iter()
                 .any(|minor| version.starts_with(minor)),
-            "config" => version.starts_with("0.2.") || version.starts_with("0.3."),
+            "config" => ["0.2.", "0.3.", "0.4."]
+                .iter()
+                .any(|minor| version.starts_with(minor)),
             _ => false,
         };
     }

@@ -120,6 +120,7 @@ pub async fn bind(
     JsonBody(spec): JsonBody<BindingSpec>,
 ) -> Result<Json<QueueView>, ApiError> {
     caller.require(&[Role::Admin])?;
+    check_operator_egress(&state, &spec)?;
     let binding = state.registry().bind(&queue, &spec).await?;
     state
         .queues()
@@ -130,6 +131,42 @@ pub async fn bind(
         )
         .await?;
     Ok(Json(view(&state, binding).await?))
+}
+
+/// Refuses a binding whose `egress` rule no destination of this host's
+/// operator list (`--egress-allow`) matches: every request under it would
+/// be refused, so it is a mistake worth a 400 naming the rule rather than
+/// jobs failing later. Only on a host that runs jobs itself: an API-only
+/// host (`--no-workers`) does not know its workers' lists.
+fn check_operator_egress(state: &ApiState, spec: &BindingSpec) -> Result<(), ApiError> {
+    if !state.host.runs_jobs {
+        return Ok(());
+    }
+    let operator = &state.host.egress;
+    for (i, rule) in spec.egress.iter().enumerate() {
+        if operator.could_allow(rule) {
+            continue;
+        }
+        let allowed = if operator.allow.is_empty() {
+            "nothing".to_string()
+        } else {
+            operator
+                .allow
+                .iter()
+                .map(|p| p.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        return Err(crate::registry::invalid(
+            &format!("egress[{i}]"),
+            format!(
+                "{} is not allowed by this host's operator, so every request under this rule would be refused; the operator allows {allowed} (--egress-allow: add the destination there)",
+                rule.pattern()
+            ),
+        )
+        .into());
+    }
+    Ok(())
 }
 
 /// List bound queues with their counts.

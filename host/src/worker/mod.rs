@@ -69,6 +69,10 @@ pub struct HostContext {
     /// What the operator lets any job reach (`--egress-allow`,
     /// `--egress-allow-network`).
     pub egress: Arc<crate::sandbox::egress::OperatorEgress>,
+    /// Whether this process runs jobs (no `--no-workers`): its operator
+    /// list is then the one its jobs' requests meet, and binding a rule
+    /// outside it is refused.
+    pub runs_jobs: bool,
     /// The fleet's secrets key (`--secrets-key-file`), if this host has it.
     pub secrets_key: Option<crate::sandbox::secrets::SecretsKey>,
     /// The runs a cancel can stop (followed by [`cancels::listen`]).

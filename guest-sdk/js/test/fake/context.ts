@@ -1,4 +1,4 @@
-// Aliased to `airlock:job/context@0.3.0` in the test bundles.
+// Aliased to `airlock:job/context@0.4.0` in the test bundles.
 import { FakeParked, fail, fake, maybeFail, none, optIn, optU64In, u64In } from './state';
 
 type Variant = { tag: string; val: string };
@@ -80,6 +80,9 @@ export function childrenResults(): unknown[] {
   maybeFail('childrenResults');
   if (fake.children === undefined) fail('unsupported', 'this host has no flows');
   return fake.children;
+}
+export function httpRefusals(): unknown[] {
+  return fake.httpRefusals.map((r) => ({ ...r }));
 }
 export function kvGet(key: string): string | undefined {
   maybeFail('kvGet');

@@ -34,6 +34,16 @@ export interface FakeState {
   children: { child: { queue: string; id: string }; outcome: Variant }[] | undefined;
   /** Makes the next call of `op` fail with this host-error. */
   failures: Map<string, Variant>;
+  /** What `httpRefusals` returns: the run's refused requests, oldest first (see {@link refuse}). */
+  httpRefusals: FakeRefusal[];
+}
+
+/** A WIT `http-refusal` as both engines' bindings give it (`seq` a number, `kind` the enum's name). */
+export interface FakeRefusal {
+  seq: number;
+  url: string;
+  kind: string;
+  reason: string;
 }
 
 export type WaitCall =
@@ -68,6 +78,7 @@ export const fake: FakeState = {
   secrets: new Map(),
   children: [],
   failures: new Map(),
+  httpRefusals: [],
 };
 
 export function resetFake(engine: Engine = __AIRLOCK_ENGINE__): void {
@@ -86,6 +97,19 @@ export function resetFake(engine: Engine = __AIRLOCK_ENGINE__): void {
   fake.secrets = new Map();
   fake.children = [];
   fake.failures = new Map();
+  fake.httpRefusals = [];
+}
+
+/**
+ * Records that the host refused (or cut off) a request to `url` (without
+ * query), as the next of this run's refusals; its `seq`. Like the host,
+ * only the newest 32 are kept.
+ */
+export function refuse(url: string, kind: string, reason: string): number {
+  const seq = (fake.httpRefusals.at(-1)?.seq ?? 0) + 1;
+  fake.httpRefusals.push({ seq, url, kind, reason });
+  if (fake.httpRefusals.length > 32) fake.httpRefusals.shift();
+  return seq;
 }
 
 /** Records that wait `key` received `event` (as the host returns it: `{name, data, id, ts}`). */
@@ -156,5 +180,5 @@ export function rawJob(over: Partial<{ id: string; queue: string; name: string; 
     enqueuedAtMs: u64(over.enqueuedAtMs ?? 1_700_000_000_000),
     startedAtMs: u64(over.startedAtMs ?? 1_700_000_000_500),
     parent: over.parent ?? none(),
-  } as unknown as import('airlock:job/types@0.3.0').Job;
+  } as unknown as import('airlock:job/types@0.4.0').Job;
 }

@@ -42,7 +42,7 @@ from .context import (
     Match,
 )
 from .durations import Duration, Instant, duration_ms, instant_ms
-from .errors import AirlockError, FatalError, HostError, HttpError, RetryError
+from .errors import AirlockError, FatalError, HostError, HttpError, HttpRefusal, RetryError
 from .http import Headers, Http, Response
 
 __version__ = "0.3.0"
@@ -68,6 +68,7 @@ __all__ = [
     "RetryError",
     "HostError",
     "HttpError",
+    "HttpRefusal",
     "decode",
     "event_payload",
     "to_json",

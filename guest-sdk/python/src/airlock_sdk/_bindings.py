@@ -1,6 +1,6 @@
 """The host as the component sees it: an adapter from :class:`_host.Host` to
 the bindings componentize-py generates at build time from
-``guest-sdk/python/wit/world.wit`` (the ``airlock:job@0.3.0`` handler world
+``guest-sdk/python/wit/world.wit`` (the ``airlock:job@0.4.0`` handler world
 plus ``wasi:http/outgoing-handler@0.2.12``).
 
 Imported by ``airlock_sdk/__init__.py`` only when ``wit_world`` exists, i.e.
@@ -8,7 +8,7 @@ while componentize-py builds the component. Everything is imported at the
 top: componentize-py snapshots the interpreter after the app's imports, and
 a module first imported at run time is not in the component.
 
-The build passes ``--import-interface-name airlock:job/types@0.3.0=airlock_types``
+The build passes ``--import-interface-name airlock:job/types@0.4.0=airlock_types``
 and ``wasi:http/types@0.2.12=http_types`` (both interfaces are named
 ``types``), so the module names below are stable.
 """
@@ -204,6 +204,13 @@ class WitHost:
             return wit_config.reveal_secret(name)
         except Err as e:
             raise _failure(e) from None
+
+    def http_refusals(self) -> List[Tuple[int, str, str, str]]:
+        # The enum's cases by name: `EGRESS_RULE` is the contract's `egress-rule`.
+        return [
+            (r.seq, r.url, r.kind.name.lower().replace("_", "-"), r.reason)
+            for r in wit_context.http_refusals()
+        ]
 
     def job_error(self, kind: str, message: str) -> BaseException:
         if kind == "fatal":

@@ -110,6 +110,13 @@ class Host(Protocol):
         :class:`airlock_sdk.HttpError`."""
         ...
 
+    def http_refusals(self) -> List[Tuple[int, str, str, str]]:
+        """The requests of this run the host refused or cut off, oldest
+        first (the newest 32): ``(seq, url without query, kind, reason)``,
+        ``seq`` counting from 1 per run, ``kind`` the contract's
+        ``http-refusal-kind`` (``"egress-rule"``, ``"timeout"``, ...)."""
+        ...
+
     def job_error(self, kind: str, message: str) -> BaseException:
         """The exception that makes the ``run`` export return
         ``err(job-error.<kind>(message))``."""

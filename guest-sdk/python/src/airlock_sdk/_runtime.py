@@ -89,6 +89,13 @@ def handler(fn: F) -> F:
 def execute(spec: HandlerSpec, job: JobInfo, data: str) -> Tuple[str, str]:
     """Runs one job: ``("ok", output JSON)`` or ``("retry" | "fatal", message)``.
 
+    Every call is one job and starts clean, also when the host calls ``run``
+    again on the same instance (a warm instance): a new :class:`Context`
+    (its own step, sleep and wait occurrence counts). When the handler
+    returns or raises, ``print`` output is flushed and the context is ended:
+    a call through it later raises :class:`FatalError` without reaching the
+    host.
+
     A fake host's :class:`_host.Suspend` (a durable sleep or wait) and
     :class:`MemoryError` propagate: the real host stops the instance at a
     sleep or a wait, and a memory cap hit is reported best by the host itself.
@@ -115,7 +122,11 @@ def execute(spec: HandlerSpec, job: JobInfo, data: str) -> Tuple[str, str]:
                 pass
         return (kind, message)
     finally:
+        # The job is over: its print output goes to its own log, and a ctx
+        # the handler kept (in a global, on a warm instance) is dead for
+        # every later job.
         flush_output()
+        ctx._end()
     try:
         return ("ok", to_json(result))
     except (TypeError, ValueError) as e:

@@ -13,7 +13,7 @@ from . import _host
 from .codec import DecodeError, decode_value, to_json
 from .durations import Duration, Instant, duration_ms, instant_ms
 from .errors import FatalError, HostError
-from .http import Http
+from .http import Http, Refusals
 
 __all__ = [
     "Context",
@@ -49,6 +49,35 @@ def _call(what: str, fn: Callable[..., T], *args: Any) -> T:
         return fn(*args)
     except _host.HostFailure as e:
         raise HostError(e.kind, e.detail, what) from None  # type: ignore[arg-type]
+
+
+class _Lifetime:
+    """Whether a job's run has returned, shared by its :class:`Context` and
+    what the context hands out (``ctx.log``, ``ctx.kv``, ``ctx.config``,
+    ``ctx.http``). Every host call goes through :meth:`host`, which refuses
+    once the job has ended: on a reused (warm) instance a ``ctx`` kept in a
+    global must not act in a later job's name."""
+
+    __slots__ = ("job_id", "ended")
+
+    def __init__(self, job_id: str) -> None:
+        self.job_id = job_id
+        self.ended = False
+
+    def host(self, call: str) -> _host.Host:
+        """The host, for ``call`` (``"ctx.kv.get"``); a :class:`FatalError`
+        naming the job once it has ended."""
+        if self.ended:
+            raise FatalError(
+                f"this job ({self.job_id}) has ended; ctx cannot be used after the handler "
+                f"returned ({call}: a ctx kept in a global and used by a later job)"
+            )
+        return _host.current()
+
+
+def _live_host(lifetime: Optional[_Lifetime], call: str) -> _host.Host:
+    """The host for ``call`` through ``lifetime`` (none: always live)."""
+    return _host.current() if lifetime is None else lifetime.host(call)
 
 
 @dataclass(frozen=True)
@@ -193,12 +222,18 @@ class Logger:
 
     LEVELS = ("trace", "debug", "info", "warn", "error")
 
+    def __init__(self, lifetime: Optional[_Lifetime] = None) -> None:
+        self._lifetime = lifetime
+
+    def _live(self, call: str) -> _host.Host:
+        return _live_host(self._lifetime, call)
+
     def __call__(self, message: Any, level: str = "info") -> None:
         if level == "warning":
             level = "warn"
         if level not in self.LEVELS:
             raise ValueError(f"log level {level!r} is not one of {', '.join(self.LEVELS)}")
-        _host.current().log(level, message if isinstance(message, str) else str(message))
+        self._live("ctx.log").log(level, message if isinstance(message, str) else str(message))
 
     def trace(self, message: Any) -> None:
         self(message, "trace")
@@ -241,14 +276,21 @@ class Kv:
     optional expiry. Keys and values are strings. The classic use is
     idempotency: the first :meth:`set_if_absent` of a key wins."""
 
+    def __init__(self, lifetime: Optional[_Lifetime] = None) -> None:
+        self._lifetime = lifetime
+
+    def _live(self, call: str) -> _host.Host:
+        return _live_host(self._lifetime, call)
+
     def get(self, key: str) -> Optional[str]:
         """The value under ``key``, or ``None``."""
-        return _call("kv get", _host.current().kv_get, _text(key, "key"))
+        return _call("kv get", self._live("ctx.kv.get").kv_get, _text(key, "key"))
 
     def set(self, key: str, value: str, ttl_ms: Optional[int] = None, *, ttl: Optional[Duration] = None) -> None:
         """Stores ``value`` under ``key``, expiring after ``ttl_ms``
         milliseconds (or ``ttl``: seconds, ``timedelta``, ``"1h"``) when given."""
-        _call("kv set", _host.current().kv_set, _text(key, "key"), _text(value, "value"), _ttl(ttl_ms, ttl))
+        host = self._live("ctx.kv.set")
+        _call("kv set", host.kv_set, _text(key, "key"), _text(value, "value"), _ttl(ttl_ms, ttl))
 
     def set_if_absent(
         self, key: str, value: str, ttl_ms: Optional[int] = None, *, ttl: Optional[Duration] = None
@@ -257,7 +299,7 @@ class Kv:
         call stored it."""
         return _call(
             "kv set-if-absent",
-            _host.current().kv_set_if_absent,
+            self._live("ctx.kv.set_if_absent").kv_set_if_absent,
             _text(key, "key"),
             _text(value, "value"),
             _ttl(ttl_ms, ttl),
@@ -265,22 +307,28 @@ class Kv:
 
     def delete(self, key: str) -> bool:
         """Deletes ``key``; ``True`` when it existed."""
-        return _call("kv delete", _host.current().kv_delete, _text(key, "key"))
+        return _call("kv delete", self._live("ctx.kv.delete").kv_delete, _text(key, "key"))
 
 
 class Config:
     """``ctx.config``: the queue binding's ``config`` map (URLs and settings a
     handler should not hard-code)."""
 
+    def __init__(self, lifetime: Optional[_Lifetime] = None) -> None:
+        self._lifetime = lifetime
+
+    def _live(self) -> _host.Host:
+        return _live_host(self._lifetime, "ctx.config")
+
     def get(self, key: str, default: Optional[str] = None) -> Optional[str]:
         """The value of ``key``, or ``default`` when the binding does not set it."""
-        value = _host.current().config_get(key)
+        value = self._live().config_get(key)
         return default if value is None else value
 
     def require(self, key: str) -> str:
         """The value of ``key``; a :class:`FatalError` naming the key when it
         is not set."""
-        value = _host.current().config_get(key)
+        value = self._live().config_get(key)
         if value is None:
             raise FatalError(
                 f"configuration `{key}` is not set in this queue's binding (config.{key})"
@@ -289,13 +337,13 @@ class Config:
 
     def keys(self) -> List[str]:
         """The keys the binding sets, sorted."""
-        return list(_host.current().config_keys())
+        return list(self._live().config_keys())
 
     def __contains__(self, key: object) -> bool:
-        return isinstance(key, str) and _host.current().config_get(key) is not None
+        return isinstance(key, str) and self._live().config_get(key) is not None
 
     def __getitem__(self, key: str) -> str:
-        value = _host.current().config_get(key)
+        value = self._live().config_get(key)
         if value is None:
             raise KeyError(key)
         return value
@@ -309,17 +357,35 @@ def _occurrence(step_id: str, n: int) -> str:
 class Context:
     """The running job's link to Airlock: ``job``, ``step``, ``sleep``,
     waits, ``progress``, ``log``, ``kv``, ``children``, ``config``, secrets
-    and ``http``. One per run, passed to the handler."""
+    and ``http``. One per run, passed to the handler.
+
+    It works while the job's run lasts: once the handler has returned (or
+    raised), every call through it — and through its ``log``, ``kv``,
+    ``config`` and ``http`` — raises :class:`FatalError` (``this job (<id>)
+    has ended; ...``) without reaching the host. Keep no ``ctx`` past its
+    job: on a warm instance a later job would otherwise find it in a global.
+    ``ctx.job`` stays readable."""
 
     def __init__(self, job: JobInfo) -> None:
         self.job: JobInfo = job
-        self.log: Logger = Logger()
-        self.kv: Kv = Kv()
-        self.config: Config = Config()
-        self.http: Http = Http()
+        self._lifetime = _Lifetime(job.id)
+        self.log: Logger = Logger(self._lifetime)
+        self.kv: Kv = Kv(self._lifetime)
+        self.config: Config = Config(self._lifetime)
+        live = lambda: self._lifetime.host("ctx.http")  # noqa: E731
+        # This job's refusals: none used yet, also on a warm instance.
+        self.http: Http = Http(live, Refusals(live))
         # How often each step, sleep or wait id was used in this run, so a
         # repeated id (a step in a loop) gets a distinct, stable record.
         self._occurrences: Dict[str, int] = {}
+
+    def _end(self) -> None:
+        """Ends this context: its job's run has returned. Called by the
+        SDK's ``run`` glue; every later call through it raises."""
+        self._lifetime.ended = True
+
+    def _live(self, call: str) -> _host.Host:
+        return self._lifetime.host(call)
 
     # -- progress ---------------------------------------------------------
 
@@ -327,7 +393,7 @@ class Context:
         """Reports progress: an ``int`` is a percentage (clamped to 0–100),
         anything else is stored as JSON (an object with counters, say).
         Best effort: a failure to store it never fails the job."""
-        host = _host.current()
+        host = self._live("ctx.progress")
         if isinstance(value, int) and not isinstance(value, bool):
             host.report_progress_percent(min(100, max(0, value)))
             return
@@ -391,8 +457,8 @@ class Context:
             return lambda f: self.step(step_id, f, returns=returns)
         if not isinstance(step_id, str) or not step_id:
             raise ValueError("a step id is a non-empty string")
+        host = self._live("ctx.step")
         key = self._occurrence_key("step", step_id)
-        host = _host.current()
         recorded = _call("step lookup", host.step_lookup, key)
         if recorded is None:
             value = fn()
@@ -430,7 +496,7 @@ class Context:
         wake_at_ms = instant_ms(when)
         key = self._occurrence_key("sleep", step_id)
         flush_output()
-        _call("sleep", _host.current().sleep_until, key, wake_at_ms)
+        _call("sleep", self._live("ctx.sleep").sleep_until, key, wake_at_ms)
 
     # -- durable waits ----------------------------------------------------
 
@@ -487,7 +553,8 @@ class Context:
             matching = (_text(match.path, "match path"), value)
         key = self._occurrence_key("wait", wait_id)
         flush_output()
-        got = _call("wait for event", _host.current().wait_for_event, key, event, matching, timeout_ms)
+        host = self._live("ctx.wait_for_event")
+        got = _call("wait for event", host.wait_for_event, key, event, matching, timeout_ms)
         return None if got is None else _parse_event(got, wait_id)
 
     def wait_token(self, wait_id: str) -> str:
@@ -503,7 +570,7 @@ class Context:
         ``approval`` in a run is that of ``approval#2``)."""
         wait_id = _wait_id(wait_id)
         key = self._next_occurrence_key("wait", wait_id)
-        return _call("wait token", _host.current().wait_token, key)
+        return _call("wait token", self._live("ctx.wait_token").wait_token, key)
 
     def wait_for_token(
         self,
@@ -525,7 +592,7 @@ class Context:
         timeout_ms = _timeout_ms(timeout)
         key = self._occurrence_key("wait", wait_id)
         flush_output()
-        got = _call("wait for token", _host.current().wait_for_token, key, timeout_ms)
+        got = _call("wait for token", self._live("ctx.wait_for_token").wait_for_token, key, timeout_ms)
         if got is None:
             return None
         try:
@@ -538,7 +605,7 @@ class Context:
 
     def children(self) -> List[ChildResult]:
         """Outcomes of this job's flow children (empty for a job without any)."""
-        results = _call("children results", _host.current().children_results)
+        results = _call("children results", self._live("ctx.children").children_results)
         out = []
         for queue, job_id, kind, payload in results:
             if kind == "completed":
@@ -566,10 +633,10 @@ class Context:
         """A placeholder for the queue's secret ``name``: put it in a request
         header (or body, when the secret allows) and the host sends the value
         instead, to the secret's destinations only."""
-        return _call(f"secret `{name}`", _host.current().secret, name)
+        return _call(f"secret `{name}`", self._live("ctx.secret").secret, name)
 
     def reveal_secret(self, name: str) -> str:
         """The value of secret ``name`` itself, for computing with it
         (signing a payload). Only secrets set with ``reveal`` give it; the
         value is then redacted from the job's logs, output and step records."""
-        return _call(f"secret `{name}`", _host.current().reveal_secret, name)
+        return _call(f"secret `{name}`", self._live("ctx.reveal_secret").reveal_secret, name)

@@ -2,8 +2,9 @@
 contract's `job-error` (retry or fatal).
 
 - :class:`FatalError`: a failure no retry can fix (bad input, a refused
-  payment); the job fails at once, whatever attempts are left (BullMQ's
-  ``UnrecoverableError``).
+  payment, a request the host refused: ``HTTP request refused: <reason>``,
+  with :attr:`FatalError.refusal` set); the job fails at once, whatever
+  attempts are left (BullMQ's ``UnrecoverableError``).
 - :class:`RetryError`: a normal failure, retried per the job's ``attempts``
   and ``backoff``.
 - :class:`HostError`: a ``context``/``config`` call the host could not serve;
@@ -15,6 +16,7 @@ contract's `job-error` (retry or fatal).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Literal, Optional, Tuple
 
 __all__ = [
@@ -23,8 +25,10 @@ __all__ = [
     "RetryError",
     "HostError",
     "HttpError",
+    "HttpRefusal",
     "HostErrorKind",
     "HttpErrorKind",
+    "HttpRefusalKind",
     "job_error",
 ]
 
@@ -33,6 +37,40 @@ HttpErrorKind = Literal["invalid", "denied", "limit", "transport", "status", "de
 
 HOST_ERROR_KINDS: Tuple[str, ...] = ("unsupported", "invalid", "limit-exceeded", "unavailable")
 HTTP_ERROR_KINDS: Tuple[str, ...] = ("invalid", "denied", "limit", "transport", "status", "decode")
+
+HttpRefusalKind = Literal[
+    "egress-rule",
+    "operator",
+    "address",
+    "scheme",
+    "too-many-requests",
+    "request-too-large",
+    "response-too-large",
+    "timeout",
+]
+
+
+@dataclass(frozen=True)
+class HttpRefusal:
+    """A request the host refused or cut off (the contract's
+    ``http-refusal``): on :attr:`FatalError.refusal` of the error it failed
+    with.
+
+    ``kind``: ``"egress-rule"`` (not on the binding's ``egress`` list),
+    ``"operator"`` (not on the operator's ``--egress-allow``), ``"address"``
+    (only addresses the host refuses to reach), ``"scheme"`` (no http(s)
+    destination), ``"too-many-requests"`` (``maxHttpRequests`` used up),
+    ``"request-too-large"`` / ``"response-too-large"`` (a body over
+    ``maxHttpRequestBytes`` / ``maxHttpResponseBytes``) or ``"timeout"``
+    (no response, or no next body chunk, within ``httpTimeoutMs``).
+    """
+
+    kind: HttpRefusalKind
+    #: The request's URL without its query: ``https://host[:port]/path``.
+    url: str
+    #: The host's reason, as in the job's log
+    #: (``api.example.com:443 is not in this queue's egress list``).
+    reason: str
 
 
 class AirlockError(Exception):
@@ -56,9 +94,16 @@ class RetryError(AirlockError):
 
 class FatalError(AirlockError):
     """A failure no retry can fix: the job fails at once (BullMQ
-    ``UnrecoverableError``)."""
+    ``UnrecoverableError``).
+
+    ``ctx.http`` raises one for a request the host refused or cut off
+    (``HTTP request refused: <the host's reason>``); :attr:`refusal` then
+    says which and why, and ``__cause__`` is the :class:`HttpError` the
+    request failed with."""
 
     retryable = False
+    #: The refused request, when this error is one (else ``None``).
+    refusal: Optional[HttpRefusal] = None
 
 
 class HostError(AirlockError):
@@ -95,12 +140,16 @@ class HttpError(AirlockError):
     """An outgoing request failed.
 
     ``kind``: ``"invalid"`` (a bad URL or header), ``"denied"`` (the egress
-    rules or the run's request cap refused it; the job's log says which),
-    ``"limit"`` (a body over the run's limit), ``"transport"`` (DNS, connect,
+    rules or the run's request cap refused it), ``"limit"`` (a body over the
+    run's limit), ``"transport"`` (DNS, connect,
     TLS, timeout, reset), ``"status"`` (:meth:`Response.raise_for_status` on a
     non-2xx answer; ``status`` and ``body`` are set) or ``"decode"`` (the
     body is not the JSON expected). Transport failures and 5xx/408/429
     statuses are retryable, everything else is fatal.
+
+    ``ctx.http`` raises a :class:`FatalError` instead when the host recorded
+    why it refused or cut off the request (denials, limits and its
+    timeouts): ``HTTP request refused: <the host's reason>``.
     """
 
     def __init__(

@@ -2,8 +2,10 @@
 ``wasi:http/outgoing-handler``.
 
 Requests go only where the queue binding's ``egress`` list (within the
-operator's) allows; anything else fails with ``HttpError(kind="denied")`` and
-the reason is in the job's log. Put a secret's placeholder
+operator's) allows, within the run's HTTP limits. A request the host
+refuses or cuts off fails, through ``ctx.http``, with a :class:`FatalError`
+carrying the host's reason (``HTTP request refused: api.example.com:443 is
+not in this queue's egress list``; see :class:`Refusals`). Put a secret's placeholder
 (``ctx.secret(name)``) in a header and the host sends the value instead, to
 the secret's own destinations only. Redirects are returned, not followed.
 
@@ -15,14 +17,23 @@ the secret's own destinations only. Redirects are returned, not followed.
 from __future__ import annotations
 
 import json as _json
-from typing import Any, Dict, Iterator, List, Mapping, Optional, Tuple, Union
+from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Tuple, Union
 from urllib.parse import urlencode, urlsplit
 
 from . import _host
 from .durations import Duration, duration_ms
-from .errors import HttpError
+from .errors import FatalError, HttpError, HttpRefusal
 
-__all__ = ["Http", "Response", "Headers", "error_from_code", "error_from_stream_text", "split_url"]
+__all__ = [
+    "Http",
+    "Response",
+    "Headers",
+    "Refusals",
+    "error_from_code",
+    "error_from_stream_text",
+    "refusal_error",
+    "split_url",
+]
 
 HeaderInput = Union[Mapping[str, str], List[Tuple[str, str]], None]
 
@@ -60,6 +71,74 @@ def error_from_stream_text(what: str, debug_text: str) -> HttpError:
     if "body size exceeds limit" in first:
         return HttpError("limit", f"{what}: {first}")
     return HttpError("transport", f"{what}: {first}")
+
+
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def _without_query(url: str) -> str:
+    """``scheme://host[:port]/path`` of ``url`` (what the host records),
+    with the scheme and host lowercased and a default port dropped, so the
+    request's URL and the host's compare equal."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        return url.split("?", 1)[0].split("#", 1)[0]
+    scheme = parts.scheme.lower()
+    host = (parts.hostname or "").lower()
+    if ":" in host:
+        host = f"[{host}]"
+    if port is not None and port != _DEFAULT_PORTS.get(scheme):
+        host = f"{host}:{port}"
+    return f"{scheme}://{host}{parts.path or '/'}"
+
+
+class Refusals:
+    """The refusals of one job's run that ``ctx.http`` has turned into
+    errors.
+
+    The host refuses a request (the binding's egress list, the operator's,
+    the address check, the scheme, ``maxHttpRequests``) or cuts it off (a
+    size or time cap) with a ``wasi:http`` error code, which the SDK reads
+    as an :class:`HttpError`; its ``http-refusals`` list says why. After a
+    request fails, :meth:`take` looks there for a refusal newer than the
+    last one used. The host numbers a run's refusals from 1 (``seq``) and
+    keeps the newest 32; this remembers the highest ``seq`` used, so a
+    refusal becomes at most one error and a later failure is not blamed on
+    it. One per :class:`~airlock_sdk.Context`: a warm instance's next job
+    counts from none again."""
+
+    def __init__(self, host: Callable[[], "_host.Host"]) -> None:
+        self._host_of = host
+        self._used = 0
+
+    def take(self, url: str) -> Optional[HttpRefusal]:
+        """The refusal behind a request to ``url`` that has just failed, or
+        ``None`` when the host recorded none since the last one taken. Among
+        the new ones: the newest for ``url`` (compared without query), else
+        the newest (a redirect's refused hop has another URL). It and every
+        older one count as used."""
+        try:
+            entries = self._host_of().http_refusals()
+        except Exception:  # the job has ended: its host refuses every call
+            return None
+        fresh = [entry for entry in entries if entry[0] > self._used]
+        if not fresh:
+            return None
+        wanted = _without_query(url)
+        for_url = [entry for entry in fresh if _without_query(entry[1]) == wanted]
+        seq, refused_url, kind, reason = max(for_url or fresh, key=lambda entry: entry[0])
+        self._used = max(self._used, seq)
+        return HttpRefusal(kind, refused_url, reason)  # type: ignore[arg-type]
+
+
+def refusal_error(refusal: HttpRefusal) -> FatalError:
+    """The error a refused request fails with: ``HTTP request refused: <the
+    host's reason>``, the refusal on its :attr:`~FatalError.refusal`."""
+    error = FatalError(f"HTTP request refused: {refusal.reason}")
+    error.refusal = refusal
+    return error
 
 
 def split_url(url: str, params: Optional[Mapping[str, Any]] = None) -> Tuple[str, str, str]:
@@ -161,7 +240,22 @@ class Response:
 
 class Http:
     """The client: ``ctx.http``. Every method sends at once and returns the
-    whole :class:`Response`; failures raise :class:`HttpError`."""
+    whole :class:`Response`; failures raise :class:`HttpError`.
+
+    ``host`` gives the host to send through (the installed one by default;
+    a :class:`~airlock_sdk.Context` passes one that refuses once its job has
+    ended). With ``refusals`` (``ctx.http`` has its job's), a failed request
+    the host refused or cut off raises :class:`FatalError` ``HTTP request
+    refused: <the host's reason>`` instead of its :class:`HttpError`; an
+    ``Http()`` made without keeps the :class:`HttpError`."""
+
+    def __init__(
+        self,
+        host: Optional[Callable[[], "_host.Host"]] = None,
+        refusals: Optional[Refusals] = None,
+    ) -> None:
+        self._host_of = host if host is not None else _host.current
+        self._refusals = refusals
 
     def request(
         self,
@@ -183,6 +277,12 @@ class Http:
         placeholder); ``timeout`` (seconds, ``timedelta`` or ``"10s"``)
         bounds connecting, the first response byte and each gap between
         body bytes (the job's ``httpTimeoutMs`` and deadline cap it anyway).
+
+        The whole body is read before this returns. A request the host
+        refused or cut off — while sending or while reading the body —
+        raises :class:`FatalError` (``HTTP request refused: <reason>``,
+        :attr:`~FatalError.refusal` set, the :class:`HttpError` as its
+        cause); any other failure its :class:`HttpError`.
         """
         scheme, authority, path = split_url(url, params)
         pairs: List[Tuple[str, str]] = []
@@ -220,9 +320,16 @@ class Http:
                 timeout_ns = duration_ms(timeout) * 1_000_000
             except (TypeError, ValueError) as e:
                 raise HttpError("invalid", f"timeout: {e}") from None
-        status, response_headers, content = _host.current().http_send(
-            method.upper(), scheme, authority, path, encoded, body, timeout_ns
-        )
+        host = self._host_of()
+        try:
+            status, response_headers, content = host.http_send(
+                method.upper(), scheme, authority, path, encoded, body, timeout_ns
+            )
+        except HttpError as e:
+            refusal = None if self._refusals is None else self._refusals.take(url)
+            if refusal is None:
+                raise
+            raise refusal_error(refusal) from e
         return Response(status, response_headers, content, url)
 
     def get(self, url: str, **kwargs: Any) -> Response:

@@ -32,12 +32,14 @@ import re
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Tuple, Union
+from urllib.parse import urlsplit
 
 from . import _host
 from ._runtime import execute, spec_of
 from .codec import to_json
 from .context import Event, JobInfo, JobRef
-from .errors import HttpError
+from .errors import HttpError, HttpRefusal
+from .http import _without_query, error_from_code
 
 __all__ = ["FakeHost", "FakeRequest", "FakeWait", "Outcome", "run"]
 
@@ -45,6 +47,20 @@ __all__ = ["FakeHost", "FakeRequest", "FakeWait", "Outcome", "run"]
 _MAX_WAIT_MS = 365 * 24 * 60 * 60 * 1000
 _MAX_EVENT_NAME_BYTES = 256
 _MATCH_PATH = re.compile(r"\$(\.[A-Za-z0-9_-]{1,64}){1,16}")
+# What the bindings raise for a request the host refused or cut off, by
+# refusal kind (the `wasi:http` error code the host answers with).
+_REFUSAL_CODES = {
+    "egress-rule": "HttpRequestDenied",
+    "operator": "HttpRequestDenied",
+    "address": "DestinationIpProhibited",
+    "scheme": "HttpRequestDenied",
+    "too-many-requests": "HttpRequestDenied",
+    "request-too-large": "HttpRequestBodySize",
+    "response-too-large": "HttpResponseBodySize",
+    "timeout": "ConnectionReadTimeout",
+}
+# The host keeps a run's newest 32 refusals.
+_MAX_REFUSALS = 32
 
 
 @dataclass
@@ -102,8 +118,17 @@ class FakeRequest:
         return json.loads(self.body)
 
 
-HttpReply = Union[Tuple[int, Dict[str, str], Union[bytes, str, Any]], HttpError]
+HttpReply = Union[Tuple[int, Dict[str, str], Union[bytes, str, Any]], HttpError, HttpRefusal]
 HttpHandler = Callable[[FakeRequest], HttpReply]
+
+
+def _destination(url: str) -> str:
+    """``host:port`` of ``url``, as the host names a destination in its reasons."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
+    return f"{host}:{parts.port or (443 if parts.scheme == 'https' else 80)}"
 
 
 class FakeHost:
@@ -112,9 +137,21 @@ class FakeHost:
     ``failures`` maps a host call name (``"kv_get"``, ``"step_record"``,
     ``"wait_for_event"``, ...) to ``(kind, detail)`` so that call fails with
     that ``host-error``. ``http`` answers requests: ``(status, headers,
-    body)`` (a body that is not bytes or str is sent as JSON) or an
-    :class:`HttpError` to raise; without it every request is refused as by
-    a binding with no egress.
+    body)`` (a body that is not bytes or str is sent as JSON), an
+    :class:`HttpError` to raise, or an :class:`~airlock_sdk.HttpRefusal`:
+    the host refused or cut off the request — it is recorded (see
+    :meth:`refuse`) and the request fails with the error the bindings give
+    for its kind. Without ``http`` every request is refused as by a binding
+    with no egress (an ``egress-rule`` refusal, ``<host>:<port> is not in
+    this queue's egress list``).
+
+    Refusals: ``refusals`` (``(url, kind, reason)`` each) are recorded
+    before the job runs; :meth:`refuse` records one; the list is
+    ``http_refusal_log`` (``(seq, url, kind, reason)``, ``seq`` from 1, the
+    newest 32), what the contract's ``http-refusals`` returns. It is the
+    run's: :func:`run` empties it before each run after its first (a
+    wake-up after a sleep or a wait), as the host numbers every run's
+    refusals afresh.
 
     Durable waits: ``waits`` holds the waits the job reached (by record key:
     ``id``, ``id#2``, ...), ``wait_results`` their outcomes (JSON text, or
@@ -137,6 +174,7 @@ class FakeHost:
         children: Optional[List[Tuple[str, str, str, str]]] = None,
         http: Optional[HttpHandler] = None,
         failures: Optional[Dict[str, Tuple[str, str]]] = None,
+        refusals: Optional[List[Tuple[str, str, str]]] = None,
     ) -> None:
         self.config: Dict[str, str] = dict(config or {})
         self.secrets: Dict[str, str] = dict(secrets or {})
@@ -158,6 +196,27 @@ class FakeHost:
         self.tokens: Dict[str, str] = {}
         self.wait_calls: List[Tuple[Any, ...]] = []
         self.events: List[Dict[str, Any]] = []
+        self.http_refusal_log: List[Tuple[int, str, str, str]] = []
+        for url, kind, reason in refusals or []:
+            self.refuse(url, kind, reason)
+
+    # -- what a test does to HTTP -----------------------------------------
+
+    def refuse(self, url: str, kind: str, reason: str) -> int:
+        """Records that the host refused or cut off a request to ``url``
+        (stored without its query, as the host does) for ``kind``
+        (``"egress-rule"``, ``"operator"``, ``"address"``, ``"scheme"``,
+        ``"too-many-requests"``, ``"request-too-large"``,
+        ``"response-too-large"``, ``"timeout"``) and ``reason``; its
+        ``seq``. It does not fail a request by itself: the request must
+        fail too (an :class:`HttpError` reply), as on the host."""
+        if kind not in _REFUSAL_CODES:
+            raise ValueError(f"unknown refusal kind {kind!r}")
+        log = self.http_refusal_log
+        seq = log[-1][0] + 1 if log else 1
+        log.append((seq, _without_query(url), kind, reason))
+        del log[:-_MAX_REFUSALS]
+        return seq
 
     # -- what a test does to waits ----------------------------------------
 
@@ -386,12 +445,13 @@ class FakeHost:
         )
         self.requests.append(request)
         if self.http is None:
-            raise HttpError(
-                "denied",
-                "not allowed by this queue's egress rules or past the job's request cap "
-                "(the job's log says which)",
-            )
-        reply = self.http(request)
+            reason = f"{_destination(request.url)} is not in this queue's egress list"
+            reply: HttpReply = HttpRefusal("egress-rule", request.url, reason)
+        else:
+            reply = self.http(request)
+        if isinstance(reply, HttpRefusal):
+            self.refuse(reply.url, reply.kind, reply.reason)
+            raise error_from_code(_REFUSAL_CODES[reply.kind])
         if isinstance(reply, HttpError):
             raise reply
         status, reply_headers, reply_body = reply
@@ -402,6 +462,9 @@ class FakeHost:
         else:
             content = json.dumps(reply_body).encode()
         return status, [(n, v.encode()) for n, v in reply_headers.items()], content
+
+    def http_refusals(self) -> List[Tuple[int, str, str, str]]:
+        return list(self.http_refusal_log)
 
     def job_error(self, kind: str, message: str) -> BaseException:
         return RuntimeError(f"{kind}: {message}")
@@ -472,6 +535,8 @@ def run(
     previous = _host.install(host)
     try:
         for runs in range(1, max_runs + 1):
+            if runs > 1:
+                host.http_refusal_log.clear()  # a new run: the host counts its refusals afresh
             try:
                 kind, result = execute(spec, job, text)
             except _host.Suspend as s:
