@@ -578,6 +578,9 @@ const SECRETS_KEY: &str = "00112233445566778899aabbccddeeff00112233445566778899a
 /// producers) share only among themselves; a job whose producer field was
 /// written straight into Redis — no seal, or a wrong one — never enters a
 /// producer's instance; and a queue without `warmInstances` keeps nothing.
+/// Each job is enqueued only once the one before it finished, and the
+/// instances never idle out (an hour): a job whose instance is kept must
+/// finish when its run ends, not when the instance is next used.
 #[tokio::test]
 async fn tenants_never_share_an_instance_on_a_queue_host() {
     use airlock_tests::api::Api;
@@ -588,7 +591,7 @@ async fn tenants_never_share_an_instance_on_a_queue_host() {
     api.setup(
         "warm",
         "warm-probe",
-        json!({"concurrency": 1, "warmInstances": {"maxJobs": 100, "idleMs": 60000}}),
+        json!({"concurrency": 1, "warmInstances": {"maxJobs": 100, "idleMs": 3_600_000}}),
     )
     .await;
     api.setup("cold", "warm-probe", json!({"concurrency": 1}))
@@ -608,6 +611,21 @@ async fn tenants_never_share_an_instance_on_a_queue_host() {
             let job = accepted["ref"].as_str().unwrap().to_string();
             let done = api.wait_done(&job).await;
             assert_eq!(done["state"], "completed", "{done}");
+            // Its own log line, and no other job's.
+            let (_, snapshot) = api.get(&format!("/v1/jobs/{job}"), tokens::ADMIN).await;
+            let id = job.split_once(':').unwrap().1;
+            let lines: Vec<&str> = snapshot["logs"]
+                .as_array()
+                .unwrap_or_else(|| panic!("{snapshot}"))
+                .iter()
+                .filter_map(|l| l.as_str())
+                .filter(|l| l.contains("warm-probe runs"))
+                .collect();
+            assert_eq!(lines.len(), 1, "{job}: {lines:?}");
+            assert!(
+                lines[0].contains(&format!("warm-probe runs {id} ({tag})")),
+                "{lines:?}"
+            );
             done["returnvalue"].clone()
         }
     };

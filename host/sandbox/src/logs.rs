@@ -216,8 +216,8 @@ impl LogSink {
         } = partial;
     }
 
-    /// Emits unterminated stream output and returns the kept lines and what
-    /// was dropped.
+    /// Emits unterminated stream output, lets go of the listener and
+    /// returns the kept lines and what was dropped.
     pub fn finish(&mut self) -> (Vec<LogLine>, Dropped) {
         for level in [LogLevel::Stdout, LogLevel::Stderr] {
             let partial = std::mem::take(match level {
@@ -232,6 +232,12 @@ impl LogSink {
             bytes: self.dropped_bytes,
             lines: self.dropped_lines,
         };
+        // The run is over: its listener goes now (after the partial lines
+        // above reached it). A warm instance keeps this sink for its next
+        // job, and a listener kept with it would keep the job's reporter
+        // waiting for its channel to close — the job unfinished, its
+        // worker slot taken — until that next job renewed the sink.
+        self.listener = None;
         (std::mem::take(&mut self.lines), dropped)
     }
 }

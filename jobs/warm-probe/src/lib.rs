@@ -5,6 +5,8 @@
 //! tenant, queue and handler version. Same behaviour as
 //! `jobs/js/warm-probe` and `jobs/python/warm-probe`.
 //!
+//! Every job logs `warm-probe runs <id> (<tag>)`.
+//!
 //! Data: `{"tag": string, "mode"?: "grow" | "retry" | "trap" | "spin" |
 //! "reveal" | "leak"}`.
 //! - `grow`: keeps 1 MiB more in a global every job, so an instance that
@@ -51,6 +53,8 @@ struct Output {
 }
 
 fn probe(ctx: &Context, input: Input) -> Result<Output, JobError> {
+    // Every job logs (so the host streams its log while it runs).
+    ctx.info(format!("warm-probe runs {} ({})", ctx.job().id, input.tag));
     let mut seen = SEEN.lock().unwrap();
     let mut output = Output {
         seen: seen.clone(),
