@@ -22,10 +22,13 @@
 //!   loopback server that answers after 1 s, all at once on one host with
 //!   1 s locks, against Node's worker running `fetch`; then 1,000 of them
 //!   beside CPU-bound guests: wall time, peak RSS per job, stalls;
-//! - languages (`BENCH_ONLY=languages`, `BENCH_LANG_JOBS`, default 5,000):
+//! - languages (`BENCH_ONLY=languages`, `BENCH_LANG_JOBS`, default 3,000):
 //!   the payment handler built in Rust, TypeScript (QuickJS and
-//!   StarlingMonkey) and Python, against the same processor on a plain Node
-//!   worker and as BullMQ's sandboxed processor (`sandboxed-payment.js`).
+//!   StarlingMonkey) and Python, a fresh instance per job and (TypeScript
+//!   on StarlingMonkey, Python) with warm instances, against the same
+//!   processor on a plain Node worker and as BullMQ's sandboxed processor
+//!   (`sandboxed-payment.js`): jobs/s, the worker's CPU, minor faults and
+//!   resident memory per job, and the targets met or missed.
 //!
 //! Needs the release `airlock` binary (`cargo build --release -p airlock`;
 //! `AIRLOCK_BENCH_BIN` runs another build, to compare versions), the
@@ -207,6 +210,9 @@ async fn wait_drained(redis: &RedisServer, count: usize) {
 enum Peer {
     /// `airlock serve`, the queue bound to this guest.
     Airlock(&'static str),
+    /// The same, the binding with warm instances (`warmInstances`: a job
+    /// may run in the instance an earlier completed job left).
+    AirlockWarm(&'static str),
     /// Node's BullMQ worker with this processor (`bench-worker.js`).
     Node(&'static str),
     /// The Rust port's no-op worker, in a process of its own (this
@@ -224,6 +230,9 @@ struct Drain {
     host_us: f64,
     /// Minor page faults per job, the worker's process and its children.
     faults: f64,
+    /// Resident memory of the worker's process and its children at the
+    /// end of the drain, bytes.
+    rss: u64,
     /// Redis calls per job by command: (calls, µs).
     commands: BTreeMap<String, (f64, f64)>,
 }
@@ -279,7 +288,7 @@ async fn command_stats(
 
 fn start_peer(peer: Peer, redis: &RedisServer, count: usize, concurrency: usize) -> Child {
     match peer {
-        Peer::Airlock(_) => start_airlock(redis),
+        Peer::Airlock(_) | Peer::AirlockWarm(_) => start_airlock(redis),
         // More jobs than queued: the worker keeps running (and its CPU
         // readable) until it is killed.
         Peer::Node(processor) => start_node_processor(redis, count * 10, concurrency, processor),
@@ -307,11 +316,24 @@ const WARM_UP: usize = 500;
 async fn drain(peer: Peer, count: usize, concurrency: usize, name: &str, data: &str) -> Drain {
     let redis = RedisServer::start();
     let admin = Admin::connect(&redis.url()).await;
-    if let Peer::Airlock(guest) = peer {
-        admin.deploy(guest, guest).await;
-        admin
-            .bind(QUEUE, guest, json!({"concurrency": concurrency}))
-            .await;
+    match peer {
+        Peer::Airlock(guest) => {
+            admin.deploy(guest, guest).await;
+            admin
+                .bind(QUEUE, guest, json!({"concurrency": concurrency}))
+                .await;
+        }
+        Peer::AirlockWarm(guest) => {
+            admin.deploy(guest, guest).await;
+            admin
+                .bind(
+                    QUEUE,
+                    guest,
+                    json!({"concurrency": concurrency, "warmInstances": {"maxJobs": 1000}}),
+                )
+                .await;
+        }
+        _ => {}
     }
     let client = redis::Client::open(redis.url()).unwrap();
     let mut conn = client.get_multiplexed_async_connection().await.unwrap();
@@ -335,7 +357,7 @@ async fn drain(peer: Peer, count: usize, concurrency: usize, name: &str, data: &
     // `BENCH_PERF=DIR` profiles every Airlock drain's measured span with
     // `perf record -g` (DIR/airlock-c<concurrency>-<guest>.data).
     let perf = match (peer, std::env::var_os("BENCH_PERF")) {
-        (Peer::Airlock(guest), Some(dir)) => Some(
+        (Peer::Airlock(guest) | Peer::AirlockWarm(guest), Some(dir)) => Some(
             Command::new("perf")
                 .args(["record", "-g", "-F", "999", "-p", &pid.to_string(), "-o"])
                 .arg(
@@ -365,6 +387,7 @@ async fn drain(peer: Peer, count: usize, concurrency: usize, name: &str, data: &
         .into_iter()
         .map(|(name, (calls, us))| (name, (calls / measured, us / measured)))
         .collect();
+    let rss = tree_usage(pid).rss;
     let _ = worker.kill();
     let _ = worker.wait();
     Drain {
@@ -373,6 +396,7 @@ async fn drain(peer: Peer, count: usize, concurrency: usize, name: &str, data: &
         // Clock ticks are 10 ms.
         host_us: (host_after.ticks - host_before.ticks) as f64 * 10_000.0 / measured,
         faults: (host_after.minor_faults - host_before.minor_faults) as f64 / measured,
+        rss,
         commands,
     }
 }
@@ -568,6 +592,8 @@ async fn idle_latency(
 struct Usage {
     ticks: u64,
     minor_faults: u64,
+    /// Resident set, bytes.
+    rss: u64,
     /// The parent's pid, to find a process's children.
     ppid: u32,
 }
@@ -581,6 +607,7 @@ fn usage(pid: u32) -> Option<Usage> {
         ppid: field(1)? as u32,
         minor_faults: field(7)? + field(8)?,
         ticks: field(11)? + field(12)? + field(13)? + field(14)?,
+        rss: field(21)? * 4096,
     })
 }
 
@@ -605,6 +632,7 @@ fn tree_usage(pid: u32) -> Usage {
             if *child == p {
                 total.ticks += u.ticks;
                 total.minor_faults += u.minor_faults;
+                total.rss += u.rss;
             }
             if u.ppid == p {
                 tree.push(*child);
@@ -958,8 +986,11 @@ async fn drains(count: usize) {
 }
 
 /// The payment handler in every language Airlock takes, drained by one
-/// host, against the same processor on a plain Node worker and as BullMQ's
-/// sandboxed processor (a pool of child processes), same run.
+/// host — a fresh instance per job, and with warm instances for the
+/// engines that pay a start-up per instance —, against the same processor
+/// on a plain Node worker and as BullMQ's sandboxed processor (a pool of
+/// child processes), same run; then the targets against the
+/// sandboxed processor. Every drain is warmed up first (see [`drain`]).
 async fn language_drains(count: usize) {
     let concurrency = 10;
     let node = drain(
@@ -979,32 +1010,86 @@ async fn language_drains(count: usize) {
     )
     .await;
     println!(
-        "| payment webhook, {count} jobs, concurrency {concurrency} | jobs/s | / BullMQ sandboxed | / plain Node | worker CPU per job |"
+        "| payment webhook, {count} jobs, concurrency {concurrency} | jobs/s | / BullMQ sandboxed | / plain Node | worker CPU per job | minor faults per job | RSS |"
     );
-    println!("|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|");
     let row = |label: &str, d: &Drain| {
         println!(
-            "| {label} | {:.0} | {:.2}× | {:.2}× | {} |",
+            "| {label} | {:.0} | {:.2}× | {:.2}× | {} | {:.1} | {:.0} MiB |",
             d.rate,
             d.rate / sandboxed.rate,
             d.rate / node.rate,
-            per_job_us(d.host_us)
+            per_job_us(d.host_us),
+            d.faults,
+            d.rss as f64 / (1u64 << 20) as f64,
         );
     };
     row("Node BullMQ, plain worker", &node);
     row("Node BullMQ, sandboxed processor", &sandboxed);
-    for (label, guest) in [
-        ("Airlock, Rust", "payment-webhook"),
-        ("Airlock, TypeScript on QuickJS", "js-payment-webhook-qjs"),
+    let mut airlock = BTreeMap::new();
+    for (label, peer) in [
+        ("Airlock, Rust", Peer::Airlock("payment-webhook")),
+        (
+            "Airlock, TypeScript on QuickJS",
+            Peer::Airlock("js-payment-webhook-qjs"),
+        ),
         (
             "Airlock, TypeScript on StarlingMonkey",
-            "js-payment-webhook",
+            Peer::Airlock("js-payment-webhook"),
         ),
-        ("Airlock, Python", "py-payment-webhook"),
+        ("Airlock, Python", Peer::Airlock("py-payment-webhook")),
+        (
+            "Airlock, TypeScript on StarlingMonkey, warm instances",
+            Peer::AirlockWarm("js-payment-webhook"),
+        ),
+        (
+            "Airlock, Python, warm instances",
+            Peer::AirlockWarm("py-payment-webhook"),
+        ),
     ] {
-        let d = drain(Peer::Airlock(guest), count, concurrency, "payment", PAYMENT).await;
+        let d = drain(peer, count, concurrency, "payment", PAYMENT).await;
         row(label, &d);
+        airlock.insert(label, d);
     }
+    println!();
+    println!("| target (against BullMQ's sandboxed processor) | wanted | measured | met |");
+    println!("|---|---|---|---|");
+    let target = |what: &str, label: &str, wanted: f64| {
+        let ratio = airlock[label].rate / sandboxed.rate;
+        let met = if ratio >= wanted { "yes" } else { "no" };
+        println!("| {what} | ≥ {wanted}× | {ratio:.2}× | {met} |");
+    };
+    target(
+        "QuickJS, fresh instance per job",
+        "Airlock, TypeScript on QuickJS",
+        2.0,
+    );
+    target(
+        "StarlingMonkey, fresh instance",
+        "Airlock, TypeScript on StarlingMonkey",
+        1.0,
+    );
+    target("Python, fresh instance", "Airlock, Python", 0.6);
+    target(
+        "StarlingMonkey, warm instances",
+        "Airlock, TypeScript on StarlingMonkey, warm instances",
+        2.0,
+    );
+    target(
+        "Python, warm instances",
+        "Airlock, Python, warm instances",
+        1.5,
+    );
+    let worst = airlock
+        .iter()
+        .max_by(|a, b| a.1.faults.total_cmp(&b.1.faults))
+        .expect("drains");
+    println!(
+        "| minor page faults per job, every language | ≤ 5 | {:.1} ({}) | {} |",
+        worst.1.faults,
+        worst.0,
+        if worst.1.faults <= 5.0 { "yes" } else { "no" }
+    );
 }
 
 /// Resident and peak resident memory of a process (`VmRSS`, `VmHWM`), bytes.
@@ -1300,7 +1385,7 @@ async fn bench() {
             std::env::var("BENCH_LANG_JOBS")
                 .ok()
                 .and_then(|v| v.parse().ok())
-                .unwrap_or(5_000),
+                .unwrap_or(3_000),
         )
         .await;
     }
