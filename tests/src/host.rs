@@ -266,7 +266,7 @@ impl Admin {
         let mut spec = spec;
         spec["handler"] = serde_json::Value::from(handler);
         let spec: BindingSpec = serde_json::from_value(spec).expect("binding spec");
-        self.registry.bind(queue, &spec).await.expect("bind");
+        self.registry.bind(queue, &spec, None).await.expect("bind");
     }
 
     /// Enqueues a job; options as BullMQ JSON.

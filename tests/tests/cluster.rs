@@ -70,6 +70,7 @@ async fn queues_jobs_and_flows_run_on_a_redis_cluster() {
         .bind(
             "untagged",
             &serde_json::from_value(json!({"handler": "payment-webhook"})).unwrap(),
+            None,
         )
         .await
         .unwrap_err();

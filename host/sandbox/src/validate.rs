@@ -341,7 +341,9 @@ mod tests {
         assert!(!is_provided("airlock:job/config@0.1.0"));
         assert!(is_provided("airlock:job/context@0.3.0"));
         assert!(is_provided("airlock:job/config@0.3.0"));
-        assert!(!is_provided("airlock:job/context@0.4.0"));
+        assert!(is_provided("airlock:job/context@0.4.0"));
+        assert!(is_provided("airlock:job/config@0.4.0"));
+        assert!(!is_provided("airlock:job/context@0.5.0"));
         assert!(!is_provided("wasi:http/outgoing-handler@0.3.0"));
         assert!(!is_provided("evil"));
     }

@@ -103,6 +103,10 @@ pub(super) async fn bound(state: &ApiState, queue: &str) -> Result<Binding, ApiE
 }
 
 /// Create or replace a queue's binding.
+///
+/// On a host that runs jobs, an `egress` rule that no pattern of the host
+/// operator's `--egress-allow` list overlaps is refused (400 naming
+/// `egress[i]`): every request under it would be refused.
 #[utoipa::path(
     operation_id = "queues_bind",
     put,
@@ -120,8 +124,10 @@ pub async fn bind(
     JsonBody(spec): JsonBody<BindingSpec>,
 ) -> Result<Json<QueueView>, ApiError> {
     caller.require(&[Role::Admin])?;
-    check_operator_egress(&state, &spec)?;
-    let binding = state.registry().bind(&queue, &spec).await?;
+    // A host that runs jobs holds the rules against its operator's list;
+    // an API-only host (`--no-workers`) does not know its workers' lists.
+    let operator = state.host.runs_jobs.then_some(&*state.host.egress);
+    let binding = state.registry().bind(&queue, &spec, operator).await?;
     state
         .queues()
         .set_global_limits(
@@ -131,42 +137,6 @@ pub async fn bind(
         )
         .await?;
     Ok(Json(view(&state, binding).await?))
-}
-
-/// Refuses a binding whose `egress` rule no destination of this host's
-/// operator list (`--egress-allow`) matches: every request under it would
-/// be refused, so it is a mistake worth a 400 naming the rule rather than
-/// jobs failing later. Only on a host that runs jobs itself: an API-only
-/// host (`--no-workers`) does not know its workers' lists.
-fn check_operator_egress(state: &ApiState, spec: &BindingSpec) -> Result<(), ApiError> {
-    if !state.host.runs_jobs {
-        return Ok(());
-    }
-    let operator = &state.host.egress;
-    for (i, rule) in spec.egress.iter().enumerate() {
-        if operator.could_allow(rule) {
-            continue;
-        }
-        let allowed = if operator.allow.is_empty() {
-            "nothing".to_string()
-        } else {
-            operator
-                .allow
-                .iter()
-                .map(|p| p.to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
-        return Err(crate::registry::invalid(
-            &format!("egress[{i}]"),
-            format!(
-                "{} is not allowed by this host's operator, so every request under this rule would be refused; the operator allows {allowed} (--egress-allow: add the destination there)",
-                rule.pattern()
-            ),
-        )
-        .into());
-    }
-    Ok(())
 }
 
 /// List bound queues with their counts.

@@ -11,7 +11,7 @@ use super::json_path::JsonPath;
 use super::{Registry, RegistryError, invalid};
 use crate::names;
 use crate::queue::DefaultJobOptions;
-use crate::sandbox::egress::EgressRule;
+use crate::sandbox::egress::{EgressRule, OperatorEgress};
 use crate::sandbox::{HostMaxima, Limits, LimitsOverride};
 
 /// Most entries of a binding's `config`.
@@ -615,9 +615,50 @@ impl BindingSpec {
     }
 }
 
+/// Refuses an `egress` rule no destination of the operator's list
+/// (`--egress-allow`) matches: every request under it would be refused,
+/// so it is a mistake worth a 400 naming the rule rather than jobs
+/// failing later.
+fn check_operator_egress(
+    rules: &[EgressRule],
+    operator: &OperatorEgress,
+) -> Result<(), RegistryError> {
+    let Some((i, rule)) = rules
+        .iter()
+        .enumerate()
+        .find(|(_, rule)| !operator.could_allow(rule))
+    else {
+        return Ok(());
+    };
+    let allowed = if operator.allow.is_empty() {
+        "nothing".to_string()
+    } else {
+        operator
+            .allow
+            .iter()
+            .map(|p| p.to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    Err(invalid(
+        &format!("egress[{i}]"),
+        format!(
+            "{} is not allowed by this host's operator, so every request under this rule would be refused; the operator allows {allowed} (--egress-allow: add the destination there)",
+            rule.pattern()
+        ),
+    ))
+}
+
 impl Registry {
-    /// Creates or replaces the binding of `queue`. The handler must exist.
-    pub async fn bind(&self, queue: &str, spec: &BindingSpec) -> Result<Binding, RegistryError> {
+    /// Creates or replaces the binding of `queue`. The handler must exist;
+    /// with `operator`, every `egress` rule must overlap its list (see
+    /// [`check_operator_egress`]).
+    pub async fn bind(
+        &self,
+        queue: &str,
+        spec: &BindingSpec,
+        operator: Option<&OperatorEgress>,
+    ) -> Result<Binding, RegistryError> {
         let binding = spec.resolve(queue, &self.sandbox().config().maxima)?;
         if self.store().is_cluster()
             && !names::hash_tagged(queue)
@@ -632,6 +673,9 @@ impl Registry {
         }
         if self.current_digest(&binding.handler).await?.is_none() {
             return Err(RegistryError::MissingHandler(binding.handler.clone()));
+        }
+        if let Some(operator) = operator {
+            check_operator_egress(&binding.egress, operator)?;
         }
         let keys = self.store().keys();
         let json = serde_json::to_string(&binding).map_err(anyhow::Error::from)?;
