@@ -165,7 +165,7 @@ async fn uploads_are_validated_and_rejections_say_why() {
             .as_array()
             .unwrap()
             .iter()
-            .any(|i| i.as_str().unwrap().starts_with("airlock:job/context@0.3")),
+            .any(|i| i.as_str().unwrap().starts_with("airlock:job/context@0.4")),
         "{details}"
     );
     assert_eq!(details["component"]["exports"], json!(["run"]));
