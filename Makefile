@@ -1,9 +1,12 @@
 # Airlock — the README's two commands are `make run` and `make test`.
 #
-#   make run     build everything and run the platform with the examples
-#   make test    build guests, dashboard and host, run every test (needs
-#                redis-server and chromium;
-#                installed with apt-get when missing)
+#   make run     build what the platform needs (the host, the dashboard, the
+#                example handlers it deploys) and run it
+#   make test    build guests, dashboard and host, run every test but the
+#                kill/soak/rolling-restart tier (needs redis-server and
+#                chromium; installed with apt-get when missing)
+#   make test-faults  that tier: host and Redis kills, the soak, rolling
+#                restarts (CI runs both)
 #   make bench   benchmarks (release build), figures in docs/BENCHMARKS.md
 #   make lint    rustfmt check and clippy, host and guests
 
@@ -17,7 +20,7 @@ GUEST_DIR := $(TARGET_DIR)/$(WASM_TARGET)/release
 GUEST_CRATES := $(filter-out cpu-bound-core js python,$(notdir $(wildcard jobs/*)))
 GUEST_FLAGS := $(addprefix -p ,$(GUEST_CRATES))
 
-.PHONY: run test bench lint toolchain guests rust-guests js-guests py-guests sdk-tests host ui ui-test-deps wasm-target redis-server-installed interop-deps openapi-tools
+.PHONY: run test test-faults example-guests bench lint toolchain guests rust-guests js-guests py-guests sdk-tests host ui ui-test-deps wasm-target redis-server-installed interop-deps openapi-tools
 
 # The Rust toolchain rust-toolchain.toml pins (wasmtime 50 needs 1.97),
 # installed with its components and the guest target when missing: rustup
@@ -39,6 +42,12 @@ guests: rust-guests js-guests py-guests
 
 rust-guests: wasm-target
 	$(CARGO) build --release --target $(WASM_TARGET) $(GUEST_FLAGS)
+
+# The handlers `make run` deploys (host/scripts/run-platform.sh), built
+# alone so the first `make run` on a machine builds only what it needs.
+EXAMPLE_GUESTS := payment-webhook email-delivery order-workflow noop data-extraction report-aggregator catalog-sync refund-request
+example-guests: wasm-target
+	$(CARGO) build --release --target $(WASM_TARGET) $(addprefix -p ,$(EXAMPLE_GUESTS))
 
 # npm packages pinned by the lockfiles of jobs/js and, for the build
 # toolchain (esbuild, componentize-js, componentize-qjs), of
@@ -107,16 +116,27 @@ $(PY_TOOLS)/.installed: tests/openapi/requirements.txt
 	$(PY_TOOLS)/bin/pip install --quiet --disable-pip-version-check -r tests/openapi/requirements.txt
 	touch $@
 
+# Each test binary runs on its own, its wall time printed
+# (tests/run_tests.py); FAULT_TESTS is the kill, soak and rolling-restart
+# tier, `make test-faults`.
+TEST_RUNNER := python3 tests/run_tests.py
+FAULT_TESTS := faults
 test: guests host redis-server-installed interop-deps ui-test-deps openapi-tools sdk-tests
-	$(CARGO) test $(HOST_PACKAGES)
+	$(TEST_RUNNER) --skip $(FAULT_TESTS) -- $(HOST_PACKAGES)
 
-## run: Redis (AOF under .airlock/), one host with the API, examples deployed
-run: guests host
+test-faults: guests host redis-server-installed interop-deps
+	$(TEST_RUNNER) --only $(FAULT_TESTS) -- $(HOST_PACKAGES)
+
+## run: Redis (AOF under .airlock/), one host with the API, examples
+## deployed. Builds only the `airlock` package (not the tests) and the
+## Rust example handlers.
+run: toolchain ui example-guests
+	$(CARGO) build -p airlock
 	@./host/scripts/run-platform.sh
 
 bench: toolchain guests ui interop-deps redis-server-installed
 	$(CARGO) build --release -p airlock
-	$(CARGO) bench -p airlock-sandbox --bench sandbox
+	$(CARGO) bench -p airlock-sandbox --features test-hooks --bench sandbox
 	$(CARGO) bench -p airlock-tests --bench queue
 	$(CARGO) bench -p airlock-tests --bench flow_control
 

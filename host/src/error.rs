@@ -8,37 +8,7 @@
 //! The registry has its own [`crate::registry::RegistryError`] (it also knows
 //! refused components and handlers still in use); both share `FieldError`.
 
-/// An input that cannot be accepted, naming the field (in the API's JSON
-/// spelling: `opts.priority`, `jobs[2].data`, `children[0].queue`).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("`{field}`: {message}")]
-pub struct FieldError {
-    /// The field.
-    pub field: String,
-    /// What is wrong with it.
-    pub message: String,
-}
-
-impl FieldError {
-    /// `field` is wrong because of `message`.
-    pub fn new(field: impl Into<String>, message: impl Into<String>) -> Self {
-        FieldError {
-            field: field.into(),
-            message: message.into(),
-        }
-    }
-
-    /// The same error one level down a path: `opts` + `delay` → `opts.delay`.
-    pub fn under(self, parent: &str) -> Self {
-        if parent.is_empty() {
-            return self;
-        }
-        FieldError {
-            field: format!("{parent}.{}", self.field),
-            message: self.message,
-        }
-    }
-}
+pub use airlock_core::FieldError;
 
 /// Why a queue operation failed.
 #[derive(Debug, thiserror::Error)]

@@ -14,8 +14,8 @@ use redis::AsyncCommands;
 use serde::{Deserialize, Serialize};
 
 use crate::error::QueueError;
-use crate::sandbox::clock::now_ms;
 use crate::store::Store;
+use airlock_core::clock::now_ms;
 
 /// What a host is doing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]

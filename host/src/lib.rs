@@ -7,9 +7,14 @@
 //! - [`registry`] keeps handler components and queue bindings in Redis.
 //! - [`worker`] runs bound queues: one BullMQ worker per queue, one sandbox
 //!   instance per job.
+//! - [`flow`] is flow control: the decision before a run (rates, key
+//!   slots, singleton, cancelOn), the time to finish, the key-line pump.
 //! - [`fleet`] registers hosts with a heartbeat and carries drain requests.
-//! - [`store`] is Airlock's own Redis handle and key layout; [`names`] the
-//!   names and ids it accepts; [`error`] the typed errors below the API.
+//! - [`store`] is Airlock's own Redis handle and key layout; [`error`] the
+//!   typed errors below the API; [`tasks`] retries and task handles.
+//! - `airlock-core` (re-exported in part as [`names`]) holds what every
+//!   layer shares: time, JSON integers and paths, strict objects, field
+//!   errors, names.
 //! - [`triggers`] delivers events to the queues subscribed to them.
 //! - [`api`] is the HTTP API; [`metrics`] its Prometheus series.
 //! - [`cli`] is the `airlock` command line.
@@ -18,13 +23,18 @@ pub mod api;
 pub mod cli;
 pub mod error;
 pub mod fleet;
+pub mod flow;
 pub mod metrics;
-pub mod names;
 pub mod queue;
 pub mod registry;
 pub mod store;
+pub mod tasks;
 pub mod triggers;
 pub mod worker;
+
+/// The names and ids Airlock accepts (in the `airlock-core` crate, which
+/// every layer shares).
+pub use airlock_core::names;
 
 /// The sandbox runtime (the `airlock-sandbox` crate: wasmtime and WASI
 /// only, no Redis, HTTP or queues).

@@ -1,30 +1,16 @@
-//! Airlock's own Redis handle and key names.
+//! Airlock's own Redis handle, and [`Keys`]: the one place every Redis key
+//! Airlock names is built — its registry keys, its per-queue keys, and the
+//! few BullMQ keys its own scripts read. The table of them, with types and
+//! what each holds, is docs/ARCHITECTURE.md's "Redis keys"; a test below
+//! checks that table against these builders, key by key.
 //!
-//! BullMQ's keys are the `queue` module's business. Airlock's registry keys
-//! (handlers, components, bindings) carry the `{airlock}` hash tag after the
-//! prefix, so the multi-key registry transactions stay in one slot on Redis
-//! Cluster; per-queue keys carry the queue's own prefix and name, so they
-//! land in the queue's slot whatever hash tag the queue uses.
-//!
-//! | key | type | what |
-//! |---|---|---|
-//! | `P:{airlock}:handlers` | set | handler names |
-//! | `P:{airlock}:handler:NAME` | hash | `digest` and `entry` (JSON `HandlerVersion`) of the current version |
-//! | `P:{airlock}:handler:NAME:versions` | list | JSON `{digest, version, uploadedAt}`, newest first |
-//! | `P:{airlock}:component:DIGEST` | string | component bytes (content-addressed) |
-//! | `P:{airlock}:component:DIGEST:info` | string | JSON `ComponentInfo` + `uploadedAt` |
-//! | `P:{airlock}:bindings` | hash | queue name → binding JSON |
-//! | `P:{airlock}:generation` | string | bumped on every registry change; hosts poll it |
-//! | `P:{airlock}:hosts` | zset | host id → last heartbeat (ms) |
-//! | `P:{airlock}:host:ID` | string | a host's description (expires without heartbeats) |
-//! | `P:{airlock}:host:ID:drain` | string | present while the host is asked to drain |
-//! | `P:{airlock}:events` | stream | recent events for durable waits, `~10,000` (see `queue::waits`) |
-//! | `P:{airlock}:waits:DIGEST` | set | jobs waiting for an event name and match: JSON `[queue, id, wait id]` |
-//! | `P:{airlock}:wait-paths:DIGEST` | set | the match paths waits of an event name use (`""`: none) |
-//! | `P:{airlock}:token:DIGEST` | string | a wait token's job, JSON `[queue, id, wait id]` |
-//! | `P:{airlock}:artifact:DIGEST:ENGINE` | string | precompiled component shared by the fleet (TTL 30 days) |
-//! | `P:airlock:kv:HANDLER:KEY` | string | the handler's KV store (TTL as asked) |
-//! | `P:QUEUE:airlock-pending:ID` | hash | a job's producer and limits while it is being added (see `queue::meta`) |
+//! BullMQ's keys are otherwise the `queue` module's business. Airlock's
+//! registry keys (handlers, components, bindings, hosts, events, waits,
+//! cancels, artifacts, secrets) carry the `{airlock}` hash tag after the
+//! prefix, so the multi-key registry transactions stay in one slot on
+//! Redis Cluster; per-queue keys carry the queue's own prefix and name, so
+//! they land in the queue's slot whatever hash tag the queue uses. A
+//! queue's secrets are the exception: they live with the registry.
 //!
 //! Per-job state lives in BullMQ's job hash (`P:QUEUE:ID`) as `airlock.*`
 //! fields; `queue::meta` owns them.
@@ -148,6 +134,87 @@ impl Keys {
     pub fn kv(&self, handler: &str, key: &str) -> String {
         format!("{}:airlock:kv:{handler}:{key}", self.prefix)
     }
+
+    // A queue's keys: `P:QUEUE:…`, in the queue's slot.
+
+    fn queue_key(&self, queue: &str, rest: &str) -> String {
+        format!("{}:{queue}:{rest}", self.prefix)
+    }
+
+    /// BullMQ's hash of job `id` of `queue`.
+    pub fn job(&self, queue: &str, id: &str) -> String {
+        self.queue_key(queue, id)
+    }
+
+    /// A job key `P:QUEUE:ID` as `(queue, id)`. Queue names hold no `:`
+    /// (`names::queue`), ids may (`repeat:<schedule>:<ms>`), so the queue
+    /// ends at the first `:` after the prefix.
+    pub fn split_job_key<'k>(&self, job_key: &'k str) -> Option<(&'k str, &'k str)> {
+        job_key
+            .strip_prefix(self.prefix.as_str())?
+            .strip_prefix(':')?
+            .split_once(':')
+    }
+
+    /// One of BullMQ's own keys of `queue` that Airlock reads (`delayed`,
+    /// `completed`, `failed`, `events`); BullMQ's scripts write them.
+    pub fn bullmq(&self, queue: &str, name: &str) -> String {
+        self.queue_key(queue, name)
+    }
+
+    /// A job's producer and limits while it is being added (see
+    /// `queue::meta`).
+    pub fn pending(&self, queue: &str, id: &str) -> String {
+        self.queue_key(queue, &format!("airlock-pending:{id}"))
+    }
+
+    /// The runs of `queue` that ended in `minute` (ms / 60,000), by end.
+    pub fn run_stats(&self, queue: &str, minute: u64) -> String {
+        self.queue_key(queue, &format!("airlock:stats:{minute}"))
+    }
+
+    /// The started jobs one `cancelOn` (event, value) cancels, by the
+    /// digest of both (see `queue::cancel`).
+    pub fn cancel_on(&self, queue: &str, digest: &str) -> String {
+        self.queue_key(queue, &format!("airlock:cancel-on:{digest}"))
+    }
+
+    /// A key's slots under `keyConcurrency`/`singleton`, by the key's hash
+    /// (see `queue::key_limits`).
+    pub fn key_slots(&self, queue: &str, hash: &str) -> String {
+        self.queue_key(queue, &format!("airlock:kc:{hash}:slots"))
+    }
+
+    /// A key's line of parked jobs.
+    pub fn key_line(&self, queue: &str, hash: &str) -> String {
+        self.queue_key(queue, &format!("airlock:kc:{hash}:line"))
+    }
+
+    /// A key's jobs on their way into its line.
+    pub fn key_parking(&self, queue: &str, hash: &str) -> String {
+        self.queue_key(queue, &format!("airlock:kc:{hash}:parking"))
+    }
+
+    /// The key hashes of `queue` with a line or parking jobs.
+    pub fn key_lines(&self, queue: &str) -> String {
+        self.queue_key(queue, "airlock:kc:lines")
+    }
+
+    /// A key's theoretical arrival time under a per-key rate: `kind` is
+    /// `kt` (`keyThrottle`) or `kr` (`keyRateLimit`; see `queue::key_rates`).
+    pub fn key_rate_tat(&self, queue: &str, kind: &str, hash: &str) -> String {
+        self.queue_key(queue, &format!("airlock:{kind}:{hash}:tat"))
+    }
+
+    /// The start times a per-key rate granted to waiting jobs.
+    pub fn key_rate_grants(&self, queue: &str, kind: &str, hash: &str) -> String {
+        self.queue_key(queue, &format!("airlock:{kind}:{hash}:grants"))
+    }
+
+    /// When a key's debounce burst began (see `queue::debounce`).
+    pub fn debounce_first(&self, queue: &str, hash: &str) -> String {
+        self.queue_key(queue, &format!("airlock:db:{hash}:first"))
+    }
 }
 
 /// Where Redis is: one URL for a single server, several (comma-separated)
@@ -237,5 +304,98 @@ impl Store {
     pub async fn hgetall(&self, key: &str) -> redis::RedisResult<HashMap<String, String>> {
         let mut conn = self.conn();
         conn.hgetall(key).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use super::Keys;
+
+    /// Every key [`Keys`] builds, with the placeholders docs/ARCHITECTURE.md
+    /// writes them with.
+    fn built() -> BTreeSet<String> {
+        let k = Keys::new("P");
+        [
+            k.handlers(),
+            k.handler("NAME"),
+            k.handler_versions("NAME"),
+            k.component("DIGEST"),
+            k.component_info("DIGEST"),
+            k.bindings(),
+            k.generation(),
+            k.hosts(),
+            k.host("ID"),
+            k.host_drain("ID"),
+            k.recent_events(),
+            k.event_waiters("HASH"),
+            k.event_wait_paths("HASH"),
+            k.wait_token("HASH"),
+            k.cancels(),
+            k.artifact("DIGEST", "ENGINE"),
+            k.secrets("QUEUE"),
+            k.kv("HANDLER", "KEY"),
+            k.pending("QUEUE", "ID"),
+            k.run_stats("QUEUE", 0).replace(":0", ":MINUTE"),
+            k.cancel_on("QUEUE", "HASH"),
+            k.key_slots("QUEUE", "HASH"),
+            k.key_line("QUEUE", "HASH"),
+            k.key_parking("QUEUE", "HASH"),
+            k.key_lines("QUEUE"),
+            k.key_rate_tat("QUEUE", "kt", "HASH"),
+            k.key_rate_tat("QUEUE", "kr", "HASH"),
+            // `kr` grants are named but never written (see the table).
+            k.key_rate_grants("QUEUE", "kt", "HASH"),
+            k.debounce_first("QUEUE", "HASH"),
+        ]
+        .into_iter()
+        .collect()
+    }
+
+    /// The keys of the "Airlock's keys" table in docs/ARCHITECTURE.md: each
+    /// row's first cell, which may name several keys.
+    fn documented() -> BTreeSet<String> {
+        let doc = include_str!("../../docs/ARCHITECTURE.md");
+        let section = doc
+            .split("## Redis keys")
+            .nth(1)
+            .expect("docs/ARCHITECTURE.md has a Redis keys section");
+        let section = section.split("\n## ").next().unwrap_or(section);
+        section
+            .lines()
+            .filter(|line| line.starts_with("| `"))
+            .flat_map(|line| {
+                let first = line.split(" | ").next().unwrap_or_default();
+                first
+                    .split('`')
+                    .skip(1)
+                    .step_by(2)
+                    .map(str::to_string)
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_architecture_key_table_is_the_keys_built() {
+        let (built, documented) = (built(), documented());
+        let undocumented: Vec<_> = built.difference(&documented).collect();
+        let unbuilt: Vec<_> = documented.difference(&built).collect();
+        assert!(
+            undocumented.is_empty() && unbuilt.is_empty(),
+            "built but not in docs/ARCHITECTURE.md: {undocumented:?}; documented but not built: {unbuilt:?}"
+        );
+    }
+
+    #[test]
+    fn a_job_key_splits_at_the_queue() {
+        let k = Keys::new("bull");
+        let key = k.job("payments", "repeat:nightly:1700000000000");
+        assert_eq!(
+            k.split_job_key(&key),
+            Some(("payments", "repeat:nightly:1700000000000"))
+        );
+        assert_eq!(k.split_job_key("other:payments:1"), None);
     }
 }

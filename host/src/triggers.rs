@@ -96,11 +96,13 @@ impl Event {
 /// Delivers `event` to its subscribed queues, and cancels the started jobs
 /// it matches through their bindings' `cancelOn` rules — only those
 /// `producer` enqueued, when the event comes from a producer token.
+/// `lease_ms` is a key-slot reservation's lease (the worker lock duration).
 pub async fn deliver(
     queues: &QueueService,
     registry: &Registry,
     event: &Event,
     producer: Option<&str>,
+    lease_ms: u64,
 ) -> Result<Delivery, DeliveryError> {
     event.validate().map_err(QueueError::from)?;
     let event_id = event
@@ -111,7 +113,7 @@ pub async fn deliver(
         "name": event.name,
         "data": event.data,
         "id": event_id,
-        "ts": crate::sandbox::clock::now_ms(),
+        "ts": airlock_core::clock::now_ms(),
     });
     // First into the recent events, then to the waits already listening:
     // a wait that starts listening in between looks back and finds it (see
@@ -146,37 +148,37 @@ pub async fn deliver(
         }
         let mut opts = binding.default_job_options.to_job_options();
         opts.job_id = Some(format!("evt-{event_id}"));
-        opts.deduplication = Some(Deduplication {
-            id: format!("evt:{event_id}"),
-            ttl: Some(EVENT_ID_TTL_MS),
-            ..Default::default()
-        });
-        // A debounced queue coalesces its events by key instead: the
-        // event id then dedupes only while its job exists (see
-        // `queue::debounce`).
-        if let Some(rule) = &binding.debounce
-            && let Some(value) = rule.key.get(&payload)
-        {
-            let slot = crate::queue::key_limits::KeySlot::of(&binding.queue, value);
-            let (delay, dedup) = queues
-                .debounce(&slot, rule.period_ms, rule.max_wait_ms)
-                .await?;
-            opts.delay = (delay > 0).then_some(delay);
-            opts.deduplication = Some(dedup);
+        // A debounced queue coalesces its events by key instead (its
+        // debounce sets the deduplication): the event id then dedupes only
+        // while its job exists (see `queue::debounce`).
+        let debounced = binding
+            .debounce
+            .as_ref()
+            .is_some_and(|rule| rule.key.get(&payload).is_some());
+        if debounced {
+            // The debounce sets the delay, over the binding's default.
+            opts.delay = None;
+        } else {
+            opts.deduplication = Some(Deduplication {
+                id: format!("evt:{event_id}"),
+                ttl: Some(EVENT_ID_TTL_MS),
+                ..Default::default()
+            });
         }
-        let added = queues
-            .add(
-                &binding.queue,
-                NewJob {
-                    name: event.name.clone(),
-                    data: payload.clone(),
-                    opts,
-                    // The sending producer owns the jobs its event created:
-                    // it reads them, and its events may cancel them.
-                    producer: producer.map(str::to_string),
-                },
-            )
-            .await?;
+        let job = NewJob {
+            name: event.name.clone(),
+            data: payload.clone(),
+            opts,
+            // The sending producer owns the jobs its event created: it
+            // reads them, and its events may cancel them.
+            producer: producer.map(str::to_string),
+        };
+        // Flow control's enqueue side, as for the API's jobs.
+        let field = |_: usize, field: &str| format!("defaultJobOptions.{field}");
+        let added =
+            crate::flow::add_governed(queues, &binding, &binding.queue, vec![job], lease_ms, field)
+                .await?
+                .remove(0);
         all_duplicates &= added.duplicate;
         jobs.push(format!("{}:{}", binding.queue, added.id));
     }

@@ -295,7 +295,7 @@ async fn cancel_latency(runs: usize) -> Vec<u64> {
         }
         // Let the guest get going.
         tokio::time::sleep(Duration::from_millis(20)).await;
-        let sent = airlock::sandbox::clock::now_ms();
+        let sent = airlock_core::clock::now_ms();
         let resp = fleet
             .http
             .post(format!("{}/v1/jobs/{job_ref}/cancel", fleet.base))

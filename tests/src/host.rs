@@ -230,7 +230,7 @@ impl Admin {
     /// Connects to `redis_url` with the default `bull` prefix.
     pub async fn connect(redis_url: &str) -> Admin {
         let store = Store::connect(redis_url, "bull").await.expect("store");
-        let queues = Arc::new(QueueService::new("bull", store.clone()));
+        let queues = Arc::new(QueueService::new(store.clone()));
         let sandbox = Arc::new(
             Sandbox::new(SandboxConfig {
                 max_instances: 4,

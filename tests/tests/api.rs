@@ -789,6 +789,18 @@ async fn the_openapi_document_is_valid_and_covers_every_route() {
     let (status, doc) = api.get("/openapi.json", tokens::READER).await;
     assert_eq!(status, StatusCode::OK);
     assert!(doc["openapi"].as_str().unwrap().starts_with("3."));
+    // The dashboard's types are generated from a copy of this document
+    // (host/ui/openapi.json → src/api-types.ts, checked by `npm run check`);
+    // the copy must be what the server serves.
+    let copy: Value = serde_json::from_str(
+        &std::fs::read_to_string(airlock_tests::workspace_root().join("host/ui/openapi.json"))
+            .expect("read host/ui/openapi.json"),
+    )
+    .expect("host/ui/openapi.json is JSON");
+    assert!(
+        copy == doc,
+        "host/ui/openapi.json is not the served document: run host/scripts/refresh-openapi.sh"
+    );
 
     let expected = [
         ("post", "/v1/handlers/{name}"),

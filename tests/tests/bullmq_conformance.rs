@@ -43,7 +43,7 @@ impl JobProcessor for Scripted {
         if let Some(ms) = self.park_first_for_ms {
             let first = !std::mem::replace(&mut *self.parked.lock().unwrap(), true);
             if first {
-                let wake = airlock::sandbox::clock::now_ms() + ms;
+                let wake = airlock_core::clock::now_ms() + ms;
                 job.park_until(wake).await.expect("park");
                 return JobResult::Parked;
             }

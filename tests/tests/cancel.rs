@@ -326,7 +326,7 @@ async fn a_job_past_its_time_to_finish_fails_as_timed_out() {
     let waiting = api.enqueue("noop", json!({"data": {}})).await;
     let job = api.job(&waiting).await;
     let deadline = job["timestamp"].as_u64().unwrap() + 1000;
-    while airlock::sandbox::clock::now_ms() <= deadline {
+    while airlock_core::clock::now_ms() <= deadline {
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
     let (status, _) = api

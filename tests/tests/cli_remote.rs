@@ -252,14 +252,32 @@ fn enqueue_retries_through_a_redis_outage_without_doubling_and_empty_lists_say_s
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    // The outage lasts a while: the CLI's first tries meet it.
-    std::thread::sleep(std::time::Duration::from_millis(1500));
+    // Redis comes back once the CLI has said it retries (its stderr is the
+    // signal, not a fixed sleep): the outage is met for certain.
+    let mut child = child;
+    let (lines, said) = std::sync::mpsc::channel();
+    let stderr_pipe = child.stderr.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        use std::io::BufRead;
+        let mut all = String::new();
+        for line in std::io::BufReader::new(stderr_pipe)
+            .lines()
+            .map_while(Result::ok)
+        {
+            let _ = lines.send(line.clone());
+            all.push_str(&line);
+            all.push('\n');
+        }
+        all
+    });
+    let retried = std::iter::from_fn(|| said.recv_timeout(std::time::Duration::from_secs(60)).ok())
+        .any(|line| line.contains("retrying"));
     redis.restart();
     let out = child.wait_with_output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stderr = reader.join().unwrap();
+    assert!(retried, "the CLI never said it retries: {stderr}");
     assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
-    assert!(stderr.contains("retrying"), "{stderr}");
     assert!(stdout.starts_with("enqueued payments:"), "{stdout}");
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     loop {
@@ -345,4 +363,109 @@ fn cancel_stops_a_running_job_and_refuses_a_finished_one() {
         err.contains("is failed; only a job that has not finished can be cancelled"),
         "{err}"
     );
+}
+
+/// `airlock queue bind` sets every binding field the API takes — flow
+/// control, the HTTP limits, egress rules with conditions — and names the
+/// flag of a value the server refuses.
+#[test]
+fn queue_bind_sets_every_field_and_names_the_flag_of_a_refusal() {
+    let redis = RedisServer::start();
+    let host = HostProcess::start(
+        &redis.url(),
+        HostOptions {
+            id: "cli-host".into(),
+            api: true,
+            extra: vec!["--egress-allow".into(), "https://api.example.com".into()],
+            ..HostOptions::default()
+        },
+    );
+    let cli = Cli {
+        url: host.api_url(),
+    };
+    let payment = guest_path("payment-webhook");
+    let (code, out, err) = cli.run(
+        tokens::ADMIN,
+        &[
+            "deploy",
+            payment.to_str().unwrap(),
+            "--name",
+            "payment-webhook",
+        ],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+
+    let (code, out, _) = cli.run(tokens::ADMIN, &["queue", "bind", "--help"]);
+    assert_eq!(code, 0);
+    for flag in [
+        "--key-concurrency",
+        "--key-throttle",
+        "--key-rate-limit",
+        "--debounce",
+        "--singleton",
+        "--cancel-on",
+        "--finish-timeout",
+        "--warm-instances",
+        "--max-http-requests",
+        "--max-http-request-size",
+        "--max-http-response-size",
+        "--http-timeout",
+    ] {
+        assert!(out.contains(flag), "bind --help lacks {flag}:\n{out}");
+    }
+
+    let (code, out, err) = cli.run(
+        tokens::ADMIN,
+        &[
+            "--json",
+            "queue",
+            "bind",
+            "payments",
+            "--handler",
+            "payment-webhook",
+            "--key-concurrency",
+            r#"{"key":"$.customer","limit":2}"#,
+            "--key-throttle",
+            r#"{"key":"$.customer","limit":10,"periodMs":60000}"#,
+            "--cancel-on",
+            r#"{"event":"order.cancelled","match":"$.orderId"}"#,
+            "--finish-timeout",
+            "1h",
+            "--warm-instances",
+            r#"{"maxJobs":10,"idleMs":60000}"#,
+            "--max-http-requests",
+            "3",
+            "--http-timeout",
+            "2s",
+            "--egress",
+            r#"{"url":"https://api.example.com","methods":["POST"]}"#,
+        ],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    let binding: serde_json::Value = serde_json::from_str(&out).expect("--json output");
+    assert_eq!(binding["keyConcurrency"]["limit"], 2, "{binding}");
+    assert_eq!(binding["keyThrottle"]["periodMs"], 60000, "{binding}");
+    assert_eq!(binding["cancelOn"][0]["match"], "$.orderId", "{binding}");
+    assert_eq!(binding["finishTimeoutMs"], 3_600_000, "{binding}");
+    assert_eq!(binding["warmInstances"]["maxJobs"], 10, "{binding}");
+    assert_eq!(binding["limits"]["maxHttpRequests"], 3, "{binding}");
+    assert_eq!(binding["limits"]["httpTimeoutMs"], 2000, "{binding}");
+    assert_eq!(binding["egress"][0]["methods"][0], "POST", "{binding}");
+
+    // A value the CLI parses but the server refuses: the flag is named.
+    let (code, _, err) = cli.run(
+        tokens::ADMIN,
+        &[
+            "queue",
+            "bind",
+            "payments",
+            "--handler",
+            "payment-webhook",
+            "--key-concurrency",
+            r#"{"key":"$.customer","limit":0}"#,
+        ],
+    );
+    assert_eq!(code, 1);
+    assert!(err.contains("--key-concurrency: "), "{err}");
+    assert!(err.contains("field `keyConcurrency"), "{err}");
 }

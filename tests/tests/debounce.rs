@@ -80,13 +80,13 @@ async fn only_the_last_job_of_a_burst_runs() {
 async fn max_wait_bounds_a_steady_stream() {
     let (api, _b) = setup().await;
     // One job every 200 ms for 3 s: the 400 ms quiet time never comes.
-    let started = airlock::sandbox::clock::now_ms();
+    let started = airlock_core::clock::now_ms();
     for items in 0..15 {
         api.enqueue("sync", json!({"data": {"customerId": "C", "items": items}}))
             .await;
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
-    let stream_ended = airlock::sandbox::clock::now_ms();
+    let stream_ended = airlock_core::clock::now_ms();
     let ran_during: Vec<u64> = completed_of(&api, "C")
         .await
         .iter()

@@ -107,7 +107,7 @@ impl Rig {
             host_id: "in-process".into(),
             sandbox: sandbox.clone(),
             registry: registry.clone(),
-            queues: Arc::new(QueueService::new("bull", store.clone())),
+            queues: Arc::new(QueueService::new(store.clone())),
             loader: ComponentLoader::new(sandbox, registry),
             metrics: Arc::new(Metrics::new()),
             worker_settings: WorkerSettings::default(),
@@ -434,7 +434,7 @@ async fn a_durable_sleep_parks_the_job_until_its_wake_up_time() {
         "o1",
         json!({"orderId": "o-1", "amount": 10, "reviewDelayMs": 60000}),
     );
-    let before = airlock::sandbox::clock::now_ms();
+    let before = airlock_core::clock::now_ms();
     assert_eq!(workflow.run_job(job.clone()).await, JobResult::Parked);
     let parked: Vec<u64> = job
         .seen

@@ -72,3 +72,207 @@ fn the_served_document_and_the_server_agree() {
         ],
     );
 }
+
+/// Where the document says object, an array is refused — at the top of a
+/// body and inside it. Each case is an array serde's derived readers
+/// would fill in by position (`["welcome", {...}]` was a 202), so the test
+/// fails if the strict reader is bypassed anywhere; and every operation of
+/// the served document that takes a JSON object has a case.
+#[tokio::test]
+async fn an_array_never_stands_in_for_an_object() {
+    use reqwest::{Method, StatusCode};
+    use serde_json::{Value, json};
+
+    let api = Api::start();
+    api.setup("emails", "payment-webhook", json!({})).await;
+    let data = json!({"transactionId": "t", "amount": 1});
+    let cases: Vec<(&str, Method, &str, Value, &str)> = vec![
+        (
+            "jobs_enqueue",
+            Method::POST,
+            "/v1/queues/emails/jobs",
+            json!(["welcome", data]),
+            "body",
+        ),
+        (
+            "jobs_enqueue",
+            Method::POST,
+            "/v1/queues/emails/jobs",
+            json!({"data": data, "opts": {"removeOnFail": [3600, 10]}}),
+            "opts.removeOnFail",
+        ),
+        (
+            "jobs_enqueue",
+            Method::POST,
+            "/v1/queues/emails/jobs",
+            json!({"data": data, "opts": {"attempts": 2, "backoff": ["fixed", 5]}}),
+            "opts.backoff",
+        ),
+        (
+            "jobs_enqueue",
+            Method::POST,
+            "/v1/queues/emails/jobs",
+            json!({"data": data, "opts": {"limits": [1000]}}),
+            "opts.limits",
+        ),
+        (
+            "jobs_enqueue_bulk",
+            Method::POST,
+            "/v1/queues/emails/jobs/bulk",
+            json!({"jobs": [["welcome", data]]}),
+            "jobs[0]",
+        ),
+        (
+            "jobs_cancel",
+            Method::POST,
+            "/v1/jobs/emails:1/cancel",
+            json!(["no longer needed"]),
+            "body",
+        ),
+        (
+            "queues_bind",
+            Method::PUT,
+            "/v1/queues/emails",
+            json!(["payment-webhook"]),
+            "body",
+        ),
+        (
+            "queues_bind",
+            Method::PUT,
+            "/v1/queues/emails",
+            json!({"handler": "payment-webhook", "keyConcurrency": ["$.customer", 2]}),
+            "keyConcurrency",
+        ),
+        (
+            "queues_bind",
+            Method::PUT,
+            "/v1/queues/emails",
+            json!({"handler": "payment-webhook", "egress": [["https://api.example.com", null, null]]}),
+            "egress[0]",
+        ),
+        (
+            "queues_drain",
+            Method::POST,
+            "/v1/queues/emails/drain",
+            json!(["emails", true]),
+            "body",
+        ),
+        (
+            "queues_clean",
+            Method::POST,
+            "/v1/queues/emails/clean",
+            json!(["emails", "completed"]),
+            "body",
+        ),
+        (
+            "queues_obliterate",
+            Method::POST,
+            "/v1/queues/emails/obliterate",
+            json!(["emails", true]),
+            "body",
+        ),
+        (
+            "schedules_put",
+            Method::PUT,
+            "/v1/queues/emails/schedules/nightly",
+            json!([null, 60000]),
+            "body",
+        ),
+        (
+            "secrets_put",
+            Method::PUT,
+            "/v1/queues/emails/secrets/API_KEY",
+            json!(["s3cret", ["https://api.example.com"]]),
+            "body",
+        ),
+        (
+            "flows_add",
+            Method::POST,
+            "/v1/flows",
+            json!(["report", "emails", data]),
+            "body",
+        ),
+        (
+            "events_send",
+            Method::POST,
+            "/v1/events",
+            json!(["order.created", {}]),
+            "body",
+        ),
+    ];
+    for (op, method, path, body, field) in &cases {
+        let (status, answer) = api
+            .call(
+                method.clone(),
+                path,
+                Some(tokens::ADMIN),
+                Some(body.clone()),
+            )
+            .await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{op} {body}: {answer}");
+        let named = answer["error"]["field"].as_str().unwrap_or_default();
+        assert!(
+            named.starts_with(field),
+            "{op} {body}: expected the field {field}: {answer}"
+        );
+    }
+
+    // Every operation taking a JSON object has a case above.
+    let (_, doc) = api.get("/openapi.json", tokens::READER).await;
+    let covered: std::collections::BTreeSet<&str> = cases.iter().map(|c| c.0).collect();
+    for (path, item) in doc["paths"].as_object().unwrap() {
+        for (verb, operation) in item.as_object().unwrap() {
+            let schema = &operation["requestBody"]["content"]["application/json"]["schema"];
+            if schema.is_null() {
+                continue;
+            }
+            let schema = match schema["$ref"].as_str() {
+                Some(r) => &doc["components"]["schemas"][r.rsplit('/').next().unwrap()],
+                None => schema,
+            };
+            if schema["type"] != "object" {
+                continue;
+            }
+            let id = operation["operationId"].as_str().unwrap_or_default();
+            assert!(
+                covered.contains(id),
+                "{verb} {path} ({id}) takes an object and has no array case here"
+            );
+        }
+    }
+}
+
+/// A per-job limit of 0 is refused at enqueue, as the binding route
+/// refuses one, naming the field.
+#[tokio::test]
+async fn a_zero_limit_is_refused_by_every_route() {
+    use reqwest::StatusCode;
+    use serde_json::json;
+
+    let api = Api::start();
+    api.setup("emails", "payment-webhook", json!({})).await;
+    let (status, body) = api
+        .post(
+            "/v1/queues/emails/jobs",
+            tokens::PRODUCER,
+            json!({"data": {}, "opts": {"limits": {"memoryBytes": 0}}}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert_eq!(body["error"]["field"], "opts.limits.memoryBytes", "{body}");
+    let (status, body) = api
+        .put(
+            "/v1/queues/emails",
+            tokens::ADMIN,
+            json!({"handler": "payment-webhook", "limits": {"memoryBytes": 0}}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert!(
+        body["error"]["field"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("memoryBytes"),
+        "{body}"
+    );
+}

@@ -328,11 +328,11 @@ struct RawRuleObject {
 impl<'de> Deserialize<'de> for EgressRule {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         use serde::de::Error as _;
-        let raw = RawRule::deserialize(d).map_err(|_| {
-            D::Error::custom(
-                "an egress rule is a pattern string (`https://api.example.com`) or an object {url, methods?, pathPrefix?}",
-            )
-        })?;
+        const EXPECTED: &str = "an egress rule is a pattern string (`https://api.example.com`) or an object {url, methods?, pathPrefix?}";
+        // Read through `strict::buffered`: serde's buffer for the untagged
+        // enum would take `["https://x", null, null]` as the object.
+        let raw: RawRule =
+            airlock_core::strict::buffered(d, EXPECTED).map_err(|_| D::Error::custom(EXPECTED))?;
         Ok(match raw {
             RawRule::Pattern(p) => EgressRule::Pattern(p.parse().map_err(D::Error::custom)?),
             RawRule::Rule(r) => EgressRule::Rule {

@@ -24,13 +24,10 @@
 
 pub mod bindings;
 pub mod cache;
-pub mod clock;
 pub mod egress;
 mod engine;
 pub mod http;
 pub mod incremental;
-pub mod int;
-pub mod json_path;
 pub mod limits;
 pub mod logs;
 pub mod outcome;
@@ -55,7 +52,6 @@ use wasmtime_wasi::WasiCtxBuilder;
 use self::bindings::{Handler, HandlerPre, Job, JobError, JobRef};
 use self::cache::ArtifactCache;
 pub use self::cache::{ArtifactKey, KeyTooShort, Refused};
-use self::clock::now_ms;
 use self::engine::{EngineHandle, EngineSettings, EpochTicker};
 pub use self::http::HttpSummary;
 use self::incremental::IncrementalCache;
@@ -70,6 +66,7 @@ pub use self::stop::{StopHandle, StopSignal, stop_pair};
 pub use self::validate::{ComponentInfo, ValidationError};
 pub use self::warm::Reuse;
 use self::warm::{WarmKey, WarmPool};
+use airlock_core::clock::now_ms;
 
 /// How the sandbox is set up; fixed for the life of the process.
 #[derive(Debug, Clone)]
@@ -766,7 +763,10 @@ impl Sandbox {
 
     /// Instantiates `component` without running it and keeps the instance
     /// alive until the returned value is dropped: lets benchmarks measure
-    /// the memory a live instance costs, and tests hold a pool slot.
+    /// the memory a live instance costs, and tests hold a pool slot. Only
+    /// with the `test-hooks` feature (the tests and benchmarks turn it on;
+    /// `cargo build -p airlock` leaves it out).
+    #[cfg(feature = "test-hooks")]
     pub fn instantiate_idle(
         &self,
         component: &LoadedComponent,

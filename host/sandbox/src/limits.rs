@@ -1,8 +1,8 @@
 //! Resource limits for one job run, and how they combine.
 //!
-//! Limits come in three layers, each only able to tighten the one above:
-//! the host's [`HostMaxima`] (operator configuration), the per-queue or
-//! per-handler [`Limits`] (a binding's configuration), and a job's
+//! Limits come in three layers: the host's [`HostMaxima`] (operator
+//! configuration), the queue binding's [`Limits`] (Airlock's defaults with
+//! the binding's settings, up or down, within the maxima), and a job's
 //! [`LimitsOverride`] (set at enqueue time). A job may lower a limit, never
 //! raise it; trying is an error naming the field, not a silent clamp.
 
@@ -133,9 +133,15 @@ impl Default for HostMaxima {
     }
 }
 
-/// A request to tighten some limits (from a job's options or the CLI).
-/// `None` keeps the inherited value. The schema's maxima are the default
-/// host maxima ([`HostMaxima::default`], what `airlock serve` runs with).
+/// Limits to set; `None` keeps the inherited value. Two uses: a binding's
+/// `limits` replace Airlock's defaults ([`Limits::default`]), up or down,
+/// checked against the host maxima ([`Limits::with_settings`],
+/// [`Limits::check_within`]); a job's `opts.limits` may only lower its
+/// binding's ([`Limits::lowered_by`]) — on an unmetered binding a job may
+/// set any fuel budget, which a host whose maximum it exceeds refuses at
+/// run time. Zero is refused either way. The schema's maxima are the
+/// default host maxima ([`HostMaxima::default`], what `airlock serve` runs
+/// with).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -145,51 +151,51 @@ pub struct LimitsOverride {
         feature = "openapi",
         schema(minimum = 1, maximum = 1_000_000_000_000_u64)
     )]
-    #[serde(default, deserialize_with = "crate::int::opt")]
+    #[serde(default, deserialize_with = "airlock_core::int::opt")]
     pub fuel: Option<u64>,
     /// Lower memory cap, in bytes.
     #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 1_073_741_824_u64))]
-    #[serde(default, deserialize_with = "crate::int::opt")]
+    #[serde(default, deserialize_with = "airlock_core::int::opt")]
     pub memory_bytes: Option<u64>,
     /// Shorter timeout, in milliseconds.
     #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 900_000))]
-    #[serde(default, deserialize_with = "crate::int::opt")]
+    #[serde(default, deserialize_with = "airlock_core::int::opt")]
     pub timeout_ms: Option<u64>,
     /// Smaller output cap.
     #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 16_777_216))]
-    #[serde(default, deserialize_with = "crate::int::opt")]
+    #[serde(default, deserialize_with = "airlock_core::int::opt")]
     pub max_output_bytes: Option<u64>,
     /// Smaller log cap.
     #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 1_048_576))]
-    #[serde(default, deserialize_with = "crate::int::opt")]
+    #[serde(default, deserialize_with = "airlock_core::int::opt")]
     pub max_log_bytes: Option<u64>,
     /// Fewer log lines.
     #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 100_000))]
-    #[serde(default, deserialize_with = "crate::int::opt")]
+    #[serde(default, deserialize_with = "airlock_core::int::opt")]
     pub max_log_lines: Option<u32>,
     /// Fewer steps.
     #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 10_000))]
-    #[serde(default, deserialize_with = "crate::int::opt")]
+    #[serde(default, deserialize_with = "airlock_core::int::opt")]
     pub max_steps: Option<u32>,
     /// Smaller step results.
     #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 4_194_304))]
-    #[serde(default, deserialize_with = "crate::int::opt")]
+    #[serde(default, deserialize_with = "airlock_core::int::opt")]
     pub max_step_bytes: Option<u64>,
     /// Fewer outgoing HTTP requests.
     #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 10_000))]
-    #[serde(default, deserialize_with = "crate::int::opt")]
+    #[serde(default, deserialize_with = "airlock_core::int::opt")]
     pub max_http_requests: Option<u32>,
     /// Smaller outgoing request bodies.
     #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 67_108_864))]
-    #[serde(default, deserialize_with = "crate::int::opt")]
+    #[serde(default, deserialize_with = "airlock_core::int::opt")]
     pub max_http_request_bytes: Option<u64>,
     /// Smaller response bodies.
     #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 268_435_456))]
-    #[serde(default, deserialize_with = "crate::int::opt")]
+    #[serde(default, deserialize_with = "airlock_core::int::opt")]
     pub max_http_response_bytes: Option<u64>,
     /// Shorter per-request deadline, in milliseconds.
     #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 900_000))]
-    #[serde(default, deserialize_with = "crate::int::opt")]
+    #[serde(default, deserialize_with = "airlock_core::int::opt")]
     pub http_timeout_ms: Option<u64>,
 }
 
@@ -203,13 +209,19 @@ pub struct LimitError {
     pub message: String,
 }
 
-fn lower<T: PartialOrd + std::fmt::Display + Copy>(
+fn lower<T: PartialOrd + std::fmt::Display + Copy + Default>(
     field: &'static str,
     current: T,
     requested: Option<T>,
 ) -> Result<T, LimitError> {
     match requested {
         None => Ok(current),
+        // As the binding route refuses it (`check_within`): a zero limit
+        // can never run.
+        Some(r) if r == T::default() => Err(LimitError {
+            field,
+            message: "must be greater than zero".into(),
+        }),
         Some(r) if r <= current => Ok(r),
         Some(r) => Err(LimitError {
             field,
@@ -254,7 +266,7 @@ impl Limits {
         let fuel = match (self.fuel, request.fuel) {
             (current, None) => current,
             // An unmetered queue accepts a job that wants a fuel budget.
-            (None, Some(f)) => Some(f),
+            (None, Some(f)) => Some(lower("fuel", u64::MAX, Some(f))?),
             (Some(current), Some(f)) => Some(lower("fuel", current, Some(f))?),
         };
         let timeout_ms = lower(

@@ -290,7 +290,7 @@ impl LocalServices {
     /// Moves every recorded sleep's wake-up time to now, as promoting a
     /// sleeping job through Airlock does.
     pub fn wake_sleeps_now(&self) {
-        let now = crate::clock::now_ms();
+        let now = airlock_core::clock::now_ms();
         self.with(|s| {
             for wake_at in s.sleeps.values_mut() {
                 *wake_at = (*wake_at).min(now);

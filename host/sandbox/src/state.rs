@@ -22,7 +22,7 @@ use super::limits::Limits;
 use super::logs::{LogLevel as SinkLevel, LogSink};
 use super::secrets::{self, SecretsKey};
 use super::services::{self, HostServices, ServiceError, WaitFor, WaitState};
-use crate::clock::now_ms;
+use airlock_core::clock::now_ms;
 
 /// Longest secret or configuration name a guest may ask for.
 const MAX_NAME_BYTES: usize = 128;
@@ -414,7 +414,7 @@ impl RunState {
         let matching = match matching {
             None => None,
             Some(EventMatch { path, value }) => {
-                if let Err(e) = crate::json_path::JsonPath::parse(&path) {
+                if let Err(e) = airlock_core::json_path::JsonPath::parse(&path) {
                     return Err(HostError::Invalid(format!("match path `{path}`: {e}")));
                 }
                 if value.len() > MAX_MATCH_VALUE_BYTES {

@@ -23,9 +23,11 @@ use super::error::ApiError;
 pub enum Role {
     /// Everything: handlers, bindings, schedules, destructive actions.
     Admin,
-    /// Enqueue jobs and events, read the jobs it enqueued.
+    /// Enqueue jobs, flows and events; read handlers and bindings; read,
+    /// retry, remove, cancel and promote the jobs it enqueued; list the
+    /// events it sent.
     Producer,
-    /// Read everything, change nothing.
+    /// Read everything but secrets; change nothing.
     Reader,
     /// Trigger schedules on demand (the `CRON_SECRET` pattern).
     Cron,

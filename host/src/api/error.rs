@@ -175,10 +175,12 @@ fn decode_error(e: serde_path_to_error::Error<serde_json::Error>) -> ApiError {
 }
 
 /// Parses a whole JSON document: trailing bytes after the value are an
-/// error, not ignored.
+/// error, not ignored, and an array where the document says object is
+/// refused ([`airlock_core::strict`]), not filled in by position.
 pub fn parse_json<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
     let mut de = serde_json::Deserializer::from_slice(bytes);
-    let value = serde_path_to_error::deserialize(&mut de).map_err(decode_error)?;
+    let value = serde_path_to_error::deserialize(airlock_core::strict::Strict(&mut de))
+        .map_err(decode_error)?;
     de.end().map_err(|e| {
         let mut err = ApiError::new(StatusCode::BAD_REQUEST, "invalid_json", e.to_string());
         err.detail.field = Some("body".into());

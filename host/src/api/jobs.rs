@@ -17,8 +17,8 @@ use super::ApiState;
 use super::auth::{Caller, Role};
 use super::error::{ApiError, ErrorBody, JsonBody, PathParams, QueryParams};
 use super::queues::bound;
+use crate::flow;
 use crate::names;
-use crate::queue::key_limits::{HELD_BACK_PRIORITY, KeySlot};
 use crate::queue::{
     CancelOutcome, Deduplication, JobOptions, JobSnapshot, JobState, NewJob, WaitReason,
 };
@@ -111,11 +111,11 @@ pub struct ListQuery {
     /// The state to list.
     pub state: ListState,
     /// Offset (newest first).
-    #[serde(default, deserialize_with = "crate::sandbox::int::query_opt")]
+    #[serde(default, deserialize_with = "airlock_core::int::query_opt")]
     #[param(minimum = 0, maximum = 1_000_000_000, value_type = Option<u64>)]
     pub start: Option<usize>,
     /// Page size (default 50).
-    #[serde(default, deserialize_with = "crate::sandbox::int::query_opt")]
+    #[serde(default, deserialize_with = "airlock_core::int::query_opt")]
     #[param(minimum = 1, maximum = 500)]
     pub limit: Option<usize>,
     /// Keep only the jobs of the page whose id, name or data (as compact
@@ -371,79 +371,14 @@ async fn enqueue_all(
             idempotency.as_deref(),
         )?);
     }
-    // Debounce: BullMQ's debounce mode coalesces a key's jobs; the delay
-    // keeps to the binding's maxWait (see `queue::debounce`). Checked for
-    // every job before the first write.
-    if let Some(rule) = &binding.debounce {
-        let at = |i: usize, field: &str| match bulk {
-            true => format!("jobs[{i}].{field}"),
-            false => field.to_string(),
-        };
-        for (i, job) in jobs.iter().enumerate() {
-            if rule.key.get(&job.data).is_none() {
-                continue;
-            }
-            if job.opts.deduplication.is_some() {
-                return Err(ApiError::field(
-                    at(i, "opts.deduplication"),
-                    "cannot be combined with the queue's debounce (an Idempotency-Key header sets one too)",
-                ));
-            }
-            if job.opts.delay.is_some_and(|d| d > 0) {
-                return Err(ApiError::field(
-                    at(i, "opts.delay"),
-                    "cannot be combined with the queue's debounce, which sets the delay",
-                ));
-            }
-        }
-        for job in jobs.iter_mut() {
-            let Some(value) = rule.key.get(&job.data) else {
-                continue;
-            };
-            let (delay, dedup) = state
-                .queues()
-                .debounce(&KeySlot::of(queue, value), rule.period_ms, rule.max_wait_ms)
-                .await?;
-            job.opts.delay = (delay > 0).then_some(delay);
-            job.opts.deduplication = Some(dedup);
-        }
-    }
-    // Per-key concurrency: each job whose key has room takes a slot now;
-    // the others wait behind every ready job (see `queue::key_limits`).
-    let keys: Vec<Option<(KeySlot, u64)>> = match &binding.key_concurrency {
-        Some(rule) => jobs
-            .iter()
-            .map(|job| {
-                let delayed = job.opts.delay.is_some_and(|d| d > 0);
-                let value = rule.key.get(&job.data).filter(|_| !delayed)?;
-                Some((KeySlot::of(queue, value), rule.limit))
-            })
-            .collect(),
-        None => Vec::new(),
-    };
+    // Flow control's enqueue side: debounce, key reservations, held-back
+    // priority, hand-over (see `flow::enqueue`).
     let lease_ms = state.host().worker_settings.lock_duration.as_millis() as u64;
-    let tokens = if keys.is_empty() {
-        Vec::new()
-    } else {
-        state.queues().reserve_key_slots(&keys, lease_ms).await?
+    let field = |i: usize, field: &str| match bulk {
+        true => format!("jobs[{i}].{field}"),
+        false => field.to_string(),
     };
-    for (job, (key, token)) in jobs.iter_mut().zip(keys.iter().zip(&tokens)) {
-        if key.is_some() && token.is_none() && job.opts.priority.unwrap_or(0) == 0 {
-            job.opts.priority = Some(HELD_BACK_PRIORITY);
-        }
-    }
-    let added = state.queues().add_bulk(queue, jobs).await?;
-    let handovers: Vec<(KeySlot, String, String)> = keys
-        .into_iter()
-        .zip(tokens)
-        .zip(&added)
-        .filter_map(|((key, token), job)| {
-            // A duplicate's reservation expires with its lease.
-            let ((slot, _), token) = (key?, token?);
-            (!job.duplicate).then(|| (slot, token, job.id.clone()))
-        })
-        .collect();
-    state.queues().hand_over_key_slots(&handovers).await?;
+    let added = flow::add_governed(state.queues(), &binding, queue, jobs, lease_ms, field).await?;
     Ok(added
         .into_iter()
         .map(|job| Accepted {

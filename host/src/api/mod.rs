@@ -1,27 +1,39 @@
 //! The HTTP API (axum), versioned under `/v1`, JSON in and out.
 //!
-//! Every route but the health checks and `/openapi.json` needs a bearer
-//! token ([`auth`]); every error is a status with a JSON body naming the
-//! problem ([`error`]), including axum's own refusals (unknown route, wrong
-//! method, oversized body). The OpenAPI document at `/openapi.json` is
-//! generated from the route definitions themselves (utoipa) and completed
-//! by [`openapi`] with what every route shares and what derive macros cannot
-//! say, so it lists what the server really answers and accepts. A
-//! property-based fuzzer checks that in `make test`
-//! (`tests/tests/openapi_fuzz.rs`).
+//! Every `/v1` route needs a bearer token ([`auth`]) but
+//! `POST /v1/tokens/{token}/complete`, whose wait token is its credential
+//! ([`tokens`]). Outside `/v1`, `/healthz`, `/readyz`, `/openapi.json` and
+//! the dashboard's files (`/ui`, `/ui/…`) need none; `/metrics` needs a
+//! reader token. Each handler enforces it by taking an [`auth::Caller`]
+//! (there is no auth layer): a handler without one is public.
+//!
+//! Every error is a status with a JSON body naming the problem
+//! ([`error`]), including axum's own refusals (unknown route, wrong method,
+//! oversized body). Request bodies are read strictly: an array where the
+//! document says object is refused ([`error::parse_json`]). The OpenAPI
+//! document at `/openapi.json` is generated from the route definitions
+//! themselves (utoipa) and completed by [`openapi`] with what every route
+//! shares and what derive macros cannot say, so it lists what the server
+//! really answers and accepts under `/v1` and the health routes
+//! (`/openapi.json` itself and `/ui` are not in it). A property-based
+//! fuzzer checks that in `make test` (`tests/tests/openapi_fuzz.rs`).
 //!
 //! | area | module |
 //! |---|---|
 //! | handler components | [`handlers`] |
-//! | queue bindings, counts, pause, drain/clean/obliterate | [`queues`] |
+//! | queue bindings, counts, pause/resume, drain/clean/obliterate, per-key state (`/keys`) | [`queues`] |
 //! | a queue's secrets (set, list, delete; values never returned) | [`secrets`] |
-//! | enqueue, list, inspect, retry, remove, promote, wait | [`jobs`] |
-//! | Server-Sent Events | [`events`] |
+//! | enqueue (one or bulk), list, inspect, timeline, retry, remove, promote, cancel, repin, wait | [`jobs`] |
+//! | Server-Sent Events of a queue or a job | [`events`] |
 //! | flows | [`flows`] |
-//! | schedules and triggers | [`schedules`] |
-//! | event triggers | [`triggers`] |
-//! | the fleet: hosts, drain | [`hosts`] |
-//! | `/healthz`, `/readyz`, `/metrics`, `/openapi.json` | [`health`] |
+//! | schedules and their on-demand runs (`…/trigger`) | [`schedules`] |
+//! | sending events and listing recent ones (`/v1/events`) | [`triggers`] |
+//! | completing a wait token (no bearer token) | [`tokens`] |
+//! | the fleet: hosts, drain, resume | [`hosts`] |
+//! | `/v1/me`, `/v1/stats` | [`stats`] |
+//! | `/healthz`, `/readyz`, `/metrics` | [`health`] |
+//! | `/openapi.json` (built by [`openapi`], served by [`router`]) | — |
+//! | the dashboard, `/ui` | [`ui`] |
 
 pub mod auth;
 pub mod error;

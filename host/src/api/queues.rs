@@ -54,11 +54,11 @@ pub struct CleanRequest {
     /// The state to clean.
     pub state: ListState,
     /// Only jobs older than this many milliseconds.
-    #[serde(default, deserialize_with = "crate::sandbox::int::opt")]
+    #[serde(default, deserialize_with = "airlock_core::int::opt")]
     #[schema(minimum = 0, maximum = 31_536_000_000_u64, value_type = Option<u64>)]
     pub grace_ms: Option<u64>,
     /// At most this many jobs (default 1000).
-    #[serde(default, deserialize_with = "crate::sandbox::int::opt")]
+    #[serde(default, deserialize_with = "airlock_core::int::opt")]
     #[schema(minimum = 1, maximum = 100_000)]
     pub limit: Option<u32>,
 }

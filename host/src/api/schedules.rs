@@ -178,7 +178,7 @@ pub async fn trigger(
         return Err(err);
     }
     let mut opts = binding.default_job_options.to_job_options();
-    let now = crate::sandbox::clock::now_ms();
+    let now = airlock_core::clock::now_ms();
     opts.job_id = Some(format!("trigger-{id}-{now}"));
     // Until this run finishes, another trigger finds it and joins it.
     opts.deduplication = Some(Deduplication {

@@ -50,7 +50,7 @@ pub async fn me(caller: Caller) -> Json<Me> {
 #[serde(deny_unknown_fields)]
 pub struct StatsQuery {
     /// How many minutes up to now (default 60, at most 1440).
-    #[serde(default, deserialize_with = "crate::sandbox::int::query_opt")]
+    #[serde(default, deserialize_with = "airlock_core::int::query_opt")]
     #[param(minimum = 1, maximum = 1440, value_type = Option<u64>)]
     pub minutes: Option<u64>,
     /// One queue only (default: every bound queue).
@@ -126,7 +126,7 @@ pub async fn stats(
         }
     }
     if total.is_empty() {
-        let now = crate::sandbox::clock::now_ms() / 60_000;
+        let now = airlock_core::clock::now_ms() / 60_000;
         for minute in now.saturating_sub(minutes - 1)..=now {
             total.insert(minute, BTreeMap::new());
         }

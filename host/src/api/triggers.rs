@@ -43,7 +43,8 @@ pub async fn send(
     check_data_size(&state, "data", &event.data)?;
     // A producer's event cancels only the jobs that producer enqueued.
     let producer = (caller.role == Role::Producer).then_some(caller.name.as_str());
-    let delivery = deliver(state.queues(), state.registry(), &event, producer).await?;
+    let lease_ms = state.host().worker_settings.lock_duration.as_millis() as u64;
+    let delivery = deliver(state.queues(), state.registry(), &event, producer, lease_ms).await?;
     Ok((StatusCode::ACCEPTED, Json(delivery)))
 }
 
@@ -53,7 +54,7 @@ pub async fn send(
 #[serde(deny_unknown_fields)]
 pub struct RecentQuery {
     /// At most this many (default 50, at most 500).
-    #[serde(default, deserialize_with = "crate::sandbox::int::query_opt")]
+    #[serde(default, deserialize_with = "airlock_core::int::query_opt")]
     #[param(minimum = 1, maximum = 500, value_type = Option<u64>)]
     pub limit: Option<usize>,
 }

@@ -1,7 +1,9 @@
 //! The `airlock` command line: one binary for running a handler locally,
 //! serving queues and the API, and talking to a running host's HTTP API.
 
+mod bind;
 mod client;
+mod limits;
 mod new;
 mod remote;
 mod run;
@@ -33,7 +35,7 @@ pub struct Cli {
 pub enum Command {
     /// Run one job through a handler locally, without Redis, and print its
     /// progress, logs, result and measurements.
-    Run(run::RunArgs),
+    Run(Box<run::RunArgs>),
     /// Run a worker host: a BullMQ worker per bound queue, each job in its
     /// own sandbox instance; with `--listen`, the HTTP API too.
     Serve(Box<serve::ServeArgs>),
@@ -90,7 +92,7 @@ pub async fn execute(cli: Cli) -> anyhow::Result<i32> {
     let conn = &cli.connection;
     let json = cli.json;
     match cli.command {
-        Command::Run(args) => run::execute(args).await,
+        Command::Run(args) => run::execute(*args).await,
         Command::Serve(args) => serve::execute(*args).await,
         Command::New(args) => new::execute(args),
         Command::Deploy(args) => remote::deploy(conn, json, args).await,

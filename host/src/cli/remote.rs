@@ -11,6 +11,7 @@ use futures::StreamExt;
 use reqwest::Method;
 use serde_json::{Value, json};
 
+use super::bind::{self, BindArgs};
 use super::client::{ApiClient, ApiFailure, Connection};
 use super::run::exit_code;
 use crate::sandbox::FailureKind;
@@ -36,7 +37,9 @@ pub struct DeployArgs {
 /// `airlock queue ...`.
 #[derive(Debug, Subcommand)]
 pub enum QueueCommand {
-    /// Create or replace a queue's binding.
+    /// Create or replace a queue's binding: every field of
+    /// `PUT /v1/queues/{queue}` has a flag (limits, flow control, egress,
+    /// config, default job options).
     Bind(Box<BindArgs>),
     /// List bound queues with counts.
     List,
@@ -55,57 +58,6 @@ pub enum QueueCommand {
         /// Queue name.
         queue: String,
     },
-}
-
-/// `airlock queue bind`.
-#[derive(Debug, Args)]
-pub struct BindArgs {
-    /// Queue name.
-    pub queue: String,
-    /// Handler name.
-    #[arg(long)]
-    pub handler: String,
-    /// Jobs at once per host.
-    #[arg(long)]
-    pub concurrency: Option<usize>,
-    /// Fuel budget per job, or `off` for deadline-only limits.
-    #[arg(long)]
-    pub fuel: Option<String>,
-    /// Memory cap, e.g. `64MiB`.
-    #[arg(long)]
-    pub memory: Option<String>,
-    /// Deadline per job, e.g. `30s`.
-    #[arg(long)]
-    pub timeout: Option<String>,
-    /// Default attempts.
-    #[arg(long)]
-    pub attempts: Option<u32>,
-    /// Default backoff: `exponential:2000` or `fixed:500` (ms).
-    #[arg(long)]
-    pub backoff: Option<String>,
-    /// Default removeOnComplete: `true`, `false` or a count.
-    #[arg(long)]
-    pub remove_on_complete: Option<String>,
-    /// Default removeOnFail: `true`, `false` or a count.
-    #[arg(long)]
-    pub remove_on_fail: Option<String>,
-    /// Event names that enqueue jobs here (comma-separated).
-    #[arg(long, value_delimiter = ',')]
-    pub events: Vec<String>,
-    /// Jobs active at once across the whole fleet.
-    #[arg(long)]
-    pub global_concurrency: Option<u64>,
-    /// Fleet-wide rate limit: `100/1s` (jobs per window).
-    #[arg(long)]
-    pub rate_limit: Option<String>,
-    /// A configuration value the handler can read, `KEY=VALUE` (repeatable).
-    #[arg(long = "config", value_name = "KEY=VALUE")]
-    pub config: Vec<String>,
-    /// A destination the handler may send HTTP requests to,
-    /// `scheme://host[:port]` (repeatable; `*.` for subdomains; the host's
-    /// `--egress-allow` must allow it too).
-    #[arg(long = "egress", value_name = "PATTERN")]
-    pub egress: Vec<String>,
 }
 
 /// `airlock enqueue`.
@@ -150,17 +102,6 @@ pub struct JobsArgs {
 
 fn parse_json(flag: &str, text: &str) -> anyhow::Result<Value> {
     serde_json::from_str(text).with_context(|| format!("{flag}: not valid JSON: {text}"))
-}
-
-fn retention(flag: &str, text: &str) -> anyhow::Result<Value> {
-    match text {
-        "true" => Ok(json!(true)),
-        "false" => Ok(json!(false)),
-        n => n
-            .parse::<u64>()
-            .map(Value::from)
-            .with_context(|| format!("{flag}: expected true, false or a count, got `{n}`")),
-    }
 }
 
 /// Prints `value` as JSON for `--json`, else through `human`.
@@ -259,91 +200,11 @@ pub async fn queue(conn: &Connection, json_output: bool, cmd: QueueCommand) -> a
     let client = ApiClient::new(conn)?;
     let view: Value = match cmd {
         QueueCommand::Bind(args) => {
-            let args = *args;
-            let mut limits = serde_json::Map::new();
-            let mut spec = json!({"handler": args.handler});
-            match args.fuel.as_deref() {
-                Some("off") => spec["metered"] = json!(false),
-                Some(n) => {
-                    let fuel: u64 = n
-                        .replace('_', "")
-                        .parse()
-                        .with_context(|| format!("--fuel: `{n}` is not a number or `off`"))?;
-                    limits.insert("fuel".into(), json!(fuel));
-                }
-                None => {}
-            }
-            if let Some(m) = &args.memory {
-                let size: bytesize::ByteSize = m
-                    .parse()
-                    .map_err(|e| anyhow::anyhow!("--memory: `{m}`: {e}"))?;
-                limits.insert("memoryBytes".into(), json!(size.as_u64()));
-            }
-            if let Some(t) = &args.timeout {
-                let d =
-                    humantime::parse_duration(t).with_context(|| format!("--timeout: `{t}`"))?;
-                limits.insert("timeoutMs".into(), json!(d.as_millis() as u64));
-            }
-            spec["limits"] = Value::Object(limits);
-            if let Some(c) = args.concurrency {
-                spec["concurrency"] = json!(c);
-            }
-            let mut defaults = serde_json::Map::new();
-            if let Some(a) = args.attempts {
-                defaults.insert("attempts".into(), json!(a));
-            }
-            if let Some(b) = &args.backoff {
-                let (kind, delay) = b.split_once(':').with_context(|| {
-                    format!("--backoff: expected `exponential:2000` or `fixed:500`, got `{b}`")
-                })?;
-                let delay: u64 = delay
-                    .parse()
-                    .with_context(|| format!("--backoff: `{delay}` is not milliseconds"))?;
-                defaults.insert("backoff".into(), json!({"type": kind, "delay": delay}));
-            }
-            if let Some(r) = &args.remove_on_complete {
-                defaults.insert(
-                    "removeOnComplete".into(),
-                    retention("--remove-on-complete", r)?,
-                );
-            }
-            if let Some(r) = &args.remove_on_fail {
-                defaults.insert("removeOnFail".into(), retention("--remove-on-fail", r)?);
-            }
-            spec["defaultJobOptions"] = Value::Object(defaults);
-            if !args.events.is_empty() {
-                spec["events"] = json!(args.events);
-            }
-            if let Some(n) = args.global_concurrency {
-                spec["globalConcurrency"] = json!(n);
-            }
-            if let Some(r) = &args.rate_limit {
-                let (max, window) = r
-                    .split_once('/')
-                    .with_context(|| format!("--rate-limit: expected `100/1s`, got `{r}`"))?;
-                let max: u64 = max
-                    .parse()
-                    .with_context(|| format!("--rate-limit: `{max}` is not a count"))?;
-                let window = humantime::parse_duration(window)
-                    .with_context(|| format!("--rate-limit: `{window}` is not a duration"))?;
-                spec["rateLimit"] = json!({"max": max, "durationMs": window.as_millis() as u64});
-            }
-            if !args.config.is_empty() {
-                let mut config = serde_json::Map::new();
-                for item in &args.config {
-                    let (key, value) = item
-                        .split_once('=')
-                        .with_context(|| format!("--config: expected KEY=VALUE, got `{item}`"))?;
-                    config.insert(key.to_string(), json!(value));
-                }
-                spec["config"] = Value::Object(config);
-            }
-            if !args.egress.is_empty() {
-                spec["egress"] = json!(args.egress);
-            }
+            let body = bind::body(&args.spec()?)?;
             client
-                .json(Method::PUT, &format!("/v1/queues/{}", args.queue), &spec)
-                .await?
+                .json(Method::PUT, &format!("/v1/queues/{}", args.queue), &body)
+                .await
+                .map_err(bind::name_the_flag)?
         }
         QueueCommand::List => {
             let list: Value = client.get("/v1/queues").await?;

@@ -14,13 +14,14 @@ use std::time::Duration;
 use anyhow::Context as _;
 use clap::Args;
 
-use crate::sandbox::clock::now_ms;
+use super::limits::{LimitFlags, flag_of};
 use crate::sandbox::egress::{EgressPolicy, EgressRule};
 use crate::sandbox::secrets::{self, SecretPolicy, SecretsKey};
 use crate::sandbox::{
     Completion, FailureKind, HostServices, JobInput, Limits, LocalServices, RunEnv, RunOutcome,
     Sandbox, SandboxConfig,
 };
+use airlock_core::clock::now_ms;
 
 /// Arguments of `airlock run`.
 #[derive(Debug, Args)]
@@ -33,15 +34,9 @@ pub struct RunArgs {
     /// The job name.
     #[arg(long, default_value = "local")]
     pub name: String,
-    /// Fuel budget (`off` to run without fuel, bounded by the timeout only).
-    #[arg(long)]
-    pub fuel: Option<String>,
-    /// Memory cap, e.g. `64MiB`.
-    #[arg(long)]
-    pub memory: Option<String>,
-    /// Wall-clock deadline, e.g. `5s`, `500ms`.
-    #[arg(long)]
-    pub timeout: Option<String>,
+    /// The job's limits (over the sandbox defaults, up to its maxima).
+    #[command(flatten)]
+    pub limits: LimitFlags,
     /// Which attempt to report to the handler.
     #[arg(long, default_value_t = 1)]
     pub attempt: u32,
@@ -150,41 +145,18 @@ pub fn exit_code(kind: FailureKind) -> i32 {
 fn limits_from(args: &RunArgs) -> anyhow::Result<Limits> {
     // The local runner sets limits directly (up to the host maxima): it is
     // the author's own machine, there is no queue binding to stay under.
-    let mut limits = Limits::default();
-    match args.fuel.as_deref() {
-        None => {}
-        Some("off") => limits.fuel = None,
-        Some(text) => {
-            let fuel: u64 = text
-                .replace('_', "")
-                .parse()
-                .with_context(|| format!("--fuel: `{text}` is not a number or `off`"))?;
-            limits.fuel = Some(fuel);
-        }
-    }
-    if let Some(text) = &args.memory {
-        let size: bytesize::ByteSize = text
-            .parse()
-            .map_err(|e| anyhow::anyhow!("--memory: `{text}` is not a size like 64MiB: {e}"))?;
-        limits.memory_bytes = size.as_u64();
-    }
-    if let Some(text) = &args.timeout {
-        let timeout = humantime::parse_duration(text)
-            .with_context(|| format!("--timeout: `{text}` is not a duration like 5s"))?;
-        limits.timeout = timeout;
+    let request = args.limits.request()?;
+    let mut limits = Limits::default().with_settings(&request.limits);
+    if request.unmetered {
+        limits.fuel = None;
     }
     limits
         .check_within(&SandboxConfig::default().maxima)
-        .map_err(|e| anyhow::anyhow!("--{}: {}", flag_for(e.field), e.message))?;
+        .map_err(|e| match flag_of(e.field) {
+            Some(flag) => anyhow::anyhow!("{flag}: {}", e.message),
+            None => anyhow::anyhow!("{e}"),
+        })?;
     Ok(limits)
-}
-
-fn flag_for(field: &str) -> &str {
-    match field {
-        "memoryBytes" => "memory",
-        "timeoutMs" => "timeout",
-        other => other,
-    }
 }
 
 /// Runs the command; returns the exit code.

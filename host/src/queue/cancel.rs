@@ -41,7 +41,7 @@ use std::sync::LazyLock;
 use redis::AsyncCommands;
 
 use super::{JobState, QueueError, QueueService};
-use crate::sandbox::clock::now_ms;
+use airlock_core::clock::now_ms;
 
 /// About how many entries the cancel stream keeps (`XADD MAXLEN ~`): hosts
 /// read it within milliseconds, so this is hours of cancels.
@@ -162,12 +162,12 @@ impl QueueService {
             reason: reason.chars().take(MAX_REASON_CHARS).collect(),
             at_ms: now_ms(),
         };
-        let base = format!("{}:{queue}", self.prefix());
+        let keys = self.store().keys();
         let mut conn = self.store().conn();
         let marked: i64 = MARK
             .key(self.job_key(queue, id))
-            .key(format!("{base}:completed"))
-            .key(format!("{base}:failed"))
+            .key(keys.bullmq(queue, "completed"))
+            .key(keys.bullmq(queue, "failed"))
             .arg(id)
             .arg(request.failed_reason())
             .invoke_async(&mut conn)
@@ -225,7 +225,7 @@ impl QueueService {
             .iter()
             .map(|b| format!("{b:02x}"))
             .collect();
-        format!("{}:{queue}:airlock:cancel-on:{digest}", self.prefix())
+        self.store().keys().cancel_on(queue, &digest)
     }
 
     /// Adds (`add`) or takes out job `id` of `queue` from the sets of

@@ -48,12 +48,7 @@ pub fn script_hashes() -> Vec<(&'static str, String)> {
 
 impl QueueService {
     fn burst_key(&self, slot: &KeySlot) -> String {
-        format!(
-            "{}:{}:airlock:db:{}:first",
-            self.prefix(),
-            slot.queue,
-            slot.hash
-        )
+        self.store().keys().debounce_first(&slot.queue, &slot.hash)
     }
 
     /// The delay and deduplication of a job of `slot`'s key being added
@@ -67,7 +62,7 @@ impl QueueService {
         let mut conn = self.store().conn();
         let delay: u64 = DELAY
             .key(self.burst_key(slot))
-            .arg(crate::sandbox::clock::now_ms())
+            .arg(airlock_core::clock::now_ms())
             .arg(period_ms)
             .arg(max_wait_ms.unwrap_or(0))
             .invoke_async(&mut conn)

@@ -244,18 +244,14 @@ pub struct KeyState {
 }
 
 impl QueueService {
-    fn key_base(&self, queue: &str) -> String {
-        format!("{}:{queue}:airlock:kc", self.prefix())
-    }
-
     fn key_keys(&self, slot: &KeySlot) -> [String; 5] {
-        let base = self.key_base(&slot.queue);
+        let (keys, queue, hash) = (self.store().keys(), &slot.queue, &slot.hash);
         [
-            format!("{base}:{}:slots", slot.hash),
-            format!("{base}:{}:line", slot.hash),
-            format!("{base}:lines"),
-            format!("{}:{}:delayed", self.prefix(), slot.queue),
-            format!("{base}:{}:parking", slot.hash),
+            keys.key_slots(queue, hash),
+            keys.key_line(queue, hash),
+            keys.key_lines(queue),
+            keys.bullmq(queue, "delayed"),
+            keys.key_parking(queue, hash),
         ]
     }
 
@@ -288,7 +284,7 @@ impl QueueService {
         let got: i64 = self
             .key_script(&ACQUIRE, slot)
             .arg(id)
-            .arg(crate::sandbox::clock::now_ms())
+            .arg(airlock_core::clock::now_ms())
             .arg(lease_ms)
             .arg(limit)
             .arg(&slot.hash)
@@ -303,7 +299,7 @@ impl QueueService {
     pub async fn key_holders(&self, slot: &KeySlot) -> Result<Vec<String>, QueueError> {
         let [slots, ..] = self.key_keys(slot);
         let mut conn = self.store().conn();
-        let now = crate::sandbox::clock::now_ms();
+        let now = airlock_core::clock::now_ms();
         let ids: Vec<String> = conn.zrangebyscore(slots, format!("({now}"), "+inf").await?;
         Ok(ids
             .into_iter()
@@ -323,7 +319,7 @@ impl QueueService {
         let _: i64 = redis::cmd("ZADD")
             .arg(slots)
             .arg("XX")
-            .arg(crate::sandbox::clock::now_ms() + lease_ms)
+            .arg(airlock_core::clock::now_ms() + lease_ms)
             .arg(id)
             .query_async(&mut conn)
             .await?;
@@ -342,7 +338,7 @@ impl QueueService {
         let released: Vec<String> = self
             .key_script(&LINE, slot)
             .arg(id)
-            .arg(crate::sandbox::clock::now_ms())
+            .arg(airlock_core::clock::now_ms())
             .arg(lease_ms)
             .arg(limit)
             .arg(&slot.hash)
@@ -389,7 +385,7 @@ impl QueueService {
         keys: &[Option<(KeySlot, u64)>],
         lease_ms: u64,
     ) -> Result<Vec<Option<String>>, QueueError> {
-        let now = crate::sandbox::clock::now_ms();
+        let now = airlock_core::clock::now_ms();
         let mut conn = self.store().conn();
         let mut tokens = Vec::with_capacity(keys.len());
         for key in keys {
@@ -463,9 +459,7 @@ impl QueueService {
         lease_ms: u64,
     ) -> Result<(), QueueError> {
         let mut conn = self.store().conn();
-        let hashes: Vec<String> = conn
-            .smembers(format!("{}:lines", self.key_base(queue)))
-            .await?;
+        let hashes: Vec<String> = conn.smembers(self.store().keys().key_lines(queue)).await?;
         for hash in hashes {
             let (digits, limit) = match hash.strip_prefix(SINGLETON_MARK) {
                 Some(digits) => (digits, Some(1)),
@@ -488,7 +482,7 @@ impl QueueService {
     pub async fn key_state(&self, slot: &KeySlot) -> Result<KeyState, QueueError> {
         let [slots, line, _, _, parking] = self.key_keys(slot);
         let mut conn = self.store().conn();
-        let now = crate::sandbox::clock::now_ms();
+        let now = airlock_core::clock::now_ms();
         let (held, in_line, parking): (u64, u64, u64) = redis::pipe()
             .zcount(slots, format!("({now}"), "+inf")
             .llen(line)

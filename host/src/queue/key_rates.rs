@@ -114,13 +114,11 @@ impl QueueService {
             RateMode::Throttle => "kt",
             RateMode::Drop => "kr",
         };
-        let base = format!(
-            "{}:{}:airlock:{kind}:{}",
-            self.prefix(),
-            slot.queue,
-            slot.hash
-        );
-        [format!("{base}:tat"), format!("{base}:grants")]
+        let keys = self.store().keys();
+        [
+            keys.key_rate_tat(&slot.queue, kind, &slot.hash),
+            keys.key_rate_grants(&slot.queue, kind, &slot.hash),
+        ]
     }
 
     /// Checks job `id`'s start against its key's `rate` (see the module
@@ -140,7 +138,7 @@ impl QueueService {
             .key(tat)
             .key(grants)
             .arg(id)
-            .arg(crate::sandbox::clock::now_ms())
+            .arg(airlock_core::clock::now_ms())
             .arg(t)
             .arg(tolerance)
             .arg(match mode {

@@ -461,18 +461,16 @@ pub struct Producer {
 #[derive(Clone)]
 pub struct Meta {
     store: Store,
-    prefix: String,
     /// Seals producers (see [`Meta::seal`]); `None` on hosts without the
     /// fleet's secrets key, which write no seal.
     seal_key: Option<crate::sandbox::secrets::SecretsKey>,
 }
 
 impl Meta {
-    /// Per-job state for queues under `prefix` on `store`'s Redis.
-    pub fn new(store: Store, prefix: &str) -> Self {
+    /// Per-job state for the queues on `store`'s Redis, under its prefix.
+    pub fn new(store: Store) -> Self {
         Meta {
             store,
-            prefix: prefix.to_string(),
             seal_key: None,
         }
     }
@@ -502,12 +500,12 @@ impl Meta {
 
     /// The Redis key of a job's hash.
     pub fn job_key(&self, queue: &str, id: &str) -> String {
-        format!("{}:{queue}:{id}", self.prefix)
+        self.store.keys().job(queue, id)
     }
 
     /// The pending hash of a job being added (in the queue's slot).
     pub fn pending_key(&self, queue: &str, id: &str) -> String {
-        format!("{}:{queue}:airlock-pending:{id}", self.prefix)
+        self.store.keys().pending(queue, id)
     }
 
     /// The field of durable step `id`.
@@ -755,7 +753,7 @@ impl Meta {
             }
         }
         // One tally key per queue and minute; a batch is one queue's runs.
-        let minute = crate::sandbox::clock::now_ms() / 60_000;
+        let minute = airlock_core::clock::now_ms() / 60_000;
         invocation.key(self.stats_key(&runs[0].job_key, minute));
         invocation.arg(tallies.len());
         for (end, count) in &tallies {
@@ -768,10 +766,12 @@ impl Meta {
     }
 
     /// The per-minute tallies of the queue of `job_key` (`P:QUEUE:ID`) for
-    /// `minute` (ms since the epoch / 60,000).
+    /// `minute` (ms since the epoch / 60,000). The queue ends at the first
+    /// `:`: a schedule's job ids (`repeat:<id>:<ms>`) hold more.
     fn stats_key(&self, job_key: &str, minute: u64) -> String {
-        let base = job_key.rsplit_once(':').map_or(job_key, |(base, _)| base);
-        format!("{base}:airlock:stats:{minute}")
+        let keys = self.store.keys();
+        let queue = keys.split_job_key(job_key).map_or("", |(queue, _)| queue);
+        keys.run_stats(queue, minute)
     }
 
     /// The per-minute tallies of `queue` for the `minutes` minutes up to
@@ -781,11 +781,11 @@ impl Meta {
         queue: &str,
         minutes: u64,
     ) -> Result<Vec<(u64, HashMap<String, u64>)>, QueueError> {
-        let now = crate::sandbox::clock::now_ms() / 60_000;
+        let now = airlock_core::clock::now_ms() / 60_000;
         let first = now.saturating_sub(minutes.saturating_sub(1));
         let mut pipe = redis::pipe();
         for minute in first..=now {
-            pipe.hgetall(format!("{}:{queue}:airlock:stats:{minute}", self.prefix));
+            pipe.hgetall(self.store.keys().run_stats(queue, minute));
         }
         let mut conn = self.store.conn();
         let counts: Vec<HashMap<String, u64>> = pipe.query_async(&mut conn).await?;

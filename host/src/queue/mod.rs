@@ -110,13 +110,13 @@ impl QueueService {
     }
 
     /// Queues on the Redis of `store`, sharing its connection; queue keys
-    /// start with `prefix` (`bull` by default).
-    pub fn new(prefix: &str, store: Store) -> Self {
+    /// start with the store's prefix (`bull` by default).
+    pub fn new(store: Store) -> Self {
         QueueService {
             conn: store.bullmq_connection().clone(),
             connection: store.options().clone(),
-            prefix: prefix.to_string(),
-            meta: Meta::new(store.clone(), prefix),
+            prefix: store.keys().prefix().to_string(),
+            meta: Meta::new(store.clone()),
             store,
             queues: Mutex::new(HashMap::new()),
         }
@@ -160,7 +160,7 @@ impl QueueService {
 
     /// The Redis key of a queue's events stream.
     pub fn events_key(&self, queue: &str) -> String {
-        format!("{}:{}:events", self.prefix, queue)
+        self.store.keys().bullmq(queue, "events")
     }
 
     /// The port's handle on a queue. Creating one writes BullMQ's version
@@ -487,7 +487,7 @@ impl QueueService {
             .await?
             .ok_or_else(|| QueueError::NotFound(format!("job `{queue}:{id}`")))?;
         self.meta
-            .wake_sleeps(&self.job_key(queue, id), crate::sandbox::clock::now_ms())
+            .wake_sleeps(&self.job_key(queue, id), airlock_core::clock::now_ms())
             .await?;
         job.promote().await?;
         Ok(())
@@ -597,11 +597,5 @@ impl QueueService {
     /// Whether Redis answers.
     pub async fn ping(&self) -> bool {
         self.store.ping().await
-    }
-
-    /// A raw `HGET` on Airlock's connection (tests and maintenance).
-    pub async fn raw_hget(&self, key: &str, field: &str) -> Result<Option<String>, QueueError> {
-        let mut conn = self.store.conn();
-        Ok(conn.hget(key, field).await?)
     }
 }

@@ -7,14 +7,14 @@ use crate::error::FieldError;
 use crate::sandbox::LimitsOverride;
 
 /// How a failed attempt is spaced from the next one.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 #[serde(tag = "type", rename_all = "lowercase", deny_unknown_fields)]
 pub enum Backoff {
     /// The same delay every time.
     Fixed {
         /// Delay in milliseconds (at most a year).
         #[schema(minimum = 0, maximum = 31_536_000_000_u64)]
-        #[serde(deserialize_with = "crate::sandbox::int::one")]
+        #[serde(deserialize_with = "airlock_core::int::one")]
         delay: u64,
     },
     /// `delay × 2^(n − 1)` after the n-th failure: 2 s, 4 s, 8 s... for
@@ -22,21 +22,70 @@ pub enum Backoff {
     Exponential {
         /// Base delay in milliseconds (at most a year).
         #[schema(minimum = 0, maximum = 31_536_000_000_u64)]
-        #[serde(deserialize_with = "crate::sandbox::int::one")]
+        #[serde(deserialize_with = "airlock_core::int::one")]
         delay: u64,
     },
 }
 
 /// How many finished jobs to keep (BullMQ `removeOnComplete`/`removeOnFail`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 #[serde(untagged)]
 pub enum Retention {
     /// `true`: remove at once; `false`: keep forever.
     Remove(bool),
     /// Keep the newest N.
-    Count(#[serde(deserialize_with = "crate::sandbox::int::one")] u64),
+    Count(u64),
     /// Keep by age and/or count.
     Keep(KeepJobs),
+}
+
+// serde buffers tagged and untagged enums before it reads them, and its
+// buffer fills a struct from an array by position (`["fixed", 5]`,
+// `[3600, 10]` for `{age, count}`), out of reach of the API's strict
+// reader. The two enums above are read through these twins, after
+// `strict::buffered` has refused an array.
+
+#[derive(Deserialize)]
+#[serde(tag = "type", rename_all = "lowercase", deny_unknown_fields)]
+enum BackoffInput {
+    Fixed {
+        #[serde(deserialize_with = "airlock_core::int::one")]
+        delay: u64,
+    },
+    Exponential {
+        #[serde(deserialize_with = "airlock_core::int::one")]
+        delay: u64,
+    },
+}
+
+impl<'de> Deserialize<'de> for Backoff {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let input: BackoffInput = airlock_core::strict::buffered(d, "an object {type, delay}")?;
+        Ok(match input {
+            BackoffInput::Fixed { delay } => Backoff::Fixed { delay },
+            BackoffInput::Exponential { delay } => Backoff::Exponential { delay },
+        })
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum RetentionInput {
+    Remove(bool),
+    Count(#[serde(deserialize_with = "airlock_core::int::one")] u64),
+    Keep(KeepJobs),
+}
+
+impl<'de> Deserialize<'de> for Retention {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let input: RetentionInput =
+            airlock_core::strict::buffered(d, "true, false, a count or an object {age, count}")?;
+        Ok(match input {
+            RetentionInput::Remove(b) => Retention::Remove(b),
+            RetentionInput::Count(n) => Retention::Count(n),
+            RetentionInput::Keep(k) => Retention::Keep(k),
+        })
+    }
 }
 
 /// Retention by age and/or count.
@@ -47,7 +96,7 @@ pub struct KeepJobs {
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::sandbox::int::opt"
+        deserialize_with = "airlock_core::int::opt"
     )]
     #[schema(minimum = 0, maximum = 1_099_511_627_776_u64)]
     pub age: Option<u64>,
@@ -55,7 +104,7 @@ pub struct KeepJobs {
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::sandbox::int::opt"
+        deserialize_with = "airlock_core::int::opt"
     )]
     #[schema(minimum = 0, maximum = 1_099_511_627_776_u64)]
     pub count: Option<u64>,
@@ -74,7 +123,7 @@ pub struct Deduplication {
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::sandbox::int::opt"
+        deserialize_with = "airlock_core::int::opt"
     )]
     #[schema(minimum = 1, maximum = 31_536_000_000_u64)]
     pub ttl: Option<u64>,
@@ -102,7 +151,7 @@ pub struct JobOptions {
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::sandbox::int::opt"
+        deserialize_with = "airlock_core::int::opt"
     )]
     #[schema(minimum = 0, maximum = 31_536_000_000_u64)]
     pub delay: Option<u64>,
@@ -110,7 +159,7 @@ pub struct JobOptions {
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::sandbox::int::opt"
+        deserialize_with = "airlock_core::int::opt"
     )]
     #[schema(minimum = 0, maximum = 2_097_152)]
     pub priority: Option<u32>,
@@ -121,7 +170,7 @@ pub struct JobOptions {
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::sandbox::int::opt"
+        deserialize_with = "airlock_core::int::opt"
     )]
     #[schema(minimum = 1, maximum = 10_000)]
     pub attempts: Option<u32>,
@@ -155,7 +204,7 @@ pub struct DefaultJobOptions {
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::sandbox::int::opt"
+        deserialize_with = "airlock_core::int::opt"
     )]
     #[schema(minimum = 0, maximum = 31_536_000_000_u64)]
     pub delay: Option<u64>,
@@ -163,7 +212,7 @@ pub struct DefaultJobOptions {
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::sandbox::int::opt"
+        deserialize_with = "airlock_core::int::opt"
     )]
     #[schema(minimum = 0, maximum = 2_097_152)]
     pub priority: Option<u32>,
@@ -174,7 +223,7 @@ pub struct DefaultJobOptions {
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::sandbox::int::opt"
+        deserialize_with = "airlock_core::int::opt"
     )]
     #[schema(minimum = 1, maximum = 10_000)]
     pub attempts: Option<u32>,
@@ -241,7 +290,7 @@ pub struct FlowNodeOptions {
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::sandbox::int::opt"
+        deserialize_with = "airlock_core::int::opt"
     )]
     #[schema(minimum = 0, maximum = 31_536_000_000_u64)]
     pub delay: Option<u64>,
@@ -249,7 +298,7 @@ pub struct FlowNodeOptions {
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::sandbox::int::opt"
+        deserialize_with = "airlock_core::int::opt"
     )]
     #[schema(minimum = 0, maximum = 2_097_152)]
     pub priority: Option<u32>,
@@ -260,7 +309,7 @@ pub struct FlowNodeOptions {
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::sandbox::int::opt"
+        deserialize_with = "airlock_core::int::opt"
     )]
     #[schema(minimum = 1, maximum = 10_000)]
     pub attempts: Option<u32>,
@@ -324,7 +373,7 @@ pub struct ScheduleJobOptions {
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::sandbox::int::opt"
+        deserialize_with = "airlock_core::int::opt"
     )]
     #[schema(minimum = 0, maximum = 2_097_152)]
     pub priority: Option<u32>,
@@ -335,7 +384,7 @@ pub struct ScheduleJobOptions {
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::sandbox::int::opt"
+        deserialize_with = "airlock_core::int::opt"
     )]
     #[schema(minimum = 1, maximum = 10_000)]
     pub attempts: Option<u32>,

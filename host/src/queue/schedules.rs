@@ -16,7 +16,7 @@ pub struct ScheduleSpec {
     #[serde(default)]
     pub pattern: Option<String>,
     /// Interval in milliseconds (at most a year). Exclusive with `pattern`.
-    #[serde(default, deserialize_with = "crate::sandbox::int::opt")]
+    #[serde(default, deserialize_with = "airlock_core::int::opt")]
     #[schema(minimum = 1, maximum = 31_536_000_000_u64)]
     pub every: Option<u64>,
     /// IANA time zone of the pattern (`Europe/Paris`; default UTC).
@@ -34,7 +34,7 @@ pub struct ScheduleSpec {
     #[serde(default)]
     pub opts: ScheduleJobOptions,
     /// Stop after this many runs.
-    #[serde(default, deserialize_with = "crate::sandbox::int::opt")]
+    #[serde(default, deserialize_with = "airlock_core::int::opt")]
     #[schema(minimum = 1, maximum = 1_000_000_000_000_u64)]
     pub limit: Option<u64>,
 }
@@ -183,8 +183,12 @@ impl QueueService {
         Ok(q.remove_job_scheduler(id).await?)
     }
 
-    /// Whether a job of schedule `id` (a tick or a manual trigger) is
-    /// running right now.
+    /// The id of a job of schedule `id` — a tick (`repeat:<id>:…`) or an
+    /// on-demand run (`trigger-<id>-…`) — in BullMQ's active list, if any.
+    /// It scans every active job of the queue and matches by id prefix, so
+    /// a run of a schedule whose id extends `<id>-` (or any job with such
+    /// an id) also counts; a run parked in a durable sleep or wait, a key
+    /// line or a retry backoff is not active and does not.
     pub async fn schedule_running(
         &self,
         queue: &str,

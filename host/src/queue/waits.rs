@@ -67,9 +67,9 @@ use serde::{Deserialize, Serialize};
 
 use super::meta::fields;
 use super::{JobState, QueueError, QueueService};
-use crate::registry::json_path::JsonPath;
 use crate::sandbox::services::{WaitFor, WaitOutcome};
 use crate::store::Store;
+use airlock_core::json_path::JsonPath;
 
 /// About how many events the recent-events stream keeps (`XADD MAXLEN ~`).
 pub const RECENT_EVENTS: usize = 10_000;
@@ -425,7 +425,7 @@ impl Waits {
         })?;
         if self.outcome(wait_id).await?.is_none() {
             let ttl = deadline
-                .saturating_sub(crate::sandbox::clock::now_ms())
+                .saturating_sub(airlock_core::clock::now_ms())
                 .saturating_add(INDEX_GRACE_MS)
                 .max(1);
             let key = self.store.keys().wait_token(&digest(&[&token]));
@@ -447,7 +447,7 @@ impl Waits {
     ) -> Result<bool, QueueError> {
         let keys = self.store.keys();
         let ttl = deadline
-            .saturating_sub(crate::sandbox::clock::now_ms())
+            .saturating_sub(airlock_core::clock::now_ms())
             .saturating_add(INDEX_GRACE_MS);
         let mut conn = self.store.conn();
         let listening: i64 = LISTEN

@@ -131,7 +131,7 @@ impl QueueService {
                     return Ok(Some(reason));
                 }
                 let score: Option<f64> = conn
-                    .zscore(format!("{}:{}:delayed", self.prefix(), job.queue), &job.id)
+                    .zscore(self.store().keys().bullmq(&job.queue, "delayed"), &job.id)
                     .await?;
                 // BullMQ scores delayed jobs as `timestamp * 4096 + counter`.
                 let until = score.map(|s| (s / 4096.0) as u64);
@@ -214,7 +214,7 @@ impl QueueService {
         if let Some(record) = wait {
             return Ok(Some(Parked::Wait(record)));
         }
-        let now = crate::sandbox::clock::now_ms();
+        let now = airlock_core::clock::now_ms();
         let sleeping = fields.iter().any(|(name, value)| {
             name.starts_with(super::fields::SLEEP_PREFIX)
                 && value.parse::<u64>().is_ok_and(|wake| wake > now)
@@ -282,12 +282,7 @@ impl QueueService {
             if singleton {
                 slot = slot.singleton();
             }
-            let line = format!(
-                "{}:{}:airlock:kc:{}:line",
-                self.prefix(),
-                job.queue,
-                slot.hash
-            );
+            let line = self.store().keys().key_line(&job.queue, &slot.hash);
             let mut conn = self.store().conn();
             let position: Option<u64> = redis::cmd("LPOS")
                 .arg(&line)

@@ -209,10 +209,10 @@ impl QueueWorker {
         opts.skip_version_check = true;
         let queue_name: Arc<str> = Arc::from(queue);
         let handle = service.queue(queue).await?;
-        let prefix = service.prefix().to_string();
+        let keys = service.store().keys().clone();
         let callback = move |job: bullmq::Job, _cancel: bullmq::worker::CancellationToken| {
             let processor = processor.clone();
-            let job_key: Arc<str> = Arc::from(format!("{prefix}:{queue_name}:{}", job.id()));
+            let job_key: Arc<str> = Arc::from(keys.job(&queue_name, job.id()));
             let active = ActiveJob {
                 job: Arc::new(job),
                 handle: handle.clone(),

@@ -7,12 +7,12 @@ use std::collections::BTreeMap;
 use redis::AsyncCommands;
 use serde::{Deserialize, Serialize};
 
-use super::json_path::JsonPath;
 use super::{Registry, RegistryError, invalid};
 use crate::names;
 use crate::queue::DefaultJobOptions;
 use crate::sandbox::egress::{EgressRule, OperatorEgress};
 use crate::sandbox::{HostMaxima, Limits, LimitsOverride};
+use airlock_core::json_path::JsonPath;
 
 /// Most entries of a binding's `config`.
 pub const MAX_CONFIG_ENTRIES: usize = 100;
@@ -33,7 +33,6 @@ pub enum EgressRuleDoc {
     #[serde(rename_all = "camelCase")]
     Rule {
         /// The destination, `scheme://host[:port]`.
-        #[schema(inline)]
         url: EgressPatternText,
         /// Allowed methods; absent: any.
         #[schema(inline, value_type = Option<Vec<MethodName>>)]
@@ -133,7 +132,7 @@ pub struct WarmInstances {
     /// Jobs one instance runs at most (default 1000).
     #[serde(
         default = "WarmInstances::default_max_jobs",
-        deserialize_with = "crate::sandbox::int::one"
+        deserialize_with = "airlock_core::int::one"
     )]
     #[schema(minimum = 1, maximum = 1_000_000, default = 1000)]
     pub max_jobs: u32,
@@ -141,7 +140,7 @@ pub struct WarmInstances {
     /// at most an hour).
     #[serde(
         default = "WarmInstances::default_idle_ms",
-        deserialize_with = "crate::sandbox::int::one"
+        deserialize_with = "airlock_core::int::one"
     )]
     #[schema(minimum = 1, maximum = 3_600_000, default = 60000)]
     pub idle_ms: u64,
@@ -196,10 +195,10 @@ pub struct Debounce {
     pub key: JsonPath,
     /// The quiet time that ends a burst, in ms (at most a day).
     #[schema(minimum = 1, maximum = 86_400_000)]
-    #[serde(deserialize_with = "crate::sandbox::int::one")]
+    #[serde(deserialize_with = "airlock_core::int::one")]
     pub period_ms: u64,
     /// The longest a burst may hold its job back, in ms (at most a day).
-    #[serde(default, deserialize_with = "crate::sandbox::int::opt")]
+    #[serde(default, deserialize_with = "airlock_core::int::opt")]
     #[schema(minimum = 1, maximum = 86_400_000)]
     pub max_wait_ms: Option<u64>,
 }
@@ -216,14 +215,14 @@ pub struct KeyRate {
     pub key: JsonPath,
     /// Starts per period, 1 to 1000000.
     #[schema(minimum = 1, maximum = 1_000_000)]
-    #[serde(deserialize_with = "crate::sandbox::int::one")]
+    #[serde(deserialize_with = "airlock_core::int::one")]
     pub limit: u64,
     /// The period in milliseconds, at most a day.
     #[schema(minimum = 1, maximum = 86_400_000)]
-    #[serde(deserialize_with = "crate::sandbox::int::one")]
+    #[serde(deserialize_with = "airlock_core::int::one")]
     pub period_ms: u64,
     /// Starts allowed back to back, 1 to 1000000 (default 1).
-    #[serde(default, deserialize_with = "crate::sandbox::int::opt")]
+    #[serde(default, deserialize_with = "airlock_core::int::opt")]
     #[schema(minimum = 1, maximum = 1_000_000)]
     pub burst: Option<u64>,
 }
@@ -274,7 +273,7 @@ pub struct KeyConcurrency {
     pub key: JsonPath,
     /// Jobs of one key at once, 1 to 100000.
     #[schema(minimum = 1, maximum = 100_000)]
-    #[serde(deserialize_with = "crate::sandbox::int::one")]
+    #[serde(deserialize_with = "airlock_core::int::one")]
     pub limit: u64,
 }
 
@@ -318,11 +317,11 @@ pub const MAX_FINISH_TIMEOUT_MS: u64 = crate::sandbox::MAX_SLEEP_MS;
 pub struct RateLimit {
     /// Jobs per window.
     #[schema(minimum = 1, maximum = 1_000_000_000)]
-    #[serde(deserialize_with = "crate::sandbox::int::one")]
+    #[serde(deserialize_with = "airlock_core::int::one")]
     pub max: u64,
     /// Window length in milliseconds (at most a day).
     #[schema(minimum = 1, maximum = 86_400_000)]
-    #[serde(deserialize_with = "crate::sandbox::int::one")]
+    #[serde(deserialize_with = "airlock_core::int::one")]
     pub duration_ms: u64,
 }
 
@@ -340,7 +339,7 @@ pub struct BindingSpec {
     #[serde(default)]
     pub metered: Option<bool>,
     /// Jobs at once per host (default 10).
-    #[serde(default, deserialize_with = "crate::sandbox::int::opt")]
+    #[serde(default, deserialize_with = "airlock_core::int::opt")]
     #[schema(minimum = 1, maximum = 10_000)]
     pub concurrency: Option<usize>,
     /// Default job options (attempts, backoff, retention...).
@@ -351,7 +350,7 @@ pub struct BindingSpec {
     #[schema(inline, value_type = Vec<EventName>, max_items = 100)]
     pub events: Vec<String>,
     /// Jobs active at once across the whole fleet.
-    #[serde(default, deserialize_with = "crate::sandbox::int::opt")]
+    #[serde(default, deserialize_with = "airlock_core::int::opt")]
     #[schema(minimum = 1, maximum = 1_000_000)]
     pub global_concurrency: Option<u64>,
     /// Jobs started per window across the whole fleet.
@@ -376,7 +375,7 @@ pub struct BindingSpec {
     /// `timed_out` and is not retried — stopped if it runs, failed when it
     /// is next taken otherwise (a durable sleep wakes at the deadline for
     /// that). Distinct from `limits.timeoutMs`, one run's deadline.
-    #[serde(default, deserialize_with = "crate::sandbox::int::opt")]
+    #[serde(default, deserialize_with = "airlock_core::int::opt")]
     #[schema(minimum = 1, maximum = 31_536_000_000_u64)]
     pub finish_timeout_ms: Option<u64>,
     /// Events that cancel matching jobs of this queue once they have

@@ -6,8 +6,8 @@ use serde::{Deserialize, Serialize};
 
 use super::{Registry, RegistryError, invalid};
 use crate::names;
-use crate::sandbox::clock::now_ms;
 use crate::sandbox::{ComponentInfo, digest_of};
+use airlock_core::clock::now_ms;
 
 /// Why a component could not be read.
 #[derive(Debug, thiserror::Error)]

@@ -12,9 +12,6 @@
 
 mod bindings;
 mod handlers;
-/// Paths into JSON data; shared with the sandbox (durable waits match on
-/// them).
-pub use crate::sandbox::json_path;
 mod secrets;
 
 use std::sync::Arc;

@@ -12,9 +12,9 @@ use redis::AsyncCommands;
 use serde::{Deserialize, Serialize};
 
 use super::{Registry, RegistryError, invalid};
-use crate::sandbox::clock::now_ms;
 use crate::sandbox::egress::EgressPattern;
 use crate::sandbox::secrets::{self, SecretPolicy, SecretsKey};
+use airlock_core::clock::now_ms;
 
 /// Longest secret name.
 pub const MAX_SECRET_NAME: usize = 128;

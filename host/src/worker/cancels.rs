@@ -34,9 +34,9 @@ use redis::streams::{StreamRangeReply, StreamReadOptions, StreamReadReply};
 use tokio::sync::watch;
 
 use crate::queue::{CancelRequest, QueueService};
-use crate::sandbox::clock::now_ms;
 use crate::sandbox::{Failure, FailureKind, StopHandle};
 use crate::store::Store;
+use airlock_core::clock::now_ms;
 
 /// How long a request is remembered for runs that register after it.
 pub const RECENT: Duration = Duration::from_secs(60);

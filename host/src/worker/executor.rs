@@ -1,14 +1,23 @@
 //! Runs one queued job in the sandbox and maps the outcome onto BullMQ.
+//! A run reads as admit → load → run → finish: flow control decides first
+//! ([`crate::flow`]), then the job's pinned state and component are
+//! loaded, the guest runs, and the outcome goes back to BullMQ.
 //!
 //! The order of writes around a run:
-//! 1. **Before the run**, Redis is read only when the job may carry state
-//!    of its own: a rerun (BullMQ's `ats` > 1: a retry, a wake-up after a
-//!    durable sleep, a recovery) reads its pinned digest, and a job whose
-//!    id was chosen before its add (not a BullMQ integer) reads its per-job
-//!    limits ([`Meta::pin`], one script). A first run of an
-//!    integer-id job — what a BullMQ producer adds without options of
-//!    Airlock's — reads nothing: it runs the handler's current digest under
-//!    the binding's limits (no per-job limits can exist on such an id).
+//! 1. **Before the run**, Redis is read for three things only. A job a
+//!    cancel request was heard for lately has its cancel mark read
+//!    ([`super::cancels`]). A binding with flow-control rules reads and
+//!    writes their state ([`crate::flow::admission`]). And the job's own
+//!    Airlock fields are read only when it may carry state of its own: a
+//!    rerun (BullMQ's `ats` > 1: a retry, a wake-up after a durable sleep,
+//!    a recovery) reads its pinned digest, and a job whose id was chosen
+//!    before its add (not a BullMQ integer) reads its per-job limits
+//!    ([`Meta::pin`], one script); a binding with warm instances reads the
+//!    producer of a job that read nothing else (one `HMGET`). A first run
+//!    of an integer-id job on a binding without those rules — what a
+//!    BullMQ producer adds without options of Airlock's — reads nothing:
+//!    it runs the handler's current digest under the binding's limits (no
+//!    per-job limits can exist on such an id).
 //! 2. **During the run**, the job's first durable write pins the digest: a
 //!    step result or a sleep in the same script as the record
 //!    ([`Meta::set_and_pin`]), a KV write (another slot) one round trip
@@ -38,7 +47,8 @@
 //! - it dies holding a key slot (`keyConcurrency`): the slot's lease runs
 //!   out with the job's lock, and the recovered job finds its own lease and
 //!   keeps the slot; it dies while parking a job for its key: the next
-//!   sweep puts the job in line (see [`crate::queue::key_limits`]);
+//!   sweep puts the job in line (see [`crate::flow::admission`] and
+//!   [`crate::queue::key_limits`]);
 //! - it dies running a cancelled job: the job's cancel mark fails it when
 //!   the stalled check puts it back and a worker takes it, without running
 //!   it (see [`crate::queue::cancel`]);
@@ -54,22 +64,18 @@ use super::loader::LoadError;
 use super::recorder::Recorder;
 use super::reporter::Reporter;
 use super::services::{PendingPin, RedisServices};
-use crate::error::QueueError;
+use crate::flow::{self, Admission, Admit, FinishDeadline};
 use crate::metrics::QueueMetrics;
-use crate::queue::fields;
-use crate::queue::key_limits::{KeySlot, PARK_MS};
-use crate::queue::key_rates::{RateDecision, RateMode};
-use crate::queue::meta::RunEnd;
-use crate::queue::meta::{Pinned, Producer, RunRecord};
+use crate::queue::meta::{Pinned, Producer, RunEnd, RunRecord};
 use crate::queue::waits::Waits;
 use crate::queue::{ActiveJob, JobProcessor, JobResult, RunningJob};
-use crate::registry::json_path::JsonPath;
-use crate::registry::{Binding, SingletonMode, WarmInstances};
-use crate::sandbox::clock::now_ms;
+use crate::registry::{Binding, WarmInstances};
 use crate::sandbox::egress::EgressPolicy;
 use crate::sandbox::{
     Completion, Failure, FailureKind, Limits, Reuse, RunEnv, RunOutcome, StopSignal, stop_pair,
 };
+use crate::tasks::{AbortOnDrop, retrying};
+use airlock_core::clock::now_ms;
 
 /// A binding with its handler resolved to the digest new jobs run.
 #[derive(Debug, Clone)]
@@ -121,8 +127,10 @@ pub struct Executor {
     recorder: Recorder,
     /// This queue's metric series, resolved once.
     metrics: QueueMetrics,
-    /// Refills the queue's key lines every half lease (see
-    /// `queue::key_limits`); ends with the executor.
+    /// Flow control's decision before each run.
+    admission: Admission,
+    /// Refills the queue's key lines every half lease (see `flow::pump`);
+    /// ends with the executor.
     _pump: AbortOnDrop,
 }
 
@@ -130,10 +138,14 @@ impl Executor {
     /// An executor for the queue of `binding`.
     pub fn new(host: Arc<HostContext>, binding: Arc<RwLock<Arc<ResolvedBinding>>>) -> Self {
         let queue = binding.read().unwrap().binding.queue.clone();
+        let lease = host.worker_settings.lock_duration;
+        let current = binding.clone();
+        let lines = move || flow::KeyLines::of(&current.read().unwrap().binding);
         Executor {
             recorder: Recorder::start(host.queues.meta().clone()),
             metrics: host.metrics.queue(&queue),
-            _pump: AbortOnDrop(tokio::spawn(pump(host.clone(), binding.clone()))),
+            admission: Admission::new(host.queues.clone(), lease),
+            _pump: AbortOnDrop(tokio::spawn(flow::pump(host.queues.clone(), lease, lines))),
             host,
             binding,
         }
@@ -154,169 +166,6 @@ impl Executor {
         JobResult::Failed {
             retry: failure.kind.is_retryable(),
             reason: failure.reason(),
-        }
-    }
-}
-
-/// The job's data, parsed once for every rule of `binding` that keys on
-/// it; `None` when no rule does (nothing is parsed then) or it is not JSON.
-fn keyed_data<J: RunningJob>(binding: &Binding, job: &J) -> Option<serde_json::Value> {
-    let keyed = binding.key_concurrency.is_some()
-        || binding.singleton.is_some()
-        || binding.key_throttle.is_some()
-        || binding.key_rate_limit.is_some()
-        || binding.debounce.is_some()
-        || !binding.cancel_on.is_empty();
-    keyed
-        .then(|| serde_json::from_str(&job.input().data).ok())
-        .flatten()
-}
-
-/// The value at `path` in the job's `data`, as JSON text, if it has one.
-fn key_value(path: &JsonPath, data: Option<&serde_json::Value>) -> Option<String> {
-    path.get(data?).map(|v| v.to_string())
-}
-
-/// The key slot in `queue` of the value at `path` in the job's `data`.
-fn slot_of(path: &JsonPath, queue: &str, data: Option<&serde_json::Value>) -> Option<KeySlot> {
-    Some(KeySlot::of(queue, path.get(data?)?))
-}
-
-/// What a job does when its key has no slot for it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum OnFull {
-    /// Wait in the key's line (`keyConcurrency`).
-    Wait,
-    /// Fail as `skipped` (`singleton`, mode `skip`).
-    Skip,
-    /// Cancel the key's running job, then wait for its slot (`singleton`,
-    /// mode `cancel`).
-    CancelRunning,
-}
-
-/// One key slot a job must hold to run.
-struct KeyGate {
-    slot: KeySlot,
-    limit: u64,
-    path: JsonPath,
-    /// The key's value, as JSON text (for failure reasons).
-    value: String,
-    on_full: OnFull,
-}
-
-/// The key slots of the job under `binding`: its `singleton` key's, then
-/// its `keyConcurrency` key's (each only when the job's data holds a value
-/// at the rule's path).
-fn key_gates(binding: &Binding, queue: &str, data: Option<&serde_json::Value>) -> Vec<KeyGate> {
-    let mut gates = Vec::new();
-    if let Some(rule) = &binding.singleton
-        && let Some(slot) = slot_of(&rule.key, queue, data)
-    {
-        gates.push(KeyGate {
-            slot: slot.singleton(),
-            limit: 1,
-            path: rule.key.clone(),
-            value: key_value(&rule.key, data).unwrap_or_default(),
-            on_full: match rule.mode {
-                SingletonMode::Skip => OnFull::Skip,
-                SingletonMode::Cancel => OnFull::CancelRunning,
-            },
-        });
-    }
-    if let Some(rule) = &binding.key_concurrency
-        && let Some(slot) = slot_of(&rule.key, queue, data)
-    {
-        gates.push(KeyGate {
-            slot,
-            limit: rule.limit,
-            path: rule.key.clone(),
-            value: key_value(&rule.key, data).unwrap_or_default(),
-            on_full: OnFull::Wait,
-        });
-    }
-    gates
-}
-
-/// The (event, value) pairs of `binding`'s cancel-on rules that find a
-/// value in the job's data.
-fn cancel_matches(
-    binding: &Binding,
-    data: Option<&serde_json::Value>,
-) -> Vec<(String, serde_json::Value)> {
-    let Some(data) = data else {
-        return Vec::new();
-    };
-    binding
-        .cancel_on
-        .iter()
-        .filter_map(|rule| {
-            let value = rule.job_match.get(data)?;
-            Some((rule.event.clone(), value.clone()))
-        })
-        .collect()
-}
-
-/// Refills the key lines of the executor's queue every half lease, while
-/// its binding has a `keyConcurrency` or a `singleton`: releases a crash
-/// swallowed, and reservations whose promote was lost, come back this way.
-async fn pump(host: Arc<HostContext>, binding: Arc<RwLock<Arc<ResolvedBinding>>>) {
-    let lease = host.worker_settings.lock_duration;
-    let mut tick = tokio::time::interval((lease / 2).max(Duration::from_millis(100)));
-    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    loop {
-        tick.tick().await;
-        let resolved = binding.read().unwrap().clone();
-        let limit = resolved.binding.key_concurrency.as_ref().map(|r| r.limit);
-        if limit.is_none() && resolved.binding.singleton.is_none() {
-            continue;
-        }
-        let queue = &resolved.binding.queue;
-        let lease_ms = lease.as_millis() as u64;
-        if let Err(e) = host.queues.fill_key_lines(queue, limit, lease_ms).await {
-            tracing::warn!(queue, error = %e, "could not refill the key lines");
-        }
-    }
-}
-
-/// The failure of a job past its time to finish of `ms`.
-fn timed_out(ms: u64) -> Failure {
-    Failure::new(
-        FailureKind::TimedOut,
-        format!(
-            "not finished within {} of becoming ready (the binding's finishTimeoutMs)",
-            humantime::format_duration(Duration::from_millis(ms))
-        ),
-    )
-}
-
-/// Aborts a task when dropped: a run's timer ends with the run.
-struct AbortOnDrop(tokio::task::JoinHandle<()>);
-
-impl Drop for AbortOnDrop {
-    fn drop(&mut self) {
-        self.0.abort();
-    }
-}
-
-/// Runs a Redis operation, retrying for a while: right after a Redis
-/// restart the first commands on a reconnecting connection fail, and a job
-/// should not pay for that.
-async fn retrying<T, F, Fut>(what: &str, op: F) -> Result<T, QueueError>
-where
-    F: Fn() -> Fut,
-    Fut: std::future::Future<Output = Result<T, QueueError>>,
-{
-    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
-    let mut delay = std::time::Duration::from_millis(50);
-    loop {
-        match op().await {
-            Ok(v) => return Ok(v),
-            Err(e) if tokio::time::Instant::now() < deadline => {
-                tracing::warn!(error = %e, "could not {what}; retrying");
-                tokio::time::sleep(delay).await;
-                delay = (delay * 2).min(std::time::Duration::from_secs(1));
-            }
-            Err(e) => return Err(e),
         }
     }
 }
@@ -383,256 +232,25 @@ impl Executor {
         registration
             .check_mark(&self.host.queues, job.job_key())
             .await;
-        let finish_by = resolved
-            .binding
-            .finish_timeout_ms
-            .map(|ms| (job.ready_at_ms().saturating_add(ms), ms));
-        let _timer = match finish_by {
-            Some((deadline, ms)) => {
-                let left = deadline.saturating_sub(now_ms());
-                if left == 0 {
-                    return Self::fail(timed_out(ms));
-                }
-                Some(AbortOnDrop(tokio::spawn(async move {
-                    tokio::time::sleep(Duration::from_millis(left)).await;
-                    stop.stop(timed_out(ms));
-                })))
-            }
-            None => None,
+        let finish = match FinishDeadline::start(&resolved.binding, job.ready_at_ms(), stop) {
+            Ok(finish) => finish,
+            Err(failure) => return Self::fail(failure),
         };
-        let queues = &self.host.queues;
-        let (queue, id) = (job.queue().to_string(), job.id().to_string());
-        let data = keyed_data(&resolved.binding, &job);
-        let data = data.as_ref();
-
-        // Per-key start rates (see `queue::key_rates`): a rate limit drops
-        // a job over it on its first start; a throttle parks it until its
-        // turn.
-        let rates = [
-            (&resolved.binding.key_rate_limit, RateMode::Drop),
-            (&resolved.binding.key_throttle, RateMode::Throttle),
-        ];
-        for (rule, mode) in rates {
-            let Some(rule) = rule else { continue };
-            if mode == RateMode::Drop && job.attempts_started() > 1 {
-                continue;
-            }
-            let Some(slot) = slot_of(&rule.key, &queue, data) else {
-                continue;
-            };
-            let check = || queues.check_key_rate(&slot, &id, rule.rate(), mode);
-            match retrying("check the job's key rate", check).await {
-                Ok(RateDecision::Start) => {}
-                Ok(RateDecision::WaitUntil(at)) => {
-                    let park = || job.park_until(at.max(now_ms()));
-                    return match retrying("park the job for its key's throttle", park).await {
-                        Ok(()) => JobResult::Parked,
-                        Err(e) => Self::fail(Failure::new(
-                            FailureKind::HostUnavailable,
-                            format!("could not park the job for its key's throttle: {e:#}"),
-                        )),
-                    };
-                }
-                Ok(RateDecision::Dropped(room_in)) => {
-                    return Self::fail(Failure::new(
-                        FailureKind::RateLimited,
-                        format!(
-                            "key {} ({}) is over its rate limit of {} per {}; dropped without running (room again in {})",
-                            key_value(&rule.key, data).unwrap_or_default(),
-                            rule.key.as_str(),
-                            rule.limit,
-                            humantime::format_duration(Duration::from_millis(rule.period_ms)),
-                            humantime::format_duration(Duration::from_millis(room_in)),
-                        ),
-                    ));
-                }
-                Err(e) => {
-                    return Self::fail(Failure::new(
-                        FailureKind::HostUnavailable,
-                        format!("could not check the job's key rate: {e:#}"),
-                    ));
-                }
-            }
-        }
-
-        // Key slots (see `queue::key_limits`): a `singleton` key's one
-        // slot, then a `keyConcurrency` key's; each taken, or the job skips,
-        // cancels the running one, or waits in line. Leases are renewed
-        // while the job runs.
-        let gates = key_gates(&resolved.binding, &queue, data);
-        let lease_ms = self.lease_ms();
-        let mut held: Vec<(KeySlot, u64)> = Vec::new();
-        for gate in &gates {
-            let park = gate.on_full != OnFull::Skip;
-            let acquire = || queues.acquire_key_slot(&gate.slot, &id, gate.limit, lease_ms, park);
-            let outcome = retrying("take a key slot", acquire).await;
-            if matches!(outcome, Ok(true)) {
-                held.push((gate.slot.clone(), gate.limit));
-                continue;
-            }
-            // Not taken: what this job holds so far goes back first.
-            self.release_all(&held, &id).await;
-            return match outcome {
-                Ok(_) => self.key_full(&job, gate).await,
-                Err(e) => Self::fail(Failure::new(
-                    FailureKind::HostUnavailable,
-                    format!("could not take a slot of the job's key: {e:#}"),
-                )),
-            };
-        }
-        let _renewal = (!held.is_empty()).then(|| {
-            let (queues, slots, id) = (queues.clone(), held.clone(), id.clone());
-            let every = Duration::from_millis((lease_ms / 3).max(1));
-            AbortOnDrop(tokio::spawn(async move {
-                loop {
-                    tokio::time::sleep(every).await;
-                    for (slot, _) in &slots {
-                        if let Err(e) = queues.renew_key_slot(slot, &id, lease_ms).await {
-                            tracing::warn!(error = %e, "could not renew a key slot's lease");
-                        }
-                    }
-                }
-            }))
-        });
-        let result = self
-            .run_keyed(job, resolved, stop_signal, finish_by, data)
-            .await;
-        self.release_all(&held, &id).await;
-        result
-    }
-
-    /// Gives back every key slot in `held`.
-    async fn release_all(&self, held: &[(KeySlot, u64)], id: &str) {
-        for (slot, limit) in held {
-            let release = || {
-                self.host
-                    .queues
-                    .release_key_slot(slot, id, *limit, self.lease_ms())
-            };
-            if let Err(e) = retrying("give a key slot back", release).await {
-                // The lease runs out on its own: the slot is back then.
-                tracing::warn!(error = %e, "could not give a key slot back");
-            }
-        }
-    }
-
-    /// What a job does when a key of its has no slot for it.
-    async fn key_full<J: RunningJob>(&self, job: &J, gate: &KeyGate) -> JobResult {
-        match gate.on_full {
-            OnFull::Wait => self.wait_in_line(job, &gate.slot, gate.limit).await,
-            OnFull::Skip => Self::fail(Failure::new(
-                FailureKind::Skipped,
-                format!(
-                    "singleton: key {} ({}) already has a running job; skipped without running",
-                    gate.value,
-                    gate.path.as_str()
-                ),
-            )),
-            OnFull::CancelRunning => {
-                let queues = &self.host.queues;
-                let reason = format!(
-                    "replaced by job {} (singleton key {})",
-                    job.id(),
-                    gate.value
-                );
-                // Only a job of the same producer is replaced: another
-                // tenant's job with the same key is waited for instead.
-                let owner = |id: &str| {
-                    let key = queues.job_key(job.queue(), id);
-                    async move { queues.meta().get(&key, fields::PRODUCER).await }
-                };
-                match (queues.key_holders(&gate.slot).await, owner(job.id()).await) {
-                    (Ok(holders), Ok(mine)) => {
-                        for holder in holders.iter().filter(|h| h.as_str() != job.id()) {
-                            match owner(holder).await {
-                                Ok(theirs) if theirs == mine => {}
-                                _ => continue,
-                            }
-                            if let Err(e) = queues.cancel(job.queue(), holder, &reason).await {
-                                tracing::debug!(holder, error = %e, "singleton: cancel the running job");
-                            }
-                        }
-                    }
-                    (Err(e), _) | (_, Err(e)) => {
-                        tracing::warn!(error = %e, "singleton: could not read the running job");
-                    }
-                }
-                // Its slot comes back as the cancelled run stops; the
-                // release promotes this job from the line.
-                self.wait_in_line(job, &gate.slot, gate.limit).await
-            }
-        }
-    }
-
-    /// Lease of a key slot: the worker lock duration, so a dead host's
-    /// slots come back when its jobs' locks do.
-    fn lease_ms(&self) -> u64 {
-        self.host.worker_settings.lock_duration.as_millis() as u64
-    }
-
-    /// Parks a job whose key is at its limit and puts it in the key's line.
-    async fn wait_in_line<J: RunningJob>(&self, job: &J, slot: &KeySlot, limit: u64) -> JobResult {
-        let park = || job.park_until(now_ms() + PARK_MS);
-        if let Err(e) = retrying("park the job for its key", park).await {
-            return Self::fail(Failure::new(
-                FailureKind::HostUnavailable,
-                format!("could not park the job while its key is at its limit: {e:#}"),
-            ));
-        }
-        let join = || {
-            self.host
-                .queues
-                .join_key_line(slot, job.id(), limit, self.lease_ms())
-        };
-        if let Err(e) = retrying("join the key's line", join).await {
-            // Parked but in no line: it wakes after PARK_MS and is gated
-            // again (see `queue::key_limits`).
-            tracing::warn!(error = %e, "could not put a parked job in its key's line");
-        }
-        JobResult::Parked
-    }
-
-    async fn run_keyed<J: RunningJob>(
-        &self,
-        job: J,
-        resolved: Arc<ResolvedBinding>,
-        stop_signal: StopSignal,
-        finish_by: Option<(u64, u64)>,
-        data: Option<&serde_json::Value>,
-    ) -> JobResult {
-        let queues = &self.host.queues;
-        let (queue, id) = (job.queue().to_string(), job.id().to_string());
-        let (queue, id) = (queue.as_str(), id.as_str());
-        // A debounced job that starts ends its key's burst: the next job of
-        // the key opens a window of its own (see `queue::debounce`).
-        if let Some(rule) = &resolved.binding.debounce
-            && let Some(slot) = slot_of(&rule.key, queue, data)
-            && let Err(e) = queues.end_debounce_burst(&slot).await
+        let data = flow::keyed_data(&resolved.binding, &job.input().data);
+        let admitted = match self
+            .admission
+            .admit(&job, &resolved.binding, data.as_ref())
+            .await
         {
-            tracing::debug!(error = %e, "could not end a debounce burst");
-        }
-        // Findable by the binding's cancel-on events from now on (see
-        // `queue::cancel`): before the guest starts, until the job ends.
-        let matches = cancel_matches(&resolved.binding, data);
-        if !matches.is_empty() {
-            let index = || queues.index_for_cancel(queue, id, &matches, true);
-            if let Err(e) = retrying("index the job for cancelOn", index).await {
-                return Self::fail(Failure::new(
-                    FailureKind::HostUnavailable,
-                    format!("could not index the job for its binding's cancelOn events: {e:#}"),
-                ));
-            }
-        }
+            Admit::Run(admitted) => admitted,
+            Admit::Parked => return JobResult::Parked,
+            Admit::Fail(failure) => return Self::fail(failure),
+        };
+        let finish_by = finish.as_ref().map(|f| f.at_ms);
         let result = self
             .run_stoppable(job, resolved, stop_signal, finish_by)
             .await;
-        if !matches.is_empty()
-            && matches!(result, JobResult::Completed(_) | JobResult::Failed { .. })
-            && let Err(e) = queues.index_for_cancel(queue, id, &matches, false).await
-        {
-            // Left behind: the next matching event finds the job finished.
-            tracing::debug!(error = %e, "could not take a finished job out of its cancelOn sets");
-        }
+        admitted.finish(&result).await;
         result
     }
 
@@ -641,7 +259,7 @@ impl Executor {
         job: J,
         resolved: Arc<ResolvedBinding>,
         stop_signal: StopSignal,
-        finish_by: Option<(u64, u64)>,
+        finish_by: Option<u64>,
     ) -> JobResult {
         let meta = self.host.queues.meta();
 
@@ -777,7 +395,7 @@ impl Executor {
                 // A sleep past the job's time to finish wakes at it instead,
                 // to fail as `timed_out` when it is taken again.
                 let wake_at_ms = match finish_by {
-                    Some((deadline, _)) => wake_at_ms.min(deadline),
+                    Some(deadline) => wake_at_ms.min(deadline),
                     None => wake_at_ms,
                 };
                 let park = || job.park_until(wake_at_ms.max(now_ms()));

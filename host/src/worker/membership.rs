@@ -17,7 +17,7 @@ use tokio::sync::watch;
 
 use super::HostContext;
 use crate::fleet::{Fleet, HostInfo, HostState};
-use crate::sandbox::clock::now_ms;
+use airlock_core::clock::now_ms;
 
 /// How this host shows up in the fleet.
 #[derive(Clone)]

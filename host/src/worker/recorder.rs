@@ -2,7 +2,8 @@
 //! time, the run's entry in the job's run history (`airlock.run:<n>`), and
 //! the digest pin of a first run that made no durable write — and the
 //! queue's per-minute tallies of how runs ended (`P:QUEUE:airlock:stats:M`),
-//! after BullMQ has finished the job, in batches: one script call for the
+//! queued as the run ends and written around the time BullMQ finishes the
+//! job (before or after it), in batches: one script call for the
 //! runs that finished while the previous call was under way (group
 //! commit). At idle that is one call per run, one round trip after the
 //! finish; under load it is one call for many, so the per-job cost on Redis

@@ -37,8 +37,6 @@ pub struct RedisServices<J> {
     handler: String,
     /// The queue: whose secrets the job may ask for.
     queue: String,
-    /// BullMQ key prefix, to turn child keys back into queue names.
-    prefix: String,
     /// Where progress reports go, in order, to the job's reporter task.
     progress: ProgressSender<J>,
     /// The digest this run executes, pinned with the job's first durable
@@ -46,17 +44,6 @@ pub struct RedisServices<J> {
     /// when the run made none).
     digest: String,
     unpinned: Arc<AtomicBool>,
-}
-
-/// The queue of a job key `prefix:queue:id`.
-fn split_queue(job_key: &str, prefix: &str) -> String {
-    let rest = job_key
-        .strip_prefix(prefix)
-        .and_then(|r| r.strip_prefix(':'))
-        .unwrap_or(job_key);
-    rest.rsplit_once(':')
-        .map_or(rest, |(queue, _)| queue)
-        .to_string()
 }
 
 fn unavailable(e: impl std::fmt::Display) -> ServiceError {
@@ -95,8 +82,10 @@ impl<J: RunningJob> RedisServices<J> {
         progress: ProgressSender<J>,
         pin: PendingPin,
     ) -> Self {
-        let queue = split_queue(&job_key, queues.prefix());
-        let id = job_key.rsplit(':').next().unwrap_or_default().to_string();
+        let (queue, id) = match queues.store().keys().split_job_key(&job_key) {
+            Some((queue, id)) => (queue.to_string(), id.to_string()),
+            None => (String::new(), job_key.clone()),
+        };
         RedisServices {
             store: queues.store().clone(),
             meta: queues.meta().clone(),
@@ -105,7 +94,6 @@ impl<J: RunningJob> RedisServices<J> {
             queue,
             job_key,
             handler,
-            prefix: queues.prefix().to_string(),
             progress,
             digest: pin.digest,
             unpinned: pin.unpinned,
@@ -173,15 +161,11 @@ impl<J: RunningJob> RedisServices<J> {
         self.store.keys().kv(&self.handler, key)
     }
 
-    /// `prefix:queue:id` → `(queue, id)`.
+    /// `prefix:queue:id` → `(queue, id)` (see [`crate::store::Keys::split_job_key`]).
     fn split_job_key(&self, key: &str) -> (String, String) {
-        let rest = key
-            .strip_prefix(&self.prefix)
-            .and_then(|r| r.strip_prefix(':'))
-            .unwrap_or(key);
-        match rest.rsplit_once(':') {
+        match self.store.keys().split_job_key(key) {
             Some((queue, id)) => (queue.to_string(), id.to_string()),
-            None => (String::new(), rest.to_string()),
+            None => (String::new(), key.to_string()),
         }
     }
 }
@@ -198,7 +182,7 @@ impl<J: RunningJob> HostServices for RedisServices<J> {
 
     async fn step_record(&mut self, step_id: &str, output: &str) -> Result<(), ServiceError> {
         // With when it was recorded: the job's timeline shows it.
-        let at = crate::sandbox::clock::now_ms().to_string();
+        let at = airlock_core::clock::now_ms().to_string();
         let at_field = format!("{}{step_id}", crate::queue::meta::fields::STEP_AT_PREFIX);
         self.set_fields(&[(&Meta::step_field(step_id), output), (&at_field, &at)])
             .await
@@ -246,7 +230,7 @@ impl<J: RunningJob> HostServices for RedisServices<J> {
         // longest wait; the wait's own deadline shortens it.
         let deadline = match self.waits.state(wait_id).await.map_err(wait_error)? {
             Some((record, _)) => record.deadline(),
-            None => crate::sandbox::clock::now_ms().saturating_add(crate::sandbox::MAX_SLEEP_MS),
+            None => airlock_core::clock::now_ms().saturating_add(crate::sandbox::MAX_SLEEP_MS),
         };
         self.pin_before_write().await?;
         self.waits

@@ -4,6 +4,7 @@ import { fetchEventSource, type EventSourceMessage } from '@microsoft/fetch-even
 import type {
   Me, HostList, Stats, QueueList, QueueView, QueueKeys, JobPage, JobDetails, Timeline,
   HandlerList, HandlerDetails, ScheduleList, SecretList, RecentEvents, Triggered, ListState,
+  ActionResult, CancelAccepted, CancelBody,
 } from './types';
 
 const TOKEN_KEY = 'airlock.token';
@@ -126,10 +127,12 @@ export const api = {
     request<JobPage>('GET', `/v1/queues/${enc(q)}/jobs${query({ state, start, limit, q: search })}`),
   job: (ref: string) => request<JobDetails>('GET', jobPath(ref)),
   timeline: (ref: string) => request<Timeline>('GET', `${jobPath(ref)}/timeline`),
-  retry: (ref: string) => request<unknown>('POST', `${jobPath(ref)}/retry`),
-  promote: (ref: string) => request<unknown>('POST', `${jobPath(ref)}/promote`),
-  cancel: (ref: string, reason: string) =>
-    request<unknown>('POST', `${jobPath(ref)}/cancel`, reason.trim() ? { reason: reason.trim() } : {}),
+  retry: (ref: string) => request<ActionResult>('POST', `${jobPath(ref)}/retry`),
+  promote: (ref: string) => request<ActionResult>('POST', `${jobPath(ref)}/promote`),
+  cancel: (ref: string, reason: string) => {
+    const body: CancelBody = reason.trim() ? { reason: reason.trim() } : {};
+    return request<CancelAccepted>('POST', `${jobPath(ref)}/cancel`, body);
+  },
   remove: (ref: string) => request<void>('DELETE', jobPath(ref)),
   handlers: () => request<HandlerList>('GET', '/v1/handlers'),
   handler: (name: string) => request<HandlerDetails>('GET', `/v1/handlers/${enc(name)}`),

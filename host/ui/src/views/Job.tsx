@@ -2,7 +2,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, followJob, ApiError } from '../api';
 import { usePoll, useAction, useNow } from '../hooks';
 import { bytes, duration, fullTime, num, ago, shortDigest, compact, plural } from '../format';
-import type { JobDetails, Timeline } from '../types';
+import { attemptsAllowed, type JobDetails, type Timeline } from '../types';
 import {
   Badge, Card, ErrorBox, Fact, Facts, Json, Loading, TableBox, View, Time, can, confirmAction, useMe,
 } from '../ui';
@@ -101,6 +101,7 @@ export function Job(props: { jobRef: string }) {
     );
   }
 
+  const maxAttempts = attemptsAllowed(j);
   const actions = can.actOnJobs(me) ? <JobActions job={j} onDone={() => job.reload()} action={action} /> : null;
   return (
     <View
@@ -155,7 +156,7 @@ export function Job(props: { jobRef: string }) {
             </Fact>
             <Fact label="Attempts" testid="job-attempts">
               {num(j.attemptsMade)} made
-              {typeof j.opts?.attempts === 'number' ? ` of ${num(j.opts.attempts as number)}` : ''}, {num(j.attemptsStarted)}{' '}
+              {maxAttempts === null ? '' : ` of ${num(maxAttempts)}`}, {num(j.attemptsStarted)}{' '}
               started{j.stalledCount ? `, ${num(j.stalledCount)} stalled` : ''}
             </Fact>
             <Fact label="Enqueued">

@@ -2,7 +2,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { api } from '../api';
 import { usePoll } from '../hooks';
 import { duration, num } from '../format';
-import { LIST_STATES, type JobSnapshot, type ListState, type QueueCounts } from '../types';
+import { LIST_STATES, attemptsAllowed, type JobSnapshot, type ListState, type QueueCounts } from '../types';
 import { Badge, ErrorBox, Loading, TableBox, View, Time, useMe } from '../ui';
 import { href, jobHref, navigate, type Route } from '../router';
 
@@ -162,7 +162,7 @@ export function Jobs(props: { route: Route }) {
           <tbody>
             {jobs.map((j) => {
               const ref = `${j.queue}:${j.id}`;
-              const max = typeof j.opts?.attempts === 'number' ? (j.opts.attempts as number) : null;
+              const max = attemptsAllowed(j);
               return (
                 <tr key={ref} data-testid="job-row" data-ref={ref}>
                   <td>

@@ -196,10 +196,9 @@ function retention(r: Retention | null | undefined): string {
 
 function egressText(rule: EgressRule): string {
   if (typeof rule === 'string') return rule;
-  let s = rule.url;
-  if (rule.methods?.length) s += ` (${rule.methods.join(', ')})`;
-  if (rule.pathPrefix) s += ` paths under ${rule.pathPrefix}`;
-  return s;
+  const methods = rule.methods?.length ? ` (${rule.methods.join(', ')})` : '';
+  const paths = rule.pathPrefix ? ` paths under ${rule.pathPrefix}` : '';
+  return `${rule.url}${methods}${paths}`;
 }
 
 export function Queue(props: { name: string }) {

@@ -4,7 +4,7 @@
 //! Each check names the field it was asked about, so the API's error says
 //! which part of a request is wrong.
 
-use crate::error::FieldError;
+use crate::FieldError;
 
 /// Longest queue or handler name.
 pub const MAX_NAME: usize = 128;

@@ -1,0 +1,22 @@
+//! What every layer of the Airlock host shares, and nothing that runs
+//! anything: no wasmtime, no Redis, no HTTP. The sandbox, the queue code,
+//! the registry, the API and the CLI all depend on this crate; it depends
+//! on none of them, so shared pieces live here instead of in whichever
+//! layer happened to need them first.
+//!
+//! - [`clock`]: wall-clock milliseconds as Airlock stores them.
+//! - [`int`]: integers the way JSON Schema counts them (`5` and `5.0`).
+//! - [`json_path`]: `$.customer.id` paths into job and event data.
+//! - [`strict`]: JSON objects stay objects (no arrays filled in by
+//!   position).
+//! - [`FieldError`]: input refused, naming the field.
+//! - [`names`]: the queue, handler and id names Airlock accepts.
+
+pub mod clock;
+mod field;
+pub mod int;
+pub mod json_path;
+pub mod names;
+pub mod strict;
+
+pub use field::FieldError;

@@ -1,0 +1,328 @@
+//! The admission side of flow control: before a job's guest starts, one
+//! call decides whether it runs now (holding its key slots), waits
+//! (parked: a throttle's turn, a key at its limit) or fails without running
+//! (over a rate limit, a skipped singleton). The executor calls
+//! [`Admission::admit`] and, once the run ended, [`Admitted::finish`].
+//!
+//! In order, for a job of a binding with flow control:
+//! 1. per-key start rates (`queue::key_rates`): `keyRateLimit` drops a job
+//!    over it on its first start, `keyThrottle` parks it until its turn;
+//! 2. key slots (`queue::key_limits`): a `singleton` key's one slot, then a
+//!    `keyConcurrency` key's; each taken, or the job skips, cancels the
+//!    running one, or waits in the key's line. Leases are renewed every
+//!    third of a lease while the job runs;
+//! 3. a debounced job that starts ends its key's burst (`queue::debounce`);
+//! 4. `cancelOn` (`queue::cancel`): the job is indexed by the values its
+//!    rules match, before the guest starts, until it ends.
+//!
+//! Crash windows: a host that dies holding a slot leaves it to its lease,
+//! which is the worker lock duration, so the slot comes back with the
+//! job's lock and the recovered job finds its own lease and keeps it; one
+//! that dies while parking a job for its key leaves the job to the next
+//! sweep of the pump ([`super::pump`]); one that dies with a job in
+//! `cancelOn` sets leaves the ids until a matching event finds the job
+//! finished and takes them out.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::keys::{KeyGate, OnFull, cancel_matches, key_gates, key_value, slot_of};
+use crate::queue::key_limits::{KeySlot, PARK_MS};
+use crate::queue::key_rates::{RateDecision, RateMode};
+use crate::queue::{JobResult, QueueService, RunningJob, fields};
+use crate::registry::Binding;
+use crate::sandbox::{Failure, FailureKind};
+use crate::tasks::{AbortOnDrop, retrying};
+use airlock_core::clock::now_ms;
+
+/// Flow control's decisions for one queue on one host.
+pub struct Admission {
+    queues: Arc<QueueService>,
+    /// A key slot's lease: the worker lock duration, so a dead host's slots
+    /// come back when its jobs' locks do.
+    lease: Duration,
+}
+
+/// What a job does now.
+pub enum Admit {
+    /// Run it; hand the value back to [`Admitted::finish`] after the run.
+    Run(Admitted),
+    /// It was parked (delayed) for its turn; it runs later.
+    Parked,
+    /// It fails without running.
+    Fail(Failure),
+}
+
+/// A job allowed to run: the key slots it holds (their leases renewed
+/// while this lives) and the `cancelOn` sets it is in.
+pub struct Admitted {
+    queues: Arc<QueueService>,
+    queue: String,
+    id: String,
+    lease_ms: u64,
+    held: Vec<(KeySlot, u64)>,
+    matches: Vec<(String, Value)>,
+    _renewal: Option<AbortOnDrop>,
+}
+
+impl Admission {
+    /// Admission for jobs of one queue, with key-slot leases of `lease`.
+    pub fn new(queues: Arc<QueueService>, lease: Duration) -> Self {
+        Admission { queues, lease }
+    }
+
+    fn lease_ms(&self) -> u64 {
+        self.lease.as_millis() as u64
+    }
+
+    /// Decides for `job` under `binding`; `data` is the job's data parsed
+    /// by [`super::keyed_data`].
+    pub async fn admit<J: RunningJob>(
+        &self,
+        job: &J,
+        binding: &Binding,
+        data: Option<&Value>,
+    ) -> Admit {
+        let (queue, id) = (job.queue(), job.id());
+        if let Some(decision) = self.check_rates(job, binding, data).await {
+            return decision;
+        }
+
+        let lease_ms = self.lease_ms();
+        let mut held: Vec<(KeySlot, u64)> = Vec::new();
+        for gate in &key_gates(binding, queue, data) {
+            let park = gate.on_full != OnFull::Skip;
+            let acquire = || {
+                self.queues
+                    .acquire_key_slot(&gate.slot, id, gate.limit, lease_ms, park)
+            };
+            let outcome = retrying("take a key slot", acquire).await;
+            if matches!(outcome, Ok(true)) {
+                held.push((gate.slot.clone(), gate.limit));
+                continue;
+            }
+            // Not taken: what this job holds so far goes back first.
+            release_all(&self.queues, &held, id, lease_ms).await;
+            return match outcome {
+                Ok(_) => self.key_full(job, gate).await,
+                Err(e) => Admit::Fail(Failure::new(
+                    FailureKind::HostUnavailable,
+                    format!("could not take a slot of the job's key: {e:#}"),
+                )),
+            };
+        }
+        let renewal = (!held.is_empty()).then(|| {
+            let (queues, slots, id) = (self.queues.clone(), held.clone(), id.to_string());
+            let every = Duration::from_millis((lease_ms / 3).max(1));
+            AbortOnDrop(tokio::spawn(async move {
+                loop {
+                    tokio::time::sleep(every).await;
+                    for (slot, _) in &slots {
+                        if let Err(e) = queues.renew_key_slot(slot, &id, lease_ms).await {
+                            tracing::warn!(error = %e, "could not renew a key slot's lease");
+                        }
+                    }
+                }
+            }))
+        });
+        let admitted = Admitted {
+            queues: self.queues.clone(),
+            queue: queue.to_string(),
+            id: id.to_string(),
+            lease_ms,
+            held,
+            matches: cancel_matches(binding, data),
+            _renewal: renewal,
+        };
+
+        // A debounced job that starts ends its key's burst: the next job of
+        // the key opens a window of its own.
+        if let Some(rule) = &binding.debounce
+            && let Some(slot) = slot_of(&rule.key, queue, data)
+            && let Err(e) = self.queues.end_debounce_burst(&slot).await
+        {
+            tracing::debug!(error = %e, "could not end a debounce burst");
+        }
+        // Findable by the binding's cancel-on events from now on: before the
+        // guest starts, until the job ends.
+        if !admitted.matches.is_empty() {
+            let index = || {
+                self.queues
+                    .index_for_cancel(queue, id, &admitted.matches, true)
+            };
+            if let Err(e) = retrying("index the job for cancelOn", index).await {
+                admitted.release().await;
+                return Admit::Fail(Failure::new(
+                    FailureKind::HostUnavailable,
+                    format!("could not index the job for its binding's cancelOn events: {e:#}"),
+                ));
+            }
+        }
+        Admit::Run(admitted)
+    }
+
+    /// The per-key start rates: `None` when the job may go on.
+    async fn check_rates<J: RunningJob>(
+        &self,
+        job: &J,
+        binding: &Binding,
+        data: Option<&Value>,
+    ) -> Option<Admit> {
+        let rates = [
+            (&binding.key_rate_limit, RateMode::Drop),
+            (&binding.key_throttle, RateMode::Throttle),
+        ];
+        for (rule, mode) in rates {
+            let Some(rule) = rule else { continue };
+            if mode == RateMode::Drop && job.attempts_started() > 1 {
+                continue;
+            }
+            let Some(slot) = slot_of(&rule.key, job.queue(), data) else {
+                continue;
+            };
+            let check = || {
+                self.queues
+                    .check_key_rate(&slot, job.id(), rule.rate(), mode)
+            };
+            match retrying("check the job's key rate", check).await {
+                Ok(RateDecision::Start) => {}
+                Ok(RateDecision::WaitUntil(at)) => {
+                    let park = || job.park_until(at.max(now_ms()));
+                    return Some(
+                        match retrying("park the job for its key's throttle", park).await {
+                            Ok(()) => Admit::Parked,
+                            Err(e) => Admit::Fail(Failure::new(
+                                FailureKind::HostUnavailable,
+                                format!("could not park the job for its key's throttle: {e:#}"),
+                            )),
+                        },
+                    );
+                }
+                Ok(RateDecision::Dropped(room_in)) => {
+                    return Some(Admit::Fail(Failure::new(
+                        FailureKind::RateLimited,
+                        format!(
+                            "key {} ({}) is over its rate limit of {} per {}; dropped without running (room again in {})",
+                            key_value(&rule.key, data).unwrap_or_default(),
+                            rule.key.as_str(),
+                            rule.limit,
+                            humantime::format_duration(Duration::from_millis(rule.period_ms)),
+                            humantime::format_duration(Duration::from_millis(room_in)),
+                        ),
+                    )));
+                }
+                Err(e) => {
+                    return Some(Admit::Fail(Failure::new(
+                        FailureKind::HostUnavailable,
+                        format!("could not check the job's key rate: {e:#}"),
+                    )));
+                }
+            }
+        }
+        None
+    }
+
+    /// What a job does when a key of its has no slot for it.
+    async fn key_full<J: RunningJob>(&self, job: &J, gate: &KeyGate) -> Admit {
+        match gate.on_full {
+            OnFull::Wait => self.wait_in_line(job, &gate.slot, gate.limit).await,
+            OnFull::Skip => Admit::Fail(Failure::new(
+                FailureKind::Skipped,
+                format!(
+                    "singleton: key {} ({}) already has a running job; skipped without running",
+                    gate.value,
+                    gate.path.as_str()
+                ),
+            )),
+            OnFull::CancelRunning => {
+                let queues = &self.queues;
+                let reason = format!(
+                    "replaced by job {} (singleton key {})",
+                    job.id(),
+                    gate.value
+                );
+                // Only a job of the same producer is replaced: another
+                // tenant's job with the same key is waited for instead.
+                let owner = |id: &str| {
+                    let key = queues.job_key(job.queue(), id);
+                    async move { queues.meta().get(&key, fields::PRODUCER).await }
+                };
+                match (queues.key_holders(&gate.slot).await, owner(job.id()).await) {
+                    (Ok(holders), Ok(mine)) => {
+                        for holder in holders.iter().filter(|h| h.as_str() != job.id()) {
+                            match owner(holder).await {
+                                Ok(theirs) if theirs == mine => {}
+                                _ => continue,
+                            }
+                            if let Err(e) = queues.cancel(job.queue(), holder, &reason).await {
+                                tracing::debug!(holder, error = %e, "singleton: cancel the running job");
+                            }
+                        }
+                    }
+                    (Err(e), _) | (_, Err(e)) => {
+                        tracing::warn!(error = %e, "singleton: could not read the running job");
+                    }
+                }
+                // Its slot comes back as the cancelled run stops; the
+                // release promotes this job from the line.
+                self.wait_in_line(job, &gate.slot, gate.limit).await
+            }
+        }
+    }
+
+    /// Parks a job whose key is at its limit and puts it in the key's line.
+    async fn wait_in_line<J: RunningJob>(&self, job: &J, slot: &KeySlot, limit: u64) -> Admit {
+        let park = || job.park_until(now_ms() + PARK_MS);
+        if let Err(e) = retrying("park the job for its key", park).await {
+            return Admit::Fail(Failure::new(
+                FailureKind::HostUnavailable,
+                format!("could not park the job while its key is at its limit: {e:#}"),
+            ));
+        }
+        let join = || {
+            self.queues
+                .join_key_line(slot, job.id(), limit, self.lease_ms())
+        };
+        if let Err(e) = retrying("join the key's line", join).await {
+            // Parked but in no line: it wakes after PARK_MS and is gated
+            // again (see `queue::key_limits`).
+            tracing::warn!(error = %e, "could not put a parked job in its key's line");
+        }
+        Admit::Parked
+    }
+}
+
+impl Admitted {
+    /// After the run: a job that ended (completed or failed) leaves its
+    /// `cancelOn` sets, and every key slot goes back.
+    pub async fn finish(self, result: &JobResult) {
+        if !self.matches.is_empty()
+            && matches!(result, JobResult::Completed(_) | JobResult::Failed { .. })
+            && let Err(e) = self
+                .queues
+                .index_for_cancel(&self.queue, &self.id, &self.matches, false)
+                .await
+        {
+            // Left behind: the next matching event finds the job finished.
+            tracing::debug!(error = %e, "could not take a finished job out of its cancelOn sets");
+        }
+        self.release().await;
+    }
+
+    async fn release(self) {
+        release_all(&self.queues, &self.held, &self.id, self.lease_ms).await;
+    }
+}
+
+/// Gives back every key slot in `held`.
+async fn release_all(queues: &QueueService, held: &[(KeySlot, u64)], id: &str, lease_ms: u64) {
+    for (slot, limit) in held {
+        let release = || queues.release_key_slot(slot, id, *limit, lease_ms);
+        if let Err(e) = retrying("give a key slot back", release).await {
+            // The lease runs out on its own: the slot is back then.
+            tracing::warn!(error = %e, "could not give a key slot back");
+        }
+    }
+}

@@ -1,0 +1,109 @@
+//! The enqueue side of flow control: what a binding's rules do to jobs
+//! as Airlock adds them (the API's enqueue and bulk enqueue, and events
+//! delivered to subscribed queues), before and after BullMQ's add.
+//!
+//! 1. `debounce`: a key's jobs added less than `periodMs` apart coalesce
+//!    in BullMQ's debounce mode; the delay keeps to `maxWaitMs`
+//!    (`queue::debounce`). A job of a debounced key may carry no `delay`
+//!    or `deduplication` of its own: checked for every job before the
+//!    first write.
+//! 2. `keyConcurrency` reservations: each ready job whose key has room
+//!    takes a slot before the add; one whose key is full is held back
+//!    behind every ready job (BullMQ's lowest priority,
+//!    `queue::key_limits::HELD_BACK_PRIORITY`) so it does not take a
+//!    worker's turn from a job that can run.
+//! 3. BullMQ's add, then the hand-over of each added job's reservation to
+//!    the job; a duplicate's reservation expires with its lease.
+//!
+//! Flows and schedules do not come through here: BullMQ's own scripts add
+//! their jobs (the flow producer, the job scheduler's ticks), so their
+//! jobs meet flow control at admission only ([`super::admission`]), which
+//! holds the same limits when they run.
+//!
+//! Crash windows: dying after a reservation but before the add leaves the
+//! reservation to its lease (the worker lock duration); after the add but
+//! before the hand-over, the job's admission takes the reservation that was
+//! not handed over (`queue::key_limits`' acquire script: one reservation
+//! is one slot either way), or it expires with its lease.
+
+use crate::error::{FieldError, QueueError};
+use crate::queue::key_limits::{HELD_BACK_PRIORITY, KeySlot};
+use crate::queue::{Enqueued, NewJob, QueueService};
+use crate::registry::Binding;
+
+/// Adds `jobs` to `queue` under `binding`'s rules. `field` names a job's
+/// field in errors (`jobs[2].opts.delay` in a bulk request); `lease_ms`
+/// is a reservation's lease.
+pub async fn add_governed(
+    queues: &QueueService,
+    binding: &Binding,
+    queue: &str,
+    mut jobs: Vec<NewJob>,
+    lease_ms: u64,
+    field: impl Fn(usize, &str) -> String,
+) -> Result<Vec<Enqueued>, QueueError> {
+    if let Some(rule) = &binding.debounce {
+        for (i, job) in jobs.iter().enumerate() {
+            if rule.key.get(&job.data).is_none() {
+                continue;
+            }
+            if job.opts.deduplication.is_some() {
+                return Err(FieldError::new(
+                    field(i, "opts.deduplication"),
+                    "cannot be combined with the queue's debounce (an Idempotency-Key header sets one too)",
+                )
+                .into());
+            }
+            if job.opts.delay.is_some_and(|d| d > 0) {
+                return Err(FieldError::new(
+                    field(i, "opts.delay"),
+                    "cannot be combined with the queue's debounce, which sets the delay",
+                )
+                .into());
+            }
+        }
+        for job in jobs.iter_mut() {
+            let Some(value) = rule.key.get(&job.data) else {
+                continue;
+            };
+            let (delay, dedup) = queues
+                .debounce(&KeySlot::of(queue, value), rule.period_ms, rule.max_wait_ms)
+                .await?;
+            job.opts.delay = (delay > 0).then_some(delay);
+            job.opts.deduplication = Some(dedup);
+        }
+    }
+    let keys: Vec<Option<(KeySlot, u64)>> = match &binding.key_concurrency {
+        Some(rule) => jobs
+            .iter()
+            .map(|job| {
+                let delayed = job.opts.delay.is_some_and(|d| d > 0);
+                let value = rule.key.get(&job.data).filter(|_| !delayed)?;
+                Some((KeySlot::of(queue, value), rule.limit))
+            })
+            .collect(),
+        None => Vec::new(),
+    };
+    let tokens = if keys.is_empty() {
+        Vec::new()
+    } else {
+        queues.reserve_key_slots(&keys, lease_ms).await?
+    };
+    for (job, (key, token)) in jobs.iter_mut().zip(keys.iter().zip(&tokens)) {
+        if key.is_some() && token.is_none() && job.opts.priority.unwrap_or(0) == 0 {
+            job.opts.priority = Some(HELD_BACK_PRIORITY);
+        }
+    }
+    let added = queues.add_bulk(queue, jobs).await?;
+    let handovers: Vec<(KeySlot, String, String)> = keys
+        .into_iter()
+        .zip(tokens)
+        .zip(&added)
+        .filter_map(|((key, token), job)| {
+            let ((slot, _), token) = (key?, token?);
+            (!job.duplicate).then(|| (slot, token, job.id.clone()))
+        })
+        .collect();
+    queues.hand_over_key_slots(&handovers).await?;
+    Ok(added)
+}

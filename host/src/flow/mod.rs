@@ -1,0 +1,28 @@
+//! Flow control: the binding rules that decide when a job may run, apart
+//! from running it.
+//!
+//! - [`admission`]: before a guest starts, one decision (run holding its
+//!   key slots, park, or fail): per-key rates and throttles, `singleton`,
+//!   `keyConcurrency`, the end of a debounce burst, `cancelOn` indexing.
+//! - [`enqueue`]: what the rules do to jobs as Airlock adds them
+//!   (debounce, key reservations, held-back priority, hand-over), for the
+//!   API and event deliveries alike.
+//! - [`finish`]: the job's time to finish (`finishTimeoutMs`).
+//! - [`pump`]: refills key lines whose slots came back by lease.
+//! - [`keys`]: the values at a binding's key paths in a job's data.
+//!
+//! The Redis state these rules keep lives in `queue::key_limits`,
+//! `queue::key_rates`, `queue::debounce` and `queue::cancel`, each owning
+//! its keys; this module holds the decisions made with it.
+
+pub mod admission;
+pub mod enqueue;
+pub mod finish;
+pub mod keys;
+pub mod pump;
+
+pub use self::admission::{Admission, Admit, Admitted};
+pub use self::enqueue::add_governed;
+pub use self::finish::FinishDeadline;
+pub use self::keys::keyed_data;
+pub use self::pump::{KeyLines, pump};
