@@ -50,9 +50,27 @@ def build(cargo_args):
     return binaries
 
 
+def toolchain_env():
+    """What rustup's proxy gives a process `cargo test` starts: the
+    toolchain rust-toolchain.toml pins, so a test that runs cargo itself
+    (scaffolding a project, building for wasm32-wasip2) gets it too."""
+    env = dict(os.environ)
+    if "RUSTUP_TOOLCHAIN" not in env:
+        out = subprocess.run(["rustup", "show", "active-toolchain"], stdout=subprocess.PIPE, text=True)
+        if out.returncode == 0 and out.stdout.split():
+            env["RUSTUP_TOOLCHAIN"] = out.stdout.split()[0]
+    return env
+
+
+BASE_ENV = None
+
+
 def package_env(package_dir, package_id):
     """The variables cargo sets for a test process of this package."""
-    env = dict(os.environ)
+    global BASE_ENV
+    if BASE_ENV is None:
+        BASE_ENV = toolchain_env()
+    env = dict(BASE_ENV)
     env["CARGO_MANIFEST_DIR"] = package_dir
     # package_id is `path+file:///dir#name@version` (or `...#version`).
     tail = package_id.rsplit("#", 1)[-1]

@@ -1,6 +1,7 @@
 //! Server-Sent Events: a queue's or a job's events, live, from BullMQ's
-//! events stream. Each SSE event carries the stream id, so a client that
-//! reconnects with `Last-Event-ID` resumes without a gap.
+//! events stream. Each SSE event but a job stream's first (`state`, the job
+//! as it is now) carries the stream id, so a client that reconnects with
+//! `Last-Event-ID` resumes without a gap.
 
 use std::convert::Infallible;
 use std::time::Duration;
@@ -13,8 +14,8 @@ use futures::Stream;
 use super::ApiState;
 use super::auth::{Caller, Role};
 use super::error::{ApiError, ErrorBody, PathParams};
-use super::jobs::{split_ref, visible_job};
-use super::queues::bound;
+use super::lookup::bound;
+use super::lookup::{split_ref, visible_job};
 use crate::queue::{JobState, QueueEventItem, Subscription};
 
 fn sse_event(item: &QueueEventItem) -> Event {
@@ -90,7 +91,8 @@ pub async fn queue_events(
 
 /// One job's events as Server-Sent Events, ending with `completed` or
 /// `failed`. The first event, `state`, is the job as it is now; a job that
-/// already finished gets only that event.
+/// already finished gets only that event (unless the request resumes with
+/// `Last-Event-ID`).
 #[utoipa::path(
     operation_id = "events_job_events",
     get,

@@ -8,7 +8,7 @@ use axum::http::StatusCode;
 use super::ApiState;
 use super::auth::{Caller, Role};
 use super::error::{ApiError, ErrorBody, JsonBody};
-use super::jobs::check_data_size;
+use super::lookup::check_data_size;
 use crate::queue::{FlowNode, FlowSpec};
 use crate::registry::RegistryError;
 

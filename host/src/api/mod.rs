@@ -23,7 +23,8 @@
 //! | handler components | [`handlers`] |
 //! | queue bindings, counts, pause/resume, drain/clean/obliterate, per-key state (`/keys`) | [`queues`] |
 //! | a queue's secrets (set, list, delete; values never returned) | [`secrets`] |
-//! | enqueue (one or bulk), list, inspect, timeline, retry, remove, promote, cancel, repin, wait | [`jobs`] |
+//! | enqueue (one or bulk), list | [`jobs`] |
+//! | one job: inspect, timeline, retry, remove, promote, cancel, repin, wait | [`job`] |
 //! | Server-Sent Events of a queue or a job | [`events`] |
 //! | flows | [`flows`] |
 //! | schedules and their on-demand runs (`…/trigger`) | [`schedules`] |
@@ -43,7 +44,9 @@ pub mod guard;
 pub mod handlers;
 pub mod health;
 pub mod hosts;
+pub mod job;
 pub mod jobs;
+pub mod lookup;
 pub mod openapi;
 pub mod queues;
 pub mod schedules;
@@ -193,13 +196,13 @@ pub fn routes(state: ApiState) -> (Router, utoipa::openapi::OpenApi) {
         .routes(routes!(queues::keys))
         .routes(routes!(jobs::enqueue, jobs::list))
         .routes(routes!(jobs::enqueue_bulk))
-        .routes(routes!(jobs::get, jobs::remove))
-        .routes(routes!(jobs::timeline))
-        .routes(routes!(jobs::retry))
-        .routes(routes!(jobs::promote))
-        .routes(routes!(jobs::cancel))
-        .routes(routes!(jobs::repin))
-        .routes(routes!(jobs::wait))
+        .routes(routes!(job::get, job::remove))
+        .routes(routes!(job::timeline))
+        .routes(routes!(job::retry))
+        .routes(routes!(job::promote))
+        .routes(routes!(job::cancel))
+        .routes(routes!(job::repin))
+        .routes(routes!(job::wait))
         .routes(routes!(events::queue_events))
         .routes(routes!(events::job_events))
         .routes(routes!(flows::add))

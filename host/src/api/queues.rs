@@ -11,8 +11,7 @@ use utoipa::ToSchema;
 use super::ApiState;
 use super::auth::{Caller, Role};
 use super::error::{ApiError, ErrorBody, JsonBody, PathParams};
-use super::jobs::ListState;
-use crate::names;
+use super::lookup::{ListState, bound};
 use crate::queue::QueueCounts;
 use crate::registry::{Binding, BindingSpec, RegistryError};
 
@@ -94,12 +93,6 @@ fn confirm(queue: &str, given: &str) -> Result<(), ApiError> {
 async fn view(state: &ApiState, binding: Binding) -> Result<QueueView, ApiError> {
     let counts = state.queues().counts(&binding.queue).await?;
     Ok(QueueView { binding, counts })
-}
-
-/// The binding of `queue`, checking the name first (400, then 404).
-pub(super) async fn bound(state: &ApiState, queue: &str) -> Result<Binding, ApiError> {
-    names::queue("queue", queue)?;
-    Ok(state.registry().binding(queue).await?)
 }
 
 /// Create or replace a queue's binding.

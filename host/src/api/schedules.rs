@@ -10,7 +10,7 @@ use utoipa::ToSchema;
 use super::ApiState;
 use super::auth::{Caller, Role};
 use super::error::{ApiError, ErrorBody, JsonBody, PathParams};
-use super::queues::bound;
+use super::lookup::bound;
 use crate::queue::{Deduplication, NewJob, ScheduleSpec, ScheduleView};
 
 /// A queue's schedules.

@@ -12,7 +12,7 @@ use utoipa::ToSchema;
 use super::ApiState;
 use super::auth::{Caller, Role};
 use super::error::{ApiError, ErrorBody, JsonBody, PathParams};
-use super::queues::bound;
+use super::lookup::bound;
 use crate::registry::{SecretSpec, SecretView};
 use crate::sandbox::secrets::SecretsKey;
 

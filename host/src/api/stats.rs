@@ -105,7 +105,7 @@ pub async fn stats(
     }
     let queues = match query.queue {
         Some(queue) => {
-            super::queues::bound(&state, &queue).await?;
+            super::lookup::bound(&state, &queue).await?;
             vec![queue]
         }
         None => state

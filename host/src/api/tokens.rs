@@ -15,7 +15,7 @@ use serde::Serialize;
 
 use super::ApiState;
 use super::error::{ApiError, ErrorBody, JsonBody, PathParams};
-use super::jobs::check_data_size;
+use super::lookup::check_data_size;
 use crate::queue::waits::TokenCompletion;
 
 /// A completed token.

@@ -7,7 +7,7 @@ use axum::http::StatusCode;
 use super::ApiState;
 use super::auth::{Caller, Role};
 use super::error::{ApiError, ErrorBody, JsonBody};
-use super::jobs::check_data_size;
+use super::lookup::check_data_size;
 use crate::triggers::{Delivery, Event, deliver};
 
 /// Send an event: every queue whose binding lists its name gets a job with

@@ -10,6 +10,8 @@
 //! - [`finish`]: the job's time to finish (`finishTimeoutMs`).
 //! - [`pump`]: refills key lines whose slots came back by lease.
 //! - [`keys`]: the values at a binding's key paths in a job's data.
+//! - [`why`]: why a job is not running yet (its key's line, a throttle, a
+//!   durable sleep or wait, a delay, children, a paused queue).
 //!
 //! The Redis state these rules keep lives in `queue::key_limits`,
 //! `queue::key_rates`, `queue::debounce` and `queue::cancel`, each owning
@@ -20,9 +22,11 @@ pub mod enqueue;
 pub mod finish;
 pub mod keys;
 pub mod pump;
+pub mod why;
 
 pub use self::admission::{Admission, Admit, Admitted};
 pub use self::enqueue::add_governed;
 pub use self::finish::FinishDeadline;
 pub use self::keys::keyed_data;
 pub use self::pump::{KeyLines, pump};
+pub use self::why::{Serving, WaitKind, WaitReason, Why};

@@ -1,14 +1,13 @@
 //! Airlock's own per-job state, in one place: every `airlock.*` field of a
-//! BullMQ job hash, and the *pending* key that carries a job's producer and
-//! per-job limits across its add. No other module writes either, but for
-//! the outcome and token of a durable wait (`queue::waits` owns their
-//! scripts).
+//! BullMQ job hash, the *pending* key that carries a job's producer and
+//! per-job limits across its add, and the queue's per-minute run tallies.
+//! No other module writes any of them, but for the outcome and token of a
+//! durable wait (`queue::waits` owns their scripts).
 //!
 //! | where | what | written by |
 //! |---|---|---|
-//! | `airlock.producer` | name of the API token that enqueued the job | [`Meta::commit`], [`Meta::set_producer`] |
-//! | `airlock.limits` | per-job limits (JSON `LimitsOverride`) | [`Meta::commit`] |
-//! | `airlock.digest` | handler digest the job is pinned to | [`Meta::pin`] (a job that may carry state, before a rerun), [`Meta::set_and_pin`] (with its first durable write: a step, a sleep, a KV write), [`Meta::record_runs`] (when it finishes), [`Meta::repin`] |
+//! | `airlock.limits` | per-job limits (JSON `LimitsOverride`) | moved from the pending hash by [`Meta::commit`] or [`Meta::pin`] |
+//! | `airlock.digest` | handler digest the job is pinned to | [`Meta::pin`] (before every run of a job that may carry state: a rerun, or any run of a job whose id is not a BullMQ integer), [`Meta::set_and_pin`] (with its first durable write: a step, a sleep, a KV write), [`Meta::record_runs`] (when it finishes), [`Meta::repin`] |
 //! | `airlock.fuelUsed`, `airlock.peakMemoryBytes`, `airlock.wallTimeMs` | measurements of the last run | [`Meta::record_runs`], after the run, batched |
 //! | `airlock.httpRequests`, `airlock.httpRefused`, `airlock.httpBytesOut`, `airlock.httpBytesIn` | the last run's outbound HTTP (only runs that tried a request write them) | [`Meta::record_runs`], with the measurements |
 //! | `airlock.run:<n>` | run `n`'s measurements, host and end (JSON `RunEntry`; the first 100 runs, but for a completed first run: see below) | [`Meta::record_runs`], with the measurements; [`Meta::keep_first_run`] |
@@ -18,8 +17,9 @@
 //! | `airlock.wait:<id>` | a durable wait: what for, until when | [`Meta::set_and_pin`] (through the guest's services) |
 //! | `airlock.waited:<id>` | a durable wait's outcome, first writer wins | `queue::waits` (its resolve script, `HSETNX`) |
 //! | `airlock.token:<id>` | a wait's completion token | `queue::waits` (its token script, `HSETNX`) |
-//! | `airlock.producer`, `airlock.producerSeal` | the API token that enqueued the job, and Airlock's seal on it (queue, id, producer, name, data; written only by hosts with the secrets key) | [`Meta::claim`] and [`Meta::commit`], [`Meta::set_producer`] |
+//! | `airlock.producer`, `airlock.producerSeal` | the API token that enqueued the job, and Airlock's seal on it (queue, id, producer, name, data; written only by hosts with the secrets key) | moved from the pending hash by [`Meta::commit`] or [`Meta::pin`]; [`Meta::set_producer`] |
 //! | `P:QUEUE:airlock-pending:ID` (hash) | `claim` (the adding producer) and the `airlock.*` fields to move into the job once it exists | [`Meta::claim`], [`Meta::commit`] |
+//! | `P:QUEUE:airlock:stats:MINUTE` (hash) | runs of the queue that ended in that minute (ms / 60,000), by end: `completed`, a failure kind, `slept`, `waited`; expires after [`STATS_TTL`] (25 h) | [`Meta::record_runs`] (`HINCRBY`, with the measurements); read by [`Meta::stats`] |
 //!
 //! Fields live in the job's own hash, so BullMQ deletes them with the job
 //! (retention, clean, obliterate) and they can never be orphaned.
@@ -67,11 +67,15 @@
 //!   (admin and reader tokens can). Only a job left waiting for more than
 //!   7 days *and* never retried loses its pending state.
 //!
-//! Jobs added without a producer or limits (Node producers, schedules,
-//! event triggers) need none of this. A job that has a producer but neither a
-//! custom id nor deduplication nor limits gets a BullMQ-generated id, which
-//! no other add can share; its producer is written right after the add
-//! ([`Meta::set_producer`]).
+//! Jobs with neither a producer nor limits (Node producers, schedule ticks
+//! and on-demand triggers, events sent with an admin token) need none of
+//! this. An event sent with a producer token does: its jobs
+//! (`evt-<event id>`) carry that producer and go through claim, add,
+//! commit. A job that has a producer but neither a custom id nor
+//! deduplication nor limits gets a BullMQ-generated id, which no other add
+//! can share; its producer is written right after the add
+//! ([`Meta::set_producer`]). On a queue with warm instances `api::jobs`
+//! gives every such job a `j-<uuid>` id instead, so it is claimed.
 
 use std::collections::HashMap;
 use std::sync::LazyLock;

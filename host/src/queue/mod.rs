@@ -28,7 +28,6 @@ mod schedules;
 mod snapshot;
 pub mod timeline;
 pub mod waits;
-mod why;
 mod worker;
 
 use std::collections::HashMap;
@@ -49,7 +48,6 @@ pub use self::options::{
 };
 pub use self::schedules::{ScheduleSpec, ScheduleView};
 pub use self::snapshot::{JobSnapshot, JobState, QueueCounts};
-pub use self::why::{Serving, WaitKind, WaitReason};
 pub use self::worker::{
     ActiveJob, JobProcessor, JobResult, QueueWorker, RunningJob, WorkerSettings,
 };

@@ -29,8 +29,9 @@ pub const MAX_EGRESS_RULES: usize = 100;
 pub enum EgressRuleDoc {
     /// `scheme://host[:port]`: any method and path of that destination.
     Pattern(EgressPatternText),
-    /// A destination with conditions.
-    #[serde(rename_all = "camelCase")]
+    /// A destination with conditions (no other members: the server refuses
+    /// unknown ones).
+    #[serde(rename_all = "camelCase", deny_unknown_fields)]
     Rule {
         /// The destination, `scheme://host[:port]`.
         url: EgressPatternText,

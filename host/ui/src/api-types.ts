@@ -278,7 +278,8 @@ export interface paths {
         /**
          * One job's events as Server-Sent Events, ending with `completed` or
          *     `failed`. The first event, `state`, is the job as it is now; a job that
-         *     already finished gets only that event.
+         *     already finished gets only that event (unless the request resumes with
+         *     `Last-Event-ID`).
          */
         get: operations["events_job_events"];
         put?: never;

@@ -8,9 +8,9 @@
 use redis::AsyncCommands;
 use serde::Serialize;
 
-use super::key_limits::{HELD_BACK_PRIORITY, KeySlot};
-use super::waits::WaitRecord;
-use super::{JobSnapshot, JobState, QueueError, QueueService};
+use crate::queue::key_limits::{HELD_BACK_PRIORITY, KeySlot};
+use crate::queue::waits::WaitRecord;
+use crate::queue::{JobSnapshot, JobState, QueueError, QueueService, fields};
 use crate::registry::Binding;
 
 /// What holds a job back.
@@ -103,7 +103,18 @@ fn at(ms: u64) -> String {
         .to_string()
 }
 
-impl QueueService {
+/// Answers why jobs of one Redis wait, reading the queue's state through
+/// `queues`.
+pub struct Why<'q> {
+    queues: &'q QueueService,
+}
+
+impl<'q> Why<'q> {
+    /// Explains jobs of `queues`.
+    pub fn new(queues: &'q QueueService) -> Self {
+        Why { queues }
+    }
+
     /// Why `job` (of a queue bound by `binding`) is not running; `None`
     /// when it runs or has finished. `serving`: the live hosts serving its
     /// queue.
@@ -113,7 +124,7 @@ impl QueueService {
         binding: Option<&Binding>,
         serving: Serving,
     ) -> Result<Option<WaitReason>, QueueError> {
-        let mut conn = self.store().conn();
+        let mut conn = self.queues.store().conn();
         let reason = match job.state {
             JobState::Active | JobState::Completed | JobState::Failed | JobState::Unknown => {
                 return Ok(None);
@@ -131,7 +142,10 @@ impl QueueService {
                     return Ok(Some(reason));
                 }
                 let score: Option<f64> = conn
-                    .zscore(self.store().keys().bullmq(&job.queue, "delayed"), &job.id)
+                    .zscore(
+                        self.queues.store().keys().bullmq(&job.queue, "delayed"),
+                        &job.id,
+                    )
                     .await?;
                 // BullMQ scores delayed jobs as `timestamp * 4096 + counter`.
                 let until = score.map(|s| (s / 4096.0) as u64);
@@ -165,7 +179,7 @@ impl QueueService {
                 if let Some(reason) = self.key_wait(job, binding).await? {
                     return Ok(Some(reason));
                 }
-                if self.is_paused(&job.queue).await? {
+                if self.queues.is_paused(&job.queue).await? {
                     WaitReason::plain(WaitKind::Paused, "the queue is paused".into(), None)
                 } else if serving.hosts == 0 {
                     WaitReason::plain(
@@ -201,12 +215,13 @@ impl QueueService {
     /// without an outcome, or a sleep that has not ended.
     async fn parked_for(&self, job: &JobSnapshot) -> Result<Option<Parked>, QueueError> {
         let fields = self
+            .queues
             .store()
-            .hgetall(&self.job_key(&job.queue, &job.id))
+            .hgetall(&self.queues.job_key(&job.queue, &job.id))
             .await?;
         let wait = fields.iter().find_map(|(name, value)| {
-            let id = name.strip_prefix(super::fields::WAIT_PREFIX)?;
-            let answered = fields.contains_key(&format!("{}{id}", super::fields::WAITED_PREFIX));
+            let id = name.strip_prefix(fields::WAIT_PREFIX)?;
+            let answered = fields.contains_key(&format!("{}{id}", fields::WAITED_PREFIX));
             (!answered)
                 .then(|| serde_json::from_str::<WaitRecord>(value).ok())
                 .flatten()
@@ -216,7 +231,7 @@ impl QueueService {
         }
         let now = airlock_core::clock::now_ms();
         let sleeping = fields.iter().any(|(name, value)| {
-            name.starts_with(super::fields::SLEEP_PREFIX)
+            name.starts_with(fields::SLEEP_PREFIX)
                 && value.parse::<u64>().is_ok_and(|wake| wake > now)
         });
         Ok(sleeping.then_some(Parked::Sleep))
@@ -235,6 +250,7 @@ impl QueueService {
             return Ok(None);
         };
         let Some(at_ms) = self
+            .queues
             .throttle_grant(&KeySlot::of(&job.queue, value), &job.id)
             .await?
         else {
@@ -282,8 +298,8 @@ impl QueueService {
             if singleton {
                 slot = slot.singleton();
             }
-            let line = self.store().keys().key_line(&job.queue, &slot.hash);
-            let mut conn = self.store().conn();
+            let line = self.queues.store().keys().key_line(&job.queue, &slot.hash);
+            let mut conn = self.queues.store().conn();
             let position: Option<u64> = redis::cmd("LPOS")
                 .arg(&line)
                 .arg(&job.id)
@@ -297,7 +313,7 @@ impl QueueService {
                 (None, true) => "held back behind every ready job until a worker has room".into(),
                 (None, false) => continue,
             };
-            let state = self.key_state(&slot).await?;
+            let state = self.queues.key_state(&slot).await?;
             let message = if singleton {
                 format!(
                     "singleton key {value} ({}): waiting for its running job to stop; {place}",
