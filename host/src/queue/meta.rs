@@ -461,6 +461,37 @@ pub struct Producer {
     pub seal: Option<String>,
 }
 
+/// The history entry of a job's first run when that run completed the job:
+/// the recorder writes no `airlock.run:1` for it (see the module docs), so it
+/// is read back from the job's last-run measurements and BullMQ's own
+/// fields — `processedOn` (when the run was taken), `pb` (the host). Only
+/// for a job BullMQ finished as completed after exactly one run (`ats` 1)
+/// that has no `airlock.run:1` and whose measurements were recorded.
+pub(crate) fn completed_first_run(fields: &HashMap<String, String>) -> Option<RunEntry> {
+    let get = |name: &str| fields.get(name).map(String::as_str);
+    let number = |name: &str| get(name).and_then(|v| v.parse::<u64>().ok());
+    if fields.contains_key(&format!("{}1", fields::RUN_PREFIX))
+        || get("ats") != Some("1")
+        || !fields.contains_key("returnvalue")
+        || !fields.contains_key("finishedOn")
+    {
+        return None;
+    }
+    Some(RunEntry {
+        run: 1,
+        started_at: number("processedOn")?,
+        wall_time_ms: get(fields::WALL_MS)?.parse().ok()?,
+        fuel_used: number(fields::FUEL),
+        peak_memory_bytes: number(fields::MEMORY)?,
+        http_requests: number(fields::HTTP_REQUESTS).unwrap_or(0),
+        http_refused: number(fields::HTTP_REFUSED).unwrap_or(0),
+        http_bytes_out: number(fields::HTTP_BYTES_OUT).unwrap_or(0),
+        http_bytes_in: number(fields::HTTP_BYTES_IN).unwrap_or(0),
+        host: get("pb").unwrap_or_default().to_string(),
+        end: RunEnd::Completed.as_str().to_string(),
+    })
+}
+
 /// Reads and writes Airlock's per-job state on one Redis.
 #[derive(Clone)]
 pub struct Meta {
@@ -683,7 +714,7 @@ impl Meta {
     /// when the job has no such run.
     pub async fn keep_first_run(&self, job_key: &str) -> Result<(), QueueError> {
         let fields = self.store.hgetall(job_key).await?;
-        if let Some(entry) = super::timeline::completed_first_run(&fields) {
+        if let Some(entry) = completed_first_run(&fields) {
             let value = serde_json::to_string(&entry)?;
             let field = format!("{}1", fields::RUN_PREFIX);
             self.set_if_exists(job_key, &[(field.as_str(), value.as_str())])
@@ -709,7 +740,7 @@ impl Meta {
             let http = run.http.requests + run.http.refused > 0;
             // A first run that completed is the job's only run: its entry
             // is read back from the last-run fields and BullMQ's own
-            // (`timeline::completed_first_run`), which keeps the job hash
+            // ([`completed_first_run`]), which keeps the job hash
             // small for BullMQ's scripts (see the module docs).
             let kept = (1..=MAX_RUNS_KEPT).contains(&run.run)
                 && !(run.run == 1 && run.end == RunEnd::Completed);

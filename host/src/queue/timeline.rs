@@ -7,8 +7,6 @@
 //! Everything here is read from Redis and so is untrusted: entries that do
 //! not parse are left out, never guessed.
 
-use std::collections::HashMap;
-
 use serde::Serialize;
 
 use super::meta::{RunEntry, fields};
@@ -88,37 +86,6 @@ pub struct Timeline {
     pub children: Vec<ChildEntry>,
 }
 
-/// The history entry of a job's first run when that run completed the job:
-/// the recorder writes no `airlock.run:1` for it (see `queue::meta`), so it
-/// is read back from the job's last-run measurements and BullMQ's own
-/// fields — `processedOn` (when the run was taken), `pb` (the host). Only
-/// for a job BullMQ finished as completed after exactly one run (`ats` 1)
-/// that has no `airlock.run:1` and whose measurements were recorded.
-pub(crate) fn completed_first_run(fields: &HashMap<String, String>) -> Option<RunEntry> {
-    let get = |name: &str| fields.get(name).map(String::as_str);
-    let number = |name: &str| get(name).and_then(|v| v.parse::<u64>().ok());
-    if fields.contains_key(&format!("{}1", fields::RUN_PREFIX))
-        || get("ats") != Some("1")
-        || !fields.contains_key("returnvalue")
-        || !fields.contains_key("finishedOn")
-    {
-        return None;
-    }
-    Some(RunEntry {
-        run: 1,
-        started_at: number("processedOn")?,
-        wall_time_ms: get(fields::WALL_MS)?.parse().ok()?,
-        fuel_used: number(fields::FUEL),
-        peak_memory_bytes: number(fields::MEMORY)?,
-        http_requests: number(fields::HTTP_REQUESTS).unwrap_or(0),
-        http_refused: number(fields::HTTP_REFUSED).unwrap_or(0),
-        http_bytes_out: number(fields::HTTP_BYTES_OUT).unwrap_or(0),
-        http_bytes_in: number(fields::HTTP_BYTES_IN).unwrap_or(0),
-        host: get("pb").unwrap_or_default().to_string(),
-        end: super::meta::RunEnd::Completed.as_str().to_string(),
-    })
-}
-
 impl QueueService {
     /// The timeline of job `id` of `queue` (which must exist).
     pub async fn timeline(&self, queue: &str, id: &str) -> Result<Timeline, QueueError> {
@@ -130,7 +97,7 @@ impl QueueService {
             .iter()
             .filter(|(name, _)| name.starts_with(fields::RUN_PREFIX))
             .filter_map(|(_, value)| serde_json::from_str(value).ok())
-            .chain(completed_first_run(&fields))
+            .chain(super::meta::completed_first_run(&fields))
             .collect();
         runs.sort_by_key(|r| (r.run, r.started_at));
         let mut steps: Vec<StepEntry> = fields
