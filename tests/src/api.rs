@@ -166,18 +166,24 @@ impl Api {
         what: &str,
         pred: impl Fn(&Value) -> bool,
     ) -> Value {
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-        loop {
+        self.wait_until_within(job_ref, what, std::time::Duration::from_secs(60), pred)
+            .await
+    }
+
+    /// Polls the job until `pred` holds (at most `within`); returns it.
+    pub async fn wait_until_within(
+        &self,
+        job_ref: &str,
+        what: &str,
+        within: std::time::Duration,
+        pred: impl Fn(&Value) -> bool,
+    ) -> Value {
+        let what = format!("{job_ref} to reach {what}");
+        crate::eventually_some(&what, within, || async {
             let job = self.job(job_ref).await;
-            if pred(&job) {
-                return job;
-            }
-            assert!(
-                std::time::Instant::now() < deadline,
-                "{job_ref} never reached {what}: {job}"
-            );
-            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-        }
+            pred(&job).then_some(job)
+        })
+        .await
     }
 
     /// Waits until the job finished and its run's measurements were

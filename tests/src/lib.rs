@@ -6,6 +6,8 @@ use std::path::{Path, PathBuf};
 
 pub mod redis_server;
 
+pub use eventually::{eventually, eventually_some};
+
 /// The workspace root.
 pub fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -47,6 +49,7 @@ pub fn guest_bytes(crate_name: &str) -> Vec<u8> {
 }
 
 pub mod api;
+pub mod eventually;
 pub mod host;
 pub mod http_server;
 pub mod mock_gateway;

@@ -1010,16 +1010,8 @@ async fn a_failed_obliterate_leaves_the_queue_running() {
         )
         .await;
     let job_ref = accepted["ref"].as_str().unwrap().to_string();
-    let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    while api
-        .get(&format!("/v1/jobs/{job_ref}"), tokens::READER)
-        .await
-        .1["state"]
-        != "active"
-    {
-        assert!(std::time::Instant::now() < deadline, "never started");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    api.wait_until(&job_ref, "active", |job| job["state"] == "active")
+        .await;
     // BullMQ refuses to obliterate a queue with active jobs (without force).
     let (status, body) = api
         .post(

@@ -4,6 +4,7 @@
 use std::time::{Duration, Instant};
 
 use airlock_tests::api::Api;
+use airlock_tests::eventually;
 use airlock_tests::host::{HostOptions, HostProcess, tokens};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
@@ -22,14 +23,6 @@ async fn hosts(api: &Api) -> Vec<Value> {
     body["hosts"].as_array().unwrap().clone()
 }
 
-async fn until<F: std::future::Future<Output = bool>>(what: &str, mut check: impl FnMut() -> F) {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !check().await {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
 #[tokio::test]
 async fn hosts_register_drain_and_age_out() {
     let api = Api::start_with(&["--heartbeat", "200ms"]);
@@ -38,7 +31,7 @@ async fn hosts_register_drain_and_age_out() {
         &api.redis.url(),
         opts("worker-b", &["--heartbeat", "200ms"]),
     );
-    until("both hosts serving payments", || async {
+    eventually("both hosts serving payments", || async {
         let listed = hosts(&api).await;
         listed.len() == 2 && listed.iter().all(|h| h["queues"] == json!(["payments"]))
     })
@@ -61,7 +54,7 @@ async fn hosts_register_drain_and_age_out() {
         .post("/v1/hosts/worker-b/drain", tokens::ADMIN, json!({}))
         .await;
     assert_eq!(status, StatusCode::OK);
-    until("worker-b drained", || async {
+    eventually("worker-b drained", || async {
         hosts(&api)
             .await
             .iter()
@@ -86,7 +79,7 @@ async fn hosts_register_drain_and_age_out() {
         .post("/v1/hosts/worker-b/resume", tokens::ADMIN, json!({}))
         .await;
     assert_eq!(status, StatusCode::OK);
-    until("worker-b running", || async {
+    eventually("worker-b running", || async {
         hosts(&api)
             .await
             .iter()
@@ -104,7 +97,7 @@ async fn hosts_register_drain_and_age_out() {
 
     // A dead host ages out.
     other.kill9();
-    until("worker-b aged out", || async {
+    eventually("worker-b aged out", || async {
         hosts(&api).await.len() == 1
     })
     .await;
@@ -320,7 +313,7 @@ async fn a_host_stays_listed_and_drainable_while_a_queue_with_a_long_job_closes(
         )
         .await;
     let job_ref = accepted["ref"].as_str().unwrap().to_string();
-    until("the long job running", || async {
+    eventually("the long job running", || async {
         api.get(&format!("/v1/jobs/{job_ref}"), tokens::READER)
             .await
             .1["state"]

@@ -7,6 +7,7 @@ use std::process::Command;
 
 use airlock::queue::key_limits::KeySlot;
 use airlock_tests::api::Api;
+use airlock_tests::eventually;
 use airlock_tests::host::{Admin, HostOptions, HostProcess};
 use airlock_tests::interop_script;
 use serde_json::{Value, json};
@@ -76,14 +77,6 @@ async fn completed(api: &Api, queue: &str) -> Vec<Value> {
     page["jobs"].as_array().unwrap().clone()
 }
 
-async fn until<F: std::future::Future<Output = bool>>(what: &str, mut check: impl FnMut() -> F) {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
-    while !check().await {
-        assert!(std::time::Instant::now() < deadline, "timed out: {what}");
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
-}
-
 /// Enqueues one job each of three small customers behind a big one's
 /// backlog of `big` jobs, waits for everything, and checks the turns: the
 /// big customer ran exactly its limit of 2 at once, and every small one
@@ -103,7 +96,7 @@ async fn small_keys_go_first(api: &Api, big: usize) -> Vec<Value> {
         assert_eq!(done["state"], "completed", "{done}");
         small_started.push(done["processedOn"].as_u64().unwrap());
     }
-    until("the big backlog drained", || async {
+    eventually("the big backlog drained", || async {
         completed(api, "imports").await.len() == big + 3
     })
     .await;
@@ -216,7 +209,7 @@ async fn slots_are_leases_that_killed_hosts_give_back() {
     for kill in 0..20 {
         let victim = kill % 2;
         let id = format!("w-{victim}");
-        until("the victim runs a job", || async {
+        eventually("the victim runs a job", || async {
             let (_, page) = api
                 .get(
                     "/v1/queues/imports/jobs?state=active&limit=500",
@@ -237,7 +230,7 @@ async fn slots_are_leases_that_killed_hosts_give_back() {
         completed(&api, "imports").await.len() < total,
         "every kill hit a drain still under way"
     );
-    until("every job completed", || async {
+    eventually("every job completed", || async {
         completed(&api, "imports").await.len() == total
     })
     .await;
@@ -271,7 +264,7 @@ async fn slots_are_leases_that_killed_hosts_give_back() {
             }
             r
         };
-        until("two run and one waits", || async {
+        eventually("two run and one waits", || async {
             let (mut active, mut parked) = (0, 0);
             for r in &refs {
                 let j = api.job(r).await;

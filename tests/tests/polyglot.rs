@@ -23,18 +23,7 @@ async fn job(api: &Api, job_ref: &str) -> Value {
 }
 
 async fn wait_for(api: &Api, job_ref: &str, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
-    let deadline = std::time::Instant::now() + FINISH;
-    loop {
-        let j = job(api, job_ref).await;
-        if pred(&j) {
-            return j;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "{job_ref} never reached {what}: {j}"
-        );
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
+    api.wait_until_within(job_ref, what, FINISH, pred).await
 }
 
 async fn enqueue(api: &Api, queue: &str, body: Value) -> String {

@@ -18,18 +18,7 @@ async fn job(api: &Api, job_ref: &str) -> Value {
 }
 
 async fn wait_for(api: &Api, job_ref: &str, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
-    let deadline = std::time::Instant::now() + FINISH;
-    loop {
-        let j = job(api, job_ref).await;
-        if pred(&j) {
-            return j;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "{job_ref} never reached {what}: {j}"
-        );
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
+    api.wait_until_within(job_ref, what, FINISH, pred).await
 }
 
 fn redis_get(api: &Api, key: &str) -> String {
@@ -422,14 +411,10 @@ async fn a_schedule_ticks_once_per_tick_across_two_hosts() {
             .cloned()
             .collect::<Vec<Value>>()
     };
-    let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    while ticks_done().await.len() < 4 {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the schedule stopped ticking"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    airlock_tests::eventually("four ticks of the schedule", || async {
+        ticks_done().await.len() >= 4
+    })
+    .await;
     let (status, _) = api
         .call(
             reqwest::Method::DELETE,
@@ -440,16 +425,13 @@ async fn a_schedule_ticks_once_per_tick_across_two_hosts() {
         .await;
     assert_eq!(status, StatusCode::NO_CONTENT);
     // Whatever tick was already queued finishes; then nothing is left.
-    let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    loop {
+    // ... but the nightly schedule's next run, delayed.
+    airlock_tests::eventually("the queue to hold only the nightly run", || async {
         let (_, q) = api.get("/v1/queues/sync", tokens::READER).await;
         let c = &q["counts"];
-        if c["waiting"] == 0 && c["active"] == 0 && c["delayed"] == 1 {
-            break; // the nightly schedule's next run
-        }
-        assert!(std::time::Instant::now() < deadline, "{q}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+        c["waiting"] == 0 && c["active"] == 0 && c["delayed"] == 1
+    })
+    .await;
     let ticks = ticks_done().await;
     assert!(ticks.len() >= 4, "{ticks:?}");
     let mut times: Vec<u64> = ticks

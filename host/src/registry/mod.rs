@@ -10,6 +10,7 @@
 //! new binding or handler version reaches running hosts without a restart.
 //! A queue's *secrets* live beside its binding, sealed ([`SecretSpec`]).
 
+mod binding_store;
 mod bindings;
 mod handlers;
 mod secrets;
