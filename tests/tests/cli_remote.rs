@@ -29,12 +29,18 @@ impl Cli {
 
 /// A Redis and a host serving the API, and the CLI pointed at it.
 fn cli_host() -> (RedisServer, HostProcess, Cli) {
+    cli_host_with(&[])
+}
+
+/// [`cli_host`] with `extra` arguments for `airlock serve`.
+fn cli_host_with(extra: &[&str]) -> (RedisServer, HostProcess, Cli) {
     let redis = RedisServer::start();
     let host = HostProcess::start(
         &redis.url(),
         HostOptions {
             id: "cli-host".into(),
             api: true,
+            extra: extra.iter().map(|s| s.to_string()).collect(),
             ..HostOptions::default()
         },
     );
@@ -370,19 +376,7 @@ fn cancel_stops_a_running_job_and_refuses_a_finished_one() {
 /// flag of a value the server refuses.
 #[test]
 fn queue_bind_sets_every_field_and_names_the_flag_of_a_refusal() {
-    let redis = RedisServer::start();
-    let host = HostProcess::start(
-        &redis.url(),
-        HostOptions {
-            id: "cli-host".into(),
-            api: true,
-            extra: vec!["--egress-allow".into(), "https://api.example.com".into()],
-            ..HostOptions::default()
-        },
-    );
-    let cli = Cli {
-        url: host.api_url(),
-    };
+    let (_redis, _host, cli) = cli_host_with(&["--egress-allow", "https://api.example.com"]);
     let payment = guest_path("payment-webhook");
     let (code, out, err) = cli.run(
         tokens::ADMIN,

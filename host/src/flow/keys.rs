@@ -5,19 +5,24 @@ use serde_json::Value;
 
 use airlock_core::json_path::JsonPath;
 
+use crate::queue::RunningJob;
 use crate::queue::key_limits::KeySlot;
 use crate::registry::{Binding, SingletonMode};
 
 /// The job's data, parsed once for every rule of `binding` that keys on
-/// it; `None` when no rule does (nothing is parsed then) or it is not JSON.
-pub fn keyed_data(binding: &Binding, data: &str) -> Option<Value> {
+/// it; `None` when no rule does (the data is then neither encoded nor
+/// parsed: `RunningJob::input` re-encodes it, a cost on every job) or it is
+/// not JSON.
+pub fn keyed_data<J: RunningJob>(binding: &Binding, job: &J) -> Option<Value> {
     let keyed = binding.key_concurrency.is_some()
         || binding.singleton.is_some()
         || binding.key_throttle.is_some()
         || binding.key_rate_limit.is_some()
         || binding.debounce.is_some()
         || !binding.cancel_on.is_empty();
-    keyed.then(|| serde_json::from_str(data).ok()).flatten()
+    keyed
+        .then(|| serde_json::from_str(&job.input().data).ok())
+        .flatten()
 }
 
 /// The value at `path` in the job's `data`, as JSON text, if it has one.

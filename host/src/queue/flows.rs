@@ -250,8 +250,10 @@ impl QueueService {
             }
             return Err(QueueError::Conflict(field));
         }
-        let flow =
-            bullmq::FlowProducer::with_connection(self.conn.clone(), Some(self.prefix.clone()))?;
+        let flow = bullmq::FlowProducer::with_connection(
+            self.conn.clone(),
+            Some(self.prefix().to_string()),
+        )?;
         let added = flow.add(spec.to_bullmq(false)?).await?;
         for (queue, id) in &claimed {
             self.meta.commit(queue, &[id.as_str()]).await?;

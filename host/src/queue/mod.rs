@@ -83,7 +83,6 @@ pub struct NewJob {
 pub struct QueueService {
     conn: RedisConnection,
     connection: bullmq::options::RedisConnectionOptions,
-    prefix: String,
     store: Store,
     meta: Meta,
     queues: Mutex<HashMap<String, bullmq::Queue>>,
@@ -113,7 +112,6 @@ impl QueueService {
         QueueService {
             conn: store.bullmq_connection().clone(),
             connection: store.options().clone(),
-            prefix: store.keys().prefix().to_string(),
             meta: Meta::new(store.clone()),
             store,
             queues: Mutex::new(HashMap::new()),
@@ -124,7 +122,9 @@ impl QueueService {
     /// Redis Cluster: BullMQ's scripts touch many keys of a queue at once,
     /// so either the prefix or the queue name must carry a `{hash tag}`.
     pub(crate) fn check_cluster_slot(&self, name: &str) -> Result<(), FieldError> {
-        if self.store.is_cluster() && !names::hash_tagged(&self.prefix) && !names::hash_tagged(name)
+        if self.store.is_cluster()
+            && !names::hash_tagged(self.prefix())
+            && !names::hash_tagged(name)
         {
             return Err(FieldError::new(
                 "queue",
@@ -138,7 +138,7 @@ impl QueueService {
 
     /// The key prefix.
     pub fn prefix(&self) -> &str {
-        &self.prefix
+        self.store.keys().prefix()
     }
 
     /// Airlock's own Redis handle.
@@ -170,7 +170,7 @@ impl QueueService {
         if let Some(q) = self.queues.lock().unwrap().get(name) {
             return Ok(q.clone());
         }
-        let opts = bullmq::QueueOptions::new().prefix(self.prefix.clone());
+        let opts = bullmq::QueueOptions::new().prefix(self.prefix().to_string());
         let queue = bullmq::Queue::with_connection(name, self.conn.clone(), opts).await?;
         self.queues
             .lock()

@@ -236,7 +236,7 @@ impl Executor {
             Ok(finish) => finish,
             Err(failure) => return Self::fail(failure),
         };
-        let data = flow::keyed_data(&resolved.binding, &job.input().data);
+        let data = flow::keyed_data(&resolved.binding, &job);
         let admitted = match self
             .admission
             .admit(&job, &resolved.binding, data.as_ref())
