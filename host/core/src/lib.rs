@@ -4,7 +4,8 @@
 //! on none of them, so shared pieces live here instead of in whichever
 //! layer happened to need them first.
 //!
-//! - [`clock`]: wall-clock milliseconds as Airlock stores them.
+//! - [`clock`]: wall-clock milliseconds as Airlock stores them, behind a
+//!   [`clock::Clock`] a test can pause.
 //! - [`int`]: integers the way JSON Schema counts them (`5` and `5.0`).
 //! - [`json_path`]: `$.customer.id` paths into job and event data.
 //! - [`strict`]: JSON objects stay objects (no arrays filled in by

@@ -9,6 +9,9 @@ use crate::FieldError;
 /// Longest queue or handler name.
 pub const MAX_NAME: usize = 128;
 
+/// Longest job id (and deduplication id), in bytes.
+pub const MAX_ID_LEN: usize = 256;
+
 /// A queue name BullMQ (and Redis Cluster hash tags) can live with: 1 to 128
 /// letters, digits, `-`, `_`, `.`, and `{`/`}` for a hash tag. No `:` — a
 /// job is addressed as `<queue>:<id>`.
