@@ -4,6 +4,9 @@
 //! - [`sandbox`] compiles handler components and runs each job in a fresh
 //!   instance under fuel, memory and time limits.
 //! - [`queue`] wraps BullMQ (the `bullmq-official` crate) behind Airlock types.
+//! - [`state`] is Airlock's own Redis state beside BullMQ's: per-job
+//!   fields, waits, key limits and rates, debounces, cancels, run tallies,
+//!   one small type each.
 //! - [`registry`] keeps handler components and queue bindings in Redis.
 //! - [`worker`] runs bound queues: one BullMQ worker per queue, one sandbox
 //!   instance per job.
@@ -27,6 +30,7 @@ pub mod flow;
 pub mod metrics;
 pub mod queue;
 pub mod registry;
+pub mod state;
 pub mod store;
 pub mod tasks;
 pub mod triggers;

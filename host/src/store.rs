@@ -13,7 +13,7 @@
 //! queue's secrets are the exception: they live with the registry.
 //!
 //! Per-job state lives in BullMQ's job hash (`P:QUEUE:ID`) as `airlock.*`
-//! fields; `queue::meta` owns them.
+//! fields; `state::meta` owns them.
 
 use anyhow::Context as _;
 use bullmq::options::RedisConnectionOptions;
@@ -94,13 +94,13 @@ impl Keys {
         self.registry(&format!("host:{id}:drain"))
     }
 
-    /// The fleet's recent events, for durable waits (see `queue::waits`).
+    /// The fleet's recent events, for durable waits (see `state::waits`).
     pub fn recent_events(&self) -> String {
         self.registry("events")
     }
 
     /// The jobs waiting for an event (name, path, value) by its digest (see
-    /// `queue::waits`).
+    /// `state::waits`).
     pub fn event_waiters(&self, digest: &str) -> String {
         self.registry(&format!("waits:{digest}"))
     }
@@ -115,7 +115,7 @@ impl Keys {
         self.registry(&format!("token:{digest}"))
     }
 
-    /// The fleet's cancel stream (see `queue::cancel`).
+    /// The fleet's cancel stream (see `state::cancels`).
     pub fn cancels(&self) -> String {
         self.registry("cancels")
     }
@@ -163,7 +163,7 @@ impl Keys {
     }
 
     /// A job's producer and limits while it is being added (see
-    /// `queue::meta`).
+    /// `state::meta`).
     pub fn pending(&self, queue: &str, id: &str) -> String {
         self.queue_key(queue, &format!("airlock-pending:{id}"))
     }
@@ -174,13 +174,13 @@ impl Keys {
     }
 
     /// The started jobs one `cancelOn` (event, value) cancels, by the
-    /// digest of both (see `queue::cancel`).
+    /// digest of both (see `state::cancels`).
     pub fn cancel_on(&self, queue: &str, digest: &str) -> String {
         self.queue_key(queue, &format!("airlock:cancel-on:{digest}"))
     }
 
     /// A key's slots under `keyConcurrency`/`singleton`, by the key's hash
-    /// (see `queue::key_limits`).
+    /// (see `state::key_limits`).
     pub fn key_slots(&self, queue: &str, hash: &str) -> String {
         self.queue_key(queue, &format!("airlock:kc:{hash}:slots"))
     }
@@ -201,7 +201,7 @@ impl Keys {
     }
 
     /// A key's theoretical arrival time under a per-key rate: `kind` is
-    /// `kt` (`keyThrottle`) or `kr` (`keyRateLimit`; see `queue::key_rates`).
+    /// `kt` (`keyThrottle`) or `kr` (`keyRateLimit`; see `state::key_rates`).
     pub fn key_rate_tat(&self, queue: &str, kind: &str, hash: &str) -> String {
         self.queue_key(queue, &format!("airlock:{kind}:{hash}:tat"))
     }
@@ -211,7 +211,7 @@ impl Keys {
         self.queue_key(queue, &format!("airlock:{kind}:{hash}:grants"))
     }
 
-    /// When a key's debounce burst began (see `queue::debounce`).
+    /// When a key's debounce burst began (see `state::debounces`).
     pub fn debounce_first(&self, queue: &str, hash: &str) -> String {
         self.queue_key(queue, &format!("airlock:db:{hash}:first"))
     }

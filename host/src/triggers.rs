@@ -117,10 +117,12 @@ pub async fn deliver(
     });
     // First into the recent events, then to the waits already listening:
     // a wait that starts listening in between looks back and finds it (see
-    // `queue::waits`).
-    queues.record_event(&event.name, &payload, producer).await?;
-    let resumed = queues
-        .resume_waiters(&event.name, &payload, producer)
+    // `state::waits`).
+    let state = queues.state();
+    state.events.record(&event.name, &payload, producer).await?;
+    let resumed = state
+        .waits
+        .resolve_event(&event.name, &payload, producer, queues)
         .await?;
     let mut jobs = Vec::new();
     let mut cancelled = Vec::new();
@@ -150,7 +152,7 @@ pub async fn deliver(
         opts.job_id = Some(format!("evt-{event_id}"));
         // A debounced queue coalesces its events by key instead (its
         // debounce sets the deduplication): the event id then dedupes only
-        // while its job exists (see `queue::debounce`).
+        // while its job exists (see `state::debounces`).
         let debounced = binding
             .debounce
             .as_ref()

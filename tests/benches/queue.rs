@@ -469,7 +469,7 @@ async fn script_calls(count: usize, concurrency: usize) -> Vec<(String, f64)> {
     let _ = host.wait();
     let _ = monitor.shutdown(std::net::Shutdown::Both);
     let counts = counts.join().unwrap();
-    let names: HashMap<String, &str> = airlock::queue::meta::script_hashes()
+    let names: HashMap<String, &str> = airlock::state::State::script_hashes()
         .into_iter()
         .map(|(name, sha)| (sha, name))
         .collect();

@@ -257,7 +257,7 @@ async fn deduplication_and_existing_ids_answer_with_the_existing_job() {
 }
 
 /// Retention deletes the whole job hash, Airlock's `airlock.*` fields with
-/// it: per-job state needs no janitor (`queue::meta`).
+/// it: per-job state needs no janitor (`state::meta`).
 #[tokio::test]
 async fn retention_removes_the_airlock_fields_with_the_job() {
     let redis = RedisServer::start();

@@ -5,7 +5,7 @@
 
 use std::process::Command;
 
-use airlock::queue::key_limits::KeySlot;
+use airlock::state::key_limits::KeySlot;
 use airlock_tests::api::Api;
 use airlock_tests::eventually;
 use airlock_tests::host::{Admin, HostOptions, HostProcess};
@@ -244,7 +244,7 @@ async fn slots_are_leases_that_killed_hosts_give_back() {
         assert!(most_at_once(&jobs) <= 2, "{c} ran more than its limit");
         // No leaked slot: nothing holds one once every job is done.
         let slot = KeySlot::of("imports", &json!(c));
-        let state = admin.queues.key_state(&slot).await.unwrap();
+        let state = admin.queues.state().key_limits.state(&slot).await.unwrap();
         assert_eq!(state.held, 0, "{c}: leaked slots");
         assert_eq!(state.queued, 0, "{c}: jobs left in line");
     }
@@ -415,4 +415,53 @@ async fn a_singleton_in_cancel_mode_replaces_the_running_job() {
         .await;
     assert_eq!(status, reqwest::StatusCode::ACCEPTED);
     assert_eq!(api.wait_done(&theirs).await["state"], "completed");
+}
+
+/// A key's slots straight from Airlock's state, on a clock held still: a
+/// slot is a lease that renewal extends and that runs out — to the
+/// millisecond — when its holder stops renewing (a dead host), with no
+/// sleep in the test.
+#[tokio::test]
+async fn a_slot_is_a_lease_renewal_extends_and_time_ends() {
+    use airlock::state::key_limits::KeyLimits;
+    use airlock::store::Store;
+    use airlock_core::clock::PausedClock;
+
+    let redis = airlock_tests::redis_server::RedisServer::start();
+    let store = Store::connect(&redis.url(), "bull").await.unwrap();
+    let clock = PausedClock::now();
+    let limits = KeyLimits::new(store, clock.clone());
+    let slot = KeySlot::of("leases", &json!("c1"));
+    let lease = 30_000;
+
+    assert!(limits.acquire(&slot, "a", 1, lease, false).await.unwrap());
+    assert!(
+        !limits.acquire(&slot, "b", 1, lease, false).await.unwrap(),
+        "a key at its limit of 1 takes no second job"
+    );
+    // Just before the lease ends, the holder renews it: a full lease more.
+    clock.advance(lease - 1);
+    limits.renew(&slot, "a", lease).await.unwrap();
+    clock.advance(2);
+    assert!(
+        !limits.acquire(&slot, "b", 1, lease, false).await.unwrap(),
+        "a renewed lease still holds the slot past its first term"
+    );
+    assert_eq!(limits.holders(&slot).await.unwrap(), ["a"]);
+    // Its holder stops renewing (its host died): one lease after the last
+    // renewal, to the millisecond, the slot is free and the next job takes
+    // it.
+    clock.advance(lease - 3);
+    assert!(!limits.acquire(&slot, "b", 1, lease, false).await.unwrap());
+    clock.advance(1);
+    assert_eq!(limits.state(&slot).await.unwrap().held, 0);
+    assert!(limits.acquire(&slot, "b", 1, lease, false).await.unwrap());
+    assert_eq!(limits.holders(&slot).await.unwrap(), ["b"]);
+    // The job that had it, recovered late, finds its slot taken.
+    assert!(!limits.acquire(&slot, "a", 1, lease, false).await.unwrap());
+    // A release gives it back at once, and answers no one to promote
+    // (nobody waits in the line).
+    let released = limits.release(&slot, "b", 1, lease).await.unwrap();
+    assert!(released.ids.is_empty(), "{released:?}");
+    assert!(limits.acquire(&slot, "a", 1, lease, false).await.unwrap());
 }

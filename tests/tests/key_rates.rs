@@ -154,3 +154,60 @@ async fn rate_rules_out_of_range_are_refused() {
         assert_eq!(airlock_tests::api::error_field(&body), field, "{body}");
     }
 }
+
+/// GCRA straight from Airlock's state, on a clock held still: a throttle
+/// of 2 per second with a burst of 2 lets two starts through back to back,
+/// then grants each later start its own time, half a second apart; a rate
+/// limit drops instead and says when the key has room again. Exact to the
+/// millisecond, with no sleep.
+#[tokio::test]
+async fn key_rates_space_starts_exactly_on_a_paused_clock() {
+    use airlock::state::key_limits::KeySlot;
+    use airlock::state::key_rates::{KeyRates, Rate, RateDecision, RateMode};
+    use airlock::store::Store;
+    use airlock_core::clock::{Clock, PausedClock};
+
+    let redis = airlock_tests::redis_server::RedisServer::start();
+    let store = Store::connect(&redis.url(), "bull").await.unwrap();
+    let clock = PausedClock::now();
+    let rates = KeyRates::new(store, clock.clone());
+    let rate = Rate {
+        limit: 2,
+        period_ms: 1_000,
+        burst: 2,
+    };
+    let t0 = clock.now_ms();
+
+    let throttled = KeySlot::of("imports", &json!("c1"));
+    let check = |id: &'static str| rates.check(&throttled, id, rate, RateMode::Throttle);
+    assert_eq!(check("a").await.unwrap(), RateDecision::Start);
+    assert_eq!(check("b").await.unwrap(), RateDecision::Start);
+    // Over the burst: each job gets its own start time, T = 500 ms apart.
+    assert_eq!(check("c").await.unwrap(), RateDecision::WaitUntil(t0 + 500));
+    assert_eq!(
+        check("d").await.unwrap(),
+        RateDecision::WaitUntil(t0 + 1_000)
+    );
+    // Asking again keeps a job's grant (a host that died before parking
+    // it): no start is granted twice.
+    assert_eq!(check("c").await.unwrap(), RateDecision::WaitUntil(t0 + 500));
+    assert_eq!(
+        rates.grant(&throttled, "d").await.unwrap(),
+        Some(t0 + 1_000)
+    );
+    // At its time, the granted job starts, and its grant is used up.
+    clock.advance(500);
+    assert_eq!(check("c").await.unwrap(), RateDecision::Start);
+    assert_eq!(rates.grant(&throttled, "c").await.unwrap(), None);
+
+    // Another key has a rate of its own; a rate limit drops what is over.
+    let limited = KeySlot::of("imports", &json!("c2"));
+    let drop = |id: &'static str| rates.check(&limited, id, rate, RateMode::Drop);
+    assert_eq!(drop("e").await.unwrap(), RateDecision::Start);
+    assert_eq!(drop("f").await.unwrap(), RateDecision::Start);
+    assert_eq!(drop("g").await.unwrap(), RateDecision::Dropped(500));
+    clock.advance(499);
+    assert_eq!(drop("h").await.unwrap(), RateDecision::Dropped(1));
+    clock.advance(1);
+    assert_eq!(drop("i").await.unwrap(), RateDecision::Start);
+}

@@ -219,7 +219,7 @@ pub async fn cancel(
     let job = visible_job(&state, &caller, &job_ref).await?;
     caller.require(&[Role::Producer])?;
     let given = body.reason.unwrap_or_default();
-    if given.chars().count() > crate::queue::cancel::MAX_REASON_CHARS {
+    if given.chars().count() > crate::state::cancels::MAX_REASON_CHARS {
         return Err(ApiError::field("reason", "must be at most 500 characters"));
     }
     let by = format!("by `{}` through the API", caller.name);

@@ -165,7 +165,7 @@ fn prepare(
     // On a queue with warm instances the job's producer decides which
     // instance it may run in, so it must be on the job from its add on:
     // an id chosen now makes the add carry it (claim, add, commit; see
-    // `queue::meta`) instead of writing it just after a BullMQ-chosen id,
+    // `state::meta`) instead of writing it just after a BullMQ-chosen id,
     // a moment in which a worker could take the job as producer-less.
     if binding.warm_instances.is_some() {
         opts.job_id

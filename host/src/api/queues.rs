@@ -402,8 +402,8 @@ pub async fn keys(
     }
     let mut keys = Vec::with_capacity(held_back.len());
     for (value, waiting) in held_back.into_values() {
-        let slot = crate::queue::key_limits::KeySlot::of(&queue, &value);
-        let key_state = state.queues().key_state(&slot).await?;
+        let slot = crate::state::key_limits::KeySlot::of(&queue, &value);
+        let key_state = state.queues().state().key_limits.state(&slot).await?;
         keys.push(KeyJobs {
             value,
             running: key_state.held,

@@ -118,7 +118,7 @@ pub async fn stats(
     };
     let mut total: BTreeMap<u64, BTreeMap<String, u64>> = BTreeMap::new();
     for queue in &queues {
-        for (minute, counts) in state.queues().meta().stats(queue, minutes).await? {
+        for (minute, counts) in state.queues().state().runs.stats(queue, minutes).await? {
             let slot = total.entry(minute).or_default();
             for (end, n) in counts {
                 *slot.entry(end).or_default() += n;

@@ -16,7 +16,7 @@ use serde::Serialize;
 use super::ApiState;
 use super::error::{ApiError, ErrorBody, JsonBody, PathParams};
 use super::lookup::check_data_size;
-use crate::queue::waits::TokenCompletion;
+use crate::state::waits::TokenCompletion;
 
 /// A completed token.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
@@ -50,7 +50,9 @@ pub async fn complete(
     JsonBody(result): JsonBody<serde_json::Value>,
 ) -> Result<(StatusCode, Json<TokenCompleted>), ApiError> {
     check_data_size(&state, "body", &result)?;
-    match state.queues().complete_token(&token, &result).await? {
+    let queues = state.queues();
+    let waits = &queues.state().waits;
+    match waits.complete_token(&token, &result, queues).await? {
         TokenCompletion::Completed => Ok((
             StatusCode::ACCEPTED,
             Json(TokenCompleted { completed: true }),

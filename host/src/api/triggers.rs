@@ -65,7 +65,7 @@ pub struct RecentQuery {
 pub struct RecentEventJobs {
     /// The event.
     #[serde(flatten)]
-    pub event: crate::queue::waits::RecentEvent,
+    pub event: crate::state::events::RecentEvent,
     /// Its job on each queue now subscribed to its name, as `<queue>:<id>`,
     /// while the job exists (a debounced queue's job has another id).
     pub jobs: Vec<String>,
@@ -105,7 +105,12 @@ pub async fn recent(
         return Err(ApiError::field("limit", "must be between 1 and 500"));
     }
     let producer = (!caller.reads_everything()).then_some(caller.name.as_str());
-    let events = state.queues().recent_events(limit, producer).await?;
+    let events = state
+        .queues()
+        .state()
+        .events
+        .recent(limit, producer)
+        .await?;
     let bindings = state.registry().bindings().await?;
     let mut out = Vec::with_capacity(events.len());
     for event in events {

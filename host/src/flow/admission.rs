@@ -5,14 +5,14 @@
 //! [`Admission::admit`] and, once the run ended, [`Admitted::finish`].
 //!
 //! In order, for a job of a binding with flow control:
-//! 1. per-key start rates (`queue::key_rates`): `keyRateLimit` drops a job
+//! 1. per-key start rates (`state::key_rates`): `keyRateLimit` drops a job
 //!    over it on its first start, `keyThrottle` parks it until its turn;
-//! 2. key slots (`queue::key_limits`): a `singleton` key's one slot, then a
+//! 2. key slots (`state::key_limits`): a `singleton` key's one slot, then a
 //!    `keyConcurrency` key's; each taken, or the job skips, cancels the
 //!    running one, or waits in the key's line. Leases are renewed every
 //!    third of a lease while the job runs;
-//! 3. a debounced job that starts ends its key's burst (`queue::debounce`);
-//! 4. `cancelOn` (`queue::cancel`): the job is indexed by the values its
+//! 3. a debounced job that starts ends its key's burst (`state::debounces`);
+//! 4. `cancelOn` (`state::cancels`): the job is indexed by the values its
 //!    rules match, before the guest starts, until it ends.
 //!
 //! Crash windows: a host that dies holding a slot leaves it to its lease,
@@ -29,11 +29,12 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::keys::{KeyGate, OnFull, cancel_matches, key_gates, key_value, slot_of};
-use crate::queue::key_limits::{KeySlot, PARK_MS};
-use crate::queue::key_rates::{RateDecision, RateMode};
-use crate::queue::{JobResult, QueueService, RunningJob, fields};
+use crate::queue::{JobResult, QueueService, RunningJob};
 use crate::registry::Binding;
 use crate::sandbox::{Failure, FailureKind};
+use crate::state::fields;
+use crate::state::key_limits::{KeySlot, PARK_MS};
+use crate::state::key_rates::{RateDecision, RateMode};
 use crate::tasks::{AbortOnDrop, retrying};
 use airlock_core::clock::now_ms;
 
@@ -96,7 +97,9 @@ impl Admission {
             let park = gate.on_full != OnFull::Skip;
             let acquire = || {
                 self.queues
-                    .acquire_key_slot(&gate.slot, id, gate.limit, lease_ms, park)
+                    .state()
+                    .key_limits
+                    .acquire(&gate.slot, id, gate.limit, lease_ms, park)
             };
             let outcome = retrying("take a key slot", acquire).await;
             if matches!(outcome, Ok(true)) {
@@ -120,7 +123,8 @@ impl Admission {
                 loop {
                     tokio::time::sleep(every).await;
                     for (slot, _) in &slots {
-                        if let Err(e) = queues.renew_key_slot(slot, &id, lease_ms).await {
+                        let renewed = queues.state().key_limits.renew(slot, &id, lease_ms);
+                        if let Err(e) = renewed.await {
                             tracing::warn!(error = %e, "could not renew a key slot's lease");
                         }
                     }
@@ -141,7 +145,7 @@ impl Admission {
         // the key opens a window of its own.
         if let Some(rule) = &binding.debounce
             && let Some(slot) = slot_of(&rule.key, queue, data)
-            && let Err(e) = self.queues.end_debounce_burst(&slot).await
+            && let Err(e) = self.queues.state().debounces.end(&slot).await
         {
             tracing::debug!(error = %e, "could not end a debounce burst");
         }
@@ -150,7 +154,9 @@ impl Admission {
         if !admitted.matches.is_empty() {
             let index = || {
                 self.queues
-                    .index_for_cancel(queue, id, &admitted.matches, true)
+                    .state()
+                    .cancels
+                    .index(queue, id, &admitted.matches, true)
             };
             if let Err(e) = retrying("index the job for cancelOn", index).await {
                 admitted.release().await;
@@ -184,7 +190,9 @@ impl Admission {
             };
             let check = || {
                 self.queues
-                    .check_key_rate(&slot, job.id(), rule.rate(), mode)
+                    .state()
+                    .key_rates
+                    .check(&slot, job.id(), rule.rate(), mode)
             };
             match retrying("check the job's key rate", check).await {
                 Ok(RateDecision::Start) => {}
@@ -247,9 +255,12 @@ impl Admission {
                 // tenant's job with the same key is waited for instead.
                 let owner = |id: &str| {
                     let key = queues.job_key(job.queue(), id);
-                    async move { queues.meta().get(&key, fields::PRODUCER).await }
+                    async move { queues.state().meta.get(&key, fields::PRODUCER).await }
                 };
-                match (queues.key_holders(&gate.slot).await, owner(job.id()).await) {
+                match (
+                    queues.state().key_limits.holders(&gate.slot).await,
+                    owner(job.id()).await,
+                ) {
                     (Ok(holders), Ok(mine)) => {
                         for holder in holders.iter().filter(|h| h.as_str() != job.id()) {
                             match owner(holder).await {
@@ -281,13 +292,16 @@ impl Admission {
                 format!("could not park the job while its key is at its limit: {e:#}"),
             ));
         }
-        let join = || {
-            self.queues
-                .join_key_line(slot, job.id(), limit, self.lease_ms())
+        let join = || async {
+            let key_limits = &self.queues.state().key_limits;
+            let released = key_limits
+                .join_line(slot, job.id(), limit, self.lease_ms())
+                .await?;
+            self.queues.promote_released(released).await
         };
         if let Err(e) = retrying("join the key's line", join).await {
             // Parked but in no line: it wakes after PARK_MS and is gated
-            // again (see `queue::key_limits`).
+            // again (see `state::key_limits`).
             tracing::warn!(error = %e, "could not put a parked job in its key's line");
         }
         Admit::Parked
@@ -302,7 +316,9 @@ impl Admitted {
             && matches!(result, JobResult::Completed(_) | JobResult::Failed { .. })
             && let Err(e) = self
                 .queues
-                .index_for_cancel(&self.queue, &self.id, &self.matches, false)
+                .state()
+                .cancels
+                .index(&self.queue, &self.id, &self.matches, false)
                 .await
         {
             // Left behind: the next matching event finds the job finished.
@@ -319,7 +335,11 @@ impl Admitted {
 /// Gives back every key slot in `held`.
 async fn release_all(queues: &QueueService, held: &[(KeySlot, u64)], id: &str, lease_ms: u64) {
     for (slot, limit) in held {
-        let release = || queues.release_key_slot(slot, id, *limit, lease_ms);
+        let release = || async {
+            let key_limits = &queues.state().key_limits;
+            let released = key_limits.release(slot, id, *limit, lease_ms).await?;
+            queues.promote_released(released).await
+        };
         if let Err(e) = retrying("give a key slot back", release).await {
             // The lease runs out on its own: the slot is back then.
             tracing::warn!(error = %e, "could not give a key slot back");

@@ -4,13 +4,13 @@
 //!
 //! 1. `debounce`: a key's jobs added less than `periodMs` apart coalesce
 //!    in BullMQ's debounce mode; the delay keeps to `maxWaitMs`
-//!    (`queue::debounce`). A job of a debounced key may carry no `delay`
+//!    (`state::debounces`). A job of a debounced key may carry no `delay`
 //!    or `deduplication` of its own: checked for every job before the
 //!    first write.
 //! 2. `keyConcurrency` reservations: each ready job whose key has room
 //!    takes a slot before the add; one whose key is full is held back
 //!    behind every ready job (BullMQ's lowest priority,
-//!    `queue::key_limits::HELD_BACK_PRIORITY`) so it does not take a
+//!    `queue::HELD_BACK_PRIORITY`) so it does not take a
 //!    worker's turn from a job that can run.
 //! 3. BullMQ's add, then the hand-over of each added job's reservation to
 //!    the job; a duplicate's reservation expires with its lease.
@@ -23,13 +23,13 @@
 //! Crash windows: dying after a reservation but before the add leaves the
 //! reservation to its lease (the worker lock duration); after the add but
 //! before the hand-over, the job's admission takes the reservation that was
-//! not handed over (`queue::key_limits`' acquire script: one reservation
+//! not handed over (`state::key_limits`' acquire script: one reservation
 //! is one slot either way), or it expires with its lease.
 
 use crate::error::{FieldError, QueueError};
-use crate::queue::key_limits::{HELD_BACK_PRIORITY, KeySlot};
-use crate::queue::{Enqueued, NewJob, QueueService};
+use crate::queue::{Deduplication, Enqueued, HELD_BACK_PRIORITY, NewJob, QueueService};
 use crate::registry::Binding;
+use crate::state::key_limits::KeySlot;
 
 /// Adds `jobs` to `queue` under `binding`'s rules. `field` names a job's
 /// field in errors (`jobs[2].opts.delay` in a bulk request); `lease_ms`
@@ -66,11 +66,18 @@ pub async fn add_governed(
             let Some(value) = rule.key.get(&job.data) else {
                 continue;
             };
-            let (delay, dedup) = queues
-                .debounce(&KeySlot::of(queue, value), rule.period_ms, rule.max_wait_ms)
+            let debounces = &queues.state().debounces;
+            let burst = debounces
+                .join(&KeySlot::of(queue, value), rule.period_ms, rule.max_wait_ms)
                 .await?;
-            job.opts.delay = (delay > 0).then_some(delay);
-            job.opts.deduplication = Some(dedup);
+            job.opts.delay = (burst.delay_ms > 0).then_some(burst.delay_ms);
+            // BullMQ's debounce mode: the burst's delayed job is replaced.
+            job.opts.deduplication = Some(Deduplication {
+                id: burst.dedup_id,
+                ttl: Some(burst.delay_ms.max(1)),
+                extend: Some(true),
+                replace: Some(true),
+            });
         }
     }
     let keys: Vec<Option<(KeySlot, u64)>> = match &binding.key_concurrency {
@@ -87,7 +94,7 @@ pub async fn add_governed(
     let tokens = if keys.is_empty() {
         Vec::new()
     } else {
-        queues.reserve_key_slots(&keys, lease_ms).await?
+        queues.state().key_limits.reserve(&keys, lease_ms).await?
     };
     for (job, (key, token)) in jobs.iter_mut().zip(keys.iter().zip(&tokens)) {
         if key.is_some() && token.is_none() && job.opts.priority.unwrap_or(0) == 0 {
@@ -104,6 +111,6 @@ pub async fn add_governed(
             (!job.duplicate).then(|| (slot, token, job.id.clone()))
         })
         .collect();
-    queues.hand_over_key_slots(&handovers).await?;
+    queues.state().key_limits.hand_over(&handovers).await?;
     Ok(added)
 }

@@ -6,8 +6,8 @@ use serde_json::Value;
 use airlock_core::json_path::JsonPath;
 
 use crate::queue::RunningJob;
-use crate::queue::key_limits::KeySlot;
 use crate::registry::{Binding, SingletonMode};
+use crate::state::key_limits::KeySlot;
 
 /// The job's data, parsed once for every rule of `binding` that keys on
 /// it; `None` when no rule does (the data is then neither encoded nor

@@ -13,8 +13,8 @@
 //! - [`why`]: why a job is not running yet (its key's line, a throttle, a
 //!   durable sleep or wait, a delay, children, a paused queue).
 //!
-//! The Redis state these rules keep lives in `queue::key_limits`,
-//! `queue::key_rates`, `queue::debounce` and `queue::cancel`, each owning
+//! The Redis state these rules keep lives in `state::key_limits`,
+//! `state::key_rates`, `state::debounces` and `state::cancels`, each owning
 //! its keys; this module holds the decisions made with it.
 
 pub mod admission;

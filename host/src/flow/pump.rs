@@ -1,7 +1,7 @@
 //! The key-line pump: refills a queue's key lines every half lease while
 //! its binding has a `keyConcurrency` or a `singleton`, so slots a crash
 //! swallowed (their leases ran out) and reservations whose promote was lost
-//! come back to the jobs waiting for them (see `queue::key_limits`).
+//! come back to the jobs waiting for them (see `state::key_limits`).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -42,7 +42,12 @@ pub async fn pump(
         let Some(KeyLines { queue, limit }) = lines() else {
             continue;
         };
-        if let Err(e) = queues.fill_key_lines(&queue, limit, lease_ms).await {
+        let filled = async {
+            let key_limits = &queues.state().key_limits;
+            let released = key_limits.fill_lines(&queue, limit, lease_ms).await?;
+            queues.promote_released(released).await
+        };
+        if let Err(e) = filled.await {
             tracing::warn!(queue, error = %e, "could not refill the key lines");
         }
     }

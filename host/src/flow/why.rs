@@ -8,10 +8,11 @@
 use redis::AsyncCommands;
 use serde::Serialize;
 
-use crate::queue::key_limits::{HELD_BACK_PRIORITY, KeySlot};
-use crate::queue::waits::WaitRecord;
-use crate::queue::{JobSnapshot, JobState, QueueError, QueueService, fields};
+use crate::queue::{HELD_BACK_PRIORITY, JobSnapshot, JobState, QueueError, QueueService};
 use crate::registry::Binding;
+use crate::state::fields;
+use crate::state::key_limits::KeySlot;
+use crate::state::waits::WaitRecord;
 
 /// What holds a job back.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
@@ -251,7 +252,9 @@ impl<'q> Why<'q> {
         };
         let Some(at_ms) = self
             .queues
-            .throttle_grant(&KeySlot::of(&job.queue, value), &job.id)
+            .state()
+            .key_rates
+            .grant(&KeySlot::of(&job.queue, value), &job.id)
             .await?
         else {
             return Ok(None);
@@ -313,7 +316,7 @@ impl<'q> Why<'q> {
                 (None, true) => "held back behind every ready job until a worker has room".into(),
                 (None, false) => continue,
             };
-            let state = self.queues.key_state(&slot).await?;
+            let state = self.queues.state().key_limits.state(&slot).await?;
             let message = if singleton {
                 format!(
                     "singleton key {value} ({}): waiting for its running job to stop; {place}",

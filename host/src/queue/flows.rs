@@ -8,10 +8,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::meta::{Claim, Pending};
 use super::{FlowNodeOptions, QueueError, QueueService};
 use crate::error::FieldError;
 use crate::names;
+use crate::state::meta::{Claim, Pending};
 
 /// What a child's failure does to its parent (BullMQ's flow policies).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
@@ -200,7 +200,7 @@ impl QueueService {
     /// (or is being added by another producer) is refused with the node's
     /// field, and nothing is added — a flow must not attach someone else's
     /// job as a child or parent. The claims carry the producer, committed to
-    /// every node once BullMQ has added the tree (see [`super::meta`]).
+    /// every node once BullMQ has added the tree (see [`crate::state::meta`]).
     pub async fn add_flow(
         &self,
         spec: &FlowSpec,
@@ -229,11 +229,19 @@ impl QueueService {
             let id = node.opts.job_id.as_deref().unwrap_or_default();
             let pending = Pending {
                 producer: producer.map(str::to_string),
-                seal: producer
-                    .and_then(|p| self.meta.seal(&node.queue, id, p, &node.name, &node.data)),
+                seal: producer.and_then(|p| {
+                    self.state()
+                        .meta
+                        .seal(&node.queue, id, p, &node.name, &node.data)
+                }),
                 limits: None,
             };
-            match self.meta.claim(&node.queue, &[(id, &pending)]).await?[0] {
+            match self
+                .state()
+                .meta
+                .claim(&node.queue, &[(id, &pending)])
+                .await?[0]
+            {
                 Claim::Mine => claimed.push((node.queue.clone(), id.to_string())),
                 Claim::Exists | Claim::Taken => {
                     conflict = Some(FieldError::new(
@@ -246,7 +254,7 @@ impl QueueService {
         }
         if let Some(field) = conflict {
             for (queue, id) in &claimed {
-                self.meta.release(queue, &[id.as_str()]).await?;
+                self.state().meta.release(queue, &[id.as_str()]).await?;
             }
             return Err(QueueError::Conflict(field));
         }
@@ -256,7 +264,7 @@ impl QueueService {
         )?;
         let added = flow.add(spec.to_bullmq(false)?).await?;
         for (queue, id) in &claimed {
-            self.meta.commit(queue, &[id.as_str()]).await?;
+            self.state().meta.commit(queue, &[id.as_str()]).await?;
         }
         let mut node = to_node(added, &spec.queue);
         name_queues(&spec, &mut node);

@@ -8,8 +8,9 @@
 //!
 //! Airlock keeps a little per-job state of its own (the producer, per-job
 //! limits, the pinned handler digest, step records, measurements) as extra
-//! fields of BullMQ's job hash, prefixed `airlock.`; [`meta`] is the one
-//! module that reads and writes them. BullMQ ignores fields it does not know
+//! fields of BullMQ's job hash, prefixed `airlock.`; `crate::state` owns
+//! them and every other key of Airlock's, and this module adds jobs with
+//! them ([`crate::state::meta`] says how). BullMQ ignores fields it does not know
 //! and deletes the whole hash when it removes a job, so that state can never
 //! outlive its job — retention needs no janitor and leaves no orphan keys.
 //!
@@ -17,17 +18,13 @@
 //! status in one place.
 
 pub mod cancel;
-pub mod debounce;
 mod events;
 mod flows;
-pub mod key_limits;
-pub mod key_rates;
-pub mod meta;
 mod options;
 mod schedules;
 mod snapshot;
 pub mod timeline;
-pub mod waits;
+mod wake;
 mod worker;
 
 use std::collections::HashMap;
@@ -36,15 +33,13 @@ use std::sync::Mutex;
 use bullmq::redis_connection::RedisConnection;
 use redis::AsyncCommands;
 
-pub use self::cancel::{CancelOutcome, CancelRequest};
+pub use self::cancel::CancelOutcome;
 pub use self::events::{QueueEventItem, Subscription};
 pub use self::flows::{ChildFailure, FlowNode, FlowSpec, MAX_FLOW_DEPTH};
-use self::meta::Claim;
-pub use self::meta::{Meta, Pending, fields};
 pub use self::options::{
-    BACKOFF_TIER, Backoff, Deduplication, DefaultJobOptions, FlowNodeOptions, JobOptions, KeepJobs,
-    MAX_ATTEMPTS, MAX_DELAY_MS, MAX_ID_LEN, MAX_PRIORITY, MAX_RETENTION, Retention,
-    ScheduleJobOptions, exponential_wait, max_exponential_delay,
+    BACKOFF_TIER, Backoff, Deduplication, DefaultJobOptions, FlowNodeOptions, HELD_BACK_PRIORITY,
+    JobOptions, KeepJobs, MAX_ATTEMPTS, MAX_DELAY_MS, MAX_ID_LEN, MAX_PRIORITY, MAX_RETENTION,
+    Retention, ScheduleJobOptions, exponential_wait, max_exponential_delay,
 };
 pub use self::schedules::{ScheduleSpec, ScheduleView};
 pub use self::snapshot::{JobSnapshot, JobState, QueueCounts};
@@ -53,6 +48,8 @@ pub use self::worker::{
 };
 pub use crate::error::{FieldError, QueueError};
 use crate::names;
+use crate::state::State;
+use crate::state::meta::{self, Claim};
 use crate::store::Store;
 
 /// Result of an enqueue.
@@ -84,7 +81,8 @@ pub struct QueueService {
     conn: RedisConnection,
     connection: bullmq::options::RedisConnectionOptions,
     store: Store,
-    meta: Meta,
+    /// Airlock's own keys beside the queues.
+    state: State,
     queues: Mutex<HashMap<String, bullmq::Queue>>,
 }
 
@@ -102,7 +100,7 @@ impl QueueService {
     /// With the fleet's secrets key, the producers of the jobs this service
     /// adds are sealed (see [`meta::Meta::seal`]).
     pub fn with_seal_key(mut self, key: Option<crate::sandbox::secrets::SecretsKey>) -> Self {
-        self.meta = self.meta.with_seal_key(key);
+        self.state.meta = self.state.meta.with_seal_key(key);
         self
     }
 
@@ -112,7 +110,7 @@ impl QueueService {
         QueueService {
             conn: store.bullmq_connection().clone(),
             connection: store.options().clone(),
-            meta: Meta::new(store.clone()),
+            state: State::new(store.clone(), airlock_core::clock::SystemClock::shared()),
             store,
             queues: Mutex::new(HashMap::new()),
         }
@@ -146,14 +144,15 @@ impl QueueService {
         &self.store
     }
 
-    /// Airlock's per-job state.
-    pub fn meta(&self) -> &Meta {
-        &self.meta
+    /// Airlock's own state on the same Redis (per-job fields, waits, key
+    /// limits and rates, debounces, cancels, run tallies).
+    pub fn state(&self) -> &State {
+        &self.state
     }
 
     /// The Redis key of a job's hash.
     pub fn job_key(&self, queue: &str, id: &str) -> String {
-        self.meta.job_key(queue, id)
+        self.state.meta.job_key(queue, id)
     }
 
     /// The Redis key of a queue's events stream.
@@ -218,7 +217,10 @@ impl QueueService {
                         .job_id
                         .get_or_insert_with(|| format!("j-{}", uuid::Uuid::new_v4().simple()));
                     if let Some(producer) = &pending.producer {
-                        pending.seal = self.meta.seal(queue, id, producer, &job.name, &job.data);
+                        pending.seal = self
+                            .state
+                            .meta
+                            .seal(queue, id, producer, &job.name, &job.data);
                     }
                     Route::Claimed(Box::new(pending))
                 }
@@ -234,7 +236,7 @@ impl QueueService {
                 _ => None,
             })
             .collect();
-        let mut claim_results = self.meta.claim(queue, &claims).await?.into_iter();
+        let mut claim_results = self.state.meta.claim(queue, &claims).await?.into_iter();
         let mut outcome: Vec<Option<Enqueued>> = Vec::with_capacity(jobs.len());
         let mut existing: Vec<String> = Vec::new();
         for (job, route) in jobs.iter().zip(&routes) {
@@ -317,7 +319,10 @@ impl QueueService {
                 }
                 Route::ThenProducer => {
                     if let Some(p) = &jobs[i].producer {
-                        let seal = self.meta.seal(queue, &id, p, &jobs[i].name, &jobs[i].data);
+                        let seal =
+                            self.state
+                                .meta
+                                .seal(queue, &id, p, &jobs[i].name, &jobs[i].data);
                         producers.push((id.clone(), p.clone(), seal));
                     }
                 }
@@ -329,7 +334,7 @@ impl QueueService {
             });
         }
         let commit_ids: Vec<&str> = commits.iter().map(String::as_str).collect();
-        self.meta.commit(queue, &commit_ids).await?;
+        self.state.meta.commit(queue, &commit_ids).await?;
         let mut by_producer: HashMap<&str, Vec<(&str, Option<String>)>> = HashMap::new();
         for (id, producer, seal) in &producers {
             by_producer
@@ -338,7 +343,7 @@ impl QueueService {
                 .push((id, seal.clone()));
         }
         for (producer, ids) in by_producer {
-            self.meta.set_producer(queue, &ids, producer).await?;
+            self.state.meta.set_producer(queue, &ids, producer).await?;
         }
         Ok(outcome
             .into_iter()
@@ -447,9 +452,12 @@ impl QueueService {
             .hdel(self.job_key(queue, id), cancel::MARK_FIELD)
             .await?;
         // The rerun overwrites the fields a completed first run's history
-        // entry is read from: write it down first (see `queue::meta`).
+        // entry is read from: write it down first (see `state::runs`).
         if state == "completed" {
-            self.meta().keep_first_run(&self.job_key(queue, id)).await?;
+            self.state
+                .meta
+                .keep_first_run(&self.job_key(queue, id))
+                .await?;
         }
         job.retry(state, None).await?;
         Ok(())
@@ -484,7 +492,8 @@ impl QueueService {
             .get_job(id)
             .await?
             .ok_or_else(|| QueueError::NotFound(format!("job `{queue}:{id}`")))?;
-        self.meta
+        self.state
+            .meta
             .wake_sleeps(&self.job_key(queue, id), airlock_core::clock::now_ms())
             .await?;
         job.promote().await?;
@@ -493,7 +502,7 @@ impl QueueService {
 
     /// Moves the job to another handler digest: its next run uses it.
     pub async fn repin(&self, queue: &str, id: &str, digest: &str) -> Result<(), QueueError> {
-        if !self.meta.repin(queue, id, digest).await? {
+        if !self.state.meta.repin(queue, id, digest).await? {
             return Err(QueueError::NotFound(format!("job `{queue}:{id}`")));
         }
         Ok(())

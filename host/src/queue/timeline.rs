@@ -9,9 +9,10 @@
 
 use serde::Serialize;
 
-use super::meta::{RunEntry, fields};
-use super::waits::WaitRecord;
 use super::{QueueError, QueueService};
+use crate::state::fields;
+use crate::state::runs::RunEntry;
+use crate::state::waits::WaitRecord;
 
 /// One durable step.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
@@ -97,7 +98,7 @@ impl QueueService {
             .iter()
             .filter(|(name, _)| name.starts_with(fields::RUN_PREFIX))
             .filter_map(|(_, value)| serde_json::from_str(value).ok())
-            .chain(super::meta::completed_first_run(&fields))
+            .chain(crate::state::runs::completed_first_run(&fields))
             .collect();
         runs.sort_by_key(|r| (r.run, r.started_at));
         let mut steps: Vec<StepEntry> = fields

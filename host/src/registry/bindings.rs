@@ -188,7 +188,7 @@ pub enum SingletonMode {
 /// Debounce: of the jobs of one key added through Airlock (the API,
 /// events) less than `periodMs` apart, only the last runs, `periodMs` after
 /// it was added — and at the latest `maxWaitMs` after the first of them.
-/// See `queue::debounce`.
+/// See `state::debounces`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Debounce {
@@ -208,7 +208,7 @@ pub struct Debounce {
 /// A per-key start rate (`keyThrottle`, `keyRateLimit`): `limit` starts per
 /// `periodMs` for the jobs whose data holds the same value at `key`,
 /// `burst` of them back to back (default 1). A job without a value at
-/// `key` is not limited. See `queue::key_rates`.
+/// `key` is not limited. See `state::key_rates`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct KeyRate {
@@ -248,9 +248,9 @@ impl KeyRate {
         Ok(())
     }
 
-    /// The rate, for `queue::key_rates`.
-    pub fn rate(&self) -> crate::queue::key_rates::Rate {
-        crate::queue::key_rates::Rate {
+    /// The rate, for `state::key_rates`.
+    pub fn rate(&self) -> crate::state::key_rates::Rate {
+        crate::state::key_rates::Rate {
             limit: self.limit,
             period_ms: self.period_ms,
             burst: self.burst.unwrap_or(1),
@@ -266,7 +266,7 @@ pub const MAX_KEY_LIMIT: u64 = 100_000;
 /// `globalConcurrency` and each host's `concurrency` still cap them all).
 /// Keys take turns: a key with a deep backlog does not hold up another
 /// key's jobs. A job without a value at `key` is limited by the queue's
-/// own limits only. See `queue::key_limits`.
+/// own limits only. See `state::key_limits`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct KeyConcurrency {

@@ -20,8 +20,11 @@
 
 use std::sync::LazyLock;
 
+use airlock_core::clock::SharedClock;
+
 use super::key_limits::KeySlot;
-use super::{Deduplication, QueueError, QueueService};
+use crate::error::QueueError;
+use crate::store::Store;
 
 /// `KEYS[1]` burst start; `ARGV` now, period, max wait (0: none). Answers
 /// the delay for the job being added.
@@ -46,41 +49,61 @@ pub fn script_hashes() -> Vec<(&'static str, String)> {
     vec![("debounce_delay", DELAY.get_hash().to_string())]
 }
 
-impl QueueService {
-    fn burst_key(&self, slot: &KeySlot) -> String {
-        self.store().keys().debounce_first(&slot.queue, &slot.hash)
+/// What a job added into a burst gets: BullMQ's delay and the
+/// deduplication id (`debounce:<key hash>`, in BullMQ's debounce mode: TTL
+/// the delay, `extend` and `replace`) that makes it replace the burst's
+/// delayed job.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Burst {
+    /// The job's delay, ms.
+    pub delay_ms: u64,
+    /// Its deduplication id.
+    pub dedup_id: String,
+}
+
+/// The debounce bursts of every queue on one Redis.
+#[derive(Clone)]
+pub struct Debounces {
+    store: Store,
+    /// When a burst began and how much of `maxWait` is left.
+    clock: SharedClock,
+}
+
+impl Debounces {
+    /// The bursts on `store`'s Redis, timed by `clock`.
+    pub fn new(store: Store, clock: SharedClock) -> Self {
+        Debounces { store, clock }
     }
 
-    /// The delay and deduplication of a job of `slot`'s key being added
+    fn burst_key(&self, slot: &KeySlot) -> String {
+        self.store.keys().debounce_first(&slot.queue, &slot.hash)
+    }
+
+    /// The delay and deduplication id of a job of `slot`'s key being added
     /// under a debounce of `period_ms` (and `max_wait_ms`).
-    pub async fn debounce(
+    pub async fn join(
         &self,
         slot: &KeySlot,
         period_ms: u64,
         max_wait_ms: Option<u64>,
-    ) -> Result<(u64, Deduplication), QueueError> {
-        let mut conn = self.store().conn();
-        let delay: u64 = DELAY
+    ) -> Result<Burst, QueueError> {
+        let mut conn = self.store.conn();
+        let delay_ms: u64 = DELAY
             .key(self.burst_key(slot))
-            .arg(airlock_core::clock::now_ms())
+            .arg(self.clock.now_ms())
             .arg(period_ms)
             .arg(max_wait_ms.unwrap_or(0))
             .invoke_async(&mut conn)
             .await?;
-        Ok((
-            delay,
-            Deduplication {
-                id: format!("debounce:{}", slot.hash),
-                ttl: Some(delay.max(1)),
-                extend: Some(true),
-                replace: Some(true),
-            },
-        ))
+        Ok(Burst {
+            delay_ms,
+            dedup_id: format!("debounce:{}", slot.hash),
+        })
     }
 
     /// Ends the burst of `slot`'s key: its job has started.
-    pub async fn end_debounce_burst(&self, slot: &KeySlot) -> Result<(), QueueError> {
-        let mut conn = self.store().conn();
+    pub async fn end(&self, slot: &KeySlot) -> Result<(), QueueError> {
+        let mut conn = self.store.conn();
         let _: i64 = redis::AsyncCommands::del(&mut conn, self.burst_key(slot)).await?;
         Ok(())
     }

@@ -5,9 +5,9 @@
 //!
 //! **Slots are leases.** A key's slots are a sorted set of job ids scored
 //! by lease expiry (`<prefix>:<queue>:airlock:kc:<key hash>:slots`). A run
-//! takes a slot before its guest starts ([`QueueService::acquire_key_slot`])
+//! takes a slot before its guest starts ([`KeyLimits::acquire`])
 //! and renews it while it runs; it gives it back when the job finishes,
-//! fails, sleeps or is put back ([`QueueService::release_key_slot`]). A
+//! fails, sleeps or is put back ([`KeyLimits::release`]). A
 //! host that dies holding a slot gives it back when the lease runs out —
 //! never later than one lease (the worker lock duration) — because every
 //! script here first sweeps expired leases. A job recovered after its host
@@ -19,8 +19,9 @@
 //! the key's list (`…:kc:<key hash>:line`, oldest first; keys with a
 //! non-empty line are in `…:kc:lines`). Whenever a slot frees, the same
 //! script reserves it for the head of the line (a lease, like a running
-//! job's) and answers the id, which the host then promotes (BullMQ's
-//! `promote`): the job goes to the wait list and is run when a worker takes
+//! job's) and answers the id ([`Released`]), which the host then promotes
+//! (BullMQ's `promote`, by the queue module: this one owns Airlock's keys
+//! only): the job goes to the wait list and is run when a worker takes
 //! it. The wait list so holds at most `limit` jobs of each key that got
 //! that far, so a new key's first job waits behind at most the others'
 //! released jobs — round-robin between keys — plus jobs no worker has
@@ -37,7 +38,7 @@
 //! when that lease expires, the sweep finds the job still delayed and puts
 //! it back at the head of its line. A line may hold an id twice (a job
 //! parked, woken by its safety net and parked again); a reservation skips
-//! ids that are not parked. Each host's pump ([`QueueService::fill_key_lines`])
+//! ids that are not parked. Each host's pump ([`KeyLimits::fill_lines`])
 //! refills every non-empty line once per half lease, for the releases a
 //! crash swallowed.
 //!
@@ -51,17 +52,11 @@
 
 use std::sync::LazyLock;
 
+use airlock_core::clock::SharedClock;
 use redis::AsyncCommands;
 
-use super::{QueueError, QueueService};
-
-/// The priority a job added through Airlock gets when its key has no room
-/// for it (BullMQ's lowest): it waits in the prioritized set, behind every
-/// ready job, instead of in the FIFO wait list ahead of other keys' jobs;
-/// a worker parks it in its key's line once nothing else is ready, and its
-/// release puts it on the wait list. A job given this priority by its
-/// producer is treated the same way.
-pub const HELD_BACK_PRIORITY: u32 = super::MAX_PRIORITY;
+use crate::error::QueueError;
+use crate::store::Store;
 
 /// How long a parked job sleeps before it wakes on its own, if no release
 /// promotes it first: the safety net for a job a crash left out of its
@@ -243,9 +238,36 @@ pub struct KeyState {
     pub queued: u64,
 }
 
-impl QueueService {
+/// Jobs a freed slot was just reserved for, to promote (BullMQ-delayed →
+/// wait list): the caller hands them to the queue, which promotes them.
+/// Dropping them unpromoted loses nothing (the reservation expires and the
+/// sweep puts them back at the head of their line), but delays them a
+/// lease.
+#[must_use = "promote the released jobs (QueueService::promote_released)"]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Released {
+    /// Their queue.
+    pub queue: String,
+    /// Their ids, in line order.
+    pub ids: Vec<String>,
+}
+
+/// The per-key slots, lines and parking of every queue on one Redis.
+#[derive(Clone)]
+pub struct KeyLimits {
+    store: Store,
+    /// Stamps leases and parking; paused in tests of lease expiry.
+    clock: SharedClock,
+}
+
+impl KeyLimits {
+    /// The key limits on `store`'s Redis, leases timed by `clock`.
+    pub fn new(store: Store, clock: SharedClock) -> Self {
+        KeyLimits { store, clock }
+    }
+
     fn key_keys(&self, slot: &KeySlot) -> [String; 5] {
-        let (keys, queue, hash) = (self.store().keys(), &slot.queue, &slot.hash);
+        let (keys, queue, hash) = (self.store.keys(), &slot.queue, &slot.hash);
         [
             keys.key_slots(queue, hash),
             keys.key_line(queue, hash),
@@ -271,8 +293,8 @@ impl QueueService {
 
     /// Takes (or keeps) a slot of `slot` for job `id`, for `lease_ms`;
     /// false when the key is at `limit` — and, with `park`, the job's
-    /// parking has begun: park it and [`QueueService::join_key_line`].
-    pub async fn acquire_key_slot(
+    /// parking has begun: park it and [`KeyLimits::join_line`].
+    pub async fn acquire(
         &self,
         slot: &KeySlot,
         id: &str,
@@ -280,11 +302,11 @@ impl QueueService {
         lease_ms: u64,
         park: bool,
     ) -> Result<bool, QueueError> {
-        let mut conn = self.store().conn();
+        let mut conn = self.store.conn();
         let got: i64 = self
             .key_script(&ACQUIRE, slot)
             .arg(id)
-            .arg(airlock_core::clock::now_ms())
+            .arg(self.clock.now_ms())
             .arg(lease_ms)
             .arg(limit)
             .arg(&slot.hash)
@@ -296,10 +318,10 @@ impl QueueService {
 
     /// The jobs holding `slot`'s slots now (reservations made at enqueue
     /// left out).
-    pub async fn key_holders(&self, slot: &KeySlot) -> Result<Vec<String>, QueueError> {
+    pub async fn holders(&self, slot: &KeySlot) -> Result<Vec<String>, QueueError> {
         let [slots, ..] = self.key_keys(slot);
-        let mut conn = self.store().conn();
-        let now = airlock_core::clock::now_ms();
+        let mut conn = self.store.conn();
+        let now = self.clock.now_ms();
         let ids: Vec<String> = conn.zrangebyscore(slots, format!("({now}"), "+inf").await?;
         Ok(ids
             .into_iter()
@@ -308,18 +330,13 @@ impl QueueService {
     }
 
     /// Extends job `id`'s lease on `slot` (only if it still holds it).
-    pub async fn renew_key_slot(
-        &self,
-        slot: &KeySlot,
-        id: &str,
-        lease_ms: u64,
-    ) -> Result<(), QueueError> {
+    pub async fn renew(&self, slot: &KeySlot, id: &str, lease_ms: u64) -> Result<(), QueueError> {
         let [slots, ..] = self.key_keys(slot);
-        let mut conn = self.store().conn();
+        let mut conn = self.store.conn();
         let _: i64 = redis::cmd("ZADD")
             .arg(slots)
             .arg("XX")
-            .arg(airlock_core::clock::now_ms() + lease_ms)
+            .arg(self.clock.now_ms() + lease_ms)
             .arg(id)
             .query_async(&mut conn)
             .await?;
@@ -333,60 +350,37 @@ impl QueueService {
         limit: u64,
         lease_ms: u64,
         mode: &str,
-    ) -> Result<(), QueueError> {
-        let mut conn = self.store().conn();
+    ) -> Result<Released, QueueError> {
+        let mut conn = self.store.conn();
         let released: Vec<String> = self
             .key_script(&LINE, slot)
             .arg(id)
-            .arg(airlock_core::clock::now_ms())
+            .arg(self.clock.now_ms())
             .arg(lease_ms)
             .arg(limit)
             .arg(&slot.hash)
             .arg(mode)
             .invoke_async(&mut conn)
             .await?;
-        self.promote_released(&slot.queue, &released).await
-    }
-
-    /// Promotes jobs whose reservation was just made; one that was held
-    /// back at enqueue ([`HELD_BACK_PRIORITY`]) also goes from the
-    /// prioritized set to the wait list. A job that is no longer delayed (it
-    /// was cancelled and taken, or removed) is skipped: its reservation
-    /// expires with its lease.
-    async fn promote_released(&self, queue: &str, ids: &[String]) -> Result<(), QueueError> {
-        if ids.is_empty() {
-            return Ok(());
-        }
-        let q = self.queue(queue).await?;
-        for id in ids {
-            let Some(job) = q.get_job(id).await? else {
-                continue;
-            };
-            if let Err(e) = job.promote().await {
-                tracing::debug!(queue, id, error = %e, "key line: promote");
-                continue;
-            }
-            if job.priority() == HELD_BACK_PRIORITY
-                && let Err(e) = job.change_priority(0, false).await
-            {
-                tracing::debug!(queue, id, error = %e, "key line: to the wait list");
-            }
-        }
-        Ok(())
+        Ok(Released {
+            queue: slot.queue.clone(),
+            ids: released,
+        })
     }
 
     /// For jobs about to be added through Airlock (`keys[i]` the key slot
     /// and limit of job `i`, `None` when it has none): reserves a free slot
     /// for each job its key has room for, and answers the reservation
-    /// tokens (`None`: held back — see [`HELD_BACK_PRIORITY`]). Hand the
-    /// reservations to the added jobs with [`QueueService::hand_over_key_slots`].
-    pub async fn reserve_key_slots(
+    /// tokens (`None`: held back — the job is added at BullMQ's lowest
+    /// priority, `queue::HELD_BACK_PRIORITY`). Hand the
+    /// reservations to the added jobs with [`KeyLimits::hand_over`].
+    pub async fn reserve(
         &self,
         keys: &[Option<(KeySlot, u64)>],
         lease_ms: u64,
     ) -> Result<Vec<Option<String>>, QueueError> {
-        let now = airlock_core::clock::now_ms();
-        let mut conn = self.store().conn();
+        let now = self.clock.now_ms();
+        let mut conn = self.store.conn();
         let mut tokens = Vec::with_capacity(keys.len());
         for key in keys {
             let Some((slot, limit)) = key else {
@@ -409,11 +403,11 @@ impl QueueService {
     }
 
     /// Passes each reservation (`token`) to the job it was made for.
-    pub async fn hand_over_key_slots(
+    pub async fn hand_over(
         &self,
         handovers: &[(KeySlot, String, String)],
     ) -> Result<(), QueueError> {
-        let mut conn = self.store().conn();
+        let mut conn = self.store.conn();
         for (slot, token, id) in handovers {
             let [slots, ..] = self.key_keys(slot);
             let _: i64 = HAND_OVER
@@ -426,40 +420,46 @@ impl QueueService {
         Ok(())
     }
 
-    /// Appends job `id`, already parked, to its key's line (and promotes
-    /// whoever a slot freed for meanwhile — the job itself, maybe).
-    pub async fn join_key_line(
+    /// Appends job `id`, already parked, to its key's line, and answers
+    /// whoever a slot freed for meanwhile — the job itself, maybe.
+    pub async fn join_line(
         &self,
         slot: &KeySlot,
         id: &str,
         limit: u64,
         lease_ms: u64,
-    ) -> Result<(), QueueError> {
+    ) -> Result<Released, QueueError> {
         self.line(slot, id, limit, lease_ms, "park").await
     }
 
-    /// Gives job `id`'s slot back, and promotes the head of the line.
-    pub async fn release_key_slot(
+    /// Gives job `id`'s slot back, and answers the head of the line the
+    /// slot is now reserved for.
+    pub async fn release(
         &self,
         slot: &KeySlot,
         id: &str,
         limit: u64,
         lease_ms: u64,
-    ) -> Result<(), QueueError> {
+    ) -> Result<Released, QueueError> {
         self.line(slot, id, limit, lease_ms, "release").await
     }
 
     /// Refills every non-empty line of `queue` (the pump: for releases a
     /// crash swallowed, and expired reservations): `keyConcurrency` keys'
     /// with their `limit` (when the binding has one), singleton keys' with 1.
-    pub async fn fill_key_lines(
+    /// Answers the jobs the refills reserved slots for.
+    pub async fn fill_lines(
         &self,
         queue: &str,
         limit: Option<u64>,
         lease_ms: u64,
-    ) -> Result<(), QueueError> {
-        let mut conn = self.store().conn();
-        let hashes: Vec<String> = conn.smembers(self.store().keys().key_lines(queue)).await?;
+    ) -> Result<Released, QueueError> {
+        let mut conn = self.store.conn();
+        let hashes: Vec<String> = conn.smembers(self.store.keys().key_lines(queue)).await?;
+        let mut released = Released {
+            queue: queue.to_string(),
+            ids: Vec::new(),
+        };
         for hash in hashes {
             let (digits, limit) = match hash.strip_prefix(SINGLETON_MARK) {
                 Some(digits) => (digits, Some(1)),
@@ -473,16 +473,17 @@ impl QueueService {
                 queue: queue.to_string(),
                 hash: hash.clone(),
             };
-            self.line(&slot, "", limit, lease_ms, "fill").await?;
+            let mut more = self.line(&slot, "", limit, lease_ms, "fill").await?;
+            released.ids.append(&mut more.ids);
         }
-        Ok(())
+        Ok(released)
     }
 
     /// How many slots `slot` holds now and how many jobs wait in its line.
-    pub async fn key_state(&self, slot: &KeySlot) -> Result<KeyState, QueueError> {
+    pub async fn state(&self, slot: &KeySlot) -> Result<KeyState, QueueError> {
         let [slots, line, _, _, parking] = self.key_keys(slot);
-        let mut conn = self.store().conn();
-        let now = airlock_core::clock::now_ms();
+        let mut conn = self.store.conn();
+        let now = self.clock.now_ms();
         let (held, in_line, parking): (u64, u64, u64) = redis::pipe()
             .zcount(slots, format!("({now}"), "+inf")
             .llen(line)

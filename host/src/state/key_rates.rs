@@ -32,8 +32,11 @@
 
 use std::sync::LazyLock;
 
+use airlock_core::clock::SharedClock;
+
 use super::key_limits::KeySlot;
-use super::{QueueError, QueueService};
+use crate::error::QueueError;
+use crate::store::Store;
 
 /// Grants older than this (ms) are swept: their jobs are gone.
 const GRANT_RETENTION_MS: u64 = 24 * 60 * 60 * 1000;
@@ -108,13 +111,28 @@ pub enum RateMode {
     Drop,
 }
 
-impl QueueService {
+/// The per-key rates (throttles and rate limits) of every queue on one
+/// Redis.
+#[derive(Clone)]
+pub struct KeyRates {
+    store: Store,
+    /// Where "now" comes from: GCRA is arithmetic on it, so a paused clock
+    /// makes a test of spacing exact.
+    clock: SharedClock,
+}
+
+impl KeyRates {
+    /// The key rates on `store`'s Redis, timed by `clock`.
+    pub fn new(store: Store, clock: SharedClock) -> Self {
+        KeyRates { store, clock }
+    }
+
     fn rate_keys(&self, slot: &KeySlot, mode: RateMode) -> [String; 2] {
         let kind = match mode {
             RateMode::Throttle => "kt",
             RateMode::Drop => "kr",
         };
-        let keys = self.store().keys();
+        let keys = self.store.keys();
         [
             keys.key_rate_tat(&slot.queue, kind, &slot.hash),
             keys.key_rate_grants(&slot.queue, kind, &slot.hash),
@@ -123,7 +141,7 @@ impl QueueService {
 
     /// Checks job `id`'s start against its key's `rate` (see the module
     /// docs).
-    pub async fn check_key_rate(
+    pub async fn check(
         &self,
         slot: &KeySlot,
         id: &str,
@@ -133,12 +151,12 @@ impl QueueService {
         let [tat, grants] = self.rate_keys(slot, mode);
         let t = rate.interval();
         let tolerance = t * (rate.burst.max(1) - 1) as f64;
-        let mut conn = self.store().conn();
+        let mut conn = self.store.conn();
         let answer: Vec<i64> = GCRA
             .key(tat)
             .key(grants)
             .arg(id)
-            .arg(airlock_core::clock::now_ms())
+            .arg(self.clock.now_ms())
             .arg(t)
             .arg(tolerance)
             .arg(match mode {
@@ -157,13 +175,9 @@ impl QueueService {
 
     /// When job `id` is granted to start under its key's throttle, if it
     /// waits for a grant.
-    pub async fn throttle_grant(
-        &self,
-        slot: &KeySlot,
-        id: &str,
-    ) -> Result<Option<u64>, QueueError> {
+    pub async fn grant(&self, slot: &KeySlot, id: &str) -> Result<Option<u64>, QueueError> {
         let [_, grants] = self.rate_keys(slot, RateMode::Throttle);
-        let mut conn = self.store().conn();
+        let mut conn = self.store.conn();
         let at: Option<f64> = redis::AsyncCommands::zscore(&mut conn, grants, id).await?;
         Ok(at.map(|a| a as u64))
     }

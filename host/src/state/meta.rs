@@ -1,43 +1,29 @@
-//! Airlock's own per-job state, in one place: every `airlock.*` field of a
-//! BullMQ job hash, the *pending* key that carries a job's producer and
-//! per-job limits across its add, and the queue's per-minute run tallies.
-//! No other module writes any of them, but for the outcome and token of a
-//! durable wait (`queue::waits` owns their scripts).
+//! Airlock's own per-job state: the `airlock.*` fields of a BullMQ job hash
+//! ([`super::fields`] names them) and the *pending* key that carries a
+//! job's producer and per-job limits across its add. The table says who
+//! writes each; [`Runs`](super::runs::Runs) writes a run's measurements
+//! and the queue's per-minute tallies, [`super::waits`] a wait's outcome
+//! and token, and no other module writes any of them.
 //!
 //! | where | what | written by |
 //! |---|---|---|
 //! | `airlock.limits` | per-job limits (JSON `LimitsOverride`) | moved from the pending hash by [`Meta::commit`] or [`Meta::pin`] |
-//! | `airlock.digest` | handler digest the job is pinned to | [`Meta::pin`] (before every run of a job that may carry state: a rerun, or any run of a job whose id is not a BullMQ integer), [`Meta::set_and_pin`] (with its first durable write: a step, a sleep, a KV write), [`Meta::record_runs`] (when it finishes), [`Meta::repin`] |
-//! | `airlock.fuelUsed`, `airlock.peakMemoryBytes`, `airlock.wallTimeMs` | measurements of the last run | [`Meta::record_runs`], after the run, batched |
-//! | `airlock.httpRequests`, `airlock.httpRefused`, `airlock.httpBytesOut`, `airlock.httpBytesIn` | the last run's outbound HTTP (only runs that tried a request write them) | [`Meta::record_runs`], with the measurements |
-//! | `airlock.run:<n>` | run `n`'s measurements, host and end (JSON `RunEntry`; the first 100 runs, but for a completed first run: see below) | [`Meta::record_runs`], with the measurements; [`Meta::keep_first_run`] |
+//! | `airlock.digest` | handler digest the job is pinned to | [`Meta::pin`] (before every run of a job that may carry state: a rerun, or any run of a job whose id is not a BullMQ integer), [`Meta::set_and_pin`] (with its first durable write: a step, a sleep, a KV write), [`Runs::record`](super::runs::Runs::record) (when it finishes), [`Meta::repin`] |
+//! | `airlock.fuelUsed`, `airlock.peakMemoryBytes`, `airlock.wallTimeMs` | measurements of the last run | [`Runs::record`](super::runs::Runs::record), after the run, batched |
+//! | `airlock.httpRequests`, `airlock.httpRefused`, `airlock.httpBytesOut`, `airlock.httpBytesIn` | the last run's outbound HTTP (only runs that tried a request write them) | [`Runs::record`](super::runs::Runs::record), with the measurements |
+//! | `airlock.run:<n>` | run `n`'s measurements, host and end (JSON `RunEntry`; the first 100 runs, but for a completed first run: see [`super::runs`]) | [`Runs::record`](super::runs::Runs::record), with the measurements; [`Meta::keep_first_run`] |
 //! | `airlock.stepAt:<id>` | when a durable step was recorded (ms) | [`Meta::set_and_pin`], with the step |
 //! | `airlock.step:<id>` | a durable step's recorded result | [`Meta::set_and_pin`] (through the guest's services) |
 //! | `airlock.sleep:<id>` | a durable sleep's wake-up time (ms) | [`Meta::set_and_pin`], [`Meta::wake_sleeps`] |
 //! | `airlock.wait:<id>` | a durable wait: what for, until when | [`Meta::set_and_pin`] (through the guest's services) |
-//! | `airlock.waited:<id>` | a durable wait's outcome, first writer wins | `queue::waits` (its resolve script, `HSETNX`) |
-//! | `airlock.token:<id>` | a wait's completion token | `queue::waits` (its token script, `HSETNX`) |
+//! | `airlock.waited:<id>` | a durable wait's outcome, first writer wins | [`super::waits`] (its resolve script, `HSETNX`) |
+//! | `airlock.token:<id>` | a wait's completion token | [`super::waits`] (its token script, `HSETNX`) |
 //! | `airlock.producer`, `airlock.producerSeal` | the API token that enqueued the job, and Airlock's seal on it (queue, id, producer, name, data; written only by hosts with the secrets key) | moved from the pending hash by [`Meta::commit`] or [`Meta::pin`]; [`Meta::set_producer`] |
 //! | `P:QUEUE:airlock-pending:ID` (hash) | `claim` (the adding producer) and the `airlock.*` fields to move into the job once it exists | [`Meta::claim`], [`Meta::commit`] |
-//! | `P:QUEUE:airlock:stats:MINUTE` (hash) | runs of the queue that ended in that minute (ms / 60,000), by end: `completed`, a failure kind, `slept`, `waited`; expires after [`STATS_TTL`] (25 h) | [`Meta::record_runs`] (`HINCRBY`, with the measurements); read by [`Meta::stats`] |
+//! | `P:QUEUE:airlock:stats:MINUTE` (hash) | runs of the queue that ended in that minute (ms / 60,000), by end: `completed`, a failure kind, `slept`, `waited`; expires after [`STATS_TTL`](super::runs::STATS_TTL) (25 h) | [`Runs::record`](super::runs::Runs::record) (`HINCRBY`, with the measurements); read by [`Runs::stats`](super::runs::Runs::stats) |
 //!
 //! Fields live in the job's own hash, so BullMQ deletes them with the job
 //! (retention, clean, obliterate) and they can never be orphaned.
-//!
-//! ## A completed first run writes no `airlock.run:1`
-//!
-//! It is what almost every job is, and its entry (JSON of ~250 bytes) would
-//! be the only value of the job hash longer than Redis's
-//! `hash-max-listpack-value` (64 bytes): writing it converts the hash from
-//! a listpack into a hash table, which made the recorder's `HSET` cost 4–5
-//! µs instead of ~1 µs, and the hash bigger for every later command BullMQ
-//! runs on it. The entry is read back instead from what the hash holds
-//! anyway (`queue::timeline`): the last-run measurements, BullMQ's
-//! `processedOn` (when the run was taken) and `pb` (the host that ran it).
-//! [`QueueService::retry`](super::QueueService::retry) writes the entry
-//! before it retries a completed job, so the rerun does not overwrite what
-//! it is read from; a completed job retried by another BullMQ client
-//! (`job.retry('completed')`) loses its first run's entry.
 //!
 //! ## Adding a job with state of its own
 //!
@@ -85,83 +71,8 @@ use redis::AsyncCommands;
 
 use crate::error::QueueError;
 use crate::sandbox::LimitsOverride;
+use crate::state::fields;
 use crate::store::Store;
-
-/// Job-hash field names (all prefixed `airlock.`).
-pub mod fields {
-    /// sha256 of the handler the job runs; retries, resumptions and
-    /// recoveries run the same code so durable steps replay against it.
-    pub const DIGEST: &str = "airlock.digest";
-    /// Per-job limits (JSON `LimitsOverride`).
-    pub const LIMITS: &str = "airlock.limits";
-    /// Fuel used by the last run.
-    pub const FUEL: &str = "airlock.fuelUsed";
-    /// Peak memory of the last run, bytes.
-    pub const MEMORY: &str = "airlock.peakMemoryBytes";
-    /// Wall time of the last run, ms.
-    pub const WALL_MS: &str = "airlock.wallTimeMs";
-    /// HTTP requests the last run sent (written only by runs that made or
-    /// tried one).
-    pub const HTTP_REQUESTS: &str = "airlock.httpRequests";
-    /// HTTP requests of the last run refused before sending.
-    pub const HTTP_REFUSED: &str = "airlock.httpRefused";
-    /// Request body bytes the last run sent.
-    pub const HTTP_BYTES_OUT: &str = "airlock.httpBytesOut";
-    /// Response body bytes the last run read.
-    pub const HTTP_BYTES_IN: &str = "airlock.httpBytesIn";
-    /// Name of the API token that enqueued the job (producers read only
-    /// their own jobs).
-    pub const PRODUCER: &str = "airlock.producer";
-    /// Airlock's seal on the producer (`SecretsKey::producer_seal`): what
-    /// lets a host share a warm instance between one producer's jobs.
-    pub const PRODUCER_SEAL: &str = "airlock.producerSeal";
-    /// Prefix of a durable step record: `airlock.step:<step id>`.
-    pub const STEP_PREFIX: &str = "airlock.step:";
-    /// Prefix of a durable sleep record: `airlock.sleep:<sleep id>` (wake-up ms).
-    pub const SLEEP_PREFIX: &str = "airlock.sleep:";
-    /// Prefix of a durable wait record: `airlock.wait:<wait id>` (JSON
-    /// `queue::waits::WaitRecord`).
-    pub const WAIT_PREFIX: &str = "airlock.wait:";
-    /// Prefix of a durable wait's outcome: `airlock.waited:<wait id>` (JSON
-    /// `{"came": value}` or `{"timedOut": true}`).
-    pub const WAITED_PREFIX: &str = "airlock.waited:";
-    /// Prefix of a wait's completion token: `airlock.token:<wait id>`.
-    pub const TOKEN_PREFIX: &str = "airlock.token:";
-    /// Prefix of one run's measurements: `airlock.run:<n>` (JSON
-    /// `RunEntry`), the job's run history.
-    pub const RUN_PREFIX: &str = "airlock.run:";
-    /// Prefix of when a durable step was recorded: `airlock.stepAt:<id>`
-    /// (ms since the epoch).
-    pub const STEP_AT_PREFIX: &str = "airlock.stepAt:";
-}
-
-/// One run of a job as its history keeps it (`airlock.run:<n>`).
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct RunEntry {
-    /// Which run (1 for the first; retries, wake-ups and recoveries count).
-    pub run: u32,
-    /// When it started, ms since the epoch.
-    pub started_at: u64,
-    /// Its wall time, ms.
-    pub wall_time_ms: f64,
-    /// Fuel it used, when metered.
-    pub fuel_used: Option<u64>,
-    /// Its peak linear memory, bytes.
-    pub peak_memory_bytes: u64,
-    /// HTTP requests it sent.
-    pub http_requests: u64,
-    /// HTTP requests refused before sending.
-    pub http_refused: u64,
-    /// Request body bytes sent.
-    pub http_bytes_out: u64,
-    /// Response body bytes read.
-    pub http_bytes_in: u64,
-    /// The host that ran it.
-    pub host: String,
-    /// How it ended: `completed`, a failure kind, `slept` or `waited`.
-    pub end: String,
-}
 
 /// How long a pending hash waits for its job (see the module docs).
 const PENDING_TTL: Duration = Duration::from_secs(7 * 24 * 60 * 60);
@@ -249,38 +160,6 @@ static SET_AND_PIN: LazyLock<redis::Script> = LazyLock::new(|| {
     )
 });
 
-/// Measurements of many jobs of one queue in one call. `KEYS` are job
-/// hashes; for each, `ARGV` holds a digest to pin (or `""`), the number of
-/// field/value pairs, then the pairs. Jobs that no longer exist (retention
-/// removed them when they finished) are skipped.
-static RECORD_RUNS: LazyLock<redis::Script> = LazyLock::new(|| {
-    redis::Script::new(
-        "local runs = tonumber(ARGV[1]) \
-         local a = 2 \
-         for i = 1, runs do \
-           local digest = ARGV[a] \
-           local n = tonumber(ARGV[a + 1]) \
-           a = a + 2 \
-           if redis.call('EXISTS', KEYS[i]) == 1 then \
-             if digest ~= '' then redis.call('HSETNX', KEYS[i], 'airlock.digest', digest) end \
-             if n > 0 then redis.call('HSET', KEYS[i], unpack(ARGV, a, a + 2 * n - 1)) end \
-           end \
-           a = a + 2 * n \
-         end \
-         local tallies = tonumber(ARGV[a]) \
-         a = a + 1 \
-         if tallies > 0 then \
-           local stats = KEYS[runs + 1] \
-           for j = 1, tallies do \
-             redis.call('HINCRBY', stats, ARGV[a], ARGV[a + 1]) \
-             a = a + 2 \
-           end \
-           redis.call('PEXPIRE', stats, ARGV[a]) \
-         end \
-         return runs",
-    )
-});
-
 /// Airlock's own scripts by name, with their SHA1s: what `EVALSHA` calls
 /// a benchmark sees on Redis are attributed with this.
 pub fn script_hashes() -> Vec<(&'static str, String)> {
@@ -290,7 +169,6 @@ pub fn script_hashes() -> Vec<(&'static str, String)> {
         ("pin", &PIN),
         ("hset_if_exists", &HSET_IF_EXISTS),
         ("set_and_pin", &SET_AND_PIN),
-        ("record_runs", &RECORD_RUNS),
         ("hsetnx_if_exists", &HSETNX_IF_EXISTS),
     ]
     .into_iter()
@@ -380,66 +258,6 @@ pub enum Claim {
     Taken,
 }
 
-/// What a finished run leaves on its job.
-#[derive(Debug, Clone, PartialEq)]
-pub struct RunRecord {
-    /// The job hash.
-    pub job_key: String,
-    /// The digest to pin, when nothing pinned the job yet (a first run
-    /// without durable writes is pinned when it finishes).
-    pub pin: Option<String>,
-    /// Peak linear memory, bytes.
-    pub peak_memory_bytes: u64,
-    /// Wall time, ms.
-    pub wall_time_ms: f64,
-    /// Fuel used, when metered.
-    pub fuel_used: Option<u64>,
-    /// Outbound HTTP of the run.
-    pub http: crate::sandbox::HttpSummary,
-    /// Which run of the job this was (BullMQ's attempts started, `ats`:
-    /// it counts retries, wake-ups and recoveries): the history field
-    /// `airlock.run:<n>` it is kept under, for the first [`MAX_RUNS_KEPT`].
-    pub run: u32,
-    /// When it started, ms since the epoch.
-    pub started_at_ms: u64,
-    /// The host that ran it.
-    pub host: String,
-    /// How it ended: [`RunEnd`].
-    pub end: RunEnd,
-}
-
-/// How a run ended, as its history and the queue's per-minute tallies say.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RunEnd {
-    /// The job completed.
-    Completed,
-    /// The run failed with this kind (the job may be retried).
-    Failed(crate::sandbox::FailureKind),
-    /// A durable sleep parked the job.
-    Slept,
-    /// A durable wait parked the job.
-    Waited,
-}
-
-impl RunEnd {
-    /// `completed`, the failure kind, `slept` or `waited`.
-    pub fn as_str(&self) -> &'static str {
-        match self {
-            RunEnd::Completed => "completed",
-            RunEnd::Failed(kind) => kind.as_str(),
-            RunEnd::Slept => "slept",
-            RunEnd::Waited => "waited",
-        }
-    }
-}
-
-/// Most runs of one job whose measurements are kept in its history
-/// (`airlock.run:1` ...); later runs update only the last-run fields.
-pub const MAX_RUNS_KEPT: u32 = 100;
-
-/// How long a queue's per-minute tallies are kept.
-pub const STATS_TTL: Duration = Duration::from_secs(25 * 60 * 60);
-
 /// What a job's hash (and pending hash) say before it runs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Pinned {
@@ -459,37 +277,6 @@ pub struct Producer {
     pub name: Option<String>,
     /// `airlock.producerSeal`.
     pub seal: Option<String>,
-}
-
-/// The history entry of a job's first run when that run completed the job:
-/// the recorder writes no `airlock.run:1` for it (see the module docs), so it
-/// is read back from the job's last-run measurements and BullMQ's own
-/// fields — `processedOn` (when the run was taken), `pb` (the host). Only
-/// for a job BullMQ finished as completed after exactly one run (`ats` 1)
-/// that has no `airlock.run:1` and whose measurements were recorded.
-pub(crate) fn completed_first_run(fields: &HashMap<String, String>) -> Option<RunEntry> {
-    let get = |name: &str| fields.get(name).map(String::as_str);
-    let number = |name: &str| get(name).and_then(|v| v.parse::<u64>().ok());
-    if fields.contains_key(&format!("{}1", fields::RUN_PREFIX))
-        || get("ats") != Some("1")
-        || !fields.contains_key("returnvalue")
-        || !fields.contains_key("finishedOn")
-    {
-        return None;
-    }
-    Some(RunEntry {
-        run: 1,
-        started_at: number("processedOn")?,
-        wall_time_ms: get(fields::WALL_MS)?.parse().ok()?,
-        fuel_used: number(fields::FUEL),
-        peak_memory_bytes: number(fields::MEMORY)?,
-        http_requests: number(fields::HTTP_REQUESTS).unwrap_or(0),
-        http_refused: number(fields::HTTP_REFUSED).unwrap_or(0),
-        http_bytes_out: number(fields::HTTP_BYTES_OUT).unwrap_or(0),
-        http_bytes_in: number(fields::HTTP_BYTES_IN).unwrap_or(0),
-        host: get("pb").unwrap_or_default().to_string(),
-        end: RunEnd::Completed.as_str().to_string(),
-    })
 }
 
 /// Reads and writes Airlock's per-job state on one Redis.
@@ -714,117 +501,13 @@ impl Meta {
     /// when the job has no such run.
     pub async fn keep_first_run(&self, job_key: &str) -> Result<(), QueueError> {
         let fields = self.store.hgetall(job_key).await?;
-        if let Some(entry) = completed_first_run(&fields) {
+        if let Some(entry) = super::runs::completed_first_run(&fields) {
             let value = serde_json::to_string(&entry)?;
             let field = format!("{}1", fields::RUN_PREFIX);
             self.set_if_exists(job_key, &[(field.as_str(), value.as_str())])
                 .await?;
         }
         Ok(())
-    }
-
-    /// Writes the records of finished runs of jobs of `queue` in one
-    /// script call (their keys share the queue's slot). Jobs already
-    /// removed (retention at finish) are skipped.
-    pub async fn record_runs(&self, runs: &[RunRecord]) -> Result<(), QueueError> {
-        if runs.is_empty() {
-            return Ok(());
-        }
-        let mut invocation = RECORD_RUNS.prepare_invoke();
-        invocation.arg(runs.len());
-        let mut tallies: std::collections::BTreeMap<&'static str, u64> = Default::default();
-        for run in runs {
-            *tallies.entry(run.end.as_str()).or_default() += 1;
-            invocation.key(&run.job_key);
-            invocation.arg(run.pin.as_deref().unwrap_or(""));
-            let http = run.http.requests + run.http.refused > 0;
-            // A first run that completed is the job's only run: its entry
-            // is read back from the last-run fields and BullMQ's own
-            // ([`completed_first_run`]), which keeps the job hash
-            // small for BullMQ's scripts (see the module docs).
-            let kept = (1..=MAX_RUNS_KEPT).contains(&run.run)
-                && !(run.run == 1 && run.end == RunEnd::Completed);
-            let pairs = 2
-                + usize::from(run.fuel_used.is_some())
-                + 4 * usize::from(http)
-                + usize::from(kept);
-            invocation.arg(pairs);
-            invocation
-                .arg(fields::MEMORY)
-                .arg(run.peak_memory_bytes)
-                .arg(fields::WALL_MS)
-                .arg(format!("{:.3}", run.wall_time_ms));
-            if let Some(fuel) = run.fuel_used {
-                invocation.arg(fields::FUEL).arg(fuel);
-            }
-            if http {
-                invocation
-                    .arg(fields::HTTP_REQUESTS)
-                    .arg(run.http.requests)
-                    .arg(fields::HTTP_REFUSED)
-                    .arg(run.http.refused)
-                    .arg(fields::HTTP_BYTES_OUT)
-                    .arg(run.http.bytes_out)
-                    .arg(fields::HTTP_BYTES_IN)
-                    .arg(run.http.bytes_in);
-            }
-            if kept {
-                let entry = RunEntry {
-                    run: run.run,
-                    started_at: run.started_at_ms,
-                    wall_time_ms: (run.wall_time_ms * 1000.0).round() / 1000.0,
-                    fuel_used: run.fuel_used,
-                    peak_memory_bytes: run.peak_memory_bytes,
-                    http_requests: run.http.requests,
-                    http_refused: run.http.refused,
-                    http_bytes_out: run.http.bytes_out,
-                    http_bytes_in: run.http.bytes_in,
-                    host: run.host.clone(),
-                    end: run.end.as_str().to_string(),
-                };
-                invocation
-                    .arg(format!("{}{}", fields::RUN_PREFIX, run.run))
-                    .arg(serde_json::to_string(&entry).unwrap_or_default());
-            }
-        }
-        // One tally key per queue and minute; a batch is one queue's runs.
-        let minute = airlock_core::clock::now_ms() / 60_000;
-        invocation.key(self.stats_key(&runs[0].job_key, minute));
-        invocation.arg(tallies.len());
-        for (end, count) in &tallies {
-            invocation.arg(*end).arg(*count);
-        }
-        invocation.arg(STATS_TTL.as_millis() as u64);
-        let mut conn = self.store.conn();
-        let _: i64 = invocation.invoke_async(&mut conn).await?;
-        Ok(())
-    }
-
-    /// The per-minute tallies of the queue of `job_key` (`P:QUEUE:ID`) for
-    /// `minute` (ms since the epoch / 60,000). The queue ends at the first
-    /// `:`: a schedule's job ids (`repeat:<id>:<ms>`) hold more.
-    fn stats_key(&self, job_key: &str, minute: u64) -> String {
-        let keys = self.store.keys();
-        let queue = keys.split_job_key(job_key).map_or("", |(queue, _)| queue);
-        keys.run_stats(queue, minute)
-    }
-
-    /// The per-minute tallies of `queue` for the `minutes` minutes up to
-    /// now, oldest first: `(minute, outcome → runs)`.
-    pub async fn stats(
-        &self,
-        queue: &str,
-        minutes: u64,
-    ) -> Result<Vec<(u64, HashMap<String, u64>)>, QueueError> {
-        let now = airlock_core::clock::now_ms() / 60_000;
-        let first = now.saturating_sub(minutes.saturating_sub(1));
-        let mut pipe = redis::pipe();
-        for minute in first..=now {
-            pipe.hgetall(self.store.keys().run_stats(queue, minute));
-        }
-        let mut conn = self.store.conn();
-        let counts: Vec<HashMap<String, u64>> = pipe.query_async(&mut conn).await?;
-        Ok((first..=now).zip(counts).collect())
     }
 
     /// Sets fields of a job hash (a step record, a sleep) only if the job

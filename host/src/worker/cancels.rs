@@ -33,8 +33,9 @@ use redis::AsyncCommands;
 use redis::streams::{StreamRangeReply, StreamReadOptions, StreamReadReply};
 use tokio::sync::watch;
 
-use crate::queue::{CancelRequest, QueueService};
+use crate::queue::QueueService;
 use crate::sandbox::{Failure, FailureKind, StopHandle};
+use crate::state::cancels::CancelRequest;
 use crate::store::Store;
 use airlock_core::clock::now_ms;
 
@@ -141,7 +142,8 @@ impl Cancels {
 /// with the mark's text as the reason. True when it did.
 async fn stop_if_marked(queues: &QueueService, job_key: &str, handle: &StopHandle) -> bool {
     match queues
-        .meta()
+        .state()
+        .meta
         .get(job_key, crate::queue::cancel::MARK_FIELD)
         .await
     {

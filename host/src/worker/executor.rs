@@ -48,7 +48,7 @@
 //!   out with the job's lock, and the recovered job finds its own lease and
 //!   keeps the slot; it dies while parking a job for its key: the next
 //!   sweep puts the job in line (see [`crate::flow::admission`] and
-//!   [`crate::queue::key_limits`]);
+//!   [`crate::state::key_limits`]);
 //! - it dies running a cancelled job: the job's cancel mark fails it when
 //!   the stalled check puts it back and a worker takes it, without running
 //!   it (see [`crate::queue::cancel`]);
@@ -66,14 +66,15 @@ use super::reporter::Reporter;
 use super::services::{PendingPin, RedisServices};
 use crate::flow::{self, Admission, Admit, FinishDeadline};
 use crate::metrics::QueueMetrics;
-use crate::queue::meta::{Pinned, Producer, RunEnd, RunRecord};
-use crate::queue::waits::Waits;
 use crate::queue::{ActiveJob, JobProcessor, JobResult, RunningJob};
 use crate::registry::{Binding, WarmInstances};
 use crate::sandbox::egress::EgressPolicy;
 use crate::sandbox::{
     Completion, Failure, FailureKind, Limits, Reuse, RunEnv, RunOutcome, StopSignal, stop_pair,
 };
+use crate::state::meta::{Pinned, Producer};
+use crate::state::runs::{RunEnd, RunRecord};
+use crate::state::waits::Waits;
 use crate::tasks::{AbortOnDrop, retrying};
 use airlock_core::clock::now_ms;
 
@@ -142,7 +143,7 @@ impl Executor {
         let current = binding.clone();
         let lines = move || flow::KeyLines::of(&current.read().unwrap().binding);
         Executor {
-            recorder: Recorder::start(host.queues.meta().clone()),
+            recorder: Recorder::start(host.queues.state().runs.clone()),
             metrics: host.metrics.queue(&queue),
             admission: Admission::new(host.queues.clone(), lease),
             _pump: AbortOnDrop(tokio::spawn(flow::pump(host.queues.clone(), lease, lines))),
@@ -261,7 +262,7 @@ impl Executor {
         stop_signal: StopSignal,
         finish_by: Option<u64>,
     ) -> JobResult {
-        let meta = self.host.queues.meta();
+        let meta = &self.host.queues.state().meta;
 
         // Read what the job may carry (see the module docs), or nothing.
         let carries_state =
@@ -440,7 +441,7 @@ impl Executor {
         let producer = if pinned {
             known
         } else {
-            match self.host.queues.meta().producer(job.job_key()).await {
+            match self.host.queues.state().meta.producer(job.job_key()).await {
                 Ok(p) => p,
                 Err(e) => {
                     tracing::debug!(error = %e, "read the job's producer; running it in a fresh instance");
@@ -476,7 +477,7 @@ impl Executor {
     /// After parking a job for wait `wait`: an outcome that came while it
     /// still ran found it not delayed yet, so wake it now (crash window: a
     /// host that dies before this leaves the job to find the outcome at
-    /// its deadline; see `queue::waits`).
+    /// its deadline; see `state::waits`).
     async fn wake_if_answered<J: RunningJob>(&self, job: &J, wait: &str) {
         let waits = Waits::new(
             self.host.queues.store().clone(),

@@ -27,8 +27,8 @@ use std::sync::Mutex;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
-use crate::queue::Meta;
-use crate::queue::meta::RunRecord;
+use crate::state::runs::RunRecord;
+use crate::state::runs::Runs;
 
 /// Most runs written in one script call.
 pub const MAX_BATCH: usize = 512;
@@ -42,9 +42,9 @@ pub struct Recorder {
 
 impl Recorder {
     /// Starts the writer for one queue's jobs (their keys share a slot).
-    pub fn start(meta: Meta) -> Recorder {
+    pub fn start(runs: Runs) -> Recorder {
         let (tx, rx) = mpsc::unbounded_channel();
-        let task = tokio::spawn(write(meta, rx));
+        let task = tokio::spawn(write(runs, rx));
         Recorder {
             tx: Mutex::new(Some(tx)),
             task: Mutex::new(Some(task)),
@@ -69,7 +69,7 @@ impl Recorder {
     }
 }
 
-async fn write(meta: Meta, mut rx: mpsc::UnboundedReceiver<RunRecord>) {
+async fn write(runs: Runs, mut rx: mpsc::UnboundedReceiver<RunRecord>) {
     let mut batch = Vec::with_capacity(MAX_BATCH);
     while let Some(first) = rx.recv().await {
         batch.push(first);
@@ -83,7 +83,7 @@ async fn write(meta: Meta, mut rx: mpsc::UnboundedReceiver<RunRecord>) {
         // patience, not a growing backlog.
         let mut delay = std::time::Duration::from_millis(50);
         for attempt in 1..=5 {
-            match meta.record_runs(&batch).await {
+            match runs.record(&batch).await {
                 Ok(()) => break,
                 Err(e) if attempt < 5 => {
                     tracing::debug!(error = %e, runs = batch.len(), "recording runs failed; retrying");

@@ -14,11 +14,12 @@ use redis::AsyncCommands;
 
 use super::reporter::ProgressSender;
 use crate::queue::RunningJob;
-use crate::queue::waits::{Begun, WaitRecord, Waits};
-use crate::queue::{Meta, QueueError, QueueService};
+use crate::queue::{QueueError, QueueService};
 use crate::sandbox::services::ChildResult;
 use crate::sandbox::services::{WaitFor, WaitOutcome, WaitState};
 use crate::sandbox::{HostServices, Progress, ServiceError};
+use crate::state::meta::Meta;
+use crate::state::waits::{Begun, WaitRecord, Waits};
 use crate::store::Store;
 
 /// [`HostServices`] for one run of one queued job.
@@ -88,7 +89,7 @@ impl<J: RunningJob> RedisServices<J> {
         };
         RedisServices {
             store: queues.store().clone(),
-            meta: queues.meta().clone(),
+            meta: queues.state().meta.clone(),
             waits: Waits::new(queues.store().clone(), &queue, &id, &job_key),
             ready_at_ms,
             queue,
@@ -183,7 +184,7 @@ impl<J: RunningJob> HostServices for RedisServices<J> {
     async fn step_record(&mut self, step_id: &str, output: &str) -> Result<(), ServiceError> {
         // With when it was recorded: the job's timeline shows it.
         let at = airlock_core::clock::now_ms().to_string();
-        let at_field = format!("{}{step_id}", crate::queue::meta::fields::STEP_AT_PREFIX);
+        let at_field = format!("{}{step_id}", crate::state::fields::STEP_AT_PREFIX);
         self.set_fields(&[(&Meta::step_field(step_id), output), (&at_field, &at)])
             .await
     }

@@ -1029,7 +1029,7 @@ export interface components {
          * @description Debounce: of the jobs of one key added through Airlock (the API,
          *     events) less than `periodMs` apart, only the last runs, `periodMs` after
          *     it was added — and at the latest `maxWaitMs` after the first of them.
-         *     See `queue::debounce`.
+         *     See `state::debounces`.
          */
         Debounce: {
             /** @description Where the job's data holds its key (`$.customerId`). */
@@ -1603,7 +1603,7 @@ export interface components {
          *     `globalConcurrency` and each host's `concurrency` still cap them all).
          *     Keys take turns: a key with a deep backlog does not hold up another
          *     key's jobs. A job without a value at `key` is limited by the queue's
-         *     own limits only. See `queue::key_limits`.
+         *     own limits only. See `state::key_limits`.
          */
         KeyConcurrency: {
             /** @description Where the job's data holds its key (`$.customerId`). */
@@ -1634,7 +1634,7 @@ export interface components {
          * @description A per-key start rate (`keyThrottle`, `keyRateLimit`): `limit` starts per
          *     `periodMs` for the jobs whose data holds the same value at `key`,
          *     `burst` of them back to back (default 1). A job without a value at
-         *     `key` is not limited. See `queue::key_rates`.
+         *     `key` is not limited. See `state::key_rates`.
          */
         KeyRate: {
             /** @description Where the job's data holds its key (`$.customerId`). */

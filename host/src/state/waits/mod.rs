@@ -13,9 +13,8 @@
 //! - `airlock.token:<wait id>`: the wait's completion token.
 //!
 //! In the fleet's `{airlock}` slot:
-//! - `P:{airlock}:events`, a stream of the last ~[`RECENT_EVENTS`] events
-//!   (each at most [`MAX_RECENT_EVENT_BYTES`] as JSON): what a starting
-//!   wait looks back at;
+//! - `P:{airlock}:events`, the recent-events stream ([`super::events`]):
+//!   what a starting wait looks back at;
 //! - `P:{airlock}:waits:<digest of event, path, value>`: the set of jobs
 //!   (`[queue, id, wait id]`) waiting for such an event, and
 //!   `P:{airlock}:wait-paths:<digest of event>`: the paths the waits of one
@@ -31,19 +30,20 @@
 //! run (its enqueue time plus delay) that no other wait of the job received
 //! — so an event sent while the job still runs, or while a crashed run is
 //! recovered, or while the job waited for something else, is kept for it,
-//! as long as it is among the last ~[`RECENT_EVENTS`] events and the
-//! newest [`MAX_LOOK_BACK`] of those sent since the job became ready. (Inngest's `waitForEvent` only sees
-//! events sent after the wait starts.)
+//! as long as it is among the last ~[`RECENT_EVENTS`](super::events::RECENT_EVENTS) events and the
+//! newest [`MAX_LOOK_BACK`] of those sent since the job became ready.
+//! (Inngest's `waitForEvent` only sees events sent after the wait starts.)
 //!
 //! An event is first appended to the stream, then looked up in the index
-//! ([`QueueService::resume_waiters`]). A wait is first added to the index,
+//! ([`Resolver::resolve_event`]). A wait is first added to the index,
 //! then looks back in the stream ([`Waits::begin`]). Whatever the
 //! interleaving, one of the two sees the other, and when both do, `HSETNX`
 //! keeps one outcome. A token completion writes the outcome whenever it
 //! comes, before the wait too.
 //!
 //! Resolving a wait writes the outcome, then promotes the job if it is
-//! parked (delayed). A job still running when its outcome comes is not
+//! parked (delayed), through [`Wake`]: BullMQ's promote is the queue
+//! module's. A job still running when its outcome comes is not
 //! delayed yet: its host reads the outcome again right after parking it
 //! (`worker::executor`), and promotes it itself. Crash windows: a resolver
 //! that dies after the write leaves the outcome for the job to find at its
@@ -60,27 +60,19 @@
 //! producer token resolves only that token's jobs; a token completes only
 //! the wait whose `airlock.token` field holds it.
 
-use std::sync::LazyLock;
+mod index;
 
 use redis::AsyncCommands;
 use serde::{Deserialize, Serialize};
 
-use super::meta::fields;
-use super::{JobState, QueueError, QueueService};
+use self::index::{LISTEN, Resolved, TOKEN, digest, new_token, resolve, waiter, waiters_digest};
+pub use self::index::{Resolver, TokenCompletion, Wake, is_token};
+use super::events::{MAX_LOOK_BACK, MAX_RECENT_EVENT_BYTES};
+use crate::error::QueueError;
 use crate::sandbox::services::{WaitFor, WaitOutcome};
+use crate::state::fields;
 use crate::store::Store;
 use airlock_core::json_path::JsonPath;
-
-/// About how many events the recent-events stream keeps (`XADD MAXLEN ~`).
-pub const RECENT_EVENTS: usize = 10_000;
-
-/// Largest event (its JSON, as sent to a job) kept in the recent-events
-/// stream; a bigger one reaches only the waits registered when it comes.
-pub const MAX_RECENT_EVENT_BYTES: usize = 64 << 10;
-
-/// Most recent events a wait looks back at: the newest this many of those
-/// sent since its job became ready.
-pub const MAX_LOOK_BACK: usize = 1_000;
 
 /// Most match paths the waits of one event name may use at a time.
 pub const MAX_WAIT_PATHS: usize = 32;
@@ -88,9 +80,6 @@ pub const MAX_WAIT_PATHS: usize = 32;
 /// How long index entries and token records outlive the deadline they
 /// serve.
 const INDEX_GRACE_MS: u64 = 24 * 60 * 60 * 1000;
-
-/// Most waiters one event resolves at once (the rest stay for the next).
-const MAX_RESOLVE: usize = 10_000;
 
 /// A durable wait as its job hash holds it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -184,100 +173,6 @@ impl OutcomeRecord {
             None => WaitOutcome::TimedOut,
         })
     }
-}
-
-/// `KEYS[1]` job hash; `ARGV[1]` outcome field, `ARGV[2]` outcome, `ARGV[3]`
-/// producer the job must belong to (`""`: any), `ARGV[4]` wait field that
-/// must exist (`""`: none needed), `ARGV[5]` token field, `ARGV[6]` the
-/// token it must hold (with `ARGV[5]`). 1: resolved; 0: no such job; -1:
-/// it had an outcome; -2: another producer's job; -3: no such wait (or
-/// another token).
-static RESOLVE: LazyLock<redis::Script> = LazyLock::new(|| {
-    redis::Script::new(
-        "if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end \
-         if ARGV[3] ~= '' and redis.call('HGET', KEYS[1], 'airlock.producer') ~= ARGV[3] \
-         then return -2 end \
-         if ARGV[4] ~= '' and redis.call('HEXISTS', KEYS[1], ARGV[4]) == 0 then return -3 end \
-         if ARGV[5] ~= '' and redis.call('HGET', KEYS[1], ARGV[5]) ~= ARGV[6] then return -3 end \
-         if redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2]) == 0 then return -1 end \
-         return 1",
-    )
-});
-
-/// `KEYS[1]` paths set, `KEYS[2]` waiters set; `ARGV[1]` path (`""`: none),
-/// `ARGV[2]` waiter, `ARGV[3]` expiry (ms from now), `ARGV[4]` most paths.
-/// 1: listening; 0: too many paths in use for this event name.
-static LISTEN: LazyLock<redis::Script> = LazyLock::new(|| {
-    redis::Script::new(
-        "if redis.call('SISMEMBER', KEYS[1], ARGV[1]) == 0 \
-            and redis.call('SCARD', KEYS[1]) >= tonumber(ARGV[4]) then return 0 end \
-         redis.call('SADD', KEYS[1], ARGV[1]) \
-         redis.call('SADD', KEYS[2], ARGV[2]) \
-         local ttl = tonumber(ARGV[3]) \
-         for i = 1, 2 do \
-           local left = redis.call('PTTL', KEYS[i]) \
-           if left < ttl then redis.call('PEXPIRE', KEYS[i], ttl) end \
-         end \
-         return 1",
-    )
-});
-
-/// `KEYS[1]` job hash; `ARGV[1]` token field, `ARGV[2]` a new token. The
-/// job's token (the new one if it had none); `false` when the job is gone.
-static TOKEN: LazyLock<redis::Script> = LazyLock::new(|| {
-    redis::Script::new(
-        "if redis.call('EXISTS', KEYS[1]) == 0 then return false end \
-         redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2]) \
-         return redis.call('HGET', KEYS[1], ARGV[1])",
-    )
-});
-
-fn digest(parts: &[&str]) -> String {
-    use sha2::{Digest, Sha256};
-    let mut hasher = Sha256::new();
-    for part in parts {
-        hasher.update(part.as_bytes());
-        hasher.update([0]);
-    }
-    hex::encode(hasher.finalize())
-}
-
-/// The index set of waits for `event` holding `value` at `path` (`None`:
-/// waits without a match).
-fn waiters_digest(event: &str, matching: Option<(&str, &serde_json::Value)>) -> String {
-    match matching {
-        Some((path, value)) => digest(&[event, path, &value.to_string()]),
-        None => digest(&[event, "", ""]),
-    }
-}
-
-/// A waiter as the index holds it: `[queue, id, wait id]`.
-fn waiter(queue: &str, id: &str, wait_id: &str) -> String {
-    serde_json::to_string(&(queue, id, wait_id)).unwrap_or_default()
-}
-
-/// Parses a waiter or token record read from Redis (untrusted).
-fn parse_waiter(text: &str) -> Option<(String, String, String)> {
-    if text.len() > 2048 {
-        return None;
-    }
-    let (queue, id, wait_id): (String, String, String) = serde_json::from_str(text).ok()?;
-    (crate::names::queue("queue", &queue).is_ok() && !id.is_empty() && !wait_id.is_empty())
-        .then_some((queue, id, wait_id))
-}
-
-/// A fresh completion token: 244 random bits.
-fn new_token() -> String {
-    format!(
-        "wt_{}{}",
-        uuid::Uuid::new_v4().simple(),
-        uuid::Uuid::new_v4().simple()
-    )
-}
-
-/// Whether a text could be a token (checked before any Redis read).
-pub fn is_token(text: &str) -> bool {
-    text.len() == 67 && text.starts_with("wt_") && text[3..].bytes().all(|b| b.is_ascii_hexdigit())
 }
 
 /// The durable waits of one job, for its run's services.
@@ -564,308 +459,5 @@ pub enum Begun {
 impl From<Option<WaitOutcome>> for Begun {
     fn from(outcome: Option<WaitOutcome>) -> Begun {
         outcome.map_or(Begun::Listening, Begun::Came)
-    }
-}
-
-/// What resolving a wait did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Resolved {
-    /// It wrote the outcome.
-    Yes,
-    /// The wait had one already.
-    Already,
-    /// The job is gone.
-    Gone,
-    /// The job belongs to another producer.
-    NotYours,
-    /// No such wait (or another token).
-    NoWait,
-}
-
-async fn resolve(
-    store: &Store,
-    job_key: &str,
-    wait_id: &str,
-    outcome: &str,
-    producer: Option<&str>,
-    need_wait: bool,
-    token: Option<&str>,
-) -> Result<Resolved, QueueError> {
-    let mut conn = store.conn();
-    let answer: i64 = RESOLVE
-        .key(job_key)
-        .arg(format!("{}{wait_id}", fields::WAITED_PREFIX))
-        .arg(outcome)
-        .arg(producer.unwrap_or(""))
-        .arg(if need_wait {
-            format!("{}{wait_id}", fields::WAIT_PREFIX)
-        } else {
-            String::new()
-        })
-        .arg(if token.is_some() {
-            format!("{}{wait_id}", fields::TOKEN_PREFIX)
-        } else {
-            String::new()
-        })
-        .arg(token.unwrap_or(""))
-        .invoke_async(&mut conn)
-        .await?;
-    Ok(match answer {
-        1 => Resolved::Yes,
-        -1 => Resolved::Already,
-        -2 => Resolved::NotYours,
-        -3 => Resolved::NoWait,
-        _ => Resolved::Gone,
-    })
-}
-
-/// What completing a token did.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum TokenCompletion {
-    /// The wait has the result; the job, if parked, was woken.
-    Completed,
-    /// The wait already had an outcome (completed, or timed out).
-    AlreadyDone,
-    /// No such token, or its job is gone.
-    Unknown,
-}
-
-impl QueueService {
-    /// Appends an event (its job form, `{name, data, id, ts}`) to the
-    /// recent-events stream, unless it is over [`MAX_RECENT_EVENT_BYTES`].
-    /// `producer`: the producer token that sent it, if one did.
-    pub async fn record_event(
-        &self,
-        name: &str,
-        payload: &serde_json::Value,
-        producer: Option<&str>,
-    ) -> Result<(), QueueError> {
-        let text = payload.to_string();
-        if text.len() > MAX_RECENT_EVENT_BYTES {
-            return Ok(());
-        }
-        let mut conn = self.store().conn();
-        let _: String = redis::cmd("XADD")
-            .arg(self.store().keys().recent_events())
-            .arg("MAXLEN")
-            .arg("~")
-            .arg(RECENT_EVENTS)
-            .arg("*")
-            .arg("name")
-            .arg(name)
-            .arg("event")
-            .arg(text)
-            .arg("producer")
-            .arg(producer.unwrap_or(""))
-            .query_async(&mut conn)
-            .await?;
-        Ok(())
-    }
-
-    /// Resolves the waits an event (`payload`, `{name, data, id, ts}`)
-    /// matches — only those of jobs `producer` enqueued, when it comes from
-    /// a producer token — and wakes their jobs. Answers them as
-    /// `<queue>:<id>`. Waits of finished or removed jobs leave the index.
-    pub async fn resume_waiters(
-        &self,
-        name: &str,
-        payload: &serde_json::Value,
-        producer: Option<&str>,
-    ) -> Result<Vec<String>, QueueError> {
-        let keys = self.store().keys().clone();
-        let mut conn = self.store().conn();
-        let paths: Vec<String> = conn
-            .smembers(keys.event_wait_paths(&digest(&[name])))
-            .await?;
-        let data = payload.get("data").cloned().unwrap_or_default();
-        let outcome = OutcomeRecord::came(payload);
-        let mut resumed = Vec::new();
-        for path in paths.into_iter().take(MAX_WAIT_PATHS) {
-            let set = if path.is_empty() {
-                keys.event_waiters(&waiters_digest(name, None))
-            } else {
-                let Ok(parsed) = JsonPath::parse(&path) else {
-                    continue;
-                };
-                let Some(value) = parsed.get(&data) else {
-                    continue;
-                };
-                keys.event_waiters(&waiters_digest(name, Some((&path, value))))
-            };
-            let members: Vec<String> = redis::cmd("SRANDMEMBER")
-                .arg(&set)
-                .arg(MAX_RESOLVE)
-                .query_async(&mut conn)
-                .await?;
-            let mut done = Vec::new();
-            for member in members {
-                let Some((queue, id, wait_id)) = parse_waiter(&member) else {
-                    done.push(member);
-                    continue;
-                };
-                let job_key = self.job_key(&queue, &id);
-                let resolved = resolve(
-                    self.store(),
-                    &job_key,
-                    &wait_id,
-                    &outcome,
-                    producer,
-                    true,
-                    None,
-                )
-                .await?;
-                match resolved {
-                    Resolved::NotYours => continue,
-                    Resolved::Yes => {
-                        self.wake_waiting(&queue, &id).await?;
-                        resumed.push(format!("{queue}:{id}"));
-                    }
-                    // Resolved by an earlier send of this event (or
-                    // another) whose promote may not have happened: a
-                    // resolver that died in between. Waking a job that
-                    // is delayed for anything else only reruns it early.
-                    Resolved::Already => self.wake_waiting(&queue, &id).await?,
-                    Resolved::Gone | Resolved::NoWait => {}
-                }
-                done.push(member);
-            }
-            if !done.is_empty() {
-                let _: i64 = conn.srem(&set, &done).await?;
-            }
-        }
-        Ok(resumed)
-    }
-
-    /// Completes wait token `token` with `result` and wakes its job.
-    pub async fn complete_token(
-        &self,
-        token: &str,
-        result: &serde_json::Value,
-    ) -> Result<TokenCompletion, QueueError> {
-        if !is_token(token) {
-            return Ok(TokenCompletion::Unknown);
-        }
-        let key = self.store().keys().wait_token(&digest(&[token]));
-        let mut conn = self.store().conn();
-        let record: Option<String> = conn.get(&key).await?;
-        let Some((queue, id, wait_id)) = record.as_deref().and_then(parse_waiter) else {
-            return Ok(TokenCompletion::Unknown);
-        };
-        let job_key = self.job_key(&queue, &id);
-        let resolved = resolve(
-            self.store(),
-            &job_key,
-            &wait_id,
-            &OutcomeRecord::came(result),
-            None,
-            false,
-            Some(token),
-        )
-        .await?;
-        // Single use: the outcome field decides (first writer wins). The
-        // record stays until it expires, so a second completion is told
-        // the token was used (409), not that it never existed.
-        Ok(match resolved {
-            Resolved::Yes => {
-                self.wake_waiting(&queue, &id).await?;
-                TokenCompletion::Completed
-            }
-            // A completion retried after a 503 lands here: wake the job
-            // in case the first one died before its promote.
-            Resolved::Already => {
-                self.wake_waiting(&queue, &id).await?;
-                TokenCompletion::AlreadyDone
-            }
-            Resolved::Gone | Resolved::NoWait | Resolved::NotYours => TokenCompletion::Unknown,
-        })
-    }
-
-    /// Wakes a job parked for a wait that has its outcome: promotes it if
-    /// it is delayed. A job in any other state is left alone (a running one
-    /// is woken by its host after it parks; see the module docs).
-    pub async fn wake_waiting(&self, queue: &str, id: &str) -> Result<(), QueueError> {
-        let q = self.queue(queue).await?;
-        if JobState::from(q.get_job_state(id).await?) != JobState::Delayed {
-            return Ok(());
-        }
-        if let Some(job) = q.get_job(id).await?
-            && let Err(e) = job.promote().await
-        {
-            // BullMQ's promote fails harmlessly when a worker took the job
-            // in between.
-            tracing::debug!(queue, id, error = %e, "wake a waiting job");
-        }
-        Ok(())
-    }
-}
-
-/// An event as the recent-events stream keeps it.
-#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct RecentEvent {
-    /// Its id.
-    pub id: String,
-    /// Its name.
-    pub name: String,
-    /// When Airlock received it, ms since the epoch.
-    pub ts: u64,
-    /// The producer token that sent it (none: an admin).
-    pub producer: Option<String>,
-    /// Its payload.
-    #[schema(value_type = Value)]
-    pub data: serde_json::Value,
-}
-
-impl QueueService {
-    /// The most recent `limit` events still in the recent-events stream,
-    /// newest first — only those `producer` sent, when given. Entries that
-    /// do not parse are left out.
-    pub async fn recent_events(
-        &self,
-        limit: usize,
-        producer: Option<&str>,
-    ) -> Result<Vec<RecentEvent>, QueueError> {
-        let mut conn = self.store().conn();
-        // A producer's own events may be sparse among everyone's: read a
-        // bounded window and keep its own.
-        let window = if producer.is_some() {
-            MAX_LOOK_BACK
-        } else {
-            limit
-        };
-        let entries: redis::streams::StreamRangeReply = conn
-            .xrevrange_count(self.store().keys().recent_events(), "+", "-", window)
-            .await?;
-        let mut events = Vec::new();
-        for entry in entries.ids {
-            let sender: String = entry.get("producer").unwrap_or_default();
-            if producer.is_some_and(|p| p != sender) {
-                continue;
-            }
-            let Some(payload) = entry
-                .get::<String>("event")
-                .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
-            else {
-                continue;
-            };
-            let (Some(id), Some(name), Some(ts)) = (
-                payload.get("id").and_then(|v| v.as_str()),
-                payload.get("name").and_then(|v| v.as_str()),
-                payload.get("ts").and_then(|v| v.as_u64()),
-            ) else {
-                continue;
-            };
-            events.push(RecentEvent {
-                id: id.to_string(),
-                name: name.to_string(),
-                ts,
-                producer: (!sender.is_empty()).then_some(sender),
-                data: payload.get("data").cloned().unwrap_or_default(),
-            });
-            if events.len() == limit {
-                break;
-            }
-        }
-        Ok(events)
     }
 }

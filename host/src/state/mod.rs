@@ -1,0 +1,90 @@
+//! Airlock's own Redis state, apart from BullMQ's: the keys and job-hash
+//! fields Airlock adds beside the queues the port (`crate::queue`) runs.
+//!
+//! Each concern is one small type that owns its keys (built by
+//! [`crate::store::Keys`], listed in docs/ARCHITECTURE.md) and its Lua
+//! scripts, and reads what it stores as untrusted input: any BullMQ
+//! producer can write to Redis.
+//!
+//! | type | what it keeps |
+//! |---|---|
+//! | [`meta::Meta`] | a job's producer, seal, limits, pinned digest, step, sleep and wait records (`airlock.*` fields, [`fields`]), and the pending hash that carries them across an add |
+//! | [`runs::Runs`] | each run's measurements and history, the queues' per-minute tallies |
+//! | [`waits::Waits`], [`waits::Resolver`] | durable waits: their records, the index events and tokens find them by |
+//! | [`events::EventLog`] | the fleet's recent *sent events* |
+//! | [`key_limits::KeyLimits`] | `keyConcurrency` and `singleton`: slots (leases), lines, parking |
+//! | [`key_rates::KeyRates`] | `keyThrottle` and `keyRateLimit`: GCRA arrival times and grants |
+//! | [`debounces::Debounces`] | `debounce`: when each key's burst began |
+//! | [`cancels::Cancels`] | the cancel stream and the `cancelOn` index |
+//!
+//! Nothing here calls BullMQ. Where a decision needs a job moved — a
+//! freed slot reserved for a parked job ([`key_limits::Released`]), a wait
+//! resolved ([`waits::Wake`]) — the state answers it and the queue module
+//! moves the job. Types whose behaviour is a matter of time (leases,
+//! rates, bursts, tallies) read it through a
+//! [`Clock`](airlock_core::clock::Clock), so a test can hold
+//! time still.
+
+pub mod cancels;
+pub mod debounces;
+pub mod events;
+pub mod fields;
+pub mod key_limits;
+pub mod key_rates;
+pub mod meta;
+pub mod runs;
+pub mod waits;
+
+use airlock_core::clock::SharedClock;
+
+use crate::store::Store;
+
+/// Every state type on one Redis, sharing its connection and one clock.
+#[derive(Clone)]
+pub struct State {
+    /// Per-job fields and the pending hash.
+    pub meta: meta::Meta,
+    /// Run records and tallies.
+    pub runs: runs::Runs,
+    /// Resolving waits from outside their job.
+    pub waits: waits::Resolver,
+    /// The recent-events stream.
+    pub events: events::EventLog,
+    /// Per-key concurrency and singletons.
+    pub key_limits: key_limits::KeyLimits,
+    /// Per-key throttles and rate limits.
+    pub key_rates: key_rates::KeyRates,
+    /// Debounce bursts.
+    pub debounces: debounces::Debounces,
+    /// The cancel stream and index.
+    pub cancels: cancels::Cancels,
+}
+
+impl State {
+    /// The state on `store`'s Redis, timed by `clock`.
+    pub fn new(store: Store, clock: SharedClock) -> Self {
+        State {
+            meta: meta::Meta::new(store.clone()),
+            runs: runs::Runs::new(store.clone(), clock.clone()),
+            waits: waits::Resolver::new(store.clone()),
+            events: events::EventLog::new(store.clone()),
+            key_limits: key_limits::KeyLimits::new(store.clone(), clock.clone()),
+            key_rates: key_rates::KeyRates::new(store.clone(), clock.clone()),
+            debounces: debounces::Debounces::new(store.clone(), clock),
+            cancels: cancels::Cancels::new(store),
+        }
+    }
+
+    /// Every Airlock script by name, with its SHA1: what `EVALSHA` calls a
+    /// benchmark sees on Redis are attributed with this.
+    pub fn script_hashes() -> Vec<(&'static str, String)> {
+        [
+            meta::script_hashes(),
+            runs::script_hashes(),
+            key_limits::script_hashes(),
+            key_rates::script_hashes(),
+            debounces::script_hashes(),
+        ]
+        .concat()
+    }
+}

@@ -1,0 +1,306 @@
+//! What each run of a job leaves behind: its history entry and last-run
+//! measurements in the job's hash, and the queue's per-minute tallies of
+//! how runs ended (`P:QUEUE:airlock:stats:MINUTE`). The recorder
+//! (`worker::recorder`) batches finished runs into one [`Runs::record`]
+//! call per queue; the dashboard's charts read [`Runs::stats`].
+//!
+//! ## A completed first run writes no `airlock.run:1`
+//!
+//! It is what almost every job is, and its entry (JSON of ~250 bytes) would
+//! be the only value of the job hash longer than Redis's
+//! `hash-max-listpack-value` (64 bytes): writing it converts the hash from
+//! a listpack into a hash table, which made the recorder's `HSET` cost 4–5
+//! µs instead of ~1 µs, and the hash bigger for every later command BullMQ
+//! runs on it. The entry is read back instead from what the hash holds
+//! anyway ([`completed_first_run`], for `queue::timeline`): the last-run
+//! measurements, BullMQ's `processedOn` (when the run was taken) and `pb`
+//! (the host that ran it). `QueueService::retry` writes the entry
+//! ([`Meta::keep_first_run`](super::meta::Meta::keep_first_run)) before it
+//! retries a completed job, so the rerun does not overwrite what it is read
+//! from; a completed job retried by another BullMQ client
+//! (`job.retry('completed')`) loses its first run's entry.
+
+use std::collections::HashMap;
+use std::sync::LazyLock;
+use std::time::Duration;
+
+use airlock_core::clock::SharedClock;
+
+use crate::error::QueueError;
+use crate::state::fields;
+use crate::store::Store;
+
+/// One run of a job as its history keeps it (`airlock.run:<n>`).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RunEntry {
+    /// Which run (1 for the first; retries, wake-ups and recoveries count).
+    pub run: u32,
+    /// When it started, ms since the epoch.
+    pub started_at: u64,
+    /// Its wall time, ms.
+    pub wall_time_ms: f64,
+    /// Fuel it used, when metered.
+    pub fuel_used: Option<u64>,
+    /// Its peak linear memory, bytes.
+    pub peak_memory_bytes: u64,
+    /// HTTP requests it sent.
+    pub http_requests: u64,
+    /// HTTP requests refused before sending.
+    pub http_refused: u64,
+    /// Request body bytes sent.
+    pub http_bytes_out: u64,
+    /// Response body bytes read.
+    pub http_bytes_in: u64,
+    /// The host that ran it.
+    pub host: String,
+    /// How it ended: `completed`, a failure kind, `slept` or `waited`.
+    pub end: String,
+}
+
+/// Measurements of many jobs of one queue in one call. `KEYS` are job
+/// hashes; for each, `ARGV` holds a digest to pin (or `""`), the number of
+/// field/value pairs, then the pairs. Jobs that no longer exist (retention
+/// removed them when they finished) are skipped.
+static RECORD_RUNS: LazyLock<redis::Script> = LazyLock::new(|| {
+    redis::Script::new(
+        "local runs = tonumber(ARGV[1]) \
+         local a = 2 \
+         for i = 1, runs do \
+           local digest = ARGV[a] \
+           local n = tonumber(ARGV[a + 1]) \
+           a = a + 2 \
+           if redis.call('EXISTS', KEYS[i]) == 1 then \
+             if digest ~= '' then redis.call('HSETNX', KEYS[i], 'airlock.digest', digest) end \
+             if n > 0 then redis.call('HSET', KEYS[i], unpack(ARGV, a, a + 2 * n - 1)) end \
+           end \
+           a = a + 2 * n \
+         end \
+         local tallies = tonumber(ARGV[a]) \
+         a = a + 1 \
+         if tallies > 0 then \
+           local stats = KEYS[runs + 1] \
+           for j = 1, tallies do \
+             redis.call('HINCRBY', stats, ARGV[a], ARGV[a + 1]) \
+             a = a + 2 \
+           end \
+           redis.call('PEXPIRE', stats, ARGV[a]) \
+         end \
+         return runs",
+    )
+});
+
+/// Airlock's run-recording script, with its SHA1 (for benchmarks).
+pub fn script_hashes() -> Vec<(&'static str, String)> {
+    vec![("record_runs", RECORD_RUNS.get_hash().to_string())]
+}
+
+/// What a finished run leaves on its job.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunRecord {
+    /// The job hash.
+    pub job_key: String,
+    /// The digest to pin, when nothing pinned the job yet (a first run
+    /// without durable writes is pinned when it finishes).
+    pub pin: Option<String>,
+    /// Peak linear memory, bytes.
+    pub peak_memory_bytes: u64,
+    /// Wall time, ms.
+    pub wall_time_ms: f64,
+    /// Fuel used, when metered.
+    pub fuel_used: Option<u64>,
+    /// Outbound HTTP of the run.
+    pub http: crate::sandbox::HttpSummary,
+    /// Which run of the job this was (BullMQ's attempts started, `ats`:
+    /// it counts retries, wake-ups and recoveries): the history field
+    /// `airlock.run:<n>` it is kept under, for the first [`MAX_RUNS_KEPT`].
+    pub run: u32,
+    /// When it started, ms since the epoch.
+    pub started_at_ms: u64,
+    /// The host that ran it.
+    pub host: String,
+    /// How it ended: [`RunEnd`].
+    pub end: RunEnd,
+}
+
+/// How a run ended, as its history and the queue's per-minute tallies say.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunEnd {
+    /// The job completed.
+    Completed,
+    /// The run failed with this kind (the job may be retried).
+    Failed(crate::sandbox::FailureKind),
+    /// A durable sleep parked the job.
+    Slept,
+    /// A durable wait parked the job.
+    Waited,
+}
+
+impl RunEnd {
+    /// `completed`, the failure kind, `slept` or `waited`.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            RunEnd::Completed => "completed",
+            RunEnd::Failed(kind) => kind.as_str(),
+            RunEnd::Slept => "slept",
+            RunEnd::Waited => "waited",
+        }
+    }
+}
+
+/// Most runs of one job whose measurements are kept in its history
+/// (`airlock.run:1` ...); later runs update only the last-run fields.
+pub const MAX_RUNS_KEPT: u32 = 100;
+
+/// How long a queue's per-minute tallies are kept.
+pub const STATS_TTL: Duration = Duration::from_secs(25 * 60 * 60);
+
+/// The history entry of a job's first run when that run completed the job:
+/// the recorder writes no `airlock.run:1` for it (see the module docs), so it
+/// is read back from the job's last-run measurements and BullMQ's own
+/// fields — `processedOn` (when the run was taken), `pb` (the host). Only
+/// for a job BullMQ finished as completed after exactly one run (`ats` 1)
+/// that has no `airlock.run:1` and whose measurements were recorded.
+pub fn completed_first_run(fields: &HashMap<String, String>) -> Option<RunEntry> {
+    let get = |name: &str| fields.get(name).map(String::as_str);
+    let number = |name: &str| get(name).and_then(|v| v.parse::<u64>().ok());
+    if fields.contains_key(&format!("{}1", fields::RUN_PREFIX))
+        || get("ats") != Some("1")
+        || !fields.contains_key("returnvalue")
+        || !fields.contains_key("finishedOn")
+    {
+        return None;
+    }
+    Some(RunEntry {
+        run: 1,
+        started_at: number("processedOn")?,
+        wall_time_ms: get(fields::WALL_MS)?.parse().ok()?,
+        fuel_used: number(fields::FUEL),
+        peak_memory_bytes: number(fields::MEMORY)?,
+        http_requests: number(fields::HTTP_REQUESTS).unwrap_or(0),
+        http_refused: number(fields::HTTP_REFUSED).unwrap_or(0),
+        http_bytes_out: number(fields::HTTP_BYTES_OUT).unwrap_or(0),
+        http_bytes_in: number(fields::HTTP_BYTES_IN).unwrap_or(0),
+        host: get("pb").unwrap_or_default().to_string(),
+        end: RunEnd::Completed.as_str().to_string(),
+    })
+}
+
+/// Runs' records and tallies on one Redis.
+#[derive(Clone)]
+pub struct Runs {
+    store: Store,
+    /// Which minute a run's tally goes to, and which minutes a read covers.
+    clock: SharedClock,
+}
+
+impl Runs {
+    /// The run records on `store`'s Redis; tallies by `clock`'s minute.
+    pub fn new(store: Store, clock: SharedClock) -> Self {
+        Runs { store, clock }
+    }
+
+    /// Writes the records of finished runs of jobs of `queue` in one
+    /// script call (their keys share the queue's slot). Jobs already
+    /// removed (retention at finish) are skipped.
+    pub async fn record(&self, runs: &[RunRecord]) -> Result<(), QueueError> {
+        if runs.is_empty() {
+            return Ok(());
+        }
+        let mut invocation = RECORD_RUNS.prepare_invoke();
+        invocation.arg(runs.len());
+        let mut tallies: std::collections::BTreeMap<&'static str, u64> = Default::default();
+        for run in runs {
+            *tallies.entry(run.end.as_str()).or_default() += 1;
+            invocation.key(&run.job_key);
+            invocation.arg(run.pin.as_deref().unwrap_or(""));
+            let http = run.http.requests + run.http.refused > 0;
+            // A first run that completed is the job's only run: its entry
+            // is read back from the last-run fields and BullMQ's own
+            // ([`completed_first_run`]), which keeps the job hash
+            // small for BullMQ's scripts (see the module docs).
+            let kept = (1..=MAX_RUNS_KEPT).contains(&run.run)
+                && !(run.run == 1 && run.end == RunEnd::Completed);
+            let pairs = 2
+                + usize::from(run.fuel_used.is_some())
+                + 4 * usize::from(http)
+                + usize::from(kept);
+            invocation.arg(pairs);
+            invocation
+                .arg(fields::MEMORY)
+                .arg(run.peak_memory_bytes)
+                .arg(fields::WALL_MS)
+                .arg(format!("{:.3}", run.wall_time_ms));
+            if let Some(fuel) = run.fuel_used {
+                invocation.arg(fields::FUEL).arg(fuel);
+            }
+            if http {
+                invocation
+                    .arg(fields::HTTP_REQUESTS)
+                    .arg(run.http.requests)
+                    .arg(fields::HTTP_REFUSED)
+                    .arg(run.http.refused)
+                    .arg(fields::HTTP_BYTES_OUT)
+                    .arg(run.http.bytes_out)
+                    .arg(fields::HTTP_BYTES_IN)
+                    .arg(run.http.bytes_in);
+            }
+            if kept {
+                let entry = RunEntry {
+                    run: run.run,
+                    started_at: run.started_at_ms,
+                    wall_time_ms: (run.wall_time_ms * 1000.0).round() / 1000.0,
+                    fuel_used: run.fuel_used,
+                    peak_memory_bytes: run.peak_memory_bytes,
+                    http_requests: run.http.requests,
+                    http_refused: run.http.refused,
+                    http_bytes_out: run.http.bytes_out,
+                    http_bytes_in: run.http.bytes_in,
+                    host: run.host.clone(),
+                    end: run.end.as_str().to_string(),
+                };
+                invocation
+                    .arg(format!("{}{}", fields::RUN_PREFIX, run.run))
+                    .arg(serde_json::to_string(&entry).unwrap_or_default());
+            }
+        }
+        // One tally key per queue and minute; a batch is one queue's runs.
+        let minute = self.clock.now_ms() / 60_000;
+        invocation.key(self.stats_key(&runs[0].job_key, minute));
+        invocation.arg(tallies.len());
+        for (end, count) in &tallies {
+            invocation.arg(*end).arg(*count);
+        }
+        invocation.arg(STATS_TTL.as_millis() as u64);
+        let mut conn = self.store.conn();
+        let _: i64 = invocation.invoke_async(&mut conn).await?;
+        Ok(())
+    }
+
+    /// The per-minute tallies of the queue of `job_key` (`P:QUEUE:ID`) for
+    /// `minute` (ms since the epoch / 60,000). The queue ends at the first
+    /// `:`: a schedule's job ids (`repeat:<id>:<ms>`) hold more.
+    fn stats_key(&self, job_key: &str, minute: u64) -> String {
+        let keys = self.store.keys();
+        let queue = keys.split_job_key(job_key).map_or("", |(queue, _)| queue);
+        keys.run_stats(queue, minute)
+    }
+
+    /// The per-minute tallies of `queue` for the `minutes` minutes up to
+    /// now, oldest first: `(minute, outcome → runs)`.
+    pub async fn stats(
+        &self,
+        queue: &str,
+        minutes: u64,
+    ) -> Result<Vec<(u64, HashMap<String, u64>)>, QueueError> {
+        let now = self.clock.now_ms() / 60_000;
+        let first = now.saturating_sub(minutes.saturating_sub(1));
+        let mut pipe = redis::pipe();
+        for minute in first..=now {
+            pipe.hgetall(self.store.keys().run_stats(queue, minute));
+        }
+        let mut conn = self.store.conn();
+        let counts: Vec<HashMap<String, u64>> = pipe.query_async(&mut conn).await?;
+        Ok((first..=now).zip(counts).collect())
+    }
+}
