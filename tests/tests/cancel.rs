@@ -108,6 +108,39 @@ async fn a_running_guest_is_stopped_on_whichever_host_runs_it() {
     assert_eq!(served.len(), 2, "both hosts still serve: {served:?}");
 }
 
+/// The state a cancel answers is the one its mark met: a running job is
+/// `active` even though the host it runs on fails it within milliseconds
+/// of hearing the cancel (the state used to be read after the fleet was
+/// told, and could say `failed`). Several cancels at once widen the window
+/// the old order lost.
+#[tokio::test]
+async fn a_cancel_answers_the_state_its_mark_met() {
+    let api = Api::start();
+    let queue = json!({"metered": false, "concurrency": 6, "limits": {"timeoutMs": 120_000}});
+    api.setup("spin", "hostile-infinite-loop", queue).await;
+    let mut jobs = Vec::new();
+    for _ in 0..6 {
+        jobs.push(api.enqueue("spin", json!({"data": {}})).await);
+    }
+    for job in &jobs {
+        api.wait_until(job, "active", |j| j["state"] == "active")
+            .await;
+    }
+    let answers =
+        futures::future::join_all(jobs.iter().map(|job| cancel(&api, job, json!({})))).await;
+    for (status, accepted) in &answers {
+        assert_eq!(*status, StatusCode::ACCEPTED, "{accepted}");
+        assert_eq!(accepted["was"], "active", "{accepted}");
+    }
+    for job in &jobs {
+        assert_cancelled(&api.wait_done(job).await);
+    }
+    // Finished now: a second cancel is refused, naming the state.
+    let (status, again) = cancel(&api, &jobs[0], json!({})).await;
+    assert_eq!(status, StatusCode::CONFLICT, "{again}");
+    assert!(again.to_string().contains("is failed"), "{again}");
+}
+
 #[tokio::test]
 async fn waiting_delayed_and_sleeping_jobs_fail_without_running() {
     let api = Api::start();

@@ -7,7 +7,10 @@
 //!    job at once, unrecoverably, with that text as `failedReason`, without
 //!    running it. The mark is written by one script only while the job
 //!    exists and has not finished, so a finished job is never marked (a
-//!    later retry of it would fail at once).
+//!    later retry of it would fail at once). The same script reads the
+//!    job's state (as BullMQ's `getState` does), so the state a cancel
+//!    answers is the one its mark met: a running job is `active`, never
+//!    the `failed` its cancel then makes it.
 //! 2. **Tells the fleet** by appending `{queue, id, reason, at}` to the
 //!    cancel stream ([`crate::state::cancels`]). Every host follows it
 //!    (`worker::cancels`); the one running the job stops its guest at the
@@ -43,16 +46,39 @@ use airlock_core::clock::now_ms;
 /// The job-hash field of the mark: BullMQ's deferred failure.
 pub const MARK_FIELD: &str = "defa";
 
-/// `KEYS[1]` job hash, `KEYS[2]` completed set, `KEYS[3]` failed set;
-/// `ARGV[1]` job id, `ARGV[2]` the failure text. 0: no such job; -1: it
-/// already finished; 1: marked.
+/// The BullMQ sets a job's state is read from, in [`MARK`]'s `KEYS[2..]`
+/// order (BullMQ's own `getState` order).
+const STATE_SETS: [&str; 8] = [
+    "completed",
+    "failed",
+    "delayed",
+    "prioritized",
+    "active",
+    "wait",
+    "paused",
+    "waiting-children",
+];
+
+/// `KEYS[1]` job hash, `KEYS[2..9]` the [`STATE_SETS`]; `ARGV[1]` job id,
+/// `ARGV[2]` the failure text. Reads the job's state as BullMQ's
+/// `getState` does and marks it in the same step, so the state answered is
+/// the one the mark met: `{0, _}` no such job; `{-1, state}` it already
+/// finished (not marked); `{1, state}` marked.
 static MARK: LazyLock<redis::Script> = LazyLock::new(|| {
     redis::Script::new(
-        "if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end \
-         if redis.call('ZSCORE', KEYS[2], ARGV[1]) or redis.call('ZSCORE', KEYS[3], ARGV[1]) \
-         then return -1 end \
+        "if redis.call('EXISTS', KEYS[1]) == 0 then return {0, 'unknown'} end \
+         local id = ARGV[1] \
+         if redis.call('ZSCORE', KEYS[2], id) then return {-1, 'completed'} end \
+         if redis.call('ZSCORE', KEYS[3], id) then return {-1, 'failed'} end \
+         local state = 'unknown' \
+         if redis.call('ZSCORE', KEYS[4], id) then state = 'delayed' \
+         elseif redis.call('ZSCORE', KEYS[5], id) then state = 'prioritized' \
+         elseif redis.call('LPOS', KEYS[6], id) then state = 'active' \
+         elseif redis.call('LPOS', KEYS[7], id) or redis.call('LPOS', KEYS[8], id) \
+         then state = 'waiting' \
+         elseif redis.call('ZSCORE', KEYS[9], id) then state = 'waiting-children' end \
          redis.call('HSET', KEYS[1], 'defa', ARGV[2]) \
-         return 1",
+         return {1, state}",
     )
 });
 
@@ -83,25 +109,23 @@ impl QueueService {
             at_ms: now_ms(),
         };
         let keys = self.store().keys();
+        let mut mark = MARK.key(self.job_key(queue, id));
+        for set in STATE_SETS {
+            mark.key(keys.bullmq(queue, set));
+        }
         let mut conn = self.store().conn();
-        let marked: i64 = MARK
-            .key(self.job_key(queue, id))
-            .key(keys.bullmq(queue, "completed"))
-            .key(keys.bullmq(queue, "failed"))
+        let (marked, state): (i64, String) = mark
             .arg(id)
             .arg(request.failed_reason())
             .invoke_async(&mut conn)
             .await?;
+        let state = JobState::parse(&state).unwrap_or(JobState::Unknown);
         match marked {
             0 => return Err(QueueError::NotFound(format!("job `{queue}:{id}`"))),
-            -1 => {
-                let state = JobState::from(q.get_job_state(id).await?);
-                return Ok(CancelOutcome::AlreadyFinished(state));
-            }
+            -1 => return Ok(CancelOutcome::AlreadyFinished(state)),
             _ => {}
         }
         self.state().cancels.publish(&request).await?;
-        let state = JobState::from(q.get_job_state(id).await?);
         if matches!(
             state,
             JobState::Delayed | JobState::Waiting | JobState::Prioritized

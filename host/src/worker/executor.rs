@@ -304,7 +304,19 @@ impl Executor {
             },
             None => resolved.binding.limits.clone(),
         };
-        let component = match self.host.loader.get(&pinned.digest).await {
+        // The load runs as a task of its own, so a stop (a cancel, the
+        // time to finish) during a compile fails the job at once, while the
+        // compile goes on for the host's cache and the jobs waiting for it.
+        let load = {
+            let (host, digest) = (self.host.clone(), pinned.digest.clone());
+            tokio::spawn(async move { host.loader.get(&digest).await })
+        };
+        let loaded = match until_stopped(&stop_signal, load).await {
+            Ok(Ok(loaded)) => loaded,
+            Ok(Err(e)) => Err(LoadError::Unavailable(format!("loader task failed: {e}"))),
+            Err(stopped) => return Self::fail(stopped),
+        };
+        let component = match loaded {
             Ok(c) => c,
             // Missing or corrupt component: a retry cannot bring it back.
             Err(LoadError::Permanent(e)) => {
@@ -316,9 +328,13 @@ impl Executor {
         };
 
         // Wait for room on this host rather than fail (back-pressure).
-        let _permit = match self.host.capacity.acquire(limits.memory_bytes).await {
-            Ok(p) => p,
-            Err(e) => return Self::fail(Failure::new(FailureKind::Instantiation, e.to_string())),
+        let room = self.host.capacity.acquire(limits.memory_bytes);
+        let _permit = match until_stopped(&stop_signal, room).await {
+            Ok(Ok(p)) => p,
+            Ok(Err(e)) => {
+                return Self::fail(Failure::new(FailureKind::Instantiation, e.to_string()));
+            }
+            Err(stopped) => return Self::fail(stopped),
         };
         let reporter = Reporter::start(job.clone());
         let services = RedisServices::new(
@@ -495,5 +511,21 @@ impl Executor {
         if answered && let Err(e) = self.host.queues.wake_waiting(job.queue(), job.id()).await {
             tracing::warn!(queue = job.queue(), id = job.id(), error = %e, "wake a waiting job");
         }
+    }
+}
+
+/// `work`'s output, or the stop asked for while it was pending (checked
+/// first, so a run stopped before it got here never starts `work`'s wait).
+async fn until_stopped<T>(
+    signal: &StopSignal,
+    work: impl std::future::Future<Output = T>,
+) -> Result<T, Failure> {
+    if let Some(stopped) = signal.current() {
+        return Err(stopped);
+    }
+    let mut signal = signal.clone();
+    tokio::select! {
+        out = work => Ok(out),
+        stopped = signal.stopped() => Err(stopped),
     }
 }
