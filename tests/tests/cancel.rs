@@ -479,3 +479,53 @@ async fn an_event_cancels_the_running_and_sleeping_jobs_it_matches() {
         assert_eq!(api.redis.cli(&["GET", &kv]), "1", "{order} charged once");
     }
 }
+
+/// A cancel that arrives while the host is still compiling the job's
+/// component fails the job at once, without its guest ever starting; the
+/// compile goes on, for the cache and the jobs after it. The host that
+/// takes the job has no fleet artifact key, so it cannot use the artifact
+/// the upload published, and a cache directory of its own (the test hosts
+/// share one), so it compiles the (StarlingMonkey, ~12 MiB) component
+/// itself.
+#[tokio::test]
+async fn a_cancel_during_the_compile_does_not_wait_for_it() {
+    let api = Api::start_with(&["--queues", "noop"]);
+    api.setup("slow", "js_warm_probe", json!({})).await;
+    let cache = tempfile::tempdir().unwrap();
+    let compiler = HostProcess::start(
+        &api.redis.url(),
+        HostOptions {
+            id: "compiler".into(),
+            env: Vec::new(),
+            extra: vec!["--cache-dir".into(), cache.path().display().to_string()],
+            ..HostOptions::default()
+        },
+    );
+    let job = api.enqueue("slow", json!({"data": {}})).await;
+    let active = api
+        .wait_until(&job, "active", |j| j["state"] == "active")
+        .await;
+    assert_eq!(active["processedByHost"], "compiler", "{active}");
+    assert!(
+        !compiler.log().contains("compiled a component"),
+        "the compile should still be going: {}",
+        compiler.log()
+    );
+
+    let (status, accepted) = cancel(&api, &job, json!({"reason": "too slow"})).await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{accepted}");
+    assert_eq!(accepted["was"], "active", "{accepted}");
+    let done = api.wait_done(&job).await;
+    assert_cancelled(&done);
+    assert!(
+        !compiler.log().contains("compiled a component"),
+        "the job was failed only once the compile ended: {}",
+        compiler.log()
+    );
+    assert!(!ran(&api.job(&job).await), "its guest never started");
+    // The compile went on without the job.
+    airlock_tests::eventually::eventually("the compile to finish", || async {
+        compiler.log().contains("compiled a component")
+    })
+    .await;
+}
