@@ -75,8 +75,9 @@ impl State {
         }
     }
 
-    /// Every Airlock script by name, with its SHA1: what `EVALSHA` calls a
-    /// benchmark sees on Redis are attributed with this.
+    /// Every script of Airlock's state by name, with its SHA1: what
+    /// `EVALSHA` calls a benchmark sees on Redis are attributed with this.
+    /// (The cancel mark, `queue::cancel`, is the adapter's and not listed.)
     pub fn script_hashes() -> Vec<(&'static str, String)> {
         [
             meta::script_hashes(),
@@ -84,6 +85,7 @@ impl State {
             key_limits::script_hashes(),
             key_rates::script_hashes(),
             debounces::script_hashes(),
+            waits::script_hashes(),
         ]
         .concat()
     }

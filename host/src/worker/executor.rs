@@ -304,17 +304,21 @@ impl Executor {
             },
             None => resolved.binding.limits.clone(),
         };
-        // The load runs as a task of its own, so a stop (a cancel, the
-        // time to finish) during a compile fails the job at once, while the
-        // compile goes on for the host's cache and the jobs waiting for it.
-        let load = {
-            let (host, digest) = (self.host.clone(), pinned.digest.clone());
-            tokio::spawn(async move { host.loader.get(&digest).await })
-        };
-        let loaded = match until_stopped(&stop_signal, load).await {
-            Ok(Ok(loaded)) => loaded,
-            Ok(Err(e)) => Err(LoadError::Unavailable(format!("loader task failed: {e}"))),
-            Err(stopped) => return Self::fail(stopped),
+        // A component not in memory yet loads as a task of its own, so a
+        // stop (a cancel, the time to finish) during a compile fails the job
+        // at once, while the compile goes on for the host's cache and the
+        // jobs waiting for it. One in memory (the usual case) is taken here.
+        let loaded = match self.host.loader.loaded(&pinned.digest) {
+            Some(component) => Ok(component),
+            None => {
+                let (host, digest) = (self.host.clone(), pinned.digest.clone());
+                let load = tokio::spawn(async move { host.loader.get(&digest).await });
+                match until_stopped(&stop_signal, load).await {
+                    Ok(Ok(loaded)) => loaded,
+                    Ok(Err(e)) => Err(LoadError::Unavailable(format!("loader task failed: {e}"))),
+                    Err(stopped) => return Self::fail(stopped),
+                }
+            }
         };
         let component = match loaded {
             Ok(c) => c,
@@ -514,18 +518,16 @@ impl Executor {
     }
 }
 
-/// `work`'s output, or the stop asked for while it was pending (checked
-/// first, so a run stopped before it got here never starts `work`'s wait).
+/// `work`'s output, or the stop asked for before it was ready (a stop asked
+/// for already wins over `work` ready at once).
 async fn until_stopped<T>(
     signal: &StopSignal,
     work: impl std::future::Future<Output = T>,
 ) -> Result<T, Failure> {
-    if let Some(stopped) = signal.current() {
-        return Err(stopped);
-    }
     let mut signal = signal.clone();
     tokio::select! {
-        out = work => Ok(out),
+        biased;
         stopped = signal.stopped() => Err(stopped),
+        out = work => Ok(out),
     }
 }

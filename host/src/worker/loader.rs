@@ -41,9 +41,15 @@ impl ComponentLoader {
         }
     }
 
+    /// The component with this digest if it is in memory already: no
+    /// Redis, no disk, no compile.
+    pub fn loaded(&self, digest: &str) -> Option<Arc<LoadedComponent>> {
+        self.sandbox.get_loaded(digest)
+    }
+
     /// The component with this digest, ready to run.
     pub async fn get(&self, digest: &str) -> Result<Arc<LoadedComponent>, LoadError> {
-        if let Some(found) = self.sandbox.get_loaded(digest) {
+        if let Some(found) = self.loaded(digest) {
             return Ok(found);
         }
         let cell = self

@@ -25,6 +25,18 @@ pub trait Wake: Sync {
     async fn wake(&self, queue: &str, id: &str) -> Result<(), QueueError>;
 }
 
+/// The waits' scripts by name, with their SHA1s (for benchmarks).
+pub fn script_hashes() -> Vec<(&'static str, String)> {
+    [
+        ("resolve", &RESOLVE),
+        ("listen", &LISTEN),
+        ("token", &TOKEN),
+    ]
+    .into_iter()
+    .map(|(name, script)| (name, script.get_hash().to_string()))
+    .collect()
+}
+
 /// `KEYS[1]` job hash; `ARGV[1]` outcome field, `ARGV[2]` outcome, `ARGV[3]`
 /// producer the job must belong to (`""`: any), `ARGV[4]` wait field that
 /// must exist (`""`: none needed), `ARGV[5]` token field, `ARGV[6]` the

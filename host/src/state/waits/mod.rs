@@ -66,7 +66,7 @@ use redis::AsyncCommands;
 use serde::{Deserialize, Serialize};
 
 use self::index::{LISTEN, Resolved, TOKEN, digest, new_token, resolve, waiter, waiters_digest};
-pub use self::index::{Resolver, TokenCompletion, Wake, is_token};
+pub use self::index::{Resolver, TokenCompletion, Wake, is_token, script_hashes};
 use super::events::{MAX_LOOK_BACK, MAX_RECENT_EVENT_BYTES};
 use crate::error::QueueError;
 use crate::sandbox::services::{WaitFor, WaitOutcome};
