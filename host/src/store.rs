@@ -206,6 +206,12 @@ impl Keys {
         self.queue_key(queue, &format!("airlock:{kind}:{hash}:tat"))
     }
 
+    /// When a key's throttle lets its next start through, counted from the
+    /// starts it admitted (see `state::key_rates`).
+    pub fn key_rate_started(&self, queue: &str, hash: &str) -> String {
+        self.queue_key(queue, &format!("airlock:kt:{hash}:started"))
+    }
+
     /// The start times a per-key rate granted to waiting jobs.
     pub fn key_rate_grants(&self, queue: &str, kind: &str, hash: &str) -> String {
         self.queue_key(queue, &format!("airlock:{kind}:{hash}:grants"))
@@ -345,8 +351,8 @@ mod tests {
             k.key_lines("QUEUE"),
             k.key_rate_tat("QUEUE", "kt", "HASH"),
             k.key_rate_tat("QUEUE", "kr", "HASH"),
-            // `kr` grants are named but never written (see the table).
             k.key_rate_grants("QUEUE", "kt", "HASH"),
+            k.key_rate_started("QUEUE", "HASH"),
             k.debounce_first("QUEUE", "HASH"),
         ]
         .into_iter()

@@ -60,21 +60,25 @@ async fn a_throttle_spaces_a_keys_starts_and_delays_the_rest() {
         let done = api.wait_done(job).await;
         assert_eq!(done["state"], "completed", "{done}");
         assert_eq!(done["attemptsMade"], 1, "waiting used no attempt: {done}");
-        starts.push(done["returnvalue"]["heldFromMs"].as_u64().unwrap());
+        let admitted = done["processedOn"].as_u64().unwrap();
+        let held_from = done["returnvalue"]["heldFromMs"].as_u64().unwrap();
+        assert!(
+            held_from >= admitted,
+            "the guest ran after its admission: {done}"
+        );
+        starts.push(admitted);
     }
     starts.sort();
-    // One start per 500 ms: the n-th is at least n turns after the first.
-    // Turns are granted on a schedule, so a first start that came late
-    // after its turn (a busy host) shortens the gaps measured from it:
-    // allow 60 ms of that (without the throttle they are all ~0 ms apart).
-    for (n, start) in starts.iter().enumerate() {
+    // As the docs say: adjacent starts (the hosts' admissions, each job's
+    // `processedOn`) at least 500 ms apart, a late one moving the next.
+    for pair in starts.windows(2) {
         assert!(
-            start - starts[0] + 60 >= n as u64 * 500,
-            "start {n} came early: {starts:?}"
+            pair[1] - pair[0] >= 500,
+            "two starts closer than 500 ms: {starts:?}"
         );
     }
     assert!(
-        quiet["returnvalue"]["heldFromMs"].as_u64().unwrap() < starts[2],
+        quiet["processedOn"].as_u64().unwrap() < starts[2],
         "the quiet key did not wait for the busy one: {quiet} {starts:?}"
     );
 }
@@ -210,4 +214,85 @@ async fn key_rates_space_starts_exactly_on_a_paused_clock() {
     assert_eq!(drop("h").await.unwrap(), RateDecision::Dropped(1));
     clock.advance(1);
     assert_eq!(drop("i").await.unwrap(), RateDecision::Start);
+}
+
+/// A turn is not yet a start: a job late for its turn (its wake-up came
+/// late) moves the next turn on by as much, so admitted starts of a key
+/// with no burst are never closer than T, and each writes its job's
+/// `processedOn`. On a clock held still: a turn up to `HOLD_MS` early waits
+/// in-process (`StartAt`), one further off is granted the moved turn
+/// instead, and a fresh job's turn never comes before the moved one.
+#[tokio::test]
+async fn a_late_start_moves_the_next_turn_on_a_paused_clock() {
+    use airlock::state::key_limits::KeySlot;
+    use airlock::state::key_rates::{HOLD_MS, KeyRates, Rate, RateDecision, RateMode};
+    use airlock::store::Store;
+    use airlock_core::clock::{Clock, PausedClock};
+
+    let redis = airlock_tests::redis_server::RedisServer::start();
+    let store = Store::connect(&redis.url(), "bull").await.unwrap();
+    let clock = PausedClock::now();
+    let rates = KeyRates::new(store.clone(), clock.clone());
+    let rate = Rate {
+        limit: 2,
+        period_ms: 1_000,
+        burst: 1,
+    };
+    let key = KeySlot::of("imports", &json!("c1"));
+    let check = |id: &'static str| rates.check(&key, id, rate, RateMode::Throttle);
+    let t0 = clock.now_ms();
+    let job = store.keys().job("imports", "b");
+    let mut conn = store.conn();
+    let _: () = redis::AsyncCommands::hset(&mut conn, &job, "processedOn", 1)
+        .await
+        .unwrap();
+
+    assert_eq!(check("a").await.unwrap(), RateDecision::Start);
+    assert_eq!(check("b").await.unwrap(), RateDecision::WaitUntil(t0 + 500));
+    assert_eq!(
+        check("c").await.unwrap(),
+        RateDecision::WaitUntil(t0 + 1_000)
+    );
+    // b comes 43 ms late for its turn; its start is what counts.
+    clock.advance(543);
+    assert_eq!(check("b").await.unwrap(), RateDecision::Start);
+    let processed: u64 = redis::AsyncCommands::hget(&mut conn, &job, "processedOn")
+        .await
+        .unwrap();
+    assert_eq!(
+        processed,
+        t0 + 543,
+        "the admitted start is the job's processedOn"
+    );
+    // c, woken on time for its turn, waits the 43 ms out.
+    clock.advance(457);
+    assert_eq!(check("c").await.unwrap(), RateDecision::StartAt(t0 + 1_043));
+    // A job arriving now is given a turn after the moved one.
+    assert_eq!(
+        check("d").await.unwrap(),
+        RateDecision::WaitUntil(t0 + 1_543)
+    );
+    clock.advance(543);
+    assert_eq!(check("d").await.unwrap(), RateDecision::Start);
+    assert_eq!(
+        check("e").await.unwrap(),
+        RateDecision::WaitUntil(t0 + 2_043)
+    );
+    assert_eq!(
+        check("f").await.unwrap(),
+        RateDecision::WaitUntil(t0 + 2_543)
+    );
+    // e is very late (400 ms): f's turn moves further than a job waits
+    // in-process, so f is granted the moved turn and parked again.
+    clock.advance(500 + 400);
+    assert_eq!(check("e").await.unwrap(), RateDecision::Start);
+    clock.advance(100);
+    const { assert!(400 > HOLD_MS, "the case below is a park, not a wait") };
+    assert_eq!(
+        check("f").await.unwrap(),
+        RateDecision::WaitUntil(t0 + 2_943)
+    );
+    assert_eq!(rates.grant(&key, "f").await.unwrap(), Some(t0 + 2_943));
+    clock.advance(400);
+    assert_eq!(check("f").await.unwrap(), RateDecision::Start);
 }

@@ -196,6 +196,12 @@ impl Admission {
             };
             match retrying("check the job's key rate", check).await {
                 Ok(RateDecision::Start) => {}
+                // The previous start of the key came late and moved this
+                // turn a moment on (`key_rates::HOLD_MS`): wait it out here.
+                Ok(RateDecision::StartAt(at)) => {
+                    let wait = at.saturating_sub(now_ms());
+                    tokio::time::sleep(Duration::from_millis(wait)).await;
+                }
                 Ok(RateDecision::WaitUntil(at)) => {
                     let park = || job.park_until(at.max(now_ms()));
                     return Some(

@@ -3,8 +3,8 @@
 //! with the reason recorded), as Inngest defines `throttle` and
 //! `rateLimit`.
 //!
-//! Both are GCRA (the generic cell rate algorithm) over one Redis string
-//! per key: its *theoretical arrival time* (TAT). With `limit` starts per
+//! Both are GCRA (the generic cell rate algorithm) over a Redis string per
+//! key: its *theoretical arrival time* (TAT). With `limit` starts per
 //! `period`, each start costs `T = period / limit`; a key may run `burst`
 //! starts back to back (tolerance `(burst - 1) * T`). A start at `now` is
 //! allowed when `now >= TAT - tolerance`, and moves the TAT to
@@ -15,10 +15,22 @@
 //! **Throttle** gives a job over the rate a start time of its own — the
 //! next free one — recorded in the key's grants (`…:kt:<key hash>:grants`,
 //! job id → start time) as it moves the TAT on, and parks the job
-//! (BullMQ-delayed, no attempt counted) until then. When the job is taken
-//! again it finds its grant, due, and starts without asking again. A backlog
-//! of one key so wakes one job per turn instead of all at once, and other
-//! keys never wait for it.
+//! (BullMQ-delayed, no attempt counted) until then. A backlog of one key so
+//! wakes one job per turn instead of all at once, and other keys never wait
+//! for it.
+//!
+//! A grant is a turn, not yet a start: a woken job can be late for it (its
+//! wake-up from the delayed set came late, its host was busy), and the next
+//! turn, granted on the schedule, would then follow it by less than `T`.
+//! So the throttle keeps a second GCRA over the starts it admitted
+//! (`…:started`, the earliest the next start may come, less the tolerance),
+//! and a job whose grant is due starts only once that allows it: at once,
+//! after a short wait in-process ([`HOLD_MS`]), or parked again for the
+//! moved turn. Admitted starts of one key are so at least `T` apart (by the
+//! hosts' clocks; `burst` of them may come back to back), however late any
+//! of them came, and the start writes the job's `processedOn` (BullMQ's
+//! "when it was processed", set again by this admission), so what a user
+//! reads is the spacing kept.
 //!
 //! **Rate limit** drops a job over the rate: it fails as `rate_limited`,
 //! never retried, its `failedReason` saying which key and limit.
@@ -27,8 +39,12 @@
 //! `moveToDelayed` and its second fetch. Crash windows: a host that dies
 //! after a grant and before parking leaves the job to the stalled check;
 //! taken again, it finds its grant (due or not) and keeps it — a start is
-//! never granted twice. A grant whose job is gone (cancelled, removed) is
-//! dropped a day after its time, its turn lost to nobody.
+//! never granted twice. A host that dies after admitting a start (also
+//! while it waits out a moment of [`HOLD_MS`]) leaves the start counted and
+//! the job to the stalled check, which runs it as a new start, counted
+//! again: the key's next turn comes `T` later than it had to, never
+//! sooner. A grant whose job is gone (cancelled, removed) is dropped a day
+//! after its time, its turn lost to nobody.
 
 use std::sync::LazyLock;
 
@@ -41,36 +57,84 @@ use crate::store::Store;
 /// Grants older than this (ms) are swept: their jobs are gone.
 const GRANT_RETENTION_MS: u64 = 24 * 60 * 60 * 1000;
 
-/// `KEYS` TAT, grants; `ARGV` id, now, T (ms), tolerance (ms), mode
-/// (`throttle` | `drop`). Answers `{0}` to start now, `{1, at}` to wait
-/// until `at` (throttle), `{2, retry_in}` dropped (rate limit).
-static GCRA: LazyLock<redis::Script> = LazyLock::new(|| {
+/// `keyRateLimit`: `KEYS` TAT; `ARGV` now, T (ms), tolerance (ms). Answers
+/// `{0}` to start now, `{2, retry_in}` dropped.
+static DROP: LazyLock<redis::Script> = LazyLock::new(|| {
     redis::Script::new(
-        "local now, t, tol = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]) \
-         redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now - tonumber(ARGV[6])) \
-         local granted = redis.call('ZSCORE', KEYS[2], ARGV[1]) \
-         if granted then \
-           granted = tonumber(granted) \
-           if granted <= now then redis.call('ZREM', KEYS[2], ARGV[1]) return {0} end \
-           return {1, granted} \
-         end \
+        "local now, t, tol = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]) \
          local tat = tonumber(redis.call('GET', KEYS[1]) or '0') \
          if tat < now then tat = now end \
          local allow_at = tat - tol \
-         if allow_at <= now or ARGV[5] == 'throttle' then \
-           redis.call('SET', KEYS[1], tat + t, 'PX', math.ceil(tat + t - now + tol + 1000)) \
-           if allow_at <= now then return {0} end \
-           redis.call('ZADD', KEYS[2], allow_at, ARGV[1]) \
-           redis.call('PEXPIRE', KEYS[2], math.ceil(allow_at - now + tonumber(ARGV[6]))) \
-           return {1, allow_at} \
-         end \
-         return {2, math.ceil(allow_at - now)}",
+         if allow_at > now then return {2, math.ceil(allow_at - now)} end \
+         redis.call('SET', KEYS[1], tat + t, 'PX', math.ceil(tat + t - now + tol + 1000)) \
+         return {0}",
     )
 });
 
+/// `keyThrottle`: `KEYS` TAT, grants, started, the job's hash; `ARGV` id,
+/// now, T (ms), tolerance (ms), grant retention (ms), hold (ms). Answers
+/// `{0}` to start now, `{1, at}` to park until `at`, `{3, at}` to start at
+/// `at`, a moment from now (see [`HOLD_MS`]). An admitted start moves
+/// `started` on and writes the job's `processedOn`; the TAT never falls
+/// behind `started`, so a fresh job's grant never precedes the turn a late
+/// start moved.
+static THROTTLE: LazyLock<redis::Script> = LazyLock::new(|| {
+    redis::Script::new(
+        "local now, t, tol = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]) \
+         local retention, hold = tonumber(ARGV[5]), tonumber(ARGV[6]) \
+         redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now - retention) \
+         local started = tonumber(redis.call('GET', KEYS[3]) or '0') \
+         local tat = tonumber(redis.call('GET', KEYS[1]) or '0') \
+         local function admit(at) \
+           local after = math.max(started, at) + t \
+           local px = math.ceil(after - now + tol + 1000) \
+           redis.call('SET', KEYS[3], after, 'PX', px) \
+           if tat < after then redis.call('SET', KEYS[1], after, 'PX', px) end \
+           if redis.call('EXISTS', KEYS[4]) == 1 then \
+             redis.call('HSET', KEYS[4], 'processedOn', math.floor(at)) \
+           end \
+         end \
+         local granted = redis.call('ZSCORE', KEYS[2], ARGV[1]) \
+         if granted then \
+           granted = tonumber(granted) \
+           if granted > now then return {1, granted} end \
+           local at = started - tol \
+           if at > now + hold then \
+             redis.call('ZADD', KEYS[2], at, ARGV[1]) \
+             redis.call('PEXPIRE', KEYS[2], math.ceil(at - now + retention)) \
+             return {1, math.ceil(at)} \
+           end \
+           redis.call('ZREM', KEYS[2], ARGV[1]) \
+           if at <= now then admit(now) return {0} end \
+           admit(at) \
+           return {3, math.ceil(at)} \
+         end \
+         if tat < now then tat = now end \
+         local allow_at = tat - tol \
+         tat = tat + t \
+         redis.call('SET', KEYS[1], tat, 'PX', math.ceil(tat - now + tol + 1000)) \
+         if allow_at <= now then admit(now) return {0} end \
+         redis.call('ZADD', KEYS[2], allow_at, ARGV[1]) \
+         redis.call('PEXPIRE', KEYS[2], math.ceil(allow_at - now + retention)) \
+         return {1, allow_at}",
+    )
+});
+
+/// The longest a due turn waits in-process for a late start's spacing to
+/// pass (ms). A start that came late (its job's wake-up from BullMQ's delayed
+/// set was late, or its host busy) moves the next turn by as much; a job
+/// woken for that turn waits out the difference here, holding one of its
+/// worker's places, rather than being parked again: a second park costs a
+/// `moveToDelayed` and a fetch, and its wake-up can be late in turn. A
+/// difference longer than this parks the job again, for the moved turn.
+pub const HOLD_MS: u64 = 250;
+
 /// Airlock's per-key rate script, with its SHA1 (for benchmarks).
 pub fn script_hashes() -> Vec<(&'static str, String)> {
-    vec![("key_rate", GCRA.get_hash().to_string())]
+    vec![
+        ("key_throttle", THROTTLE.get_hash().to_string()),
+        ("key_rate_limit", DROP.get_hash().to_string()),
+    ]
 }
 
 /// A start rate: `limit` starts per `period_ms`, `burst` back to back.
@@ -96,6 +160,9 @@ impl Rate {
 pub enum RateDecision {
     /// Start now.
     Start,
+    /// Throttled, a moment (at most [`HOLD_MS`]) from now: start at this
+    /// time (ms since the epoch); the start is already counted.
+    StartAt(u64),
     /// Throttled: wait until this time (ms since the epoch), then start.
     WaitUntil(u64),
     /// Rate-limited: dropped; the key has room again in this many ms.
@@ -127,15 +194,11 @@ impl KeyRates {
         KeyRates { store, clock }
     }
 
-    fn rate_keys(&self, slot: &KeySlot, mode: RateMode) -> [String; 2] {
-        let kind = match mode {
-            RateMode::Throttle => "kt",
-            RateMode::Drop => "kr",
-        };
+    fn throttle_keys(&self, slot: &KeySlot) -> [String; 2] {
         let keys = self.store.keys();
         [
-            keys.key_rate_tat(&slot.queue, kind, &slot.hash),
-            keys.key_rate_grants(&slot.queue, kind, &slot.hash),
+            keys.key_rate_tat(&slot.queue, "kt", &slot.hash),
+            keys.key_rate_grants(&slot.queue, "kt", &slot.hash),
         ]
     }
 
@@ -148,26 +211,40 @@ impl KeyRates {
         rate: Rate,
         mode: RateMode,
     ) -> Result<RateDecision, QueueError> {
-        let [tat, grants] = self.rate_keys(slot, mode);
         let t = rate.interval();
         let tolerance = t * (rate.burst.max(1) - 1) as f64;
+        let now = self.clock.now_ms();
+        let keys = self.store.keys();
         let mut conn = self.store.conn();
-        let answer: Vec<i64> = GCRA
-            .key(tat)
-            .key(grants)
-            .arg(id)
-            .arg(self.clock.now_ms())
-            .arg(t)
-            .arg(tolerance)
-            .arg(match mode {
-                RateMode::Throttle => "throttle",
-                RateMode::Drop => "drop",
-            })
-            .arg(GRANT_RETENTION_MS)
-            .invoke_async(&mut conn)
-            .await?;
+        let answer: Vec<i64> = match mode {
+            RateMode::Drop => {
+                DROP.key(keys.key_rate_tat(&slot.queue, "kr", &slot.hash))
+                    .arg(now)
+                    .arg(t)
+                    .arg(tolerance)
+                    .invoke_async(&mut conn)
+                    .await?
+            }
+            RateMode::Throttle => {
+                let [tat, grants] = self.throttle_keys(slot);
+                THROTTLE
+                    .key(tat)
+                    .key(grants)
+                    .key(keys.key_rate_started(&slot.queue, &slot.hash))
+                    .key(keys.job(&slot.queue, id))
+                    .arg(id)
+                    .arg(now)
+                    .arg(t)
+                    .arg(tolerance)
+                    .arg(GRANT_RETENTION_MS)
+                    .arg(HOLD_MS)
+                    .invoke_async(&mut conn)
+                    .await?
+            }
+        };
         Ok(match answer.as_slice() {
             [1, at] => RateDecision::WaitUntil(*at as u64),
+            [3, at] => RateDecision::StartAt(*at as u64),
             [2, retry_in] => RateDecision::Dropped(*retry_in as u64),
             _ => RateDecision::Start,
         })
@@ -176,7 +253,7 @@ impl KeyRates {
     /// When job `id` is granted to start under its key's throttle, if it
     /// waits for a grant.
     pub async fn grant(&self, slot: &KeySlot, id: &str) -> Result<Option<u64>, QueueError> {
-        let [_, grants] = self.rate_keys(slot, RateMode::Throttle);
+        let [_, grants] = self.throttle_keys(slot);
         let mut conn = self.store.conn();
         let at: Option<f64> = redis::AsyncCommands::zscore(&mut conn, grants, id).await?;
         Ok(at.map(|a| a as u64))
