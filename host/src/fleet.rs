@@ -3,11 +3,18 @@
 //! stops taking jobs and finishes the ones it runs) without touching it.
 //!
 //! A host writes `P:{airlock}:host:<id>` (its description, expiring after
-//! a few missed heartbeats) and scores itself in the `P:{airlock}:hosts`
-//! sorted set with the heartbeat time; listing prunes members whose
-//! heartbeat is too old, so dead hosts age out on their own. A drain request
-//! is the key `P:{airlock}:host:<id>:drain`, read by the host's heartbeat.
+//! [`Fleet::ttl`] without a heartbeat: Redis's clock says when a host is
+//! dead, so the hosts' clocks need not agree) and scores itself in the
+//! `P:{airlock}:hosts` sorted set with the heartbeat time, both in one
+//! transaction. A member whose description expired is dead: listing skips
+//! it, and one live host claims it (`P:{airlock}:host:<id>:recovering`,
+//! see [`Fleet::claim_dead`]) to give its jobs back (`worker::recovery`),
+//! reading which BullMQ worker ids held their locks from
+//! `P:{airlock}:host:<id>:workers` (written with each heartbeat, kept a
+//! day). A drain request is the key
+//! `P:{airlock}:host:<id>:drain`, read by the host's heartbeat.
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use redis::AsyncCommands;
@@ -66,6 +73,18 @@ pub struct HostInfo {
     pub generation: Option<u64>,
 }
 
+/// How long a host's worker ids are kept after its last heartbeat: past
+/// its death, until a live host gives its jobs back.
+const WORKERS_KEPT_SECS: u64 = 24 * 60 * 60;
+
+/// How long a claim on a dead host lasts (ms): a claimant that dies while
+/// recovering holds the host fenced no longer than this.
+const CLAIM_MS: u64 = 60_000;
+
+/// Registered hosts silent this long are dropped from the set unclaimed
+/// (ms): their jobs were left to BullMQ's stalled check.
+const FORGOTTEN_AFTER_MS: u64 = 24 * 60 * 60 * 1000;
+
 /// The fleet registry in Redis.
 #[derive(Clone)]
 pub struct Fleet {
@@ -84,22 +103,167 @@ impl Fleet {
         self.store.keys().host(id)
     }
 
-    /// Publishes this host's description.
-    pub async fn heartbeat(&self, info: &HostInfo) -> Result<(), QueueError> {
+    /// How long a host lives without a heartbeat.
+    pub fn ttl(&self) -> Duration {
+        self.ttl
+    }
+
+    /// Publishes this host's description and its workers' BullMQ ids (by
+    /// queue), in one transaction.
+    pub async fn heartbeat(
+        &self,
+        info: &HostInfo,
+        workers: &BTreeMap<String, String>,
+    ) -> Result<(), QueueError> {
         let keys = self.store.keys();
         let mut conn = self.store.conn();
         redis::pipe()
-            .set_ex(
+            .atomic()
+            .pset_ex(
                 self.host_key(&info.id),
                 serde_json::to_string(info)?,
-                self.ttl.as_secs().max(1),
+                self.ttl.as_millis().max(1) as u64,
             )
             .ignore()
             .zadd(keys.hosts(), &info.id, info.heartbeat_at)
             .ignore()
+            .set_ex(
+                keys.host_workers(&info.id),
+                serde_json::to_string(workers)?,
+                WORKERS_KEPT_SECS,
+            )
+            .ignore()
             .query_async::<()>(&mut conn)
             .await?;
         Ok(())
+    }
+
+    /// Publishes host `id`'s workers' BullMQ ids (by queue) alone, between
+    /// heartbeats.
+    pub async fn publish_workers(
+        &self,
+        id: &str,
+        workers: &BTreeMap<String, String>,
+    ) -> Result<(), QueueError> {
+        let mut conn = self.store.conn();
+        let _: () = conn
+            .set_ex(
+                self.store.keys().host_workers(id),
+                serde_json::to_string(workers)?,
+                WORKERS_KEPT_SECS,
+            )
+            .await?;
+        Ok(())
+    }
+
+    /// Hosts that died without leaving: registered, their description
+    /// expired.
+    pub async fn dead_hosts(&self) -> Result<Vec<String>, QueueError> {
+        let (ids, infos) = self.members().await?;
+        Ok(ids
+            .into_iter()
+            .zip(infos)
+            .filter(|(_, info)| info.is_none())
+            .map(|(id, _)| id)
+            .collect())
+    }
+
+    /// Claims dead host `id` for recovery: true for one caller at a time,
+    /// and only while the host is still dead once the claim is made.
+    ///
+    /// The claim is the key `…:host:<id>:recovering` (`SET NX`), made
+    /// before the host's death is checked again; a host coming back writes
+    /// its description before it looks for that key
+    /// ([`Fleet::being_recovered`]). Whichever of the two goes second sees
+    /// the other: either the claimant finds the host alive and gives the
+    /// claim up, or the host finds the claim and stays fenced until
+    /// [`Fleet::recovered`], so no job it takes meanwhile is given away
+    /// under it.
+    pub async fn claim_dead(&self, id: &str) -> Result<bool, QueueError> {
+        let keys = self.store.keys();
+        let mut conn = self.store.conn();
+        let claimed: Option<String> = redis::cmd("SET")
+            .arg(keys.host_recovering(id))
+            .arg(1)
+            .arg("NX")
+            .arg("PX")
+            .arg(CLAIM_MS)
+            .query_async(&mut conn)
+            .await?;
+        if claimed.is_none() {
+            return Ok(false);
+        }
+        if conn.exists(self.host_key(id)).await? {
+            let _: i64 = conn.del(keys.host_recovering(id)).await?;
+            return Ok(false);
+        }
+        let _: i64 = conn.zrem(keys.hosts(), id).await?;
+        Ok(true)
+    }
+
+    /// Whether host `id`'s description is there (it heartbeats).
+    pub async fn is_alive(&self, id: &str) -> Result<bool, QueueError> {
+        let mut conn = self.store.conn();
+        Ok(conn.exists(self.host_key(id)).await?)
+    }
+
+    /// Whether a live host is giving this host's jobs back (it was counted
+    /// dead): a host coming back stays fenced while it is.
+    pub async fn being_recovered(&self, id: &str) -> Result<bool, QueueError> {
+        let mut conn = self.store.conn();
+        Ok(conn.exists(self.store.keys().host_recovering(id)).await?)
+    }
+
+    /// Gives up the claim on host `id` without recovering it.
+    pub async fn release_claim(&self, id: &str) -> Result<(), QueueError> {
+        let mut conn = self.store.conn();
+        let _: i64 = conn.del(self.store.keys().host_recovering(id)).await?;
+        Ok(())
+    }
+
+    /// Ends the recovery of dead host `id`: its workers are forgotten and
+    /// its claim lifted.
+    pub async fn recovered(&self, id: &str) -> Result<(), QueueError> {
+        let keys = self.store.keys();
+        let mut conn = self.store.conn();
+        let _: i64 = conn
+            .del(&[keys.host_workers(id), keys.host_recovering(id)])
+            .await?;
+        Ok(())
+    }
+
+    /// The BullMQ worker ids host `id` last published, by queue (empty when
+    /// it published none, or a day has passed).
+    pub async fn workers_of(&self, id: &str) -> Result<BTreeMap<String, String>, QueueError> {
+        let mut conn = self.store.conn();
+        let json: Option<String> = conn.get(self.store.keys().host_workers(id)).await?;
+        Ok(json
+            .and_then(|j| serde_json::from_str(&j).ok())
+            .unwrap_or_default())
+    }
+
+    /// Every registered id, with its description if it is alive. Members
+    /// older than [`FORGOTTEN_AFTER_MS`] are dropped on the way (a fleet
+    /// with no live host to claim them).
+    async fn members(&self) -> Result<(Vec<String>, Vec<Option<HostInfo>>), QueueError> {
+        let keys = self.store.keys();
+        let mut conn = self.store.conn();
+        let oldest = now_ms().saturating_sub(FORGOTTEN_AFTER_MS);
+        let _: i64 = conn.zrembyscore(keys.hosts(), 0, oldest as f64).await?;
+        let ids: Vec<String> = conn.zrange(keys.hosts(), 0, -1).await?;
+        if ids.is_empty() {
+            return Ok((ids, Vec::new()));
+        }
+        let host_keys: Vec<String> = ids.iter().map(|id| self.host_key(id)).collect();
+        let json: Vec<Option<String>> = redis::cmd("MGET")
+            .arg(&host_keys)
+            .query_async(&mut conn)
+            .await?;
+        let infos = json
+            .into_iter()
+            .map(|j| j.and_then(|j| serde_json::from_str::<HostInfo>(&j).ok()))
+            .collect();
+        Ok((ids, infos))
     }
 
     /// Removes this host from the registry (clean shutdown).
@@ -115,21 +279,10 @@ impl Fleet {
         Ok(())
     }
 
-    /// The live hosts, by id. Hosts whose heartbeat is older than the TTL
-    /// are pruned on the way.
+    /// The live hosts, by id.
     pub async fn hosts(&self) -> Result<Vec<HostInfo>, QueueError> {
-        let keys = self.store.keys();
-        let mut conn = self.store.conn();
-        let oldest = now_ms().saturating_sub(self.ttl.as_millis() as u64);
-        let _: i64 = conn.zrembyscore(keys.hosts(), 0, oldest as f64).await?;
-        let ids: Vec<String> = conn.zrange(keys.hosts(), 0, -1).await?;
-        let mut hosts = Vec::with_capacity(ids.len());
-        for id in ids {
-            let json: Option<String> = conn.get(self.host_key(&id)).await?;
-            if let Some(info) = json.and_then(|j| serde_json::from_str::<HostInfo>(&j).ok()) {
-                hosts.push(info);
-            }
-        }
+        let (_, infos) = self.members().await?;
+        let mut hosts: Vec<HostInfo> = infos.into_iter().flatten().collect();
         hosts.sort_by(|a, b| a.id.cmp(&b.id));
         Ok(hosts)
     }

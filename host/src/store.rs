@@ -94,6 +94,18 @@ impl Keys {
         self.registry(&format!("host:{id}:drain"))
     }
 
+    /// Present while a live host gives dead host `id`'s jobs back: the
+    /// claim, and what keeps the host fenced should it come back meanwhile.
+    pub fn host_recovering(&self, id: &str) -> String {
+        self.registry(&format!("host:{id}:recovering"))
+    }
+
+    /// The BullMQ worker ids a host's workers hold their jobs' locks with,
+    /// by queue: what a live host needs to give a dead one's jobs back.
+    pub fn host_workers(&self, id: &str) -> String {
+        self.registry(&format!("host:{id}:workers"))
+    }
+
     /// The fleet's recent events, for durable waits (see `state::waits`).
     pub fn recent_events(&self) -> String {
         self.registry("events")
@@ -334,6 +346,8 @@ mod tests {
             k.hosts(),
             k.host("ID"),
             k.host_drain("ID"),
+            k.host_workers("ID"),
+            k.host_recovering("ID"),
             k.recent_events(),
             k.event_waiters("HASH"),
             k.event_wait_paths("HASH"),

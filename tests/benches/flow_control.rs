@@ -8,14 +8,24 @@
 //! - the start delay of every small key's first job: from its enqueue
 //!   (`timestamp`) to the first start of any job of that key
 //!   (`processedOn`), p50 / p99 / max over the 99 keys;
+//! - the big key's idle gap once it runs alone at its limit: from each of
+//!   its jobs' finish to its next job's start, p50 / p99 / max;
 //! - throughput, first start to last finish over every job, against the
 //!   same jobs on the same fleet without `keyConcurrency`; and, to show
 //!   the gate's own cost apart from what the limit itself allows, a drain
 //!   of 100 keys x 1,000 jobs where the limit (2 x 100 keys) never binds
 //!   under the global 50;
 //! - cancel latency (`BENCH_ONLY=cancel`): from the cancel request to the
-//!   failed job, for a guest spinning on one of the two hosts
-//!   (`BENCH_ONLY=backlog` leaves it out).
+//!   failed job, for a guest spinning on one of the two hosts;
+//! - recovery after a SIGKILL (`BENCH_ONLY=recovery`), with the default
+//!   heartbeat, lock duration and stalled interval: a host holding both
+//!   slots of a limit-2 key is killed while two more jobs of the key wait
+//!   in its line; from the kill to the first start of a waiting job, and to
+//!   the start of the killed jobs' completed runs (`processedOn`), over 5
+//!   kills on fresh fleets.
+//!
+//! `BENCH_ONLY` runs one part: `recovery`, `cancel`, `backlog` (the two
+//! backlog drains and the spread drain) or `spread` (the spread drain).
 //!
 //! Needs the release `airlock` binary (`cargo build --release -p airlock`)
 //! and the guests (`make guests`).
@@ -50,9 +60,15 @@ fn free_port() -> u16 {
 
 /// A release host; with `api`, serving the API on that port.
 fn start_host(redis: &RedisServer, id: &str, api: Option<u16>) -> Child {
+    start_host_with(redis, id, api, &[])
+}
+
+/// [`start_host`] with more `serve` arguments.
+fn start_host_with(redis: &RedisServer, id: &str, api: Option<u16>, extra: &[&str]) -> Child {
     let mut cmd = Command::new(release_airlock());
     cmd.args(["serve", "--redis", &redis.url(), "--host-id", id])
-        .args(["--poll", "100ms", "--max-instances", "64"]);
+        .args(["--poll", "100ms", "--max-instances", "64"])
+        .args(extra);
     if let Some(port) = api {
         cmd.args(["--listen", &format!("127.0.0.1:{port}")])
             .args(["--tokens", &tokens::list()]);
@@ -78,13 +94,18 @@ struct Fleet {
 impl Fleet {
     /// `guest` bound to the benchmark queue with `spec`, and the API host.
     async fn start(guest: &str, spec: Value) -> Fleet {
+        Fleet::start_with(guest, spec, &[]).await
+    }
+
+    /// [`Fleet::start`], the API host started with `extra` arguments.
+    async fn start_with(guest: &str, spec: Value, extra: &[&str]) -> Fleet {
         let redis = RedisServer::start();
         let admin = Admin::connect(&redis.url()).await;
         admin.deploy(guest, guest).await;
         admin.bind(QUEUE, guest, spec).await;
         let port = free_port();
         let base = format!("http://127.0.0.1:{port}");
-        let hosts = vec![start_host(&redis, "fc-a", Some(port))];
+        let hosts = vec![start_host_with(&redis, "fc-a", Some(port), extra)];
         let http = airlock_tests::http_client();
         wait_up(&http, &base).await;
         Fleet {
@@ -105,9 +126,46 @@ impl Fleet {
         enqueue(&self.http, &self.base, jobs).await
     }
 
+    /// Adds one job; answers its ref.
+    async fn add(&self, body: Value) -> String {
+        let resp: Value = self
+            .http
+            .post(format!("{}/v1/queues/{QUEUE}/jobs", self.base))
+            .bearer_auth(tokens::PRODUCER)
+            .json(&body)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        resp["ref"].as_str().unwrap().to_string()
+    }
+
+    /// Polls job `job_ref` until `pred` holds (a minute at most).
+    async fn until(&self, job_ref: &str, pred: impl Fn(&Value) -> bool) -> Value {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let job = self.job(job_ref).await;
+            if pred(&job) {
+                return job;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "job {job_ref} never got there: {job}"
+            );
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
+
     async fn job(&self, job_ref: &str) -> Value {
+        self.get(&format!("/v1/jobs/{job_ref}")).await
+    }
+
+    /// `GET path` of the API, as the admin.
+    async fn get(&self, path: &str) -> Value {
         self.http
-            .get(format!("{}/v1/jobs/{job_ref}", self.base))
+            .get(format!("{}{path}", self.base))
             .bearer_auth(tokens::ADMIN)
             .send()
             .await
@@ -222,6 +280,38 @@ struct Run {
     /// Small keys' first-start delays, ms, sorted.
     delays: Vec<u64>,
     rate: f64,
+    /// The big key's idle gaps, ms, sorted: from each of its jobs'
+    /// finish to the first start of one of its jobs at or after it (the
+    /// slot's next job), over its drain once the small keys are done.
+    gaps: Vec<u64>,
+}
+
+/// The idle gaps of key `key` (see [`Run::gaps`]), counted from the first
+/// finish after every other key's last finish.
+fn idle_gaps(jobs: &[(String, u64, u64, u64)], key: &str) -> Vec<u64> {
+    let others_done = jobs
+        .iter()
+        .filter(|j| j.0 != key)
+        .map(|j| j.3)
+        .max()
+        .unwrap_or(0);
+    let mut starts: Vec<u64> = jobs.iter().filter(|j| j.0 == key).map(|j| j.2).collect();
+    starts.sort();
+    let mut finishes: Vec<u64> = jobs
+        .iter()
+        .filter(|j| j.0 == key && j.3 >= others_done)
+        .map(|j| j.3)
+        .collect();
+    finishes.sort();
+    let mut gaps: Vec<u64> = finishes
+        .iter()
+        .filter_map(|f| {
+            let next = starts.partition_point(|s| s < f);
+            starts.get(next).map(|s| s - f)
+        })
+        .collect();
+    gaps.sort();
+    gaps
 }
 
 /// One drain on two fresh hosts: `big` jobs of one key through the API,
@@ -250,6 +340,7 @@ async fn backlog_drain(big: usize, limited: bool) -> Run {
     Run {
         delays,
         rate: rate(&jobs),
+        gaps: idle_gaps(&jobs, "big"),
     }
 }
 
@@ -319,6 +410,78 @@ async fn cancel_latency(runs: usize) -> Vec<u64> {
     latencies
 }
 
+/// One SIGKILL of a host holding both slots of a key (see the module
+/// docs): ms from the kill to the first start of a job that waited in the
+/// key's line, and to the start of the killed jobs' completed runs (the
+/// later of the two).
+async fn recovery_once() -> (u64, u64) {
+    let spec = json!({
+        "metered": false,
+        "concurrency": 4,
+        "limits": {"timeoutMs": 60_000},
+        "keyConcurrency": {"key": "$.customerId", "limit": 2},
+    });
+    let mut fleet = Fleet::start_with("catalog-sync", spec, &["--no-workers"]).await;
+    fleet.add_host();
+    let mut held = Vec::new();
+    for _ in 0..2 {
+        let data = json!({"data": {"customerId": "c1", "holdMs": 1_500}});
+        held.push(fleet.add(data).await);
+    }
+    for job in &held {
+        fleet.until(job, |j| j["state"] == "active").await;
+    }
+    let mut waiting = Vec::new();
+    for _ in 0..2 {
+        let data = json!({"data": {"customerId": "c1", "holdMs": 20}});
+        waiting.push(fleet.add(data).await);
+    }
+    for job in &waiting {
+        fleet
+            .until(job, |j| j["waiting"]["kind"] == "key_limit")
+            .await;
+    }
+    fleet.add_host();
+    // The survivor serves the queue before the kill.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let hosts = fleet.get("/v1/hosts").await;
+        let serving = hosts["hosts"].as_array().is_some_and(|hosts| {
+            hosts.iter().any(|h| {
+                h["id"] == "fc-2"
+                    && h["queues"]
+                        .as_array()
+                        .is_some_and(|q| q.contains(&json!(QUEUE)))
+            })
+        });
+        if serving {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the second host never served the queue: {hosts}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let killed_at = airlock_core::clock::now_ms();
+    let victim = &mut fleet.hosts[1];
+    let _ = victim.kill();
+    let _ = victim.wait();
+    let done = |j: &Value| j["state"] == "completed";
+    let mut resumed = u64::MAX;
+    for job in &waiting {
+        let j = fleet.until(job, done).await;
+        resumed = resumed.min(j["processedOn"].as_u64().unwrap() - killed_at);
+    }
+    let mut restarted = 0;
+    for job in &held {
+        let j = fleet.until(job, done).await;
+        assert_eq!(j["stalledCount"], 1, "{j}");
+        restarted = restarted.max(j["processedOn"].as_u64().unwrap() - killed_at);
+    }
+    (resumed, restarted)
+}
+
 fn pct(sorted: &[u64], p: f64) -> u64 {
     let i = ((sorted.len() as f64 * p).ceil() as usize).clamp(1, sorted.len()) - 1;
     sorted[i]
@@ -333,7 +496,34 @@ fn main() {
 }
 
 async fn bench() {
-    if std::env::var("BENCH_ONLY").as_deref() != Ok("backlog") {
+    let only = std::env::var("BENCH_ONLY").ok();
+    let runs = |parts: &[&str]| only.as_deref().is_none_or(|o| parts.contains(&o));
+    if runs(&["recovery"]) {
+        let (mut resumed, mut restarted) = (Vec::new(), Vec::new());
+        for _ in 0..5 {
+            let (r, s) = recovery_once().await;
+            resumed.push(r);
+            restarted.push(s);
+        }
+        resumed.sort();
+        restarted.sort();
+        println!(
+            "| SIGKILL of a host holding a key's 2 slots (5 kills, defaults) | median · max | target |"
+        );
+        println!("|---|---|---|");
+        println!(
+            "| kill → the key's waiting jobs resume | {} · {} ms | ≤ 6 s |",
+            pct(&resumed, 0.5),
+            resumed.last().unwrap()
+        );
+        println!(
+            "| kill → the killed jobs restart | {} · {} ms | ≤ 10 s |",
+            pct(&restarted, 0.5),
+            restarted.last().unwrap()
+        );
+        println!();
+    }
+    if runs(&["cancel"]) {
         let cancel = cancel_latency(100).await;
         println!("| cancel a running guest (100 runs, 2 hosts) | p50 · p99 · max |");
         println!("|---|---|");
@@ -344,42 +534,54 @@ async fn bench() {
             cancel.last().unwrap()
         );
         println!();
-        if std::env::var("BENCH_ONLY").as_deref() == Ok("cancel") {
-            return;
-        }
     }
-    let big: usize = std::env::var("BENCH_FC_BIG")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(100_000);
-    let limited = backlog_drain(big, true).await;
-    let unlimited = backlog_drain(big, false).await;
-    println!(
-        "| 2 hosts, global 50; 1 key x {big} then 99 keys x 10 (API) | small keys' first start p50 · p99 · max | jobs/s |"
-    );
-    println!("|---|---|---|");
-    for (name, run) in [
-        ("keyConcurrency limit 2", &limited),
-        ("no keyConcurrency", &unlimited),
-    ] {
+    if runs(&["backlog"]) {
+        let big: usize = std::env::var("BENCH_FC_BIG")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(100_000);
+        let limited = backlog_drain(big, true).await;
+        let unlimited = backlog_drain(big, false).await;
         println!(
-            "| {name} | {} · {} · {} ms | {:.0} |",
-            pct(&run.delays, 0.5),
-            pct(&run.delays, 0.99),
-            run.delays.last().unwrap(),
-            run.rate
+            "| 2 hosts, global 50; 1 key x {big} then 99 keys x 10 (API) | small keys' first start p50 · p99 · max | jobs/s |"
         );
+        println!("|---|---|---|");
+        for (name, run) in [
+            ("keyConcurrency limit 2", &limited),
+            ("no keyConcurrency", &unlimited),
+        ] {
+            println!(
+                "| {name} | {} · {} · {} ms | {:.0} |",
+                pct(&run.delays, 0.5),
+                pct(&run.delays, 0.99),
+                run.delays.last().unwrap(),
+                run.rate
+            );
+        }
+        println!(
+            "| ratio, limited / unlimited | | {:.2}x |",
+            limited.rate / unlimited.rate
+        );
+        println!();
+        let gaps = &limited.gaps;
+        println!("| the big key alone at its limit of 2 | p50 · p99 · max | target |");
+        println!("|---|---|---|");
+        println!(
+            "| a job's finish → the key's next start ({} gaps) | {} · {} · {} ms | p99 ≤ 5 ms |",
+            gaps.len(),
+            pct(gaps, 0.5),
+            pct(gaps, 0.99),
+            gaps.last().unwrap()
+        );
+        println!();
     }
-    println!(
-        "| ratio, limited / unlimited | | {:.2}x |",
-        limited.rate / unlimited.rate
-    );
-    println!();
-    let spread_limited = spread_drain(1000, true).await;
-    let spread_free = spread_drain(1000, false).await;
-    println!("| 100 keys x 1,000, limit never binding | jobs/s |");
-    println!("|---|---|");
-    println!("| keyConcurrency limit 2 | {spread_limited:.0} |");
-    println!("| no keyConcurrency | {spread_free:.0} |");
-    println!("| ratio | {:.2}x |", spread_limited / spread_free);
+    if runs(&["backlog", "spread"]) {
+        let spread_limited = spread_drain(1000, true).await;
+        let spread_free = spread_drain(1000, false).await;
+        println!("| 100 keys x 1,000, limit never binding | jobs/s |");
+        println!("|---|---|");
+        println!("| keyConcurrency limit 2 | {spread_limited:.0} |");
+        println!("| no keyConcurrency | {spread_free:.0} |");
+        println!("| ratio | {:.2}x |", spread_limited / spread_free);
+    }
 }

@@ -146,6 +146,18 @@ impl HostProcess {
         }
     }
 
+    /// Freezes the process (SIGSTOP) or thaws it (SIGCONT): `"STOP"`,
+    /// `"CONT"`.
+    pub fn signal(&self, signal: &str) {
+        let Some(child) = &self.child else { return };
+        let status = Command::new("kill")
+            .arg(format!("-{signal}"))
+            .arg(child.id().to_string())
+            .status()
+            .expect("run kill");
+        assert!(status.success(), "kill -{signal} failed");
+    }
+
     /// SIGTERM, then waits for the process to exit (up to `timeout`);
     /// returns its exit code.
     pub fn terminate(&mut self, timeout: Duration) -> Option<i32> {

@@ -499,3 +499,171 @@ async fn a_rolling_restart_loses_or_fails_no_job() {
     let counts = admin.queues.counts("crunch").await.unwrap();
     assert_eq!((counts.completed, counts.failed), (120, 0));
 }
+
+/// A host whose locks and key-slot leases last 10 minutes: within a test,
+/// only the heartbeat path recovers its jobs.
+fn long_lease_host(api: &Api, id: &str) -> HostProcess {
+    let long = Duration::from_secs(600);
+    HostProcess::start(
+        &api.redis.url(),
+        HostOptions {
+            id: id.into(),
+            lock_duration: long,
+            stalled_interval: long,
+            ..HostOptions::default()
+        },
+    )
+}
+
+/// A host killed holding both slots of a key: a live host finds it dead by
+/// its heartbeat (its description expired) and gives everything back at
+/// once — the slots to the key's line, the two jobs to waiting, their
+/// stall counted. Locks and slot leases last 10 minutes here, so nothing
+/// but the heartbeat path can bring them back within the test's minute.
+#[tokio::test]
+async fn a_killed_hosts_jobs_and_key_slots_come_back_by_its_heartbeat() {
+    let api = Api::start_with(&["--no-workers"]);
+    api.setup(
+        "imports",
+        "catalog-sync",
+        json!({
+            "metered": false,
+            "concurrency": 4,
+            "limits": {"timeoutMs": 60_000},
+            "keyConcurrency": {"key": "$.customerId", "limit": 2},
+        }),
+    )
+    .await;
+    let host = |id: &str| long_lease_host(&api, id);
+    let mut a = host("host-a");
+    let mut held = Vec::new();
+    for _ in 0..2 {
+        let data = json!({"data": {"customerId": "c1", "holdMs": 3_000}});
+        held.push(api.enqueue("imports", data).await);
+    }
+    for job in &held {
+        api.wait_until(job, "running on host-a", |j| j["state"] == "active")
+            .await;
+    }
+    let mut waiting = Vec::new();
+    for _ in 0..2 {
+        let data = json!({"data": {"customerId": "c1", "holdMs": 20}});
+        waiting.push(api.enqueue("imports", data).await);
+    }
+    for job in &waiting {
+        api.wait_until(job, "waiting in the key's line", |j| {
+            j["waiting"]["kind"] == "key_limit"
+        })
+        .await;
+    }
+    let _b = host("host-b");
+    let killed_at = now_ms();
+    a.kill9();
+
+    let mut runs = Vec::new();
+    for job in &waiting {
+        let done = api.wait_done(job).await;
+        assert_eq!(done["state"], "completed", "{done}");
+        assert!(done["processedOn"].as_u64().unwrap() > killed_at, "{done}");
+        runs.push(done);
+    }
+    for job in &held {
+        let done = api.wait_done(job).await;
+        assert_eq!(done["state"], "completed", "{done}");
+        assert_eq!(
+            done["stalledCount"], 1,
+            "the kill counted as a stall: {done}"
+        );
+        assert_eq!(done["attemptsMade"], 1, "the kill used no attempt: {done}");
+        assert!(
+            done["attemptsStarted"].as_u64() >= Some(2),
+            "run again: {done}"
+        );
+        runs.push(done);
+    }
+    let (_, hosts) = api.get("/v1/hosts", tokens::ADMIN).await;
+    assert!(
+        !hosts.to_string().contains("host-a"),
+        "the dead host is not listed: {hosts}"
+    );
+    // The limit held after the kill: never more than 2 of c1's guests at once.
+    let mut edges: Vec<(u64, i32)> = Vec::new();
+    for run in &runs {
+        edges.push((run["returnvalue"]["heldFromMs"].as_u64().unwrap(), 1));
+        edges.push((run["returnvalue"]["heldToMs"].as_u64().unwrap(), -1));
+    }
+    edges.sort();
+    let (mut now, mut most) = (0, 0);
+    for (_, step) in edges {
+        now += step;
+        most = most.max(now);
+    }
+    assert!(most <= 2, "more than 2 of the key ran at once: {runs:?}");
+}
+
+/// A host frozen (SIGSTOP) past its death while it runs a job: the fleet
+/// gives the job to another host, and the frozen host, as it thaws, stops
+/// its guest (its last heartbeat is over 4 heartbeats old: it fences
+/// itself) instead of letting it run on beside the new run.
+#[tokio::test]
+async fn a_host_frozen_past_its_death_stops_its_guest_as_it_thaws() {
+    let api = Api::start_with(&["--no-workers"]);
+    api.setup(
+        "imports",
+        "catalog-sync",
+        json!({"metered": false, "concurrency": 1, "limits": {"timeoutMs": 60_000}}),
+    )
+    .await;
+    let host = |id: &str| long_lease_host(&api, id);
+    let a = host("host-a");
+    let job = api
+        .enqueue("imports", json!({"data": {"holdMs": 20_000}}))
+        .await;
+    let id = api
+        .wait_until(&job, "taken by host-a", |j| j["state"] == "active")
+        .await["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let admin = Admin::connect(&api.redis.url()).await;
+    airlock_tests::eventually("host-a's guest running", || async {
+        admin
+            .logs("imports", &id)
+            .await
+            .iter()
+            .any(|l| l.contains("holding"))
+    })
+    .await;
+    let _b = host("host-b");
+    a.signal("STOP");
+    api.wait_until(&job, "taken by host-b", |j| {
+        j["processedByHost"] == "host-b"
+    })
+    .await;
+    a.signal("CONT");
+
+    let done = api.wait_done(&job).await;
+    assert_eq!(done["state"], "completed", "{done}");
+    assert_eq!(done["processedByHost"], "host-b", "{done}");
+    assert_eq!(done["attemptsMade"], 1, "{done}");
+    let patience = airlock_tests::eventually::PATIENCE;
+    let timeline = airlock_tests::eventually_some("host-a's run recorded", patience, || async {
+        let (_, t) = api
+            .get(&format!("/v1/jobs/{job}/timeline"), tokens::ADMIN)
+            .await;
+        let runs = t["runs"].as_array().cloned().unwrap_or_default();
+        (runs.len() == 2).then_some(t)
+    })
+    .await;
+    let first = &timeline["runs"][0];
+    assert_eq!(first["host"], "host-a", "{timeline}");
+    assert_eq!(
+        first["end"], "host_unavailable",
+        "host-a's guest was stopped as it thawed, not run to its end: {timeline}"
+    );
+    // Its wall time counts the frozen seconds; it did not run its 20.
+    assert!(
+        first["wallTimeMs"].as_f64().unwrap() < 15_000.0,
+        "{timeline}"
+    );
+}

@@ -15,9 +15,12 @@
 //! 4. `cancelOn` (`state::cancels`): the job is indexed by the values its
 //!    rules match, before the guest starts, until it ends.
 //!
-//! Crash windows: a host that dies holding a slot leaves it to its lease,
-//! which is the worker lock duration, so the slot comes back with the
-//! job's lock and the recovered job finds its own lease and keeps it; one
+//! Crash windows: a host that dies holding a slot has it given back by the
+//! live host that finds it dead, seconds later (`worker::recovery`, through
+//! [`release_slots_of`]), before its job goes back to waiting; what that
+//! misses is left to the lease, which is the worker lock duration, so the
+//! slot comes back with the job's lock and the recovered job finds its own
+//! lease and keeps it; one
 //! that dies while parking a job for its key leaves the job to the next
 //! sweep of the pump ([`super::pump`]); one that dies with a job in
 //! `cancelOn` sets leaves the ids until a matching event finds the job
@@ -336,6 +339,26 @@ impl Admitted {
     async fn release(self) {
         release_all(&self.queues, &self.held, &self.id, self.lease_ms).await;
     }
+}
+
+/// Gives back the key slots job `id` of `queue` holds under `binding`, as
+/// its data says, when it ran on a host that died (`worker::recovery`): the
+/// slots go to the heads of their lines now, not when their leases run out.
+/// A binding changed since the job took its slots may name other keys;
+/// those slots' leases run out on their own.
+pub async fn release_slots_of(
+    queues: &QueueService,
+    binding: &Binding,
+    queue: &str,
+    id: &str,
+    data: &Value,
+    lease: Duration,
+) {
+    let held: Vec<(KeySlot, u64)> = key_gates(binding, queue, Some(data))
+        .into_iter()
+        .map(|gate| (gate.slot, gate.limit))
+        .collect();
+    release_all(queues, &held, id, lease.as_millis() as u64).await;
 }
 
 /// Gives back every key slot in `held`.

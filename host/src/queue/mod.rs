@@ -21,6 +21,7 @@ pub mod cancel;
 mod events;
 mod flows;
 mod options;
+mod recovery;
 mod schedules;
 mod snapshot;
 pub mod timeline;
@@ -41,6 +42,7 @@ pub use self::options::{
     JobOptions, KeepJobs, MAX_ATTEMPTS, MAX_DELAY_MS, MAX_ID_LEN, MAX_PRIORITY, MAX_RETENTION,
     Retention, ScheduleJobOptions, exponential_wait, max_exponential_delay,
 };
+pub use self::recovery::{Stalled, StalledJob};
 pub use self::schedules::{ScheduleSpec, ScheduleView};
 pub use self::snapshot::{JobSnapshot, JobState, QueueCounts};
 pub use self::worker::{

@@ -248,6 +248,12 @@ impl QueueWorker {
         })
     }
 
+    /// The port's id for this worker: the first part of every lock token it
+    /// takes a job with (`<id>:<n>`), what recovery knows its jobs by.
+    pub fn worker_id(&self) -> &str {
+        self.inner.id()
+    }
+
     /// The queue this worker serves.
     pub fn queue(&self) -> &str {
         &self.queue

@@ -8,9 +8,10 @@
 //! takes a slot before its guest starts ([`KeyLimits::acquire`])
 //! and renews it while it runs; it gives it back when the job finishes,
 //! fails, sleeps or is put back ([`KeyLimits::release`]). A
-//! host that dies holding a slot gives it back when the lease runs out —
-//! never later than one lease (the worker lock duration) — because every
-//! script here first sweeps expired leases. A job recovered after its host
+//! host that dies holding a slot has it given back by a live host as soon
+//! as the fleet knows it dead (`worker::recovery`), else when the lease
+//! runs out — never later than one lease (the worker lock duration) —
+//! because every script here first sweeps expired leases. A job recovered after its host
 //! died finds its own lease (its id) and keeps the slot, so a crash never
 //! lets a key run more than its limit.
 //!

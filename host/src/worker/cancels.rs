@@ -59,6 +59,9 @@ struct Inner {
     recent: HashMap<JobId, u64>,
     /// `recent`'s keys, oldest first.
     order: VecDeque<(u64, JobId)>,
+    /// Set while the host is fenced (its heartbeat lost): every run is
+    /// stopped with this, also one registering meanwhile.
+    fenced: Option<Failure>,
 }
 
 /// The runs of this host that a cancel can stop.
@@ -102,6 +105,9 @@ impl Cancels {
         let job = (queue.to_string(), id.to_string());
         let mut inner = self.lock();
         let recent = inner.recent.contains_key(&job);
+        if let Some(failure) = &inner.fenced {
+            handle.stop(failure.clone());
+        }
         inner.running.insert(job.clone(), handle.clone());
         Registration {
             cancels: self.clone(),
@@ -130,6 +136,23 @@ impl Cancels {
         inner.recent.insert(job.clone(), now);
         inner.order.push_back((now, job.clone()));
         inner.running.get(&job).cloned()
+    }
+
+    /// Fences this host (it lost its fleet heartbeat: see
+    /// `super::membership`): stops every run with `failure`, and every run
+    /// that registers until [`Cancels::unfence`]. Answers how many ran.
+    pub fn fence(&self, failure: &Failure) -> usize {
+        let mut inner = self.lock();
+        inner.fenced = Some(failure.clone());
+        for handle in inner.running.values() {
+            handle.stop(failure.clone());
+        }
+        inner.running.len()
+    }
+
+    /// Lets runs go on again (the heartbeat counts again).
+    pub fn unfence(&self) {
+        self.lock().fenced = None;
     }
 
     /// Jobs running here now.

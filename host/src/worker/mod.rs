@@ -17,7 +17,9 @@
 //!   precompiled artifacts with the fleet through Redis;
 //! - [`capacity`] keeps the host within its instance slots and memory budget;
 //! - [`cancels`] follows the fleet's cancel stream and stops the runs it
-//!   names.
+//!   names;
+//! - [`recovery`] gives a dead host's jobs and key slots back within
+//!   seconds of its death.
 
 pub mod cancels;
 pub mod capacity;
@@ -25,6 +27,7 @@ pub mod executor;
 pub mod loader;
 pub mod membership;
 pub mod recorder;
+pub mod recovery;
 pub mod reporter;
 pub mod services;
 pub mod supervisor;

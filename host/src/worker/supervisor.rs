@@ -16,7 +16,7 @@
 //! ones finish), a withdrawn request resumes them — and tells it which
 //! queues it serves.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
@@ -111,7 +111,7 @@ impl Supervisor {
             if let Err(e) = self.reconcile().await {
                 tracing::warn!(error = %e, "reconciling bindings failed; will retry");
             }
-            self.publish_queues();
+            self.publish_queues().await;
             // Warm instances past their binding's idle time give their pool
             // slots back (dropping them resets the slots: off this task).
             let sandbox = self.host.sandbox.clone();
@@ -157,9 +157,38 @@ impl Supervisor {
         }
     }
 
-    fn publish_queues(&self) {
-        if let Some(link) = &self.link {
-            *link.queues.lock().unwrap_or_else(|p| p.into_inner()) = self.queues();
+    /// Hands the served queues and their workers' ids to the heartbeat. A
+    /// changed set of workers is also written at once, not with the next
+    /// heartbeat, once a heartbeat has counted (before that, only the
+    /// heartbeat writes them, with the host's description: see
+    /// `super::recovery`): a host that dies within a heartbeat of a new
+    /// worker still leaves its jobs findable. One that dies between a
+    /// worker's start and this write (or its first heartbeat) leaves that
+    /// worker's first jobs to BullMQ's stalled check.
+    async fn publish_queues(&self) {
+        let Some(link) = &self.link else { return };
+        *link.queues.lock().unwrap_or_else(|p| p.into_inner()) = self.queues();
+        let workers: BTreeMap<String, String> = self
+            .running
+            .iter()
+            .map(|(queue, r)| (queue.clone(), r.worker.worker_id().to_string()))
+            .collect();
+        let changed = {
+            let mut published = link.workers.lock().unwrap_or_else(|p| p.into_inner());
+            let changed = *published != workers;
+            *published = workers.clone();
+            changed
+        };
+        let registered = link.registered.load(std::sync::atomic::Ordering::Acquire);
+        if changed
+            && registered
+            && let Err(e) = self
+                .host
+                .fleet
+                .publish_workers(&self.host.host_id, &workers)
+                .await
+        {
+            tracing::warn!(error = %e, "could not publish this host's workers; the next heartbeat will");
         }
     }
 
@@ -168,7 +197,7 @@ impl Supervisor {
     pub async fn close_all(&mut self) {
         let running: Vec<RunningQueue> = self.running.drain().map(|(_, r)| r).collect();
         tracing::info!(workers = running.len(), "draining workers");
-        self.publish_queues();
+        self.publish_queues().await;
         let grace = self.grace;
         let closes = running.iter().map(|r| r.close(grace));
         futures::future::join_all(closes).await;
@@ -262,6 +291,7 @@ impl Supervisor {
                             concurrency,
                         },
                     );
+                    self.publish_queues().await;
                 }
                 Err(e) => {
                     complete = false;

@@ -3,8 +3,9 @@
 //!
 //! Input: `{ "catalog": "main", "items": 500 }` (the schedule's template data).
 //! `holdMs` keeps the run busy that long (tests use it to overlap a trigger
-//! with a running sync); the result says when that busy time began and
-//! ended (`heldFromMs`, `heldToMs`).
+//! with a running sync), saying so in the job's log as it begins; the
+//! result says when that busy time began and ended (`heldFromMs`,
+//! `heldToMs`).
 
 use std::time::{Duration, Instant};
 
@@ -46,6 +47,9 @@ fn epoch_ms() -> u64 {
 }
 
 fn sync(ctx: &Context, input: Sync) -> Result<Synced, JobError> {
+    if input.hold_ms > 0 {
+        ctx.info(format!("holding for {} ms", input.hold_ms));
+    }
     let held_from_ms = epoch_ms();
     let until = Instant::now() + Duration::from_millis(input.hold_ms);
     while Instant::now() < until {
