@@ -9,7 +9,8 @@
 //!   (`timestamp`) to the first start of any job of that key
 //!   (`processedOn`), p50 / p99 / max over the 99 keys;
 //! - the big key's idle gap once it runs alone at its limit: from each of
-//!   its jobs' finish to its next job's start, p50 / p99 / max;
+//!   its jobs' finish to the start that took the freed slot, p50 / p99 /
+//!   max (only with the limit);
 //! - throughput, first start to last finish over every job, against the
 //!   same jobs on the same fleet without `keyConcurrency`; and, to show
 //!   the gate's own cost apart from what the limit itself allows, a drain
@@ -280,15 +281,19 @@ struct Run {
     /// Small keys' first-start delays, ms, sorted.
     delays: Vec<u64>,
     rate: f64,
-    /// The big key's idle gaps, ms, sorted: from each of its jobs'
-    /// finish to the first start of one of its jobs at or after it (the
-    /// slot's next job), over its drain once the small keys are done.
+    /// The big key's idle gaps, ms, sorted: from each of its jobs' finish
+    /// to the start that took the slot it freed, once the small keys are
+    /// done (see [`idle_gaps`]).
     gaps: Vec<u64>,
 }
 
-/// The idle gaps of key `key` (see [`Run::gaps`]), counted from the first
-/// finish after every other key's last finish.
-fn idle_gaps(jobs: &[(String, u64, u64, u64)], key: &str) -> Vec<u64> {
+/// The idle gaps of key `key` running at its `limit` (see [`Run::gaps`]),
+/// from the first finish after every other key's last finish. At the
+/// limit, the k-th finish frees the slot the (k + limit)-th start takes:
+/// the gap is the time between them, 0 when that start came first (BullMQ
+/// writes `finishedOn` after the slot went back: what its active list
+/// counts, in docs/FLOW_CONTROL.md).
+fn idle_gaps(jobs: &[(String, u64, u64, u64)], key: &str, limit: usize) -> Vec<u64> {
     let others_done = jobs
         .iter()
         .filter(|j| j.0 != key)
@@ -296,19 +301,14 @@ fn idle_gaps(jobs: &[(String, u64, u64, u64)], key: &str) -> Vec<u64> {
         .max()
         .unwrap_or(0);
     let mut starts: Vec<u64> = jobs.iter().filter(|j| j.0 == key).map(|j| j.2).collect();
+    let mut finishes: Vec<u64> = jobs.iter().filter(|j| j.0 == key).map(|j| j.3).collect();
     starts.sort();
-    let mut finishes: Vec<u64> = jobs
-        .iter()
-        .filter(|j| j.0 == key && j.3 >= others_done)
-        .map(|j| j.3)
-        .collect();
     finishes.sort();
     let mut gaps: Vec<u64> = finishes
         .iter()
-        .filter_map(|f| {
-            let next = starts.partition_point(|s| s < f);
-            starts.get(next).map(|s| s - f)
-        })
+        .enumerate()
+        .filter(|(_, f)| **f >= others_done)
+        .filter_map(|(k, f)| starts.get(k + limit).map(|s| s.saturating_sub(*f)))
         .collect();
     gaps.sort();
     gaps
@@ -340,7 +340,7 @@ async fn backlog_drain(big: usize, limited: bool) -> Run {
     Run {
         delays,
         rate: rate(&jobs),
-        gaps: idle_gaps(&jobs, "big"),
+        gaps: idle_gaps(&jobs, "big", 2),
     }
 }
 
