@@ -126,7 +126,8 @@ static THROTTLE: LazyLock<redis::Script> = LazyLock::new(|| {
 /// woken for that turn waits out the difference here, holding one of its
 /// worker's places, rather than being parked again: a second park costs a
 /// `moveToDelayed` and a fetch, and its wake-up can be late in turn. A
-/// difference longer than this parks the job again, for the moved turn.
+/// difference longer than this parks the job again, for the moved turn. A
+/// cancel asked during the wait stops the run as the wait ends.
 pub const HOLD_MS: u64 = 250;
 
 /// Airlock's per-key rate script, with its SHA1 (for benchmarks).

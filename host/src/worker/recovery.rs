@@ -26,14 +26,18 @@
 //! else ran them. A host that comes back while it is being recovered stays
 //! fenced until the recovery ends (see [`Fleet::claim_dead`] for why the
 //! two cannot miss each other), so no job it would take meanwhile is handed
-//! away under it. BullMQ's move checks
-//! the dead worker's token against the lock, so a job that finished or
-//! changed hands in the meantime is left alone.
+//! away under it. BullMQ's move checks the dead worker's token against the
+//! lock, so a job that finished or changed hands in the meantime is left
+//! alone.
 //!
 //! Crash windows: a claimant that dies after its claim and before it gave
 //! everything back leaves the rest to BullMQ's stalled check and the slot
-//! leases, the old path (lock duration plus stalled interval); a job
-//! already moved is not moved again.
+//! leases, the old path (lock duration plus stalled interval), and a dead
+//! host that comes back meanwhile fenced until the claim expires (60 s); a
+//! job already moved is not moved again. A lock with less than 5 s left is
+//! left to that old path too (`queue::recovery`): with the default lock of
+//! 30 s, renewed every 15 s, a dead host's locks have 10–25 s left when it
+//! is found dead.
 
 use std::time::Duration;
 
