@@ -193,7 +193,7 @@ impl Fleet {
         if claimed.is_none() {
             return Ok(false);
         }
-        if conn.exists(self.host_key(id)).await? {
+        if self.is_alive(id).await? {
             let _: i64 = conn.del(keys.host_recovering(id)).await?;
             return Ok(false);
         }

@@ -369,21 +369,8 @@ async fn cancel_latency(runs: usize) -> Vec<u64> {
     fleet.add_host();
     let mut latencies = Vec::with_capacity(runs);
     for _ in 0..runs {
-        let resp: Value = fleet
-            .http
-            .post(format!("{}/v1/queues/{QUEUE}/jobs", fleet.base))
-            .bearer_auth(tokens::PRODUCER)
-            .json(&json!({"data": {}}))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
-        let job_ref = resp["ref"].as_str().unwrap().to_string();
-        while fleet.job(&job_ref).await["state"] != "active" {
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
+        let job_ref = fleet.add(json!({"data": {}})).await;
+        fleet.until(&job_ref, |j| j["state"] == "active").await;
         // Let the guest get going.
         tokio::time::sleep(Duration::from_millis(20)).await;
         let sent = airlock_core::clock::now_ms();

@@ -34,13 +34,15 @@ pub struct Stalled {
 }
 
 /// A dead host's job, read.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Clone)]
 pub struct StalledJob {
     /// Its data (for the key slots it holds).
     pub data: serde_json::Value,
     /// Whether it may stall once more (`stc` below `max_stalled_count`):
     /// else it is left for BullMQ's stalled check to fail.
     pub may_run_again: bool,
+    /// The port's handle on it, for the move back to waiting.
+    job: bullmq::Job,
 }
 
 /// A lock with less than this left (ms) is left to expire: BullMQ's stalled
@@ -96,17 +98,20 @@ impl QueueService {
         Ok(Some(StalledJob {
             data: found.data().clone(),
             may_run_again: stalls.unwrap_or(0) < max_stalled_count,
+            job: found,
         }))
     }
 
-    /// Gives a dead host's job back to waiting (see the module docs): false
-    /// when its lock is no longer the dead worker's, or it is gone.
-    pub async fn requeue_stalled(&self, queue: &str, job: &Stalled) -> Result<bool, QueueError> {
-        let handle = self.queue(queue).await?;
-        let Some(found) = handle.get_job(&job.id).await? else {
-            return Ok(false);
-        };
-        match found.move_to_wait(Some(&job.token)).await {
+    /// Gives a dead host's job, read by [`QueueService::stalled_job`], back
+    /// to waiting (see the module docs): false when its lock is no longer
+    /// the dead worker's, or it is gone.
+    pub async fn requeue_stalled(
+        &self,
+        queue: &str,
+        job: &Stalled,
+        found: &StalledJob,
+    ) -> Result<bool, QueueError> {
+        match found.job.move_to_wait(Some(&job.token)).await {
             Ok(_) => {}
             Err(e @ bullmq::Error::Script { .. }) => {
                 tracing::debug!(queue, id = %job.id, error = %e, "stalled job not moved");

@@ -147,7 +147,7 @@ async fn recover_host(host: &HostContext, fleet: &Fleet, id: &str) {
                 left += 1;
                 continue;
             }
-            match host.queues.requeue_stalled(queue, job).await {
+            match host.queues.requeue_stalled(queue, job, &found).await {
                 Ok(true) => requeued += 1,
                 Ok(false) => {}
                 Err(e) => {
