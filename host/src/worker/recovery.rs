@@ -30,6 +30,14 @@
 //! lock, so a job that finished or changed hands in the meantime is left
 //! alone.
 //!
+//! Like every Redis key, the registry and the workers' ids are untrusted
+//! input: a forged member of `P:{airlock}:hosts` with a forged worker list
+//! can make a host move the jobs those ids name back to waiting. That grants
+//! a Redis writer nothing it lacked: any Redis client can read a lock's
+//! token and run BullMQ's `moveJobFromActiveToWait` itself. The guest of a
+//! job moved so still runs on its live host, whose finish then fails on the
+//! lost lock.
+//!
 //! Crash windows: a claimant that dies after its claim and before it gave
 //! everything back leaves the rest to BullMQ's stalled check and the slot
 //! leases, the old path (lock duration plus stalled interval), and a dead
