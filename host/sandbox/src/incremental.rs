@@ -12,6 +12,13 @@
 //! read back, the rest compiled, 1.7–1.9 s). `airlock run` and hosts use it
 //! whenever they have a cache directory.
 //!
+//! Some functions miss although they did not change, a varying number from
+//! one compile to the next: Cranelift 0.137's `DataFlowGraph::clear` keeps
+//! the exception tables left by the function a pooled compiler context
+//! compiled before, and they are part of the cache key, so a function's
+//! key depends on which compiler thread took it (a Rust guest rebuilt:
+//! 64–129 of 954 functions compiled again with two threads, 59 with one).
+//!
 //! The entries are native code, run outside the sandbox like a precompiled
 //! artifact, so they are sealed the same way ([`crate::cache`]): each value
 //! carries an HMAC-SHA256 tag under the host's artifact key (the fleet's,
