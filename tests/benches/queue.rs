@@ -927,9 +927,9 @@ async fn drains(count: usize) {
     machine_note(costs[0].2.rate);
     println!();
     println!(
-        "| cost per job, steady state | Redis CPU: Airlock | port | Node | Airlock / port | worker CPU: Airlock | port | Node | Airlock / port | minor faults: Airlock |"
+        "| cost per job, steady state | Redis CPU: Airlock | port | Node | Airlock / port | worker CPU: Airlock | port | Node | Airlock / port | minor faults: Airlock | Airlock's RSS after the drain |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|");
     for (label, airlock, node, port) in &costs {
         let (port_redis, port_host, ratio, host_ratio) = match port {
             Some(p) => (
@@ -941,12 +941,13 @@ async fn drains(count: usize) {
             None => Default::default(),
         };
         println!(
-            "| {label} | {} | {port_redis} | {} | {ratio} | {} | {port_host} | {} | {host_ratio} | {:.2} |",
+            "| {label} | {} | {port_redis} | {} | {ratio} | {} | {port_host} | {} | {host_ratio} | {:.2} | {:.0} MiB |",
             per_job_us(airlock.redis_us),
             per_job_us(node.redis_us),
             per_job_us(airlock.host_us),
             per_job_us(node.host_us),
             airlock.faults,
+            airlock.rss as f64 / (1u64 << 20) as f64,
         );
     }
 

@@ -65,6 +65,12 @@ pub trait JobProcessor: Send + Sync + 'static {
     /// Processes one job. Must not panic and must not block the async
     /// runtime (CPU-heavy work goes to another thread).
     async fn process(&self, job: ActiveJob) -> JobResult;
+
+    /// BullMQ recorded the end of job `id`, which [`JobProcessor::process`]
+    /// answered completed or failed: the worker's `moveToFinished` (or a
+    /// failed attempt's retry move) returned. Called from the worker's
+    /// event loop; must not block.
+    fn recorded(&self, _id: &str) {}
 }
 
 /// What the executor and its reporter need from a job a worker holds, and
@@ -181,8 +187,37 @@ impl ActiveJob {
 
 /// A running BullMQ worker for one queue.
 pub struct QueueWorker {
-    inner: bullmq::Worker,
+    inner: Arc<bullmq::Worker>,
     queue: String,
+    /// Reads the port's worker events as they come (see
+    /// [`drain_events`]); stopped with the worker.
+    _events: crate::tasks::AbortOnDrop,
+}
+
+/// Reads the events the port's worker sends for every job it takes,
+/// finishes or reports progress on (`active`, `completed`, `failed`,
+/// `progress`, ...): a job's recorded end goes to the processor
+/// ([`JobProcessor::recorded`]), the rest are dropped. The port queues
+/// them on an unbounded channel until someone reads them; unread, they
+/// held a host's memory growing with every job it ran. Errors are logged
+/// at debug: the port logs them as well, with the job.
+async fn drain_events(
+    worker: Arc<bullmq::Worker>,
+    queue: String,
+    processor: Arc<dyn JobProcessor>,
+) {
+    use bullmq::worker::WorkerEvent;
+    while let Some(event) = worker.next_event().await {
+        match event {
+            WorkerEvent::Completed { job_id, .. } | WorkerEvent::Failed { job_id, .. } => {
+                processor.recorded(&job_id)
+            }
+            WorkerEvent::Error(error) => {
+                tracing::debug!(queue, error, "the worker reported an error")
+            }
+            _ => {}
+        }
+    }
 }
 
 impl QueueWorker {
@@ -207,6 +242,7 @@ impl QueueWorker {
             // worker notices quickly.
             .drain_delay(Duration::from_secs(1));
         opts.skip_version_check = true;
+        let events_to = processor.clone();
         let queue_name: Arc<str> = Arc::from(queue);
         let handle = service.queue(queue).await?;
         let keys = service.store().keys().clone();
@@ -241,10 +277,16 @@ impl QueueWorker {
                 }
             }
         };
-        let inner = bullmq::Worker::with_options(queue, callback, opts).await?;
+        let inner = Arc::new(bullmq::Worker::with_options(queue, callback, opts).await?);
+        let events = crate::tasks::AbortOnDrop(tokio::spawn(drain_events(
+            inner.clone(),
+            queue.to_string(),
+            events_to,
+        )));
         Ok(QueueWorker {
             inner,
             queue: queue.to_string(),
+            _events: events,
         })
     }
 
