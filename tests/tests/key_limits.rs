@@ -1,7 +1,8 @@
 //! Per-key concurrency (`keyConcurrency`) across real hosts: a key never
 //! runs more than its limit, keys take turns, jobs added by Node's BullMQ
-//! are governed the same way, a waiting job says why, and slots are leases
-//! that hosts killed mid-run give back.
+//! are governed the same way, a waiting job says why, BullMQ's active list
+//! agrees with the limit once jobs ran, and slots are leases that hosts
+//! killed mid-run give back.
 
 use std::process::Command;
 
@@ -67,6 +68,24 @@ fn most_at_once(jobs: &[Value]) -> usize {
     most as usize
 }
 
+/// The most jobs of one key BullMQ held active at the same instant, by the
+/// span its tools show: from the take that ran a job (`processedOn`) to
+/// its recorded end (`finishedOn`).
+fn most_active_at_once(jobs: &[Value]) -> usize {
+    let mut edges: Vec<(u64, i32)> = Vec::new();
+    for j in jobs {
+        edges.push((j["processedOn"].as_u64().unwrap(), 1));
+        edges.push((j["finishedOn"].as_u64().unwrap(), -1));
+    }
+    edges.sort();
+    let (mut now, mut most) = (0i32, 0i32);
+    for (_, step) in edges {
+        now += step;
+        most = most.max(now);
+    }
+    most as usize
+}
+
 async fn completed(api: &Api, queue: &str) -> Vec<Value> {
     let (_, page) = api
         .get(
@@ -107,6 +126,12 @@ async fn small_keys_go_first(api: &Api, big: usize) -> Vec<Value> {
         .collect();
     assert_eq!(big_jobs.len(), big);
     assert_eq!(most_at_once(&big_jobs), 2, "the limit held, and was used");
+    // A slot goes back only once BullMQ has recorded its job's end, so the
+    // job that takes it is never active beside the one that ended.
+    assert!(
+        most_active_at_once(&big_jobs) <= 2,
+        "BullMQ's active spans of the big key overlapped beyond its limit"
+    );
     let mut big_starts: Vec<u64> = big_jobs
         .iter()
         .map(|j| j["processedOn"].as_u64().unwrap())
@@ -420,7 +445,9 @@ async fn a_singleton_in_cancel_mode_replaces_the_running_job() {
 /// A key's slots straight from Airlock's state, on a clock held still: a
 /// slot is a lease that renewal extends and that runs out — to the
 /// millisecond — when its holder stops renewing (a dead host), with no
-/// sleep in the test.
+/// sleep in the test; and a full key drops a holder whose job BullMQ
+/// recorded as finished. Holders are jobs BullMQ made active, so each has
+/// its job hash, without `finishedOn`.
 #[tokio::test]
 async fn a_slot_is_a_lease_renewal_extends_and_time_ends() {
     use airlock::state::key_limits::KeyLimits;
@@ -433,6 +460,9 @@ async fn a_slot_is_a_lease_renewal_extends_and_time_ends() {
     let limits = KeyLimits::new(store, clock.clone());
     let slot = KeySlot::of("leases", &json!("c1"));
     let lease = 30_000;
+    for id in ["a", "b", "c"] {
+        redis.cli(&["HSET", &format!("bull:leases:{id}"), "processedOn", "1"]);
+    }
 
     assert!(limits.acquire(&slot, "a", 1, lease, false).await.unwrap());
     assert!(
@@ -464,4 +494,10 @@ async fn a_slot_is_a_lease_renewal_extends_and_time_ends() {
     let released = limits.release(&slot, "b", 1, lease).await.unwrap();
     assert!(released.ids.is_empty(), "{released:?}");
     assert!(limits.acquire(&slot, "a", 1, lease, false).await.unwrap());
+    // Its end recorded by BullMQ but its release not arrived (the host
+    // died in between), the holder no longer keeps the key full.
+    assert!(!limits.acquire(&slot, "c", 1, lease, false).await.unwrap());
+    redis.cli(&["HSET", "bull:leases:a", "finishedOn", "2"]);
+    assert!(limits.acquire(&slot, "c", 1, lease, false).await.unwrap());
+    assert_eq!(limits.holders(&slot).await.unwrap(), ["c"]);
 }

@@ -318,11 +318,24 @@ impl Admission {
 }
 
 impl Admitted {
+    /// Whether the run holds anything to give back at its end.
+    pub fn holds_anything(&self) -> bool {
+        !self.held.is_empty() || !self.matches.is_empty()
+    }
+
     /// After the run: a job that ended (completed or failed) leaves its
     /// `cancelOn` sets, and every key slot goes back.
     pub async fn finish(self, result: &JobResult) {
+        if matches!(result, JobResult::Completed(_) | JobResult::Failed { .. }) {
+            self.finish_ended().await;
+        } else {
+            self.release().await;
+        }
+    }
+
+    /// [`Admitted::finish`] of a run that completed or failed.
+    pub async fn finish_ended(self) {
         if !self.matches.is_empty()
-            && matches!(result, JobResult::Completed(_) | JobResult::Failed { .. })
             && let Err(e) = self
                 .queues
                 .state()

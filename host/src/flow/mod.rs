@@ -9,6 +9,8 @@
 //!   API and event deliveries alike.
 //! - [`finish`]: the job's time to finish (`finishTimeoutMs`).
 //! - [`pump`]: refills key lines whose slots came back by lease.
+//! - [`recorded`]: key slots of ended runs, given back once BullMQ has
+//!   recorded the end.
 //! - [`keys`]: the values at a binding's key paths in a job's data.
 //! - [`why`]: why a job is not running yet (its key's line, a throttle, a
 //!   durable sleep or wait, a delay, children, a paused queue).
@@ -22,6 +24,7 @@ pub mod enqueue;
 pub mod finish;
 pub mod keys;
 pub mod pump;
+pub mod recorded;
 pub mod why;
 
 pub use self::admission::{Admission, Admit, Admitted};
@@ -29,4 +32,5 @@ pub use self::enqueue::add_governed;
 pub use self::finish::FinishDeadline;
 pub use self::keys::keyed_data;
 pub use self::pump::{KeyLines, pump};
+pub use self::recorded::RecordedEnds;
 pub use self::why::{Serving, WaitKind, WaitReason, Why};

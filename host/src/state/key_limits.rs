@@ -43,6 +43,11 @@
 //! refills every non-empty line once per half lease, for the releases a
 //! crash swallowed.
 //!
+//! A slot whose holder finished (its hash has `finishedOn`) or is gone
+//! is stale: the run gives it back once BullMQ has recorded the end
+//! (`flow::recorded`), and a host that died in between leaves it held. A
+//! script that finds the key full drops such holders first.
+//!
 //! Cost per governed job, in Redis round trips: one to take the slot, one
 //! to give it back, one lease renewal per third of a lease it runs; a job
 //! that has to wait, one more to park (plus BullMQ's `moveToDelayed`) and
@@ -86,6 +91,16 @@ local function sweep(slots, line, lines, delayed, parking, now, lease, keyhash) 
     redis.call('SADD', lines, keyhash) \
   end \
 end \
+local function drop_finished(slots, jobs) \
+  for _, id in ipairs(redis.call('ZRANGE', slots, 0, -1)) do \
+    if string.sub(id, 1, 8) ~= 'enqueue:' then \
+      local job = jobs .. id \
+      if redis.call('EXISTS', job) == 0 or redis.call('HEXISTS', job, 'finishedOn') == 1 then \
+        redis.call('ZREM', slots, id) \
+      end \
+    end \
+  end \
+end \
 local function fill(slots, line, lines, delayed, parking, now, lease, limit, keyhash) \
   local out = {} \
   while redis.call('ZCARD', slots) < limit do \
@@ -104,7 +119,8 @@ end ";
 
 /// `KEYS` slots, line, lines, BullMQ delayed, parking; `ARGV` id, now,
 /// lease, limit, key hash, `park` (or anything else: the job will not wait
-/// in line). 1: the job holds a slot (it already held one,
+/// in line), the queue's job key prefix (a full key first drops holders
+/// that finished or are gone). 1: the job holds a slot (it already held one,
 /// took a free one, or took a reservation made at enqueue that was not
 /// handed to its job yet — the job may well be that one, started before
 /// the hand-over; one reservation is one slot either way); 0: the key is
@@ -115,6 +131,9 @@ static ACQUIRE: LazyLock<redis::Script> = LazyLock::new(|| {
         "{SWEEP} \
          local now, lease, limit = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]) \
          sweep(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], now, lease, ARGV[5]) \
+         if not redis.call('ZSCORE', KEYS[1], ARGV[1]) and redis.call('ZCARD', KEYS[1]) >= limit then \
+           drop_finished(KEYS[1], ARGV[7]) \
+         end \
          if redis.call('ZSCORE', KEYS[1], ARGV[1]) or redis.call('ZCARD', KEYS[1]) < limit then \
            redis.call('ZADD', KEYS[1], now + lease, ARGV[1]) return 1 \
          end \
@@ -133,10 +152,12 @@ static ACQUIRE: LazyLock<redis::Script> = LazyLock::new(|| {
 });
 
 /// `KEYS` slots, line, lines, BullMQ delayed, parking; `ARGV` id (or
-/// `""`), now, lease, limit, key hash, mode. Mode `park`: the (now
-/// BullMQ-delayed) job joins the line, its parking done; `release`: gives
-/// its slot back; `fill`: only refills. Then reserves free slots for the
-/// head of the line and answers the ids to promote.
+/// `""`), now, lease, limit, key hash, mode, the queue's job key prefix.
+/// Mode `park`: the (now BullMQ-delayed) job joins the line, its parking
+/// done; `release`: gives its slot back; `fill`: only refills. Then, with
+/// jobs in line and no slot free, drops holders that finished or are gone,
+/// reserves free slots for the head of the line and answers the ids to
+/// promote.
 static LINE: LazyLock<redis::Script> = LazyLock::new(|| {
     redis::Script::new(&format!(
         "{SWEEP} \
@@ -148,6 +169,9 @@ static LINE: LazyLock<redis::Script> = LazyLock::new(|| {
            redis.call('ZREM', KEYS[1], ARGV[1]) \
          end \
          sweep(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], now, lease, ARGV[5]) \
+         if redis.call('LLEN', KEYS[2]) > 0 and redis.call('ZCARD', KEYS[1]) >= limit then \
+           drop_finished(KEYS[1], ARGV[7]) \
+         end \
          return fill(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], now, lease, limit, ARGV[5])"
     ))
 });
@@ -312,6 +336,7 @@ impl KeyLimits {
             .arg(limit)
             .arg(&slot.hash)
             .arg(if park { "park" } else { "no" })
+            .arg(self.store.keys().job(&slot.queue, ""))
             .invoke_async(&mut conn)
             .await?;
         Ok(got == 1)
@@ -361,6 +386,7 @@ impl KeyLimits {
             .arg(limit)
             .arg(&slot.hash)
             .arg(mode)
+            .arg(self.store.keys().job(&slot.queue, ""))
             .invoke_async(&mut conn)
             .await?;
         Ok(Released {

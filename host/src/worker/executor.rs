@@ -48,7 +48,9 @@
 //!   out with the job's lock, and the recovered job finds its own lease and
 //!   keeps the slot; it dies while parking a job for its key: the next
 //!   sweep puts the job in line (see [`crate::flow::admission`] and
-//!   [`crate::state::key_limits`]);
+//!   [`crate::state::key_limits`]); it dies after `moveToFinished` but
+//!   before the finished job's slot went back: the next script that finds
+//!   the key full drops the slot (see [`crate::flow::recorded`]);
 //! - it dies running a cancelled job: the job's cancel mark fails it when
 //!   the stalled check puts it back and a worker takes it, without running
 //!   it (see [`crate::queue::cancel`]);
@@ -133,6 +135,9 @@ pub struct Executor {
     /// Refills the queue's key lines every half lease (see `flow::pump`);
     /// ends with the executor.
     _pump: AbortOnDrop,
+    /// Key slots of runs that ended, until BullMQ has recorded the end
+    /// (see `flow::recorded`).
+    recorded_ends: flow::RecordedEnds,
 }
 
 impl Executor {
@@ -147,14 +152,17 @@ impl Executor {
             metrics: host.metrics.queue(&queue),
             admission: Admission::new(host.queues.clone(), lease),
             _pump: AbortOnDrop(tokio::spawn(flow::pump(host.queues.clone(), lease, lines))),
+            recorded_ends: flow::RecordedEnds::new(),
             host,
             binding,
         }
     }
 
-    /// Writes the measurements still queued; call after the queue's worker
-    /// has closed.
+    /// Gives back the key slots of runs whose recorded end was not
+    /// reported yet, then writes the measurements still queued; call after
+    /// the queue's worker has closed.
     pub async fn close(&self) {
+        self.recorded_ends.release_all().await;
         self.recorder.close().await;
     }
 
@@ -207,6 +215,10 @@ impl JobProcessor for Executor {
     async fn process(&self, job: ActiveJob) -> JobResult {
         self.run_job(job).await
     }
+
+    fn recorded(&self, id: &str) {
+        self.recorded_ends.recorded(id);
+    }
 }
 
 impl Executor {
@@ -248,10 +260,19 @@ impl Executor {
             Admit::Fail(failure) => return Self::fail(failure),
         };
         let finish_by = finish.as_ref().map(|f| f.at_ms);
+        let id = job.id().to_string();
         let result = self
             .run_stoppable(job, resolved, stop_signal, finish_by)
             .await;
-        admitted.finish(&result).await;
+        // A job that completed or failed keeps its slots until BullMQ has
+        // recorded that (`flow::recorded`); any other end gives them back
+        // now, before the job moves.
+        let ended = matches!(result, JobResult::Completed(_) | JobResult::Failed { .. });
+        if ended && admitted.holds_anything() {
+            self.recorded_ends.hold(&id, admitted);
+        } else {
+            admitted.finish(&result).await;
+        }
         result
     }
 

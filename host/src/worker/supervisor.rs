@@ -39,8 +39,9 @@ struct RunningQueue {
 }
 
 impl RunningQueue {
-    /// Closes the worker (waiting up to `grace` for its jobs), then writes
-    /// the run records still queued.
+    /// Closes the worker (waiting up to `grace` for its jobs), then gives
+    /// back the key slots of finished runs and writes the run records
+    /// still queued (`Executor::close`).
     async fn close(&self, grace: Duration) {
         self.worker.close(grace).await;
         self.executor.close().await;
