@@ -52,31 +52,31 @@ fn node_enqueue(api: &Api, queue: &str, count: usize, data: Value) {
 /// The most jobs of one key whose guests ran at the same instant (each
 /// run's busy time, as the guest itself reports it).
 fn most_at_once(jobs: &[Value]) -> usize {
-    let mut edges: Vec<(u64, i32)> = Vec::new();
-    for j in jobs {
-        edges.push((j["returnvalue"]["heldFromMs"].as_u64().unwrap(), 1));
-        edges.push((j["returnvalue"]["heldToMs"].as_u64().unwrap(), -1));
-    }
-    // An end and a start in the same millisecond do not overlap (ends,
-    // -1, sort first).
-    edges.sort();
-    let (mut now, mut most) = (0i32, 0i32);
-    for (_, step) in edges {
-        now += step;
-        most = most.max(now);
-    }
-    most as usize
+    most_overlapping(jobs, |j| {
+        (
+            &j["returnvalue"]["heldFromMs"],
+            &j["returnvalue"]["heldToMs"],
+        )
+    })
 }
 
 /// The most jobs of one key BullMQ held active at the same instant, by the
 /// span its tools show: from the take that ran a job (`processedOn`) to
 /// its recorded end (`finishedOn`).
 fn most_active_at_once(jobs: &[Value]) -> usize {
+    most_overlapping(jobs, |j| (&j["processedOn"], &j["finishedOn"]))
+}
+
+/// The most of `jobs`' spans (start, end in ms) open at one instant.
+fn most_overlapping(jobs: &[Value], span: impl Fn(&Value) -> (&Value, &Value)) -> usize {
     let mut edges: Vec<(u64, i32)> = Vec::new();
     for j in jobs {
-        edges.push((j["processedOn"].as_u64().unwrap(), 1));
-        edges.push((j["finishedOn"].as_u64().unwrap(), -1));
+        let (from, to) = span(j);
+        edges.push((from.as_u64().unwrap(), 1));
+        edges.push((to.as_u64().unwrap(), -1));
     }
+    // An end and a start in the same millisecond do not overlap (ends,
+    // -1, sort first).
     edges.sort();
     let (mut now, mut most) = (0i32, 0i32);
     for (_, step) in edges {
