@@ -41,6 +41,10 @@ use crate::state::key_rates::{RateDecision, RateMode};
 use crate::tasks::{AbortOnDrop, retrying};
 use airlock_core::clock::now_ms;
 
+/// How long a singleton in cancel mode reads its job's own producer again
+/// while it is not written yet, before it replaces the running job.
+const OWN_PRODUCER_WAIT: Duration = Duration::from_millis(200);
+
 /// Flow control's decisions for one queue on one host.
 pub struct Admission {
     queues: Arc<QueueService>,
@@ -266,9 +270,25 @@ impl Admission {
                     let key = queues.job_key(job.queue(), id);
                     async move { queues.state().meta.get(&key, fields::PRODUCER).await }
                 };
+                // The API writes a job's producer just after BullMQ's add
+                // (`Meta::set_producer`), so a job taken at once may not
+                // show its own yet: it is read again for a moment
+                // (`OWN_PRODUCER_WAIT`) before the job counts as having
+                // none — which, for a job BullMQ's own clients added, it
+                // does.
+                let mine = async {
+                    let deadline = tokio::time::Instant::now() + OWN_PRODUCER_WAIT;
+                    loop {
+                        let mine = owner(job.id()).await;
+                        if !matches!(mine, Ok(None)) || tokio::time::Instant::now() >= deadline {
+                            return mine;
+                        }
+                        tokio::time::sleep(Duration::from_millis(5)).await;
+                    }
+                };
                 match (
                     queues.state().key_limits.holders(&gate.slot).await,
-                    owner(job.id()).await,
+                    mine.await,
                 ) {
                     (Ok(holders), Ok(mine)) => {
                         for holder in holders.iter().filter(|h| h.as_str() != job.id()) {
