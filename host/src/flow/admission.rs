@@ -346,7 +346,7 @@ impl Admitted {
     /// After the run: a job that ended (completed or failed) leaves its
     /// `cancelOn` sets, and every key slot goes back.
     pub async fn finish(self, result: &JobResult) {
-        if matches!(result, JobResult::Completed(_) | JobResult::Failed { .. }) {
+        if result.ends_attempt() {
             self.finish_ended().await;
         } else {
             self.release().await;

@@ -38,16 +38,13 @@ pub const FALLBACK: Duration = Duration::from_secs(5);
 
 /// Runs that ended and wait for BullMQ to record it, by job id.
 pub struct RecordedEnds {
+    /// Job id → (when its run ended, what it holds).
     waiting: Arc<Mutex<Waiting>>,
     /// Releases what waited past [`FALLBACK`]; ends with this.
     _sweeper: AbortOnDrop,
 }
 
-#[derive(Default)]
-struct Waiting {
-    /// Job id → (when its run ended, what it holds).
-    ends: HashMap<String, (Instant, Admitted)>,
-}
+type Waiting = HashMap<String, (Instant, Admitted)>;
 
 impl Default for RecordedEnds {
     fn default() -> Self {
@@ -65,14 +62,9 @@ impl RecordedEnds {
                 tokio::time::sleep(FALLBACK / 5).await;
                 let overdue: Vec<Admitted> = {
                     let mut waiting = sweep.lock().unwrap_or_else(|p| p.into_inner());
-                    let ids: Vec<String> = waiting
-                        .ends
-                        .iter()
-                        .filter(|(_, (ended, _))| ended.elapsed() >= FALLBACK)
-                        .map(|(id, _)| id.clone())
-                        .collect();
-                    ids.iter()
-                        .filter_map(|id| waiting.ends.remove(id).map(|(_, a)| a))
+                    waiting
+                        .extract_if(|_, (ended, _)| ended.elapsed() >= FALLBACK)
+                        .map(|(_, (_, admitted))| admitted)
                         .collect()
                 };
                 for admitted in overdue {
@@ -95,9 +87,7 @@ impl RecordedEnds {
     /// replaced: the slots are the same job's.
     pub fn hold(&self, id: &str, admitted: Admitted) {
         let mut waiting = self.waiting.lock().unwrap_or_else(|p| p.into_inner());
-        waiting
-            .ends
-            .insert(id.to_string(), (Instant::now(), admitted));
+        waiting.insert(id.to_string(), (Instant::now(), admitted));
     }
 
     /// BullMQ recorded job `id`'s end: its slots go back (in a task of
@@ -105,7 +95,7 @@ impl RecordedEnds {
     pub fn recorded(&self, id: &str) {
         let admitted = {
             let mut waiting = self.waiting.lock().unwrap_or_else(|p| p.into_inner());
-            waiting.ends.remove(id).map(|(_, a)| a)
+            waiting.remove(id).map(|(_, a)| a)
         };
         if let Some(admitted) = admitted {
             tokio::spawn(admitted.finish_ended());
@@ -116,7 +106,7 @@ impl RecordedEnds {
     pub async fn release_all(&self) {
         let all: Vec<Admitted> = {
             let mut waiting = self.waiting.lock().unwrap_or_else(|p| p.into_inner());
-            waiting.ends.drain().map(|(_, (_, a))| a).collect()
+            waiting.drain().map(|(_, (_, a))| a).collect()
         };
         for admitted in all {
             admitted.finish_ended().await;

@@ -59,6 +59,15 @@ pub enum JobResult {
     },
 }
 
+impl JobResult {
+    /// Whether BullMQ records this result as the attempt's end (the
+    /// worker's `moveToFinished`, or a failed attempt's retry move), which
+    /// the worker then reports through [`JobProcessor::recorded`].
+    pub fn ends_attempt(&self) -> bool {
+        matches!(self, JobResult::Completed(_) | JobResult::Failed { .. })
+    }
+}
+
 /// Runs jobs for a [`QueueWorker`].
 #[async_trait::async_trait]
 pub trait JobProcessor: Send + Sync + 'static {

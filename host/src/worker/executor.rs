@@ -267,8 +267,7 @@ impl Executor {
         // A job that completed or failed keeps its slots until BullMQ has
         // recorded that (`flow::recorded`); any other end gives them back
         // now, before the job moves.
-        let ended = matches!(result, JobResult::Completed(_) | JobResult::Failed { .. });
-        if ended && admitted.holds_anything() {
+        if result.ends_attempt() && admitted.holds_anything() {
             self.recorded_ends.hold(&id, admitted);
         } else {
             admitted.finish(&result).await;
