@@ -190,21 +190,18 @@ impl Api {
     /// recorded (a moment after the finish); returns its snapshot.
     pub async fn wait_recorded(&self, job_ref: &str) -> Value {
         self.wait_done(job_ref).await;
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-        loop {
-            let (status, job) = self
-                .get(&format!("/v1/jobs/{job_ref}"), tokens::ADMIN)
-                .await;
-            assert_eq!(status, StatusCode::OK, "{job}");
-            if job["metrics"]["wallTimeMs"].is_number() {
-                return job;
-            }
-            assert!(
-                std::time::Instant::now() < deadline,
-                "the run of {job_ref} was never recorded: {job}"
-            );
-            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-        }
+        crate::eventually_some(
+            &format!("the run of {job_ref} to be recorded"),
+            std::time::Duration::from_secs(10),
+            || async {
+                let (status, job) = self
+                    .get(&format!("/v1/jobs/{job_ref}"), tokens::ADMIN)
+                    .await;
+                assert_eq!(status, StatusCode::OK, "{job}");
+                job["metrics"]["wallTimeMs"].is_number().then_some(job)
+            },
+        )
+        .await
     }
 }
 

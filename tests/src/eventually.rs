@@ -45,3 +45,23 @@ where
     })
     .await
 }
+
+/// [`eventually_some`] for a test that is not async (the CLI tests, which
+/// run the binary and wait for it): polls `check` on this thread.
+pub fn eventually_blocking<T>(
+    what: &str,
+    within: Duration,
+    mut check: impl FnMut() -> Option<T>,
+) -> T {
+    let deadline = Instant::now() + within;
+    loop {
+        if let Some(value) = check() {
+            return value;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "timed out after {within:?} waiting for {what}"
+        );
+        std::thread::sleep(POLL);
+    }
+}

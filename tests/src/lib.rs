@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 pub mod redis_server;
 
-pub use eventually::{eventually, eventually_some};
+pub use eventually::{eventually, eventually_blocking, eventually_some};
 
 /// The workspace root.
 pub fn workspace_root() -> PathBuf {

@@ -216,11 +216,10 @@ async fn deduplication_and_existing_ids_answer_with_the_existing_job() {
         Scripted::new(vec![JobResult::Completed(json!(1))]),
     )
     .await;
-    let deadline = std::time::Instant::now() + FINISH;
-    while admin.job("e", "evt-1").await.is_some() {
-        assert!(std::time::Instant::now() < deadline, "never removed");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    airlock_tests::eventually("evt-1 to be removed on completion", || async {
+        admin.job("e", "evt-1").await.is_none()
+    })
+    .await;
     let again = admin
         .queues
         .add(
@@ -271,11 +270,10 @@ async fn retention_removes_the_airlock_fields_with_the_job() {
         Scripted::new(vec![JobResult::Completed(json!(1))]),
     )
     .await;
-    let deadline = std::time::Instant::now() + FINISH;
-    while redis.cli(&["EXISTS", &key]).trim() == "1" {
-        assert!(std::time::Instant::now() < deadline, "never removed");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    airlock_tests::eventually("the job hash to be removed on completion", || async {
+        redis.cli(&["EXISTS", &key]).trim() != "1"
+    })
+    .await;
     assert!(redis.keys(&format!("bull:q:{id}*")).is_empty());
     w.close(Duration::from_secs(5)).await;
 }

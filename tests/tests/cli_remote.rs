@@ -285,36 +285,35 @@ fn enqueue_retries_through_a_redis_outage_without_doubling_and_empty_lists_say_s
     assert!(retried, "the CLI never said it retries: {stderr}");
     assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
     assert!(stdout.starts_with("enqueued payments:"), "{stdout}");
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    loop {
-        let (_, out, _) = cli.run(
-            tokens::ADMIN,
-            &[
-                "--json",
-                "jobs",
-                "payments",
-                "--state",
-                "completed",
-                "--limit",
-                "500",
-            ],
-        );
-        let page: Value = serde_json::from_str(&out).unwrap_or_default();
-        let landed = page["jobs"]
-            .as_array()
-            .map(|jobs| {
-                jobs.iter()
-                    .filter(|j| j["data"]["transactionId"] == "outage")
-                    .count()
-            })
-            .unwrap_or(0);
-        if landed > 0 {
-            assert_eq!(landed, 1, "the retried enqueue added one job: {page}");
-            break;
-        }
-        assert!(std::time::Instant::now() < deadline, "never ran: {page}");
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
+    let (landed, page) = airlock_tests::eventually_blocking(
+        "the retried enqueue's job to complete",
+        std::time::Duration::from_secs(60),
+        || {
+            let (_, out, _) = cli.run(
+                tokens::ADMIN,
+                &[
+                    "--json",
+                    "jobs",
+                    "payments",
+                    "--state",
+                    "completed",
+                    "--limit",
+                    "500",
+                ],
+            );
+            let page: Value = serde_json::from_str(&out).unwrap_or_default();
+            let landed = page["jobs"]
+                .as_array()
+                .map(|jobs| {
+                    jobs.iter()
+                        .filter(|j| j["data"]["transactionId"] == "outage")
+                        .count()
+                })
+                .unwrap_or(0);
+            (landed > 0).then_some((landed, page))
+        },
+    );
+    assert_eq!(landed, 1, "the retried enqueue added one job: {page}");
 }
 
 #[test]
@@ -344,16 +343,15 @@ fn cancel_stops_a_running_job_and_refuses_a_finished_one() {
     let (code, out, err) = cli.run(tokens::PRODUCER, &["enqueue", "spin", "{}"]);
     assert_eq!(code, 0, "{out}{err}");
     let job_ref = out.trim().strip_prefix("enqueued ").unwrap().to_string();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    loop {
-        let (_, out, _) = cli.run(tokens::ADMIN, &["--json", "job", &job_ref]);
-        let job: Value = serde_json::from_str(&out).unwrap();
-        if job["state"] == "active" {
-            break;
-        }
-        assert!(std::time::Instant::now() < deadline, "never ran: {job}");
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
+    airlock_tests::eventually_blocking(
+        "the spinning job to be active",
+        std::time::Duration::from_secs(60),
+        || {
+            let (_, out, _) = cli.run(tokens::ADMIN, &["--json", "job", &job_ref]);
+            let job: Value = serde_json::from_str(&out).unwrap();
+            (job["state"] == "active").then_some(())
+        },
+    );
     let (code, out, err) = cli.run(
         tokens::PRODUCER,
         &["cancel", &job_ref, "--reason", "ops asked", "--wait"],

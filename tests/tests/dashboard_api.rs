@@ -120,19 +120,19 @@ async fn per_key_counts_and_job_search() {
 
     // The hosts' memory budget, and the part the two running guests hold
     // (as of the host's next heartbeat).
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
-    loop {
-        let (_, hosts) = api.get("/v1/hosts", tokens::READER).await;
-        let host = &hosts["hosts"][0];
-        let budget = host["memoryBudgetBytes"].as_u64().unwrap();
-        let held = host["memoryHeldBytes"].as_u64().unwrap();
-        assert!(held <= budget, "{host}");
-        if held > 0 && host["running"] == 2 {
-            break;
-        }
-        assert!(std::time::Instant::now() < deadline, "{host}");
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    }
+    airlock_tests::eventually_some(
+        "a heartbeat with both guests running and their memory held",
+        std::time::Duration::from_secs(15),
+        || async {
+            let (_, hosts) = api.get("/v1/hosts", tokens::READER).await;
+            let host = &hosts["hosts"][0];
+            let budget = host["memoryBudgetBytes"].as_u64().unwrap();
+            let held = host["memoryHeldBytes"].as_u64().unwrap();
+            assert!(held <= budget, "{host}");
+            (held > 0 && host["running"] == 2).then_some(())
+        },
+    )
+    .await;
 
     let (status, body) = api.get("/v1/queues/nope/keys", tokens::READER).await;
     assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
@@ -272,15 +272,15 @@ async fn a_completed_first_run_keeps_the_job_hash_compact_and_its_timeline() {
         .post(&format!("/v1/jobs/{job}/retry"), tokens::ADMIN, json!({}))
         .await;
     assert!(status.is_success(), "{status} {body}");
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    let second = loop {
-        let t = timeline(&api, &job).await;
-        if t["runs"].as_array().unwrap().len() == 2 {
-            break t;
-        }
-        assert!(std::time::Instant::now() < deadline, "no second run: {t}");
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    };
+    let second = airlock_tests::eventually_some(
+        "a second run in the timeline",
+        std::time::Duration::from_secs(30),
+        || async {
+            let t = timeline(&api, &job).await;
+            (t["runs"].as_array().unwrap().len() == 2).then_some(t)
+        },
+    )
+    .await;
     assert_eq!(second["runs"][0], first["runs"][0], "{second}");
     assert_eq!(second["runs"][1]["run"], 2, "{second}");
     assert_eq!(second["runs"][1]["end"], "completed", "{second}");

@@ -429,8 +429,12 @@ async fn retention_removes_finished_jobs_and_leaves_no_orphan_keys() {
     let old = admin
         .enqueue("flaky", "f", json!({}), json!({"removeOnFail": {"age": 1}}))
         .await;
-    admin.wait_finished("flaky", &old, FINISH).await;
-    tokio::time::sleep(Duration::from_millis(2100)).await;
+    let old_job = admin.wait_finished("flaky", &old, FINISH).await;
+    // Time is the subject and BullMQ ages jobs by Redis's own clock, so
+    // the test waits (once) until the failure is over a second old.
+    let aged_at = old_job.finished_on.unwrap() + 1_100;
+    let now = airlock_core::clock::now_ms();
+    tokio::time::sleep(Duration::from_millis(aged_at.saturating_sub(now))).await;
     let new = admin
         .enqueue("flaky", "f", json!({}), json!({"removeOnFail": {"age": 1}}))
         .await;
@@ -657,6 +661,8 @@ async fn hosts_reconnect_after_redis_restarts() {
         .await;
     admin.wait_finished("payments", &id, FINISH).await;
 
+    // Redis stays down long enough for the host's connection to notice
+    // (time is the subject: an outage, not a signal to wait for).
     redis.kill9();
     tokio::time::sleep(Duration::from_secs(2)).await;
     redis.restart();
@@ -669,17 +675,13 @@ async fn hosts_reconnect_after_redis_restarts() {
         opts: Default::default(),
         producer: None,
     };
-    let mut enqueued = None;
-    for _ in 0..50 {
-        match admin.queues.add("payments", after.clone()).await {
-            Ok(e) => {
-                enqueued = Some(e.id);
-                break;
-            }
-            Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
-        }
-    }
-    let id = enqueued.expect("Redis is back: enqueueing works again");
+    let id = airlock_tests::eventually_some(
+        "enqueueing to work again once Redis is back",
+        Duration::from_secs(5),
+        || async { admin.queues.add("payments", after.clone()).await.ok() },
+    )
+    .await
+    .id;
     let job = admin.wait_finished("payments", &id, FINISH).await;
     assert_eq!(job.state, JobState::Completed, "{job:#?}");
     assert_eq!(job.returnvalue.unwrap()["ledgerRecordId"], "led_after");
@@ -714,20 +716,18 @@ async fn new_handler_versions_go_live_while_started_jobs_stay_pinned() {
     let v2 = admin.deploy("shop", "noop").await;
     let generation = admin.registry.generation().await.unwrap();
     let fleet = airlock::fleet::Fleet::new(admin.store.clone(), Duration::from_secs(5));
-    let deadline = std::time::Instant::now() + FINISH;
-    while !fleet
-        .hosts()
-        .await
-        .unwrap()
-        .iter()
-        .any(|h| h.id == "h1" && h.generation >= Some(generation))
-    {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the host never applied generation {generation}"
-        );
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
+    airlock_tests::eventually_some(
+        &format!("the host to apply generation {generation}"),
+        FINISH,
+        || async {
+            let hosts = fleet.hosts().await.unwrap();
+            hosts
+                .iter()
+                .any(|h| h.id == "h1" && h.generation >= Some(generation))
+                .then_some(())
+        },
+    )
+    .await;
     let fresh = admin.enqueue("shop", "order", json!({}), json!({})).await;
     let job = admin.wait_recorded("shop", &fresh, FINISH).await;
     assert_eq!(job.handler_digest.as_deref(), Some(v2.as_str()));

@@ -196,18 +196,18 @@ async fn refund_is_approved_and_settled(guest: &str) {
 
 /// The job's timeline once the hosts recorded `runs` runs of it.
 async fn wait_recorded_runs(api: &Api, job: &str, runs: usize) -> Value {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    loop {
-        let (status, timeline) = api
-            .get(&format!("/v1/jobs/{job}/timeline"), tokens::ADMIN)
-            .await;
-        assert_eq!(status, StatusCode::OK, "{timeline}");
-        if timeline["runs"].as_array().unwrap().len() >= runs {
-            return timeline;
-        }
-        assert!(std::time::Instant::now() < deadline, "{timeline}");
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
+    airlock_tests::eventually_some(
+        &format!("{runs} recorded runs of {job}"),
+        std::time::Duration::from_secs(10),
+        || async {
+            let (status, timeline) = api
+                .get(&format!("/v1/jobs/{job}/timeline"), tokens::ADMIN)
+                .await;
+            assert_eq!(status, StatusCode::OK, "{timeline}");
+            (timeline["runs"].as_array().unwrap().len() >= runs).then_some(timeline)
+        },
+    )
+    .await
 }
 
 #[tokio::test]
