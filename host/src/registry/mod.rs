@@ -12,6 +12,7 @@
 
 mod binding_store;
 mod bindings;
+mod flow_rules;
 mod handlers;
 mod secrets;
 
@@ -19,10 +20,8 @@ use std::sync::Arc;
 
 use redis::AsyncCommands;
 
-pub use self::bindings::{
-    Binding, BindingSpec, CancelOn, Debounce, KeyConcurrency, KeyRate, MAX_CONFIG_ENTRIES,
-    RateLimit, Singleton, SingletonMode, WarmInstances,
-};
+pub use self::bindings::{Binding, BindingSpec, MAX_CONFIG_ENTRIES, RateLimit, WarmInstances};
+pub use self::flow_rules::{CancelOn, Debounce, KeyConcurrency, KeyRate, Singleton, SingletonMode};
 pub use self::handlers::{ComponentError, HandlerDetails, HandlerVersion};
 pub use self::secrets::{SecretSpec, SecretView};
 use crate::error::{FieldError, QueueError};
