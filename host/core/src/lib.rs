@@ -12,12 +12,23 @@
 //!   position).
 //! - [`FieldError`]: input refused, naming the field.
 //! - [`names`]: the queue, handler and id names Airlock accepts.
+//! - [`limits`]: what bounds a run, in three layers (host maxima, a
+//!   binding's limits, a job's override).
+//! - [`failure`]: why a run failed ([`failure::FailureKind`]).
+//! - [`run`]: the job a run is for and its outbound HTTP counts.
+//! - [`wait`]: what a durable wait waits for and how it ended.
+//! - [`seal`]: the producer seal, behind a trait.
 
 pub mod clock;
+pub mod failure;
 mod field;
 pub mod int;
 pub mod json_path;
+pub mod limits;
 pub mod names;
+pub mod run;
+pub mod seal;
 pub mod strict;
+pub mod wait;
 
 pub use field::FieldError;

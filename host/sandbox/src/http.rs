@@ -69,18 +69,7 @@ pub struct HttpStats {
     pub bytes_in: AtomicU64,
 }
 
-/// [`HttpStats`] read at the end of a run.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct HttpSummary {
-    /// Requests sent.
-    pub requests: u64,
-    /// Requests refused.
-    pub refused: u64,
-    /// Request body bytes.
-    pub bytes_out: u64,
-    /// Response body bytes.
-    pub bytes_in: u64,
-}
+pub use airlock_core::run::HttpSummary;
 
 impl HttpStats {
     /// The counts so far.

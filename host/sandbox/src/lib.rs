@@ -28,7 +28,7 @@ pub mod egress;
 mod engine;
 pub mod http;
 pub mod incremental;
-pub mod limits;
+pub use airlock_core::limits;
 pub mod logs;
 pub mod outcome;
 pub mod secrets;
@@ -67,6 +67,7 @@ pub use self::validate::{ComponentInfo, ValidationError};
 pub use self::warm::Reuse;
 use self::warm::{WarmKey, WarmPool};
 use airlock_core::clock::now_ms;
+pub use airlock_core::run::JobInput;
 
 /// How the sandbox is set up; fixed for the life of the process.
 #[derive(Debug, Clone)]
@@ -124,27 +125,6 @@ impl Default for SandboxConfig {
             memory_keep_resident: 16 << 20,
         }
     }
-}
-
-/// The job a run is for, as handed to the guest.
-#[derive(Debug, Clone, Default)]
-pub struct JobInput {
-    /// Job id.
-    pub id: String,
-    /// Queue name.
-    pub queue: String,
-    /// Job name.
-    pub name: String,
-    /// Job data, JSON text.
-    pub data: String,
-    /// This attempt, from 1.
-    pub attempt: u32,
-    /// Attempts allowed.
-    pub max_attempts: u32,
-    /// Enqueue time, ms since the Unix epoch.
-    pub enqueued_at_ms: u64,
-    /// Flow parent `(queue, id)`, if any.
-    pub parent: Option<(String, String)>,
 }
 
 /// A handler component, validated and compiled (lazily per engine).

@@ -112,6 +112,19 @@ impl SecretsKey {
     }
 }
 
+impl airlock_core::seal::ProducerSeal for SecretsKey {
+    fn producer_seal(
+        &self,
+        queue: &str,
+        id: &str,
+        producer: &str,
+        name: &str,
+        data: &str,
+    ) -> String {
+        SecretsKey::producer_seal(self, queue, id, producer, name, data)
+    }
+}
+
 /// What a secret may do, sealed with its value.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]

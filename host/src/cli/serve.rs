@@ -280,7 +280,10 @@ pub async fn execute(args: ServeArgs) -> anyhow::Result<i32> {
     let secrets_key = secrets_key(&args)?;
     let host_id = args.host_id.clone().unwrap_or_else(default_host_id);
     let store = connect_store(&args.redis, &args.prefix, &shutdown_rx).await?;
-    let queues = Arc::new(QueueService::new(store.clone()).with_seal_key(secrets_key.clone()));
+    let seal = secrets_key
+        .clone()
+        .map(|key| Arc::new(key) as Arc<dyn airlock_core::seal::ProducerSeal>);
+    let queues = Arc::new(QueueService::new(store.clone()).with_seal_key(seal));
     let sandbox = Arc::new(Sandbox::new(SandboxConfig {
         max_instances: args.max_instances,
         cache_dir: Some(

@@ -68,7 +68,10 @@ pub struct QueueService {
 impl QueueService {
     /// With the fleet's secrets key, the producers of the jobs this service
     /// adds are sealed (see [`crate::state::meta::Meta::seal`]).
-    pub fn with_seal_key(mut self, key: Option<crate::sandbox::secrets::SecretsKey>) -> Self {
+    pub fn with_seal_key(
+        mut self,
+        key: Option<std::sync::Arc<dyn airlock_core::seal::ProducerSeal>>,
+    ) -> Self {
         self.state.meta = self.state.meta.with_seal_key(key);
         self
     }

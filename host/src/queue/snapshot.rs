@@ -201,7 +201,7 @@ fn json_field(fields: &HashMap<String, String>, name: &str) -> Option<serde_json
 fn failure_kind(fields: &HashMap<String, String>) -> Option<String> {
     let reason = fields.get("failedReason")?;
     let (kind, _) = reason.split_once(':')?;
-    crate::sandbox::FailureKind::parse(kind).map(|k| k.as_str().to_string())
+    airlock_core::failure::FailureKind::parse(kind).map(|k| k.as_str().to_string())
 }
 
 fn num<T: std::str::FromStr>(fields: &HashMap<String, String>, name: &str) -> Option<T> {

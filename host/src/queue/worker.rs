@@ -102,7 +102,7 @@ pub trait RunningJob: Clone + Send + Sync + 'static {
     /// job's options; a backoff's delay does not change it).
     fn ready_at_ms(&self) -> u64;
     /// The job as handed to the guest.
-    fn input(&self) -> crate::sandbox::JobInput;
+    fn input(&self) -> airlock_core::run::JobInput;
     /// Stores progress (BullMQ `progress` field and `progress` event).
     async fn update_progress(&self, value: serde_json::Value) -> Result<(), QueueError>;
     /// Appends a line to the job's log.
@@ -147,8 +147,8 @@ impl RunningJob for ActiveJob {
             .saturating_add(self.job.opts().delay.unwrap_or(0))
     }
 
-    fn input(&self) -> crate::sandbox::JobInput {
-        crate::sandbox::JobInput {
+    fn input(&self) -> airlock_core::run::JobInput {
+        airlock_core::run::JobInput {
             id: self.id().to_string(),
             queue: self.queue.to_string(),
             name: self.job.name().to_string(),

@@ -64,15 +64,16 @@
 //! gives every such job a `j-<uuid>` id instead, so it is claimed.
 
 use std::collections::HashMap;
-use std::sync::LazyLock;
+use std::sync::{Arc, LazyLock};
 use std::time::Duration;
 
 use redis::AsyncCommands;
 
 use crate::error::QueueError;
-use crate::sandbox::LimitsOverride;
 use crate::state::fields;
 use crate::store::Store;
+use airlock_core::limits::LimitsOverride;
+use airlock_core::seal::ProducerSeal;
 
 /// How long a pending hash waits for its job (see the module docs).
 const PENDING_TTL: Duration = Duration::from_secs(7 * 24 * 60 * 60);
@@ -285,7 +286,7 @@ pub struct Meta {
     store: Store,
     /// Seals producers (see [`Meta::seal`]); `None` on hosts without the
     /// fleet's secrets key, which write no seal.
-    seal_key: Option<crate::sandbox::secrets::SecretsKey>,
+    seal_key: Option<Arc<dyn ProducerSeal>>,
 }
 
 impl Meta {
@@ -299,13 +300,13 @@ impl Meta {
 
     /// Seals the producers of the jobs this host adds with `key` (the
     /// fleet's secrets key).
-    pub fn with_seal_key(mut self, key: Option<crate::sandbox::secrets::SecretsKey>) -> Self {
+    pub fn with_seal_key(mut self, key: Option<Arc<dyn ProducerSeal>>) -> Self {
         self.seal_key = key;
         self
     }
 
     /// Airlock's seal on `producer` having enqueued job `id` of `queue`
-    /// with this name and data (`SecretsKey::producer_seal`), or `None`
+    /// with this name and data ([`ProducerSeal::producer_seal`]), or `None`
     /// without the key.
     pub fn seal(
         &self,

@@ -110,7 +110,7 @@ pub struct RunRecord {
     /// Fuel used, when metered.
     pub fuel_used: Option<u64>,
     /// Outbound HTTP of the run.
-    pub http: crate::sandbox::HttpSummary,
+    pub http: airlock_core::run::HttpSummary,
     /// Which run of the job this was (BullMQ's attempts started, `ats`:
     /// it counts retries, wake-ups and recoveries): the history field
     /// `airlock.run:<n>` it is kept under, for the first [`MAX_RUNS_KEPT`].
@@ -129,7 +129,7 @@ pub enum RunEnd {
     /// The job completed.
     Completed,
     /// The run failed with this kind (the job may be retried).
-    Failed(crate::sandbox::FailureKind),
+    Failed(airlock_core::failure::FailureKind),
     /// A durable sleep parked the job.
     Slept,
     /// A durable wait parked the job.

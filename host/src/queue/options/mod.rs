@@ -8,7 +8,7 @@ mod subsets;
 
 pub use self::subsets::{DefaultJobOptions, FlowNodeOptions, ScheduleJobOptions};
 use crate::error::FieldError;
-use crate::sandbox::LimitsOverride;
+use airlock_core::limits::LimitsOverride;
 
 /// How a failed attempt is spaced from the next one.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]

@@ -69,10 +69,10 @@ use self::index::{LISTEN, Resolved, TOKEN, digest, new_token, resolve, waiter, w
 pub use self::index::{Resolver, TokenCompletion, Wake, is_token, script_hashes};
 use super::events::{MAX_LOOK_BACK, MAX_RECENT_EVENT_BYTES};
 use crate::error::QueueError;
-use crate::sandbox::services::{WaitFor, WaitOutcome};
 use crate::state::fields;
 use crate::store::Store;
 use airlock_core::json_path::JsonPath;
+use airlock_core::wait::{WaitFor, WaitOutcome};
 
 /// Most match paths the waits of one event name may use at a time.
 pub const MAX_WAIT_PATHS: usize = 32;

@@ -151,51 +151,51 @@ pub struct LimitsOverride {
         feature = "openapi",
         schema(minimum = 1, maximum = 1_000_000_000_000_u64)
     )]
-    #[serde(default, deserialize_with = "airlock_core::int::opt")]
+    #[serde(default, deserialize_with = "crate::int::opt")]
     pub fuel: Option<u64>,
     /// Lower memory cap, in bytes.
     #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 1_073_741_824_u64))]
-    #[serde(default, deserialize_with = "airlock_core::int::opt")]
+    #[serde(default, deserialize_with = "crate::int::opt")]
     pub memory_bytes: Option<u64>,
     /// Shorter timeout, in milliseconds.
     #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 900_000))]
-    #[serde(default, deserialize_with = "airlock_core::int::opt")]
+    #[serde(default, deserialize_with = "crate::int::opt")]
     pub timeout_ms: Option<u64>,
     /// Smaller output cap.
     #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 16_777_216))]
-    #[serde(default, deserialize_with = "airlock_core::int::opt")]
+    #[serde(default, deserialize_with = "crate::int::opt")]
     pub max_output_bytes: Option<u64>,
     /// Smaller log cap.
     #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 1_048_576))]
-    #[serde(default, deserialize_with = "airlock_core::int::opt")]
+    #[serde(default, deserialize_with = "crate::int::opt")]
     pub max_log_bytes: Option<u64>,
     /// Fewer log lines.
     #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 100_000))]
-    #[serde(default, deserialize_with = "airlock_core::int::opt")]
+    #[serde(default, deserialize_with = "crate::int::opt")]
     pub max_log_lines: Option<u32>,
     /// Fewer steps.
     #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 10_000))]
-    #[serde(default, deserialize_with = "airlock_core::int::opt")]
+    #[serde(default, deserialize_with = "crate::int::opt")]
     pub max_steps: Option<u32>,
     /// Smaller step results.
     #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 4_194_304))]
-    #[serde(default, deserialize_with = "airlock_core::int::opt")]
+    #[serde(default, deserialize_with = "crate::int::opt")]
     pub max_step_bytes: Option<u64>,
     /// Fewer outgoing HTTP requests.
     #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 10_000))]
-    #[serde(default, deserialize_with = "airlock_core::int::opt")]
+    #[serde(default, deserialize_with = "crate::int::opt")]
     pub max_http_requests: Option<u32>,
     /// Smaller outgoing request bodies.
     #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 67_108_864))]
-    #[serde(default, deserialize_with = "airlock_core::int::opt")]
+    #[serde(default, deserialize_with = "crate::int::opt")]
     pub max_http_request_bytes: Option<u64>,
     /// Smaller response bodies.
     #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 268_435_456))]
-    #[serde(default, deserialize_with = "airlock_core::int::opt")]
+    #[serde(default, deserialize_with = "crate::int::opt")]
     pub max_http_response_bytes: Option<u64>,
     /// Shorter per-request deadline, in milliseconds.
     #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 900_000))]
-    #[serde(default, deserialize_with = "airlock_core::int::opt")]
+    #[serde(default, deserialize_with = "crate::int::opt")]
     pub http_timeout_ms: Option<u64>,
 }
 
