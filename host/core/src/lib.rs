@@ -18,11 +18,14 @@
 //! - [`run`]: the job a run is for and its outbound HTTP counts.
 //! - [`wait`]: what a durable wait waits for and how it ended.
 //! - [`seal`]: the producer seal, behind a trait.
+//! - [`job_options`]: the options a job may be added with, and the subsets
+//!   a binding, a flow node and a schedule take.
 
 pub mod clock;
 pub mod failure;
 mod field;
 pub mod int;
+pub mod job_options;
 pub mod json_path;
 pub mod limits;
 pub mod names;

@@ -11,8 +11,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 /// Everything that bounds one run of a guest.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Limits {
     /// CPU budget in fuel units (roughly one per wasm instruction). `None`
@@ -25,7 +24,7 @@ pub struct Limits {
     /// future (the guest yields at every epoch tick so the timer fires)
     /// (JSON: `timeoutMs`).
     #[serde(rename = "timeoutMs", with = "duration_ms")]
-    #[cfg_attr(feature = "openapi", schema(value_type = u64))]
+    #[schema(value_type = u64)]
     pub timeout: Duration,
     /// Largest accepted return value (JSON text), in bytes.
     pub max_output_bytes: u64,
@@ -51,7 +50,7 @@ pub struct Limits {
     /// Deadline of one outgoing request (connect, first byte, and between
     /// body chunks), within the run's own deadline (JSON: `httpTimeoutMs`).
     #[serde(rename = "httpTimeoutMs", with = "duration_ms")]
-    #[cfg_attr(feature = "openapi", schema(value_type = u64))]
+    #[schema(value_type = u64)]
     pub http_timeout: Duration,
 }
 
@@ -76,8 +75,7 @@ impl Default for Limits {
 
 /// The operator's ceiling for every limit on this host: no queue binding or
 /// job can ask for more.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct HostMaxima {
     /// Highest fuel budget.
@@ -89,7 +87,7 @@ pub struct HostMaxima {
     pub memory_bytes: u64,
     /// Longest timeout (JSON: `timeoutMs`).
     #[serde(rename = "timeoutMs", with = "duration_ms")]
-    #[cfg_attr(feature = "openapi", schema(value_type = u64))]
+    #[schema(value_type = u64)]
     pub timeout: Duration,
     /// Largest return value.
     pub max_output_bytes: u64,
@@ -109,7 +107,7 @@ pub struct HostMaxima {
     pub max_http_response_bytes: u64,
     /// Longest per-request deadline (JSON: `httpTimeoutMs`).
     #[serde(rename = "httpTimeoutMs", with = "duration_ms")]
-    #[cfg_attr(feature = "openapi", schema(value_type = u64))]
+    #[schema(value_type = u64)]
     pub http_timeout: Duration,
 }
 
@@ -142,59 +140,55 @@ impl Default for HostMaxima {
 /// run time. Zero is refused either way. The schema's maxima are the
 /// default host maxima ([`HostMaxima::default`], what `airlock serve` runs
 /// with).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct LimitsOverride {
     /// Lower fuel budget.
-    #[cfg_attr(
-        feature = "openapi",
-        schema(minimum = 1, maximum = 1_000_000_000_000_u64)
-    )]
+    #[schema(minimum = 1, maximum = 1_000_000_000_000_u64)]
     #[serde(default, deserialize_with = "crate::int::opt")]
     pub fuel: Option<u64>,
     /// Lower memory cap, in bytes.
-    #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 1_073_741_824_u64))]
+    #[schema(minimum = 1, maximum = 1_073_741_824_u64)]
     #[serde(default, deserialize_with = "crate::int::opt")]
     pub memory_bytes: Option<u64>,
     /// Shorter timeout, in milliseconds.
-    #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 900_000))]
+    #[schema(minimum = 1, maximum = 900_000)]
     #[serde(default, deserialize_with = "crate::int::opt")]
     pub timeout_ms: Option<u64>,
     /// Smaller output cap.
-    #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 16_777_216))]
+    #[schema(minimum = 1, maximum = 16_777_216)]
     #[serde(default, deserialize_with = "crate::int::opt")]
     pub max_output_bytes: Option<u64>,
     /// Smaller log cap.
-    #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 1_048_576))]
+    #[schema(minimum = 1, maximum = 1_048_576)]
     #[serde(default, deserialize_with = "crate::int::opt")]
     pub max_log_bytes: Option<u64>,
     /// Fewer log lines.
-    #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 100_000))]
+    #[schema(minimum = 1, maximum = 100_000)]
     #[serde(default, deserialize_with = "crate::int::opt")]
     pub max_log_lines: Option<u32>,
     /// Fewer steps.
-    #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 10_000))]
+    #[schema(minimum = 1, maximum = 10_000)]
     #[serde(default, deserialize_with = "crate::int::opt")]
     pub max_steps: Option<u32>,
     /// Smaller step results.
-    #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 4_194_304))]
+    #[schema(minimum = 1, maximum = 4_194_304)]
     #[serde(default, deserialize_with = "crate::int::opt")]
     pub max_step_bytes: Option<u64>,
     /// Fewer outgoing HTTP requests.
-    #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 10_000))]
+    #[schema(minimum = 1, maximum = 10_000)]
     #[serde(default, deserialize_with = "crate::int::opt")]
     pub max_http_requests: Option<u32>,
     /// Smaller outgoing request bodies.
-    #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 67_108_864))]
+    #[schema(minimum = 1, maximum = 67_108_864)]
     #[serde(default, deserialize_with = "crate::int::opt")]
     pub max_http_request_bytes: Option<u64>,
     /// Smaller response bodies.
-    #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 268_435_456))]
+    #[schema(minimum = 1, maximum = 268_435_456)]
     #[serde(default, deserialize_with = "crate::int::opt")]
     pub max_http_response_bytes: Option<u64>,
     /// Shorter per-request deadline, in milliseconds.
-    #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 900_000))]
+    #[schema(minimum = 1, maximum = 900_000)]
     #[serde(default, deserialize_with = "crate::int::opt")]
     pub http_timeout_ms: Option<u64>,
 }

@@ -5,6 +5,7 @@
 
 use std::collections::HashMap;
 
+use super::options::ToBullmq;
 use super::{JobOptions, QueueError, QueueService};
 use crate::state::meta::{self, Claim};
 

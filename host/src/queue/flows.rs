@@ -8,6 +8,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::options::ToBullmq;
 use super::{FlowNodeOptions, QueueError, QueueService};
 use crate::error::FieldError;
 use crate::names;

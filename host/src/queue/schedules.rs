@@ -5,6 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::options::ToBullmq;
 use super::{QueueError, QueueService, ScheduleJobOptions};
 use crate::error::FieldError;
 

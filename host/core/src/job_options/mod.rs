@@ -1,14 +1,17 @@
 //! Airlock's job options: what a producer may ask for when enqueueing, in
 //! BullMQ's JSON spelling, validated before anything reaches Redis. The
 //! subsets a binding, a flow node and a schedule take are in `subsets.rs`.
+//! The API, the CLI, bindings, flows and schedules share them; turning them
+//! into the BullMQ port's own options is the queue module's
+//! (`queue::options`).
 
 use serde::{Deserialize, Serialize};
 
 mod subsets;
 
 pub use self::subsets::{DefaultJobOptions, FlowNodeOptions, ScheduleJobOptions};
-use crate::error::FieldError;
-use airlock_core::limits::LimitsOverride;
+use crate::FieldError;
+use crate::limits::LimitsOverride;
 
 /// How a failed attempt is spaced from the next one.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
@@ -18,7 +21,7 @@ pub enum Backoff {
     Fixed {
         /// Delay in milliseconds (at most a year).
         #[schema(minimum = 0, maximum = 31_536_000_000_u64)]
-        #[serde(deserialize_with = "airlock_core::int::one")]
+        #[serde(deserialize_with = "crate::int::one")]
         delay: u64,
     },
     /// `delay × 2^(n − 1)` after the n-th failure: 2 s, 4 s, 8 s... for
@@ -26,7 +29,7 @@ pub enum Backoff {
     Exponential {
         /// Base delay in milliseconds (at most a year).
         #[schema(minimum = 0, maximum = 31_536_000_000_u64)]
-        #[serde(deserialize_with = "airlock_core::int::one")]
+        #[serde(deserialize_with = "crate::int::one")]
         delay: u64,
     },
 }
@@ -53,18 +56,18 @@ pub enum Retention {
 #[serde(tag = "type", rename_all = "lowercase", deny_unknown_fields)]
 enum BackoffInput {
     Fixed {
-        #[serde(deserialize_with = "airlock_core::int::one")]
+        #[serde(deserialize_with = "crate::int::one")]
         delay: u64,
     },
     Exponential {
-        #[serde(deserialize_with = "airlock_core::int::one")]
+        #[serde(deserialize_with = "crate::int::one")]
         delay: u64,
     },
 }
 
 impl<'de> Deserialize<'de> for Backoff {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let input: BackoffInput = airlock_core::strict::buffered(d, "an object {type, delay}")?;
+        let input: BackoffInput = crate::strict::buffered(d, "an object {type, delay}")?;
         Ok(match input {
             BackoffInput::Fixed { delay } => Backoff::Fixed { delay },
             BackoffInput::Exponential { delay } => Backoff::Exponential { delay },
@@ -76,14 +79,14 @@ impl<'de> Deserialize<'de> for Backoff {
 #[serde(untagged)]
 enum RetentionInput {
     Remove(bool),
-    Count(#[serde(deserialize_with = "airlock_core::int::one")] u64),
+    Count(#[serde(deserialize_with = "crate::int::one")] u64),
     Keep(KeepJobs),
 }
 
 impl<'de> Deserialize<'de> for Retention {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let input: RetentionInput =
-            airlock_core::strict::buffered(d, "true, false, a count or an object {age, count}")?;
+            crate::strict::buffered(d, "true, false, a count or an object {age, count}")?;
         Ok(match input {
             RetentionInput::Remove(b) => Retention::Remove(b),
             RetentionInput::Count(n) => Retention::Count(n),
@@ -100,7 +103,7 @@ pub struct KeepJobs {
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
-        deserialize_with = "airlock_core::int::opt"
+        deserialize_with = "crate::int::opt"
     )]
     #[schema(minimum = 0, maximum = 1_099_511_627_776_u64)]
     pub age: Option<u64>,
@@ -108,7 +111,7 @@ pub struct KeepJobs {
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
-        deserialize_with = "airlock_core::int::opt"
+        deserialize_with = "crate::int::opt"
     )]
     #[schema(minimum = 0, maximum = 1_099_511_627_776_u64)]
     pub count: Option<u64>,
@@ -127,7 +130,7 @@ pub struct Deduplication {
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
-        deserialize_with = "airlock_core::int::opt"
+        deserialize_with = "crate::int::opt"
     )]
     #[schema(minimum = 1, maximum = 31_536_000_000_u64)]
     pub ttl: Option<u64>,
@@ -155,7 +158,7 @@ pub struct JobOptions {
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
-        deserialize_with = "airlock_core::int::opt"
+        deserialize_with = "crate::int::opt"
     )]
     #[schema(minimum = 0, maximum = 31_536_000_000_u64)]
     pub delay: Option<u64>,
@@ -163,7 +166,7 @@ pub struct JobOptions {
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
-        deserialize_with = "airlock_core::int::opt"
+        deserialize_with = "crate::int::opt"
     )]
     #[schema(minimum = 0, maximum = 2_097_152)]
     pub priority: Option<u32>,
@@ -174,7 +177,7 @@ pub struct JobOptions {
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
-        deserialize_with = "airlock_core::int::opt"
+        deserialize_with = "crate::int::opt"
     )]
     #[schema(minimum = 1, maximum = 10_000)]
     pub attempts: Option<u32>,
@@ -213,7 +216,7 @@ pub const MAX_DELAY_MS: u64 = 365 * 24 * 60 * 60 * 1000;
 /// Most attempts a job may have.
 pub const MAX_ATTEMPTS: u32 = 10_000;
 
-pub use airlock_core::names::MAX_ID_LEN;
+pub use crate::names::MAX_ID_LEN;
 
 /// The priority a job added through Airlock gets when its key has no room
 /// for it (BullMQ's lowest): it waits in the prioritized set, behind every
@@ -389,47 +392,6 @@ impl JobOptions {
             return Err(bad("lifo", "cannot be combined with a priority"));
         }
         Ok(())
-    }
-
-    /// The BullMQ options these translate to.
-    pub(crate) fn to_bullmq(&self) -> bullmq::JobOptions {
-        let retention = |r: &Retention| match r {
-            Retention::Remove(b) => bullmq::types::RemoveOnFinish::Bool(*b),
-            Retention::Count(n) => bullmq::types::RemoveOnFinish::Count(*n as usize),
-            Retention::Keep(KeepJobs { age, count }) => {
-                bullmq::types::RemoveOnFinish::Options(bullmq::types::KeepJobs {
-                    age: *age,
-                    count: count.map(|c| c as usize),
-                    limit: None,
-                })
-            }
-        };
-        bullmq::JobOptions {
-            job_id: self.job_id.clone(),
-            delay: self.delay.filter(|d| *d > 0),
-            priority: self.priority.filter(|p| *p > 0),
-            lifo: self.lifo.filter(|l| *l),
-            attempts: self.attempts,
-            backoff: self.backoff.as_ref().map(|b| match b {
-                Backoff::Fixed { delay } => bullmq::types::BackoffStrategy::Fixed(*delay),
-                Backoff::Exponential { delay } => {
-                    bullmq::types::BackoffStrategy::Exponential(*delay)
-                }
-            }),
-            remove_on_complete: self.remove_on_complete.as_ref().map(retention),
-            remove_on_fail: self.remove_on_fail.as_ref().map(retention),
-            deduplication: self
-                .deduplication
-                .as_ref()
-                .map(|d| bullmq::DeduplicationOptions {
-                    id: d.id.clone(),
-                    ttl: d.ttl,
-                    extend: d.extend,
-                    replace: d.replace,
-                    ..Default::default()
-                }),
-            ..Default::default()
-        }
     }
 }
 

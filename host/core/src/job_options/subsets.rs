@@ -6,7 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{Backoff, JobOptions, Retention};
-use crate::error::FieldError;
+use crate::FieldError;
 
 /// The job options a queue binding can set as defaults: everything but the
 /// per-job ones (`jobId`, `deduplication`, `limits`, which a binding sets
@@ -18,7 +18,7 @@ pub struct DefaultJobOptions {
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
-        deserialize_with = "airlock_core::int::opt"
+        deserialize_with = "crate::int::opt"
     )]
     #[schema(minimum = 0, maximum = 31_536_000_000_u64)]
     pub delay: Option<u64>,
@@ -26,7 +26,7 @@ pub struct DefaultJobOptions {
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
-        deserialize_with = "airlock_core::int::opt"
+        deserialize_with = "crate::int::opt"
     )]
     #[schema(minimum = 0, maximum = 2_097_152)]
     pub priority: Option<u32>,
@@ -37,7 +37,7 @@ pub struct DefaultJobOptions {
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
-        deserialize_with = "airlock_core::int::opt"
+        deserialize_with = "crate::int::opt"
     )]
     #[schema(minimum = 1, maximum = 10_000)]
     pub attempts: Option<u32>,
@@ -104,7 +104,7 @@ pub struct FlowNodeOptions {
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
-        deserialize_with = "airlock_core::int::opt"
+        deserialize_with = "crate::int::opt"
     )]
     #[schema(minimum = 0, maximum = 31_536_000_000_u64)]
     pub delay: Option<u64>,
@@ -112,7 +112,7 @@ pub struct FlowNodeOptions {
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
-        deserialize_with = "airlock_core::int::opt"
+        deserialize_with = "crate::int::opt"
     )]
     #[schema(minimum = 0, maximum = 2_097_152)]
     pub priority: Option<u32>,
@@ -123,7 +123,7 @@ pub struct FlowNodeOptions {
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
-        deserialize_with = "airlock_core::int::opt"
+        deserialize_with = "crate::int::opt"
     )]
     #[schema(minimum = 1, maximum = 10_000)]
     pub attempts: Option<u32>,
@@ -187,7 +187,7 @@ pub struct ScheduleJobOptions {
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
-        deserialize_with = "airlock_core::int::opt"
+        deserialize_with = "crate::int::opt"
     )]
     #[schema(minimum = 0, maximum = 2_097_152)]
     pub priority: Option<u32>,
@@ -198,7 +198,7 @@ pub struct ScheduleJobOptions {
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
-        deserialize_with = "airlock_core::int::opt"
+        deserialize_with = "crate::int::opt"
     )]
     #[schema(minimum = 1, maximum = 10_000)]
     pub attempts: Option<u32>,
