@@ -54,8 +54,8 @@ async fn tokens_and_roles_guard_every_route_but_health_and_the_document() {
     assert!(!api.host.log().contains(tokens::PRODUCER));
 }
 
-#[tokio::test]
-async fn uploads_are_validated_and_rejections_say_why() {
+/// An API with handler `payment` (the payment example) uploaded.
+async fn with_payment_handler() -> Api {
     let api = Api::start();
     let (status, body) = api
         .upload(
@@ -68,6 +68,12 @@ async fn uploads_are_validated_and_rejections_say_why() {
     assert_eq!(status, StatusCode::CREATED, "{body}");
     assert_eq!(body["digest"].as_str().unwrap().len(), 64);
 
+    api
+}
+
+#[tokio::test]
+async fn a_bad_upload_is_refused_with_its_reason_and_nothing_is_stored() {
+    let api = with_payment_handler().await;
     let cases: Vec<(&str, Vec<u8>, &str)> = vec![
         ("not wasm", b"hello, this is text".to_vec(), "not_wasm"),
         (
@@ -147,7 +153,11 @@ async fn uploads_are_validated_and_rejections_say_why() {
         .map(|h| h["name"].as_str().unwrap())
         .collect();
     assert_eq!(names, ["payment"]);
+}
 
+#[tokio::test]
+async fn a_handler_keeps_its_versions_and_cannot_be_deleted_while_bound() {
+    let api = with_payment_handler().await;
     // Versions and the import/export summary.
     let (status, body) = api
         .upload(
@@ -205,10 +215,16 @@ async fn uploads_are_validated_and_rejections_say_why() {
     assert_eq!(status, StatusCode::NO_CONTENT);
 }
 
-#[tokio::test]
-async fn queue_bindings_and_actions() {
+/// A payments binding with its own concurrency, memory cap and retries.
+async fn bound_payments() -> Api {
     let api = Api::start();
     api.setup("payments", "payment-webhook", json!({"concurrency": 4, "limits": {"memoryBytes": 33554432}, "defaultJobOptions": {"attempts": 5, "backoff": {"type": "exponential", "delay": 2000}}})).await;
+    api
+}
+
+#[tokio::test]
+async fn a_binding_shows_its_settings_and_a_bad_spec_names_the_field() {
+    let api = bound_payments().await;
     let (_, q) = api.get("/v1/queues/payments", tokens::READER).await;
     assert_eq!(q["concurrency"], 4);
     assert_eq!(q["limits"]["memoryBytes"], 33554432);
@@ -286,7 +302,11 @@ async fn queue_bindings_and_actions() {
     assert_eq!(status, StatusCode::UNSUPPORTED_MEDIA_TYPE, "{body}");
     let (status, _) = api.get("/v1/queues/unknown", tokens::READER).await;
     assert_eq!(status, StatusCode::NOT_FOUND);
+}
 
+#[tokio::test]
+async fn pause_holds_new_jobs_and_drain_removes_them() {
+    let api = bound_payments().await;
     let (status, body) = api
         .post("/v1/queues/payments/pause", tokens::ADMIN, json!({}))
         .await;
@@ -327,7 +347,11 @@ async fn queue_bindings_and_actions() {
         )
         .await;
     assert_eq!(status, StatusCode::NOT_FOUND, "drained");
+}
 
+#[tokio::test]
+async fn clean_removes_finished_jobs_and_obliterate_the_queue() {
+    let api = bound_payments().await;
     let (status, _) = api
         .post("/v1/queues/payments/resume", tokens::ADMIN, json!({}))
         .await;
@@ -371,8 +395,8 @@ async fn queue_bindings_and_actions() {
     assert_eq!(status, StatusCode::NOT_FOUND);
 }
 
-#[tokio::test]
-async fn enqueue_inspect_and_act_on_jobs() {
+/// A payments binding whose jobs retry once, 10 ms apart.
+async fn payments_api() -> Api {
     let api = Api::start();
     api.setup(
         "payments",
@@ -380,7 +404,12 @@ async fn enqueue_inspect_and_act_on_jobs() {
         json!({"defaultJobOptions": {"attempts": 2, "backoff": {"type": "fixed", "delay": 10}}}),
     )
     .await;
+    api
+}
 
+#[tokio::test]
+async fn an_enqueued_job_runs_and_its_producer_and_readers_see_it() {
+    let api = payments_api().await;
     let (status, accepted) = api
         .post(
             "/v1/queues/payments/jobs",
@@ -423,7 +452,11 @@ async fn enqueue_inspect_and_act_on_jobs() {
         .get(&format!("/v1/jobs/{job_ref}"), tokens::READER)
         .await;
     assert_eq!(status, StatusCode::OK);
+}
 
+#[tokio::test]
+async fn a_bad_enqueue_names_the_field_and_adds_nothing() {
+    let api = payments_api().await;
     // Bad input names the field and enqueues nothing.
     for (body, code, field) in [
         (json!({"name": "x"}), StatusCode::BAD_REQUEST, "body"),
@@ -510,6 +543,11 @@ async fn enqueue_inspect_and_act_on_jobs() {
         before,
         "nothing was enqueued"
     );
+}
+
+#[tokio::test]
+async fn bulk_jobs_list_by_state_in_pages_retry_and_count_in_metrics() {
+    let api = payments_api().await;
     let jobs: Vec<Value> = (0..5)
         .map(|i| json!({"data": {"transactionId": format!("b{i}"), "amount": i}}))
         .collect();
@@ -581,6 +619,26 @@ async fn enqueue_inspect_and_act_on_jobs() {
     assert_eq!(job["state"], "failed");
     assert_eq!(job["attemptsMade"], 2);
 
+    // Metrics count the runs.
+    let (_, metrics) = api.get("/metrics", tokens::READER).await;
+    let text = metrics.as_str().unwrap();
+    assert!(
+        text.contains("airlock_jobs_total{queue=\"payments\",outcome=\"completed\"}"),
+        "{text}"
+    );
+    assert!(
+        text.contains("airlock_job_failures_total{queue=\"payments\",kind=\"guest_fatal\"}"),
+        "{text}"
+    );
+    assert!(
+        text.contains("airlock_queue_jobs{queue=\"payments\",state=\"completed\"}"),
+        "{text}"
+    );
+}
+
+#[tokio::test]
+async fn a_delayed_job_is_promoted_or_removed() {
+    let api = payments_api().await;
     // Promote a delayed job; remove another.
     let (_, delayed) = api
         .post(
@@ -631,22 +689,6 @@ async fn enqueue_inspect_and_act_on_jobs() {
     let (status, resp) = api.get("/v1/jobs/no-colon-here", tokens::READER).await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
     assert_eq!(error_field(&resp), "ref");
-
-    // Metrics count the runs.
-    let (_, metrics) = api.get("/metrics", tokens::READER).await;
-    let text = metrics.as_str().unwrap();
-    assert!(
-        text.contains("airlock_jobs_total{queue=\"payments\",outcome=\"completed\"}"),
-        "{text}"
-    );
-    assert!(
-        text.contains("airlock_job_failures_total{queue=\"payments\",kind=\"guest_fatal\"}"),
-        "{text}"
-    );
-    assert!(
-        text.contains("airlock_queue_jobs{queue=\"payments\",state=\"completed\"}"),
-        "{text}"
-    );
 }
 
 #[tokio::test]

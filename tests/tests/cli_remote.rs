@@ -180,24 +180,8 @@ fn deploy_bind_enqueue_wait_inspect_and_retry() {
     assert!(out.contains("payments"), "{out}");
 }
 
-#[test]
-fn enqueue_retries_through_a_redis_outage_without_doubling_and_empty_lists_say_so() {
-    let mut redis = RedisServer::start_with(airlock_tests::redis_server::RedisOptions {
-        appendonly: true,
-        appendfsync_always: true,
-        ..Default::default()
-    });
-    let host = HostProcess::start(
-        &redis.url(),
-        HostOptions {
-            id: "cli-host".into(),
-            api: true,
-            ..HostOptions::default()
-        },
-    );
-    let cli = Cli {
-        url: host.api_url(),
-    };
+/// Deploys the payment example and binds it to `payments`.
+fn bind_payments(cli: &Cli) {
     let payment = guest_path("payment-webhook");
     let (code, out, err) = cli.run(
         tokens::ADMIN,
@@ -214,7 +198,12 @@ fn enqueue_retries_through_a_redis_outage_without_doubling_and_empty_lists_say_s
         &["queue", "bind", "payments", "--handler", "payment-webhook"],
     );
     assert_eq!(code, 0, "{out}{err}");
+}
 
+#[test]
+fn an_idempotency_key_adds_one_job_and_an_empty_list_says_so() {
+    let (_redis, _host, cli) = cli_host();
+    bind_payments(&cli);
     let (code, out, _) = cli.run(tokens::ADMIN, &["jobs", "payments", "--state", "delayed"]);
     assert_eq!(code, 0);
     assert_eq!(out.trim(), "no delayed jobs in queue payments");
@@ -241,6 +230,27 @@ fn enqueue_retries_through_a_redis_outage_without_doubling_and_empty_lists_say_s
         second.trim(),
         format!("enqueued {job_ref} (duplicate: nothing added)")
     );
+}
+
+#[test]
+fn enqueue_retries_through_a_redis_outage_without_doubling() {
+    let mut redis = RedisServer::start_with(airlock_tests::redis_server::RedisOptions {
+        appendonly: true,
+        appendfsync_always: true,
+        ..Default::default()
+    });
+    let host = HostProcess::start(
+        &redis.url(),
+        HostOptions {
+            id: "cli-host".into(),
+            api: true,
+            ..HostOptions::default()
+        },
+    );
+    let cli = Cli {
+        url: host.api_url(),
+    };
+    bind_payments(&cli);
 
     // While Redis is down the CLI retries, and lands exactly one job.
     redis.kill9();

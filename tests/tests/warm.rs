@@ -216,32 +216,59 @@ fn an_owner_sees_only_its_own_jobs_and_nothing_persists_without_reuse() {
     }
 }
 
+/// `n` jobs that complete, on `owner`'s warm instance.
+fn warm_up(sandbox: &Sandbox, probe: &LoadedComponent, owner: &str, limits: &Limits, n: usize) {
+    for i in 0..n {
+        let out = run(
+            sandbox,
+            probe,
+            &format!("ok-{i}"),
+            json!({"tag": "ok"}),
+            limits,
+            reuse(owner),
+        );
+        assert!(
+            matches!(out.completion, Completion::Completed(_)),
+            "{:?}",
+            out.completion
+        );
+    }
+}
+
+/// The next job of `owner` after a failed run starts on a fresh instance:
+/// it sees no earlier job.
+fn assert_fresh_after(
+    sandbox: &Sandbox,
+    probe: &LoadedComponent,
+    owner: &str,
+    limits: &Limits,
+    what: &str,
+) {
+    let out = run(
+        sandbox,
+        probe,
+        &format!("after-{what}"),
+        json!({"tag": "n"}),
+        limits,
+        reuse(owner),
+    );
+    assert_eq!(seen(&out), Vec::<String>::new(), "reused after {what}");
+}
+
+/// The Rust probe, on a sandbox of its own.
+fn rust_probe() -> (Arc<Sandbox>, Arc<LoadedComponent>) {
+    let sandbox = sandbox();
+    let probe = sandbox.load(&guest_bytes("warm-probe")).unwrap();
+    (sandbox, probe)
+}
+
 #[test]
-fn an_instance_that_failed_in_any_way_is_never_used_again() {
+fn an_instance_whose_guest_failed_is_never_used_again() {
     let sandbox = sandbox();
     for guest in PROBES {
         let probe = sandbox.load(&guest_bytes(guest)).unwrap();
-        let l = limits();
-        let owner = format!("{guest}-failures");
-        let warm_up = |n: usize| {
-            for i in 0..n {
-                let out = run(
-                    &sandbox,
-                    &probe,
-                    &format!("ok-{i}"),
-                    json!({"tag": "ok"}),
-                    &l,
-                    reuse(&owner),
-                );
-                assert!(
-                    matches!(out.completion, Completion::Completed(_)),
-                    "{guest}: {:?}",
-                    out.completion
-                );
-            }
-        };
-        // A guest error (retryable), then a fresh instance.
-        warm_up(2);
+        let (l, owner) = (limits(), format!("{guest}-failures"));
+        warm_up(&sandbox, &probe, &owner, &l, 2);
         let out = run(
             &sandbox,
             &probe,
@@ -252,164 +279,114 @@ fn an_instance_that_failed_in_any_way_is_never_used_again() {
         );
         assert_eq!(kind(&out), FailureKind::GuestRetry, "{guest}");
         assert!(out.warm, "{guest}: the failing job ran warm");
-        let out = run(
-            &sandbox,
-            &probe,
-            "after-retry",
-            json!({"tag": "n"}),
-            &l,
-            reuse(&owner),
-        );
-        assert_eq!(
-            seen(&out),
-            Vec::<String>::new(),
-            "{guest}: reused after a guest error"
-        );
-        if guest == "warm-probe" {
-            // A trap.
-            warm_up(1);
-            let out = run(
-                &sandbox,
-                &probe,
-                "trap",
-                json!({"tag": "t", "mode": "trap"}),
-                &l,
-                reuse(&owner),
-            );
-            assert!(
-                matches!(kind(&out), FailureKind::Trap | FailureKind::GuestRetry),
-                "{:?}",
-                out.completion
-            );
-            let out = run(
-                &sandbox,
-                &probe,
-                "after-trap",
-                json!({"tag": "n"}),
-                &l,
-                reuse(&owner),
-            );
-            assert_eq!(seen(&out), Vec::<String>::new(), "reused after a trap");
-            // Out of fuel.
-            warm_up(1);
-            let out = run(
-                &sandbox,
-                &probe,
-                "spin",
-                json!({"tag": "s", "mode": "spin"}),
-                &l,
-                reuse(&owner),
-            );
-            assert_eq!(kind(&out), FailureKind::FuelExhausted);
-            let out = run(
-                &sandbox,
-                &probe,
-                "after-fuel",
-                json!({"tag": "n"}),
-                &l,
-                reuse(&owner),
-            );
-            assert_eq!(
-                seen(&out),
-                Vec::<String>::new(),
-                "reused after running out of fuel"
-            );
-            // Past its deadline, unmetered.
-            let unmetered = Limits {
-                fuel: None,
-                timeout: Duration::from_millis(300),
-                ..limits()
-            };
-            for i in 0..2 {
-                run(
-                    &sandbox,
-                    &probe,
-                    &format!("u-{i}"),
-                    json!({"tag": "u"}),
-                    &unmetered,
-                    reuse(&owner),
-                );
-            }
-            let out = run(
-                &sandbox,
-                &probe,
-                "slow",
-                json!({"tag": "s", "mode": "spin"}),
-                &unmetered,
-                reuse(&owner),
-            );
-            assert_eq!(kind(&out), FailureKind::Timeout);
-            let out = run(
-                &sandbox,
-                &probe,
-                "after-timeout",
-                json!({"tag": "n"}),
-                &unmetered,
-                reuse(&owner),
-            );
-            assert_eq!(seen(&out), Vec::<String>::new(), "reused after a timeout");
-            // Cancelled from outside.
-            warm_up(1);
-            let (stop, signal) = stop_pair();
-            let cancel = std::thread::spawn(move || {
-                std::thread::sleep(Duration::from_millis(200));
-                stop.stop(airlock::sandbox::Failure::new(
-                    FailureKind::Cancelled,
-                    "cancelled by the test",
-                ));
-            });
-            let long = Limits {
-                fuel: None,
-                timeout: Duration::from_secs(10),
-                ..limits()
-            };
-            // The cancelled run must hold the same key as the next one.
-            let env = RunEnv {
-                reuse: reuse(&owner),
-                stop: Some(signal),
-                ..RunEnv::default()
-            };
-            let job = JobInput {
-                id: "cancel".into(),
-                queue: "warm".into(),
-                name: "probe".into(),
-                data: json!({"tag": "c", "mode": "spin"}).to_string(),
-                attempt: 1,
-                max_attempts: 1,
-                enqueued_at_ms: 0,
-                parent: None,
-            };
-            for i in 0..2 {
-                run(
-                    &sandbox,
-                    &probe,
-                    &format!("l-{i}"),
-                    json!({"tag": "l"}),
-                    &long,
-                    reuse(&owner),
-                );
-            }
-            let out = sandbox.guest_runtime().block_on(sandbox.run_async(
-                &probe,
-                job,
-                &long,
-                Box::new(LocalServices::new()),
-                None,
-                env,
-            ));
-            cancel.join().unwrap();
-            assert_eq!(kind(&out), FailureKind::Cancelled);
-            let out = run(
-                &sandbox,
-                &probe,
-                "after-cancel",
-                json!({"tag": "n"}),
-                &long,
-                reuse(&owner),
-            );
-            assert_eq!(seen(&out), Vec::<String>::new(), "reused after a cancel");
-        }
+        assert_fresh_after(&sandbox, &probe, &owner, &l, &format!("{guest}'s error"));
     }
+}
+
+#[test]
+fn an_instance_that_trapped_is_never_used_again() {
+    let (sandbox, probe) = rust_probe();
+    let l = limits();
+    warm_up(&sandbox, &probe, "trap", &l, 1);
+    let out = run(
+        &sandbox,
+        &probe,
+        "trap",
+        json!({"tag": "t", "mode": "trap"}),
+        &l,
+        reuse("trap"),
+    );
+    assert!(
+        matches!(kind(&out), FailureKind::Trap | FailureKind::GuestRetry),
+        "{:?}",
+        out.completion
+    );
+    assert_fresh_after(&sandbox, &probe, "trap", &l, "a trap");
+}
+
+#[test]
+fn an_instance_that_ran_out_of_fuel_is_never_used_again() {
+    let (sandbox, probe) = rust_probe();
+    let l = limits();
+    warm_up(&sandbox, &probe, "fuel", &l, 1);
+    let out = run(
+        &sandbox,
+        &probe,
+        "spin",
+        json!({"tag": "s", "mode": "spin"}),
+        &l,
+        reuse("fuel"),
+    );
+    assert_eq!(kind(&out), FailureKind::FuelExhausted);
+    assert_fresh_after(&sandbox, &probe, "fuel", &l, "running out of fuel");
+}
+
+#[test]
+fn an_instance_past_its_deadline_is_never_used_again() {
+    let (sandbox, probe) = rust_probe();
+    let unmetered = Limits {
+        fuel: None,
+        timeout: Duration::from_millis(300),
+        ..limits()
+    };
+    warm_up(&sandbox, &probe, "deadline", &unmetered, 2);
+    let out = run(
+        &sandbox,
+        &probe,
+        "slow",
+        json!({"tag": "s", "mode": "spin"}),
+        &unmetered,
+        reuse("deadline"),
+    );
+    assert_eq!(kind(&out), FailureKind::Timeout);
+    assert_fresh_after(&sandbox, &probe, "deadline", &unmetered, "a timeout");
+}
+
+#[test]
+fn an_instance_cancelled_from_outside_is_never_used_again() {
+    let (sandbox, probe) = rust_probe();
+    let long = Limits {
+        fuel: None,
+        timeout: Duration::from_secs(10),
+        ..limits()
+    };
+    warm_up(&sandbox, &probe, "cancel", &long, 2);
+    // The cancelled run holds the same key as the next one; it spins until
+    // the stop, 200 ms in (the time only decides how long it spins).
+    let (stop, signal) = stop_pair();
+    let cancel = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(200));
+        stop.stop(airlock::sandbox::Failure::new(
+            FailureKind::Cancelled,
+            "cancelled by the test",
+        ));
+    });
+    let env = RunEnv {
+        reuse: reuse("cancel"),
+        stop: Some(signal),
+        ..RunEnv::default()
+    };
+    let job = JobInput {
+        id: "cancel".into(),
+        queue: "warm".into(),
+        name: "probe".into(),
+        data: json!({"tag": "c", "mode": "spin"}).to_string(),
+        attempt: 1,
+        max_attempts: 1,
+        enqueued_at_ms: 0,
+        parent: None,
+    };
+    let out = sandbox.guest_runtime().block_on(sandbox.run_async(
+        &probe,
+        job,
+        &long,
+        Box::new(LocalServices::new()),
+        None,
+        env,
+    ));
+    cancel.join().unwrap();
+    assert_eq!(kind(&out), FailureKind::Cancelled);
+    assert_fresh_after(&sandbox, &probe, "cancel", &long, "a cancel");
 }
 
 /// Memory never shrinks: a guest that keeps a little more every job
