@@ -20,7 +20,7 @@ GUEST_DIR := $(TARGET_DIR)/$(WASM_TARGET)/release
 GUEST_CRATES := $(filter-out cpu-bound-core js python,$(notdir $(wildcard jobs/*)))
 GUEST_FLAGS := $(addprefix -p ,$(GUEST_CRATES))
 
-.PHONY: run test test-setup test-faults example-guests bench lint toolchain guests rust-guests js-guests py-guests sdk-tests host ui ui-test-deps wasm-target redis-server-installed interop-deps openapi-tools
+.PHONY: run test test-faults example-guests bench lint toolchain guests rust-guests js-guests py-guests sdk-tests host ui ui-test-deps wasm-target redis-server-installed interop-deps openapi-tools
 
 # The Rust toolchain rust-toolchain.toml pins (wasmtime 50 needs 1.97),
 # installed with its components and the guest target when missing: rustup
@@ -96,7 +96,7 @@ redis-server-installed:
 ## ui-test-deps: playwright-core (pinned by tests/ui's lockfile) and
 ## Debian's chromium (installed with apt-get when missing) for the
 ## dashboard's browser test
-ui-test-deps: | redis-server-installed
+ui-test-deps:
 	@[ -d tests/ui/node_modules/playwright-core ] || (cd tests/ui && npm ci --no-audit --no-fund)
 	@command -v chromium >/dev/null || { \
 		echo "installing chromium"; \
@@ -121,17 +121,8 @@ $(PY_TOOLS)/.installed: tests/openapi/requirements.txt
 # tier, `make test-faults`.
 TEST_RUNNER := python3 tests/run_tests.py
 FAULT_TESTS := faults
-# What the tests need is built in two streams at once: the host's build
-# (the long pole, CPU-bound) in one, and in the other, one after another,
-# the guests, the npm, pip and apt installs (mostly waiting on the network)
-# and the SDKs' own tests. The toolchain is installed first, by one make.
-test: wasm-target
-	@$(MAKE) --no-print-directory host & host=$$!; \
-	$(MAKE) --no-print-directory test-setup; setup=$$?; \
-	wait $$host && [ $$setup = 0 ]
+test: guests host redis-server-installed interop-deps ui-test-deps openapi-tools sdk-tests
 	$(TEST_RUNNER) --skip $(FAULT_TESTS) -- $(HOST_PACKAGES)
-
-test-setup: guests redis-server-installed interop-deps ui-test-deps openapi-tools sdk-tests
 
 test-faults: guests host redis-server-installed interop-deps
 	$(TEST_RUNNER) --only $(FAULT_TESTS) -- $(HOST_PACKAGES)

@@ -84,6 +84,20 @@ pub fn shared_cache_dir() -> PathBuf {
     target_dir().join("airlock-test-cache")
 }
 
+/// A sandbox configuration on [`shared_cache_dir`], sealing with the test
+/// fleet's key like the tests' hosts: for tests of what runs, not of
+/// compiling, so each guest compiles once per run.
+pub fn shared_cache_config() -> airlock_sandbox::SandboxConfig {
+    airlock_sandbox::SandboxConfig {
+        cache_dir: Some(shared_cache_dir()),
+        fleet_key: Some(
+            airlock_sandbox::ArtifactKey::fleet(host::TEST_FLEET_KEY.as_bytes())
+                .expect("the test fleet key is long enough"),
+        ),
+        ..airlock_sandbox::SandboxConfig::default()
+    }
+}
+
 /// A Python tool of the API tests (`python`, `schemathesis`), from the
 /// pinned virtualenv `make openapi-tools` builds under the target dir.
 pub fn python_tool(name: &str) -> PathBuf {

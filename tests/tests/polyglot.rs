@@ -486,12 +486,7 @@ fn every_pool_slot_fits_a_javascript_or_python_instance() {
     const SLOTS: u32 = 8;
     let sandbox = Sandbox::new(SandboxConfig {
         max_instances: SLOTS,
-        cache_dir: Some(airlock_tests::shared_cache_dir()),
-        fleet_key: Some(
-            airlock::sandbox::ArtifactKey::fleet(airlock_tests::host::TEST_FLEET_KEY.as_bytes())
-                .unwrap(),
-        ),
-        ..SandboxConfig::default()
+        ..airlock_tests::shared_cache_config()
     })
     .unwrap();
     let limits = Limits {

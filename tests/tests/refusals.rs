@@ -23,11 +23,13 @@ use airlock_tests::http_server::TestServer;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
+/// A sandbox on the run's shared artifact cache (each probe compiles once
+/// per run).
 fn sandbox() -> Arc<Sandbox> {
     Arc::new(
         Sandbox::new(SandboxConfig {
             max_instances: 8,
-            ..SandboxConfig::default()
+            ..airlock_tests::shared_cache_config()
         })
         .expect("sandbox"),
     )

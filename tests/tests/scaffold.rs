@@ -173,20 +173,26 @@ fn deploy_and_run(host: &HostProcess, parent: &Path, name: &str, wasm: &str) {
     assert!(out.contains("\"completed\""), "{name}: {out}");
 }
 
-#[test]
-fn a_new_handler_in_each_language_builds_runs_and_deploys() {
+/// A platform (Redis and one host with the API) to deploy new projects to,
+/// and a directory to write them in.
+fn platform(id: &str) -> (tempfile::TempDir, RedisServer, HostProcess) {
     let parent = tempfile::tempdir().unwrap();
-    let parent = parent.path();
     let redis = RedisServer::start();
     let host = HostProcess::start(
         &redis.url(),
         HostOptions {
-            id: "newcomer".into(),
+            id: id.into(),
             api: true,
             ..HostOptions::default()
         },
     );
+    (parent, redis, host)
+}
 
+#[test]
+fn a_new_typescript_handler_builds_runs_and_deploys_and_stays_light() {
+    let (parent, _redis, host) = platform("newcomer-ts");
+    let parent = parent.path();
     let ts = new_project(
         parent,
         "hello-ts",
@@ -214,7 +220,12 @@ fn a_new_handler_in_each_language_builds_runs_and_deploys() {
         "the TypeScript project takes {bytes} bytes after npm install and a build"
     );
     deploy_and_run(&host, parent, "hello-ts", "hello-ts.wasm");
+}
 
+#[test]
+fn a_new_python_handler_builds_without_writing_into_the_checkout() {
+    let (parent, _redis, host) = platform("newcomer-py");
+    let parent = parent.path();
     // A Python project builds with a copy of the SDK in its own .venv:
     // componentize-py writes bytecode next to the sources it is given, and
     // an editable install writes egg-info, neither of which belongs in the
@@ -244,7 +255,12 @@ fn a_new_handler_in_each_language_builds_runs_and_deploys() {
         "the Python build wrote into the checkout: {changed:?}"
     );
     deploy_and_run(&host, parent, "hello-py", "hello-py.wasm");
+}
 
+#[test]
+fn a_new_rust_handler_builds_runs_and_deploys() {
+    let (parent, _redis, host) = platform("newcomer-rs");
+    let parent = parent.path();
     let rust_wasm = "target/wasm32-wasip2/release/hello_rs.wasm";
     new_project(
         parent,
@@ -254,8 +270,13 @@ fn a_new_handler_in_each_language_builds_runs_and_deploys() {
         rust_wasm,
     );
     deploy_and_run(&host, parent, "hello-rs", rust_wasm);
+}
 
-    // A name the languages cannot all take is refused, naming the argument.
+/// A name the languages cannot all take is refused, naming the argument.
+#[test]
+fn a_name_some_language_cannot_take_is_refused() {
+    let parent = tempfile::tempdir().unwrap();
+    let parent = parent.path();
     let out = Command::new(airlock_bin())
         .args(["new", "2fast"])
         .current_dir(parent)

@@ -18,11 +18,14 @@ use airlock::sandbox::{
 use airlock_tests::guest_bytes;
 use serde_json::{Value, json};
 
+/// A sandbox on the run's shared artifact cache: each probe compiles once
+/// per `make test`, not once per test (what is tested is reuse, not
+/// compiling).
 fn sandbox() -> Arc<Sandbox> {
     Arc::new(
         Sandbox::new(SandboxConfig {
             max_instances: 16,
-            ..SandboxConfig::default()
+            ..airlock_tests::shared_cache_config()
         })
         .expect("sandbox"),
     )
