@@ -126,21 +126,34 @@ end ";
 /// the hand-over; one reservation is one slot either way); 0: the key is
 /// at its limit — and the job's parking has begun (recorded, so a crash
 /// before it joins the line is repaired).
+///
+/// A job that takes a slot it did not hold has its `processedOn` moved on
+/// to `now` (never back): it was taken before this check, maybe while the
+/// key was full, and the slot it got may have freed only since. BullMQ's
+/// "when it was processed" then says when it could run, so no job's span
+/// from `processedOn` to `finishedOn` starts before the end of the run
+/// whose slot it took.
 static ACQUIRE: LazyLock<redis::Script> = LazyLock::new(|| {
     redis::Script::new(&format!(
         "{SWEEP} \
          local now, lease, limit = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]) \
-         sweep(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], now, lease, ARGV[5]) \
-         if not redis.call('ZSCORE', KEYS[1], ARGV[1]) and redis.call('ZCARD', KEYS[1]) >= limit then \
-           drop_finished(KEYS[1], ARGV[7]) \
+         local function take() \
+           redis.call('ZADD', KEYS[1], now + lease, ARGV[1]) \
+           local job = ARGV[7] .. ARGV[1] \
+           local taken = tonumber(redis.call('HGET', job, 'processedOn')) \
+           if taken and taken < now then redis.call('HSET', job, 'processedOn', now) end \
+           return 1 \
          end \
-         if redis.call('ZSCORE', KEYS[1], ARGV[1]) or redis.call('ZCARD', KEYS[1]) < limit then \
+         sweep(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], now, lease, ARGV[5]) \
+         if redis.call('ZSCORE', KEYS[1], ARGV[1]) then \
            redis.call('ZADD', KEYS[1], now + lease, ARGV[1]) return 1 \
          end \
+         if redis.call('ZCARD', KEYS[1]) >= limit then drop_finished(KEYS[1], ARGV[7]) end \
+         if redis.call('ZCARD', KEYS[1]) < limit then return take() end \
          for _, member in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do \
            if string.sub(member, 1, 8) == 'enqueue:' then \
              redis.call('ZREM', KEYS[1], member) \
-             redis.call('ZADD', KEYS[1], now + lease, ARGV[1]) return 1 \
+             return take() \
            end \
          end \
          if ARGV[6] == 'park' then \

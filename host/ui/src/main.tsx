@@ -4,7 +4,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, setToken, storedToken, whenUnauthorized } from './api';
 import type { Me } from './types';
 import { DialogHost, MeContext, can } from './ui';
-import { href, navigate, useRoute, type Route } from './router';
+import { href, navigate, parseHash, useRoute, type Route } from './router';
 import { Login } from './views/Login';
 import { Fleet } from './views/Fleet';
 import { Queues, Queue } from './views/Queues';
@@ -88,7 +88,11 @@ function Shell(props: { me: Me; onLogout: () => void }) {
   const section = route.parts[0] ?? '';
   const item = NAV.find((n) => n.key === section);
   useEffect(() => {
-    if (!section || (item && !item.allowed(me))) navigate(href([landing(me)]), true);
+    // The hash as it is now, not as it was at render: a link followed
+    // right after log-in must not be sent back to the landing view.
+    const now = parseHash(location.hash).parts[0] ?? '';
+    const at = NAV.find((n) => n.key === now);
+    if (!now || (at && !at.allowed(me))) navigate(href([landing(me)]), true);
   }, [section, me]);
   return (
     <>

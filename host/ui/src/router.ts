@@ -1,5 +1,5 @@
 // Hash routing: `#/jobs/payments:12`, `#/jobs?queue=payments&state=failed`.
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useMemo, useState } from 'preact/hooks';
 
 export interface Route {
   /** Decoded path segments: `['jobs', 'payments:12']`. */
@@ -58,11 +58,14 @@ export function navigate(to: string, replace = false): void {
 }
 
 export function useRoute(): Route {
-  const [route, setRoute] = useState(() => parseHash(location.hash));
+  const [hash, setHash] = useState(() => location.hash);
   useEffect(() => {
-    const on = () => setRoute(parseHash(location.hash));
+    const on = () => setHash(location.hash);
     window.addEventListener('hashchange', on);
+    // The hash may have moved between the first render and this
+    // subscription (a link followed at once): catch up with it.
+    on();
     return () => window.removeEventListener('hashchange', on);
   }, []);
-  return route;
+  return useMemo(() => parseHash(hash), [hash]);
 }
