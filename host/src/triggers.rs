@@ -24,11 +24,7 @@ use crate::registry::{Registry, RegistryError};
 /// How long an event id blocks a repeat delivery, in milliseconds.
 pub const EVENT_ID_TTL_MS: u64 = 24 * 60 * 60 * 1000;
 
-/// Longest event name.
-pub const MAX_EVENT_NAME: usize = 256;
-
-/// Longest event id.
-pub const MAX_EVENT_ID: usize = 200;
+pub use crate::state::events::{MAX_EVENT_ID, MAX_EVENT_NAME};
 
 /// An incoming event.
 #[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]

@@ -61,6 +61,45 @@ async fn recent_events_list_their_jobs_per_tenant() {
     let (status, body) = api.get("/v1/events?limit=0", tokens::READER).await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
     assert_eq!(body["error"]["field"], "limit");
+
+    // Entries any Redis client added, over the bounds the API holds sent
+    // events to, are left out: a 1 MB event, a 10,000-character name or
+    // producer, a 1,000-character id.
+    let admin = airlock_tests::host::Admin::connect(&api.redis.url()).await;
+    let stream = admin.store.keys().recent_events();
+    let mut conn = admin.store.conn();
+    let event = |name: &str, id: &str, data: Value| {
+        json!({"name": name, "id": id, "ts": 1, "data": data}).to_string()
+    };
+    let forged = [
+        (
+            event("order.placed", "big", json!("x".repeat(1 << 20))),
+            "web",
+        ),
+        (event(&"n".repeat(10_000), "long-name", json!({})), "web"),
+        (event("order.placed", &"i".repeat(1_000), json!({})), "web"),
+        (
+            event("order.placed", "long-producer", json!({})),
+            &*"p".repeat(10_000),
+        ),
+    ];
+    for (text, producer) in &forged {
+        let _: String = redis::cmd("XADD")
+            .arg(&stream)
+            .arg("*")
+            .arg("name")
+            .arg("order.placed")
+            .arg("event")
+            .arg(text)
+            .arg("producer")
+            .arg(producer)
+            .query_async(&mut conn)
+            .await
+            .unwrap();
+    }
+    let (status, all) = api.get("/v1/events", tokens::READER).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(ids(&all), ["e-3", "e-2", "e-1"], "forged entries shown");
 }
 
 #[tokio::test]

@@ -2,7 +2,10 @@
 //! ~[`RECENT_EVENTS`] *sent events* (`POST /v1/events`, each at most
 //! [`MAX_RECENT_EVENT_BYTES`] as JSON). A starting durable wait looks back
 //! at it ([`super::waits`]), and the dashboard lists it. Entries are
-//! untrusted: a read skips what does not parse.
+//! untrusted (any Redis client can add one): a read skips what does not
+//! parse or is over the bounds the API holds sent events to — its JSON
+//! over [`MAX_RECENT_EVENT_BYTES`], a name over [`MAX_EVENT_NAME`], an id
+//! over [`MAX_EVENT_ID`], a producer name over [`MAX_PRODUCER_NAME`].
 
 use redis::AsyncCommands;
 use serde::Serialize;
@@ -20,6 +23,15 @@ pub const MAX_RECENT_EVENT_BYTES: usize = 64 << 10;
 /// Most recent events a wait looks back at: the newest this many of those
 /// sent since its job became ready.
 pub const MAX_LOOK_BACK: usize = 1_000;
+
+/// Longest event name.
+pub const MAX_EVENT_NAME: usize = 256;
+
+/// Longest event id.
+pub const MAX_EVENT_ID: usize = 200;
+
+/// Longest producer (token) name an entry of the stream may carry.
+pub const MAX_PRODUCER_NAME: usize = 256;
 
 /// An event as the recent-events stream keeps it.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
@@ -103,11 +115,12 @@ impl EventLog {
         let mut events = Vec::new();
         for entry in entries.ids {
             let sender: String = entry.get("producer").unwrap_or_default();
-            if producer.is_some_and(|p| p != sender) {
+            if producer.is_some_and(|p| p != sender) || sender.len() > MAX_PRODUCER_NAME {
                 continue;
             }
             let Some(payload) = entry
                 .get::<String>("event")
+                .filter(|text| text.len() <= MAX_RECENT_EVENT_BYTES)
                 .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
             else {
                 continue;
@@ -119,6 +132,9 @@ impl EventLog {
             ) else {
                 continue;
             };
+            if id.len() > MAX_EVENT_ID || name.is_empty() || name.len() > MAX_EVENT_NAME {
+                continue;
+            }
             events.push(RecentEvent {
                 id: id.to_string(),
                 name: name.to_string(),
