@@ -20,6 +20,7 @@ use bullmq::options::RedisConnectionOptions;
 use bullmq::redis_connection::{AnyConnection, RedisConnection};
 use redis::AsyncCommands;
 use std::collections::HashMap;
+use std::sync::Arc;
 
 /// Names of Airlock's registry keys under one prefix.
 #[derive(Debug, Clone)]
@@ -258,6 +259,12 @@ pub fn connection_options(redis: &str) -> anyhow::Result<RedisConnectionOptions>
 #[derive(Clone)]
 pub struct Store {
     conn: RedisConnection,
+    /// A second connection, opened on first use, for values of megabytes
+    /// (components and compiled artifacts, [`Store::bulk_conn`]). Commands
+    /// on one connection queue behind each other on its socket: a 12 MB
+    /// upload and its artifact on the shared one held up the API's Redis
+    /// probe past its second, and the API answered 503 for a moment.
+    bulk: Arc<tokio::sync::OnceCell<RedisConnection>>,
     options: RedisConnectionOptions,
     keys: Keys,
 }
@@ -273,6 +280,7 @@ impl Store {
             .with_context(|| format!("connecting to {redis}"))?;
         Ok(Store {
             conn,
+            bulk: Arc::default(),
             options,
             keys: Keys::new(prefix),
         })
@@ -281,6 +289,18 @@ impl Store {
     /// A connection handle (cheap clone of the shared connection).
     pub fn conn(&self) -> AnyConnection {
         self.conn.connection()
+    }
+
+    /// A handle of the connection for values of megabytes (component
+    /// bytes, compiled artifacts), apart from the shared one so that
+    /// moving them holds up nothing else. Opened on first use.
+    pub async fn bulk_conn(&self) -> anyhow::Result<AnyConnection> {
+        let bulk = self
+            .bulk
+            .get_or_try_init(|| RedisConnection::new_managed_only(&self.options))
+            .await
+            .context("opening Airlock's connection for large values")?;
+        Ok(bulk.connection())
     }
 
     /// The underlying BullMQ connection, shared with the queues.

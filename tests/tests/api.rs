@@ -155,6 +155,62 @@ async fn a_bad_upload_is_refused_with_its_reason_and_nothing_is_stored() {
     assert_eq!(names, ["payment"]);
 }
 
+/// A 12 MB upload (the JavaScript noop, with its compiled artifact sent
+/// to Redis for the fleet) does not make Redis look down: requests sent
+/// while the upload is stored, and right after it, are served, none with
+/// `503 unavailable`.
+#[tokio::test]
+async fn the_api_answers_during_and_right_after_a_large_upload() {
+    // Redis as `make run` starts it: with its append-only file.
+    let api = Api::start_with_redis(airlock_tests::redis_server::RedisOptions {
+        appendonly: true,
+        ..Default::default()
+    });
+    api.setup("payments", "payment-webhook", json!({})).await;
+    let bytes = guest_bytes("js_noop");
+    assert!(bytes.len() > 12_000_000, "{} bytes", bytes.len());
+    for round in 0..3 {
+        let uploaded = std::sync::atomic::AtomicBool::new(false);
+        let upload = async {
+            let name = format!("big-{round}");
+            let answer = api
+                .upload(&name, bytes.clone(), "application/wasm", tokens::ADMIN)
+                .await;
+            uploaded.store(true, std::sync::atomic::Ordering::Relaxed);
+            answer
+        };
+        // Every 20 ms until the upload is answered (it compiles first,
+        // unless the run's shared cache has the artifact).
+        let traffic = async {
+            let mut answers = Vec::new();
+            while !uploaded.load(std::sync::atomic::Ordering::Relaxed) {
+                answers.push(api.get("/v1/queues/payments", tokens::READER).await);
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            answers
+        };
+        let ((status, body), during) = tokio::join!(upload, traffic);
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+        let mut after = Vec::new();
+        for i in 0..20 {
+            after.push(
+                api.post(
+                    "/v1/queues/payments/jobs",
+                    tokens::PRODUCER,
+                    json!({"data": {"transactionId": format!("tx_{round}_{i}"), "amount": 1, "currency": "EUR"}}),
+                )
+                .await,
+            );
+        }
+        for (status, body) in during {
+            assert_eq!(status, StatusCode::OK, "round {round}, during: {body}");
+        }
+        for (status, body) in after {
+            assert_eq!(status, StatusCode::ACCEPTED, "round {round}, after: {body}");
+        }
+    }
+}
+
 #[tokio::test]
 async fn a_handler_keeps_its_versions_and_cannot_be_deleted_while_bound() {
     let api = with_payment_handler().await;

@@ -93,7 +93,7 @@ impl Registry {
         let keys = self.store().keys();
         let entry_json = serde_json::to_string(&entry).map_err(anyhow::Error::from)?;
         let info_json = serde_json::to_string(&info).map_err(anyhow::Error::from)?;
-        let mut conn = self.store().conn();
+        let mut conn = self.store().bulk_conn().await?;
         // One transaction: a reader never sees a name pointing at a digest
         // whose bytes are not stored yet.
         redis::pipe()
@@ -143,7 +143,13 @@ impl Registry {
             .store()
             .keys()
             .artifact(digest, self.sandbox().artifact_key());
-        let mut conn = self.store().conn();
+        let mut conn = match self.store().bulk_conn().await {
+            Ok(conn) => conn,
+            Err(e) => {
+                tracing::debug!(digest, error = %e, "could not share the compiled artifact");
+                return;
+            }
+        };
         let published: redis::RedisResult<()> = conn.set_ex(&key, sealed, ARTIFACT_TTL_SECS).await;
         if let Err(e) = published {
             tracing::debug!(digest, error = %e, "could not share the compiled artifact");
@@ -167,7 +173,9 @@ impl Registry {
             .store()
             .keys()
             .artifact(digest, self.sandbox().artifact_key());
-        let mut conn = self.store().conn();
+        let Ok(mut conn) = self.store().bulk_conn().await else {
+            return false;
+        };
         let bytes: Option<Vec<u8>> = conn.get(&key).await.ok().flatten();
         match bytes {
             Some(bytes) => self.sandbox().import_artifact(digest, &bytes).is_ok(),
@@ -185,7 +193,11 @@ impl Registry {
 
     /// The stored bytes of a component, verified against its digest.
     pub async fn component_bytes(&self, digest: &str) -> Result<Option<Vec<u8>>, ComponentError> {
-        let mut conn = self.store().conn();
+        let mut conn = self
+            .store()
+            .bulk_conn()
+            .await
+            .map_err(ComponentError::Redis)?;
         let bytes: Option<Vec<u8>> = conn
             .get(self.store().keys().component(digest))
             .await
