@@ -275,9 +275,12 @@ impl RequestBuilder {
         let scheme = match uri.scheme_str() {
             Some("https") => Scheme::Https,
             Some("http") => Scheme::Http,
-            _ => {
+            // The host refuses every other scheme, and says so in the
+            // job's log and its refusals (the error names the reason).
+            Some(other) => Scheme::Other(other.to_string()),
+            None => {
                 return Err(HttpError::Invalid(format!(
-                    "url `{}`: only http:// and https:// URLs",
+                    "url `{}`: an absolute http:// or https:// URL is needed",
                     self.url
                 )));
             }

@@ -129,6 +129,97 @@ fn an_allowed_request_is_sent_and_counted() {
     assert_eq!(server.seen().len(), 1);
 }
 
+/// A host name written with a trailing dot (or in capitals) is the name
+/// the rules allow, and the server is sent that name: `Host: localhost:PORT`,
+/// not the guest's spelling.
+#[test]
+fn a_trailing_dot_is_matched_and_sent_as_the_name_without_it() {
+    let server = TestServer::start();
+    let port = server.port;
+    let allowed = format!("http://localhost:{port}");
+    let outcome = run(
+        &sandbox(),
+        json!({"requests": [
+            {"url": format!("http://localhost.:{port}/echo")},
+            {"url": format!("http://LocalHost.:{port}/echo")},
+        ]}),
+        &Limits::default(),
+        LocalServices::new(),
+        env(egress(
+            &[&allowed],
+            &["127.0.0.1/32", "::1/128"],
+            &[json!(allowed)],
+        )),
+    );
+    let answers = answers(&outcome);
+    for answer in &answers {
+        assert_eq!(answer["status"], 200, "{answers:?}");
+    }
+    let seen = server.seen();
+    assert_eq!(seen.len(), 2, "{seen:?}");
+    for request in seen {
+        assert_eq!(request.headers["host"], format!("localhost:{port}"));
+    }
+    assert_eq!(outcome.http.refused, 0);
+}
+
+/// A rule with a `pathPrefix` allows whole segments below it, and no path
+/// a server might read as another: dot segments (also percent-encoded),
+/// encoded slashes and `;` are refused, saying why.
+#[test]
+fn a_path_prefix_allows_its_segments_and_no_traversal() {
+    let server = TestServer::start();
+    let url = server.url.clone();
+    let cases = [
+        ("/v1/charges", None),
+        ("/v1/charges/ch_1?expand=x", None),
+        ("/v1", Some("is not in this queue's egress list")),
+        ("/v1x/charges", Some("is not in this queue's egress list")),
+        ("/v1/../admin", Some("its path holds a `.` or `..` segment")),
+        (
+            "/v1/%2e%2e/admin",
+            Some("its path holds a `.` or `..` segment"),
+        ),
+        (
+            "/v1/.%2E/admin",
+            Some("its path holds a `.` or `..` segment"),
+        ),
+        ("/v1/x%2F..%2F..%2Fadmin", Some("its path holds an encoded")),
+        ("/v1/x;y/../../admin", Some("its path holds a `;`")),
+    ];
+    let requests: Vec<Value> = cases
+        .iter()
+        .map(|(path, _)| json!({"url": format!("{url}{path}")}))
+        .collect();
+    let outcome = run(
+        &sandbox(),
+        json!({ "requests": requests }),
+        &Limits::default(),
+        LocalServices::new(),
+        env(egress(
+            &[&url],
+            &["127.0.0.1/32"],
+            &[json!({"url": url, "pathPrefix": "/v1/"})],
+        )),
+    );
+    let answers = answers(&outcome);
+    let logs = logs(&outcome);
+    for ((path, refusal), answer) in cases.iter().zip(&answers) {
+        match refusal {
+            None => assert_eq!(answer["status"], 200, "{path}: {answer}"),
+            Some(why) => {
+                let error = answer["error"].as_str().unwrap_or_default();
+                assert!(error.contains("refused"), "{path}: {answer}");
+                assert!(error.contains(why), "{path}: {error}");
+                assert!(logs.contains(why), "{path}: {logs}");
+            }
+        }
+    }
+    let seen: Vec<String> = server.seen().iter().map(|s| s.uri.clone()).collect();
+    assert_eq!(seen, ["/v1/charges", "/v1/charges/ch_1?expand=x"]);
+    assert_eq!(outcome.http.refused, 7);
+}
+
 #[test]
 fn requests_outside_the_rules_are_refused_before_anything_is_sent() {
     let server = TestServer::start();

@@ -160,6 +160,42 @@ fn a_refused_or_cut_off_request_fails_the_job_with_the_hosts_reason_in_every_sdk
             "{label}: {reason}"
         );
 
+        // Schemes other than http(s), directly and as a redirect's hop:
+        // refused whatever the lists say, with a line in the job's log.
+        // (Only the Rust probe follows redirects: Python's client returns
+        // them, and StarlingMonkey's fetch answered the 302 itself.)
+        let redirect = format!("{url}/redirect?to=gopher://example.com:70/x");
+        let mut targets = vec!["gopher://example.com:70/x", "ftp://example.com/f"];
+        if label == "rust" {
+            targets.push(&redirect);
+        }
+        for target in targets {
+            let mut data = data(label, target);
+            if label == "rust" {
+                data["requests"][0]["follow"] = json!(1);
+            }
+            let out = run(&sandbox, guest, data, &tight, egress(&[&url], &[&url]));
+            let (fatal, reason) = failure(label, &out);
+            assert!(fatal, "{label} {target}: {reason}");
+            let scheme = if target == redirect {
+                "gopher"
+            } else {
+                target.split(':').next().unwrap()
+            };
+            assert!(
+                reason.contains(&format!("the scheme `{scheme}:` is not http or https")),
+                "{label} {target}: {reason}"
+            );
+            assert_eq!(out.http.refused, 1, "{label} {target}");
+            assert!(
+                out.logs.iter().any(|l| l
+                    .message
+                    .starts_with("[airlock] HTTP request refused: the scheme")),
+                "{label} {target}: {:?}",
+                out.logs
+            );
+        }
+
         // A response over maxHttpResponseBytes, cut off while read.
         let out = run(
             &sandbox,

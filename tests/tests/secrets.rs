@@ -209,6 +209,92 @@ async fn secrets_are_managed_by_admins_and_never_returned() {
     assert_eq!(list["secrets"], json!([]));
 }
 
+/// A secret may name a path prefix: only requests within it get the value
+/// (traversal spellings get the placeholder). Setting it again rotates it
+/// for the next run, with a new version in the listing.
+#[tokio::test]
+async fn a_secret_goes_only_within_its_path_and_rotates_for_the_next_run() {
+    let gateway = TestServer::start();
+    let api = host_with_egress(&[&gateway.url]);
+    api.setup("mail", "http-probe", json!({"egress": [gateway.url]}))
+        .await;
+    let send = format!("{}/v3/mail/send", gateway.url);
+    for bad in ["/v3/../admin", "/v3/%2e%2e/admin", "/v3;x", "/v3/./x"] {
+        let (status, body) = set_secret(
+            &api,
+            "mail",
+            "KEY",
+            json!({"value": VALUE, "allow": [format!("{}{bad}", gateway.url)]}),
+        )
+        .await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{bad}: {body}");
+        assert!(error_field(&body).starts_with("allow"), "{body}");
+    }
+
+    let paths = [
+        ("/v3/mail/send", true),
+        ("/v3/mail/send/batch", true),
+        ("/v3/mail/sender", false),
+        ("/v3/user", false),
+        ("/v3/mail/send/../../user", false),
+        ("/v3/mail/send/%2e%2e/%2E%2e/user", false),
+        ("/v3/mail/send%2F..%2F..%2Fuser", false),
+        ("/v3/mail/send;x/../../user", false),
+    ];
+    let mut changed = 0;
+    for (version, value) in [(1, VALUE), (2, "SG.rotated-value-0123456789")] {
+        let (status, body) = set_secret(
+            &api,
+            "mail",
+            "MAIL_API_KEY",
+            json!({"value": value, "allow": [send]}),
+        )
+        .await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        assert_eq!(body["version"], version, "{body}");
+        let (_, list) = api.get("/v1/queues/mail/secrets", tokens::ADMIN).await;
+        let entry = &list["secrets"][0];
+        assert_eq!(entry["allow"], json!([send]), "{list}");
+        assert_eq!(entry["version"], version, "{list}");
+        let at = entry["updatedAtMs"].as_u64().unwrap();
+        assert!(at >= changed, "{list}");
+        changed = at;
+
+        let before = gateway.seen().len();
+        let requests: Vec<Value> = paths
+            .iter()
+            .map(|(path, _)| json!({"url": format!("{}{path}", gateway.url)}))
+            .collect();
+        let (status, accepted) = api
+            .post(
+                "/v1/queues/mail/jobs",
+                tokens::PRODUCER,
+                json!({"data": {"secret": "MAIL_API_KEY", "requests": requests}}),
+            )
+            .await;
+        assert_eq!(status, StatusCode::ACCEPTED, "{accepted}");
+        let job = api.wait_done(accepted["ref"].as_str().unwrap()).await;
+        assert_eq!(job["state"], "completed", "{job}");
+        let seen = &gateway.seen()[before..];
+        assert_eq!(seen.len(), paths.len(), "{seen:?}");
+        for ((path, within), request) in paths.iter().zip(seen) {
+            let auth = &request.headers["authorization"];
+            if *within {
+                assert_eq!(auth, &format!("Bearer {value}"), "{path}");
+            } else {
+                assert!(auth.starts_with("Bearer airlock-secret-"), "{path}: {auth}");
+            }
+        }
+        // The first value went with its version: never sent after it.
+        if version == 2 {
+            assert!(
+                seen.iter()
+                    .all(|r| !r.headers["authorization"].contains(VALUE))
+            );
+        }
+    }
+}
+
 #[tokio::test]
 async fn a_host_without_a_secrets_key_refuses_to_store_one() {
     let api = Api::start();

@@ -13,8 +13,7 @@ class SplitUrlTest(unittest.TestCase):
         self.assertEqual(split_url("HTTPS://h/p?q"), ("https", "h", "/p?q"))
 
     def test_refusals(self):
-        for url, reason in (("ftp://h/", "only http:// and https:// URLs"), ("h/path", "only http://"),
-                            ("http:///p", "no host")):
+        for url, reason in (("h/path", "an absolute http:// or https:// URL"), ("http:///p", "no host")):
             with self.subTest(url=url):
                 with self.assertRaises(HttpError) as cm:
                     split_url(url)
@@ -87,6 +86,20 @@ class ClientTest(unittest.TestCase):
         self.assertEqual(cm2.exception.kind, "denied")
         self.assertFalse(cm2.exception.retryable)
         self.assertEqual(self.host.http_refusal_log[-1][1:3], ("http://example.com:8080/", "egress-rule"))
+
+    def test_other_schemes_are_refused_by_the_host(self):
+        for url in ("ftp://h/file", "gopher://h:70/x", "ws://h/socket"):
+            with self.subTest(url=url):
+                with self.assertRaises(FatalError) as cm:
+                    self.ctx.http.get(url)
+                scheme = url.split(":")[0]
+                self.assertEqual(
+                    str(cm.exception),
+                    f"HTTP request refused: the scheme `{scheme}:` is not http or https; "
+                    "only HTTP requests leave the sandbox",
+                )
+                self.assertEqual(cm.exception.refusal.kind, "scheme")
+        self.assertEqual(self.replies, [], "nothing reached the HTTP handler")
 
     def test_decode_error(self):
         self.replies.append((200, {}, "not json"))

@@ -224,6 +224,26 @@ impl Destination {
     }
 }
 
+impl Destination {
+    /// The `Host` header a request to this destination carries: the host
+    /// as matched (lowercase, no trailing dot, IPv6 in brackets), and the
+    /// port when it is not the scheme's default. Never the guest's own
+    /// spelling of the authority, so a server sees the name the rules
+    /// allowed (`good.test`, not `good.test.`) and no user info.
+    pub fn host_header(&self) -> String {
+        let host = if self.host.contains(':') {
+            format!("[{}]", self.host)
+        } else {
+            self.host.clone()
+        };
+        if self.port == self.scheme.default_port() {
+            host
+        } else {
+            format!("{host}:{}", self.port)
+        }
+    }
+}
+
 impl fmt::Display for Destination {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let host = if self.host.contains(':') {
@@ -300,7 +320,9 @@ pub enum EgressRule {
         /// Allowed methods (`GET`, `POST`, ...); absent: any.
         #[serde(skip_serializing_if = "Option::is_none")]
         methods: Option<Vec<String>>,
-        /// Requests' paths must start with this; absent: any path.
+        /// Requests' paths must be within this prefix, segment by segment
+        /// (`crate::url_path`: a path with a dot segment or another
+        /// ambiguous spelling is within none); absent: any path.
         #[serde(rename = "pathPrefix", skip_serializing_if = "Option::is_none")]
         path_prefix: Option<String>,
     },
@@ -354,20 +376,26 @@ impl EgressRule {
 
     /// Whether this rule allows `dest`.
     pub fn allows(&self, dest: &Destination) -> bool {
+        self.allows_on_any_path(dest)
+            && match self {
+                EgressRule::Rule {
+                    path_prefix: Some(p),
+                    ..
+                } => crate::url_path::within(p, &dest.path),
+                _ => true,
+            }
+    }
+
+    /// Whether this rule would allow `dest` on another path: its
+    /// destination and methods match.
+    fn allows_on_any_path(&self, dest: &Destination) -> bool {
         match self {
             EgressRule::Pattern(p) => p.matches(dest),
-            EgressRule::Rule {
-                url,
-                methods,
-                path_prefix,
-            } => {
+            EgressRule::Rule { url, methods, .. } => {
                 url.matches(dest)
                     && methods
                         .as_ref()
                         .is_none_or(|m| m.iter().any(|m| m.eq_ignore_ascii_case(&dest.method)))
-                    && path_prefix
-                        .as_ref()
-                        .is_none_or(|p| dest.path.starts_with(p.as_str()))
             }
         }
     }
@@ -386,10 +414,8 @@ impl EgressRule {
                     return Err(format!("methods: `{m}` is not an HTTP method"));
                 }
             }
-            if let Some(p) = path_prefix
-                && !p.starts_with('/')
-            {
-                return Err(format!("pathPrefix: `{p}` must start with `/`"));
+            if let Some(p) = path_prefix {
+                crate::url_path::check_prefix(p).map_err(|e| format!("pathPrefix: {e}"))?;
             }
         }
         Ok(())
@@ -420,6 +446,10 @@ pub enum Denial {
     /// The URL has no host, or a scheme other than http(s).
     #[error("the request URL has no http(s) destination")]
     BadUrl,
+    /// A scheme other than http or https (`file`, `gopher`, `ftp`, `ws`,
+    /// ...): refused whatever its destination, also as a redirect's hop.
+    #[error("the scheme `{0}:` is not http or https; only HTTP requests leave the sandbox")]
+    NotHttp(String),
     /// Not on the binding's list.
     #[error("{0} is not in this queue's egress list")]
     NotInBinding(String),
@@ -436,6 +466,18 @@ pub enum Denial {
         /// What it resolved to.
         addrs: String,
     },
+    /// Only rules limited to a path prefix match the destination, and the
+    /// request's path is spelled so that servers may read it differently
+    /// (see `crate::url_path`).
+    #[error(
+        "{dest} is not in this queue's egress list: its path holds {why}, which a rule with a pathPrefix never allows"
+    )]
+    AmbiguousPath {
+        /// The destination.
+        dest: String,
+        /// What makes the path ambiguous.
+        why: &'static str,
+    },
     /// The run's request count is used up.
     #[error("this run already made its {0} allowed HTTP requests (limit maxHttpRequests)")]
     TooManyRequests(u32),
@@ -448,7 +490,11 @@ impl Denial {
     /// A short name for metrics: `policy`, `address`, `count`, `dns`.
     pub fn reason(&self) -> &'static str {
         match self {
-            Denial::BadUrl | Denial::NotInBinding(_) | Denial::NotByOperator(_) => "policy",
+            Denial::BadUrl
+            | Denial::NotHttp(_)
+            | Denial::NotInBinding(_)
+            | Denial::AmbiguousPath { .. }
+            | Denial::NotByOperator(_) => "policy",
             Denial::PrivateAddress { .. } => "address",
             Denial::TooManyRequests(_) => "count",
             Denial::Unresolved(_) => "dns",
@@ -470,6 +516,14 @@ impl EgressPolicy {
     /// Whether both lists allow `dest` (names are not resolved here).
     pub fn check(&self, dest: &Destination) -> Result<(), Denial> {
         if !self.rules.iter().any(|r| r.allows(dest)) {
+            if let Some(why) = crate::url_path::ambiguity(&dest.path)
+                && self.rules.iter().any(|r| r.allows_on_any_path(dest))
+            {
+                return Err(Denial::AmbiguousPath {
+                    dest: dest.to_string(),
+                    why,
+                });
+            }
             return Err(Denial::NotInBinding(dest.to_string()));
         }
         if !self.operator.allow.iter().any(|p| p.matches(dest)) {

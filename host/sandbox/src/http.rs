@@ -16,7 +16,9 @@
 //!    values in header values (and in the body, for secrets sealed with
 //!    `inBody`) — only when the secret's own policy allows this
 //!    destination. The body is read first, up to `maxHttpRequestBytes`.
-//! 4. **Send** over HTTP/1.1 (TLS with the webpki roots for `https`), each
+//! 4. **Send** over HTTP/1.1 (TLS with the webpki roots for `https`; the
+//!    `Host` header and the TLS server name are the host as matched:
+//!    lowercase, no trailing dot, no user info), each
 //!    phase (connect, first byte, each body chunk) under
 //!    `min(httpTimeoutMs, the guest's own request options, the run's
 //!    remaining time)`.
@@ -29,6 +31,9 @@
 //! the guest asked for itself is the guest's own business) — gets a line
 //! in the job's log and an entry in [`Refusals`] too, though it counts as
 //! made, not refused.
+//!
+//! A scheme other than http or https is refused before step 1, by
+//! `is_supported_scheme`, with the same log line, count and entry.
 //!
 //! Redirects are the guest's to follow: each is a new request, checked from
 //! step 1. When the run ends — finished, failed or past its deadline — the
@@ -133,8 +138,10 @@ impl Report {
             &format!("[airlock] HTTP request refused: {denial}"),
         );
         let kind = match denial {
-            Denial::BadUrl => Some(HttpRefusalKind::Scheme),
-            Denial::NotInBinding(_) => Some(HttpRefusalKind::EgressRule),
+            Denial::BadUrl | Denial::NotHttp(_) => Some(HttpRefusalKind::Scheme),
+            Denial::NotInBinding(_) | Denial::AmbiguousPath { .. } => {
+                Some(HttpRefusalKind::EgressRule)
+            }
             Denial::NotByOperator(_) => Some(HttpRefusalKind::Operator),
             Denial::PrivateAddress { .. } => Some(HttpRefusalKind::Address),
             Denial::TooManyRequests(_) => Some(HttpRefusalKind::TooManyRequests),
@@ -298,6 +305,26 @@ fn substitute(text: &str, grants: &[Grant], dest: &Destination, body: bool) -> O
 }
 
 impl WasiHttpHooks for RunHttp {
+    /// Every scheme but http and https is refused here, like any other
+    /// refusal (a log line, a count, an entry of the run's [`Refusals`]):
+    /// wasmtime asks this before it builds the request's URL, so also a
+    /// URL without an authority (`file:///etc/passwd`) is seen. The
+    /// guest's error is wasi:http's `HTTP-protocol-error`.
+    fn is_supported_scheme(&mut self, scheme: &http::uri::Scheme) -> bool {
+        let scheme = scheme.as_str();
+        if scheme.eq_ignore_ascii_case("http") || scheme.eq_ignore_ascii_case("https") {
+            return true;
+        }
+        // What the request's URL would be is not known here: the refusal
+        // names its scheme only (the SDKs take the newest refusal when
+        // none is for the URL they sent).
+        let shown: String = scheme.chars().take(32).collect();
+        let _ = self
+            .report()
+            .refused(&format!("{shown}:"), &Denial::NotHttp(shown.clone()));
+        false
+    }
+
     fn send_request(
         &mut self,
         request: http::Request<WasiBody>,
@@ -483,6 +510,11 @@ async fn send(
     stats
         .bytes_out
         .fetch_add(body.len() as u64, Ordering::Relaxed);
+    // wasmtime set `Host` to the guest's authority as written; the request
+    // names the destination as the rules matched it instead.
+    if let Ok(host) = http::HeaderValue::from_str(&dest.host_header()) {
+        parts.headers.insert(http::header::HOST, host);
+    }
     // HTTP/1.1 wants the origin form: the path and query only.
     parts.uri = http::Uri::builder()
         .path_and_query(
@@ -692,6 +724,7 @@ mod tests {
                     reveal: false,
                     in_body: false,
                 },
+                version: 1,
             },
         };
         let stripe =

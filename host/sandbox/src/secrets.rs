@@ -125,16 +125,91 @@ impl airlock_core::seal::ProducerSeal for SecretsKey {
     }
 }
 
+/// Where a secret may be sent: `scheme://host[:port]` (`*.` for
+/// subdomains, as an egress pattern; 300 characters at most, path included),
+/// optionally followed by a path prefix
+/// (`https://api.sendgrid.com/v3/mail/send`): then only requests whose path
+/// is within it, whole segments at a time, get the value
+/// ([`crate::url_path`]: a path with a dot segment or another ambiguous
+/// spelling is within none).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SecretDestination {
+    /// Scheme, host and port.
+    pub pattern: EgressPattern,
+    /// The path prefix; `None`: any path.
+    pub path: Option<String>,
+}
+
+impl SecretDestination {
+    /// Whether a request to `dest` may carry the secret.
+    pub fn matches(&self, dest: &crate::egress::Destination) -> bool {
+        self.pattern.matches(dest)
+            && self
+                .path
+                .as_deref()
+                .is_none_or(|p| crate::url_path::within(p, &dest.path))
+    }
+}
+
+impl std::str::FromStr for SecretDestination {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        if text.len() > crate::egress::MAX_PATTERN_LEN {
+            return Err(format!(
+                "a secret's destination is at most {} characters, its path included",
+                crate::egress::MAX_PATTERN_LEN
+            ));
+        }
+        let authority_at = text.find("://").map_or(0, |i| i + 3);
+        let (pattern, path) = match text[authority_at..].find('/') {
+            Some(slash) => text.split_at(authority_at + slash),
+            None => (text, ""),
+        };
+        let pattern: EgressPattern =
+            pattern.parse().map_err(|e: crate::egress::PatternError| {
+                format!("{e}, optionally followed by a path prefix such as /v3/mail/send")
+            })?;
+        let path = if path.is_empty() {
+            None
+        } else {
+            crate::url_path::check_prefix(path)
+                .map_err(|e| format!("the path of `{text}`: {e}"))?;
+            Some(path.to_string())
+        };
+        Ok(SecretDestination { pattern, path })
+    }
+}
+
+impl std::fmt::Display for SecretDestination {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}{}", self.pattern, self.path.as_deref().unwrap_or(""))
+    }
+}
+
+impl Serialize for SecretDestination {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for SecretDestination {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(d)?;
+        text.parse().map_err(serde::de::Error::custom)
+    }
+}
+
 /// What a secret may do, sealed with its value.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SecretPolicy {
-    /// Destinations (`scheme://host[:port]` patterns) whose requests get the
-    /// value in place of the placeholder. Requests elsewhere carry the
-    /// placeholder unchanged.
+    /// Destinations (`scheme://host[:port]` patterns, each optionally with
+    /// a path prefix) whose requests get the value in place of the
+    /// placeholder. Requests elsewhere carry the placeholder unchanged.
     #[cfg_attr(feature = "openapi", schema(value_type = Vec<String>))]
-    pub allow: Vec<EgressPattern>,
+    pub allow: Vec<SecretDestination>,
     /// Whether the guest may read the value itself (to sign a payload, say).
     #[serde(default)]
     pub reveal: bool,
@@ -151,6 +226,8 @@ pub struct Secret {
     pub value: Zeroizing<String>,
     /// Its policy.
     pub policy: SecretPolicy,
+    /// How many times it was set (1: once), sealed with it.
+    pub version: u64,
 }
 
 impl std::fmt::Debug for Secret {
@@ -158,6 +235,7 @@ impl std::fmt::Debug for Secret {
         f.debug_struct("Secret")
             .field("value", &"<hidden>")
             .field("policy", &self.policy)
+            .field("version", &self.version)
             .finish()
     }
 }
@@ -165,12 +243,21 @@ impl std::fmt::Debug for Secret {
 #[derive(Serialize, Deserialize)]
 struct Sealed {
     value: String,
+    /// Absent in envelopes sealed before versions were kept: 1.
+    #[serde(default = "first_version")]
+    version: u64,
     #[serde(flatten)]
     policy: SecretPolicy,
 }
 
-/// What Redis holds for one secret: the sealed value and policy, and the
-/// time of the last change (readable without the key, for listings).
+fn first_version() -> u64 {
+    1
+}
+
+/// What Redis holds for one secret: the sealed value, policy and version,
+/// and the time of the last change and the version again in the clear
+/// (readable without the key, for listings; the sealed version is the one
+/// a host with the key shows).
 #[derive(Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct Envelope {
@@ -178,6 +265,8 @@ struct Envelope {
     nonce: String,
     sealed: String,
     updated_at_ms: u64,
+    #[serde(default = "first_version")]
+    version: u64,
 }
 
 /// Why an envelope did not open.
@@ -197,8 +286,8 @@ fn associated_data(queue: &str, name: &str) -> Vec<u8> {
     format!("airlock-secret/{VERSION}\0{queue}\0{name}").into_bytes()
 }
 
-/// Seals `value` and `policy` for secret `name` of `queue`: the text to
-/// store.
+/// Seals `value` and `policy` for secret `name` of `queue` as its first
+/// version: the text to store.
 pub fn seal(
     key: &SecretsKey,
     queue: &str,
@@ -207,9 +296,23 @@ pub fn seal(
     policy: &SecretPolicy,
     now_ms: u64,
 ) -> String {
+    seal_version(key, queue, name, value, policy, now_ms, 1)
+}
+
+/// [`seal`], as the secret's `version`-th setting.
+pub fn seal_version(
+    key: &SecretsKey,
+    queue: &str,
+    name: &str,
+    value: &str,
+    policy: &SecretPolicy,
+    now_ms: u64,
+    version: u64,
+) -> String {
     let plain = Zeroizing::new(
         serde_json::to_vec(&Sealed {
             value: value.to_string(),
+            version,
             policy: policy.clone(),
         })
         .expect("a secret serializes"),
@@ -232,6 +335,7 @@ pub fn seal(
         nonce: hex::encode(nonce),
         sealed: hex::encode(sealed),
         updated_at_ms: now_ms,
+        version,
     })
     .expect("an envelope serializes")
 }
@@ -263,6 +367,7 @@ pub fn open(key: &SecretsKey, queue: &str, name: &str, stored: &str) -> Result<S
     Ok(Secret {
         value: Zeroizing::new(opened.value),
         policy: opened.policy,
+        version: opened.version,
     })
 }
 
@@ -271,6 +376,14 @@ pub fn updated_at_ms(stored: &str) -> Option<u64> {
     serde_json::from_str::<Envelope>(stored)
         .ok()
         .map(|e| e.updated_at_ms)
+}
+
+/// A stored secret's version as its envelope says in the clear (no key
+/// needed; not authenticated: [`open`] gives the sealed one).
+pub fn clear_version(stored: &str) -> Option<u64> {
+    serde_json::from_str::<Envelope>(stored)
+        .ok()
+        .map(|e| e.version)
 }
 
 /// A fresh placeholder: what a guest holds instead of a secret's value.

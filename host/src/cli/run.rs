@@ -16,7 +16,7 @@ use clap::Args;
 
 use super::limits::{LimitFlags, flag_of};
 use crate::sandbox::egress::{EgressPolicy, EgressRule};
-use crate::sandbox::secrets::{self, SecretPolicy, SecretsKey};
+use crate::sandbox::secrets::{self, SecretDestination, SecretPolicy, SecretsKey};
 use crate::sandbox::{
     Completion, FailureKind, HostServices, JobInput, Limits, LocalServices, RunEnv, RunOutcome,
     Sandbox, SandboxConfig,
@@ -98,7 +98,13 @@ fn env_from(args: &RunArgs, services: &LocalServices) -> anyhow::Result<RunEnv> 
             format!("--secret {item}: set the environment variable `{name}` to its value")
         })?;
         let policy = SecretPolicy {
-            allow: patterns.clone(),
+            allow: patterns
+                .iter()
+                .map(|pattern| SecretDestination {
+                    pattern: pattern.clone(),
+                    path: None,
+                })
+                .collect(),
             reveal,
             in_body: false,
         };

@@ -17,7 +17,8 @@ use super::remote::print;
 pub enum SecretCommand {
     /// Set a secret, its value read from standard input.
     Set(SetArgs),
-    /// List a queue's secrets (names, destinations, update times).
+    /// List a queue's secrets: name, version, when it last changed, its
+    /// destinations and flags (never a value).
     List {
         /// Queue name.
         queue: String,
@@ -38,8 +39,10 @@ pub struct SetArgs {
     pub queue: String,
     /// Secret name, e.g. `STRIPE_KEY`.
     pub name: String,
-    /// A destination the value may be sent to, `scheme://host[:port]`
-    /// (repeatable, at least one; `*.` for subdomains).
+    /// A destination the value may be sent to, `scheme://host[:port]`,
+    /// optionally with a path prefix (`https://api.sendgrid.com/v3/mail/send`:
+    /// that path and below it only); repeatable, at least one; `*.` for
+    /// subdomains.
     #[arg(long = "allow", value_name = "PATTERN", required = true)]
     pub allow: Vec<String>,
     /// Let the handler read the value itself (it is then redacted from the
@@ -130,9 +133,18 @@ pub async fn secret(
                     if s["readable"] != json!(true) {
                         flags.push("UNREADABLE with this host's key");
                     }
+                    let changed = s["updatedAtMs"]
+                        .as_u64()
+                        .map(|ms| {
+                            let at = std::time::UNIX_EPOCH + std::time::Duration::from_millis(ms);
+                            humantime::format_rfc3339_seconds(at).to_string()
+                        })
+                        .unwrap_or_default();
                     println!(
-                        "{:<24} {:<40} {}",
+                        "{:<24} v{:<4} {:<21} {:<40} {}",
                         s["name"].as_str().unwrap_or(""),
+                        s["version"].as_u64().unwrap_or(0),
+                        changed,
                         s["allow"]
                             .as_array()
                             .into_iter()

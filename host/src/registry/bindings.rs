@@ -42,8 +42,15 @@ pub enum EgressRuleDoc {
         /// Allowed methods; absent: any.
         #[schema(inline, value_type = Option<Vec<MethodName>>)]
         methods: Option<Vec<String>>,
-        /// Paths must start with this; absent: any.
-        #[schema(pattern = "^/")]
+        /// Requests' paths must be within this prefix, whole segments at a
+        /// time (`/v3/mail/send` covers `/v3/mail/send/batch`, not
+        /// `/v3/mail/sender`); a path with a `.` or `..` segment (also
+        /// percent-encoded), an encoded `/` or `\`, a `\`, a `;` or a NUL
+        /// is within none. Absent: any path.
+        #[schema(
+            pattern = r"^(/([A-Za-z0-9_~!$&'()*+,=:@-]|\.[A-Za-z0-9_~!$&'()*+,=:@-]|\.\.[A-Za-z0-9._~!$&'()*+,=:@-])[A-Za-z0-9._~!$&'()*+,=:@-]*|/)+$",
+            max_length = 1024
+        )]
         path_prefix: Option<String>,
     },
 }

@@ -12,8 +12,7 @@ use redis::AsyncCommands;
 use serde::{Deserialize, Serialize};
 
 use super::{Registry, RegistryError, invalid};
-use crate::sandbox::egress::EgressPattern;
-use crate::sandbox::secrets::{self, SecretPolicy, SecretsKey};
+use crate::sandbox::secrets::{self, SecretDestination, SecretPolicy, SecretsKey};
 use airlock_core::clock::now_ms;
 
 /// Longest secret name.
@@ -32,10 +31,14 @@ pub struct SecretSpec {
     /// The value (at most 16,384 characters). Never returned by any API.
     #[schema(min_length = 1, max_length = 16384)]
     pub value: String,
-    /// Destinations (`scheme://host[:port]`, `*.` for subdomains) whose
+    /// Destinations (`scheme://host[:port]`, `*.` for subdomains, each
+    /// optionally followed by a path prefix such as `/v3/mail/send`) whose
     /// requests get the value in place of its placeholder; at least one.
-    #[schema(min_items = 1, max_items = 20, value_type = Vec<super::bindings::EgressPatternText>)]
-    pub allow: Vec<EgressPattern>,
+    /// With a path, only requests within it (whole segments; a path with a
+    /// `.` or `..` segment, also percent-encoded, an encoded `/` or `\`, a
+    /// `\`, a `;` or a NUL is within none) get the value.
+    #[schema(min_items = 1, max_items = 20, value_type = Vec<SecretDestinationText>)]
+    pub allow: Vec<SecretDestination>,
     /// Whether the handler may read the value itself
     /// (`config.reveal-secret`); it is then redacted from the job's logs,
     /// output, step records and failure reason.
@@ -46,6 +49,15 @@ pub struct SecretSpec {
     #[serde(default)]
     pub in_body: bool,
 }
+
+/// Where a secret may be sent, `scheme://host[:port][/path-prefix]` (schema
+/// only; the syntax `sandbox::secrets::SecretDestination` parses).
+#[derive(utoipa::ToSchema)]
+#[schema(
+    pattern = r"^https?://(\*\.)?[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*(:(\*|[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?((/([A-Za-z0-9_~!$&'()*+,=:@-]|\.[A-Za-z0-9_~!$&'()*+,=:@-]|\.\.[A-Za-z0-9._~!$&'()*+,=:@-])[A-Za-z0-9._~!$&'()*+,=:@-]*|/)+)?$",
+    max_length = 300
+)]
+pub struct SecretDestinationText(#[allow(dead_code)] String);
 
 /// What a listing shows of one secret.
 #[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
@@ -61,6 +73,10 @@ pub struct SecretView {
     pub in_body: bool,
     /// When it was last set (ms since the epoch).
     pub updated_at_ms: u64,
+    /// How many times it was set (1: once). Every host uses the newest
+    /// from its next run on: hosts read a run's secrets from Redis when
+    /// the run asks for them.
+    pub version: u64,
     /// False when the stored envelope does not open with this host's key
     /// (set under another key, or altered): runs asking for it fail.
     pub readable: bool,
@@ -122,17 +138,27 @@ impl Registry {
         let secrets_key = self.store().keys().secrets(queue);
         let mut conn = self.store().conn();
         let count: usize = conn.hlen(&secrets_key).await?;
-        let exists: bool = conn.hexists(&secrets_key, name).await?;
-        if !exists && count >= MAX_SECRETS {
+        let current: Option<String> = conn.hget(&secrets_key, name).await?;
+        if current.is_none() && count >= MAX_SECRETS {
             return Err(invalid(
                 "name",
                 format!("queue `{queue}` already has {MAX_SECRETS} secrets; delete one first"),
             ));
         }
+        // The next version after the one stored: the sealed one when it
+        // opens, else what the envelope says (a secret set under another
+        // key is replaced, and counts on from there).
+        let version = current.as_deref().map_or(0, |stored| {
+            secrets::open(key, queue, name, stored)
+                .map(|s| s.version)
+                .ok()
+                .or_else(|| secrets::clear_version(stored))
+                .unwrap_or(0)
+        }) + 1;
         let now = now_ms();
-        let sealed = secrets::seal(key, queue, name, &spec.value, &policy, now);
+        let sealed = secrets::seal_version(key, queue, name, &spec.value, &policy, now, version);
         let _: () = conn.hset(&secrets_key, name, sealed).await?;
-        Ok(view(name, Some(&policy), now))
+        Ok(view(name, Some(&policy), now, version))
     }
 
     /// The secrets of `queue`, by name: policies and update times only.
@@ -151,7 +177,11 @@ impl Registry {
             .map(|(name, envelope)| {
                 let opened = key.and_then(|k| secrets::open(k, queue, name, envelope).ok());
                 let updated = secrets::updated_at_ms(envelope).unwrap_or(0);
-                view(name, opened.as_ref().map(|s| &s.policy), updated)
+                let version = match &opened {
+                    Some(secret) => secret.version,
+                    None => secrets::clear_version(envelope).unwrap_or(0),
+                };
+                view(name, opened.as_ref().map(|s| &s.policy), updated, version)
             })
             .collect())
     }
@@ -165,7 +195,7 @@ impl Registry {
     }
 }
 
-fn view(name: &str, policy: Option<&SecretPolicy>, updated_at_ms: u64) -> SecretView {
+fn view(name: &str, policy: Option<&SecretPolicy>, updated_at_ms: u64, version: u64) -> SecretView {
     SecretView {
         name: name.to_string(),
         allow: policy
@@ -174,6 +204,7 @@ fn view(name: &str, policy: Option<&SecretPolicy>, updated_at_ms: u64) -> Secret
         reveal: policy.is_some_and(|p| p.reveal),
         in_body: policy.is_some_and(|p| p.in_body),
         updated_at_ms,
+        version,
         readable: policy.is_some(),
     }
 }

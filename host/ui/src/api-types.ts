@@ -71,7 +71,11 @@ export interface paths {
          * The most recent events sent to `POST /v1/events` (the fleet keeps about
          *     the last 10,000, each of at most 64 KiB as JSON), newest first, with the
          *     jobs each created. A producer token sees only the events it sent (among
-         *     the last 1,000).
+         *     the last 1,000). Entries of the stream that do not parse, that are
+         *     larger than the stream keeps (64 KiB of JSON), whose name or id is longer
+         *     than `POST /v1/events` accepts (256 and 200 characters), or that name a
+         *     producer of more than 256 characters are left out: any Redis client can
+         *     add them.
          */
         get: operations["events_recent"];
         put?: never;
@@ -1175,7 +1179,13 @@ export interface components {
             url: components["schemas"]["EgressPatternText"];
             /** @description Allowed methods; absent: any. */
             methods?: string[] | null;
-            /** @description Paths must start with this; absent: any. */
+            /**
+             * @description Requests' paths must be within this prefix, whole segments at a
+             *     time (`/v3/mail/send` covers `/v3/mail/send/batch`, not
+             *     `/v3/mail/sender`); a path with a `.` or `..` segment (also
+             *     percent-encoded), an encoded `/` or `\`, a `\`, a `;` or a NUL
+             *     is within none. Absent: any path.
+             */
             pathPrefix?: string | null;
         };
         /** @description One job to enqueue. */
@@ -2169,6 +2179,11 @@ export interface components {
             /** @description Job data. */
             data: unknown;
         };
+        /**
+         * @description Where a secret may be sent, `scheme://host[:port][/path-prefix]` (schema
+         *     only; the syntax `sandbox::secrets::SecretDestination` parses).
+         */
+        SecretDestinationText: string;
         /** @description A queue's secrets. */
         SecretList: {
             /** @description By name. */
@@ -2179,10 +2194,14 @@ export interface components {
             /** @description The value (at most 16,384 characters). Never returned by any API. */
             value: string;
             /**
-             * @description Destinations (`scheme://host[:port]`, `*.` for subdomains) whose
+             * @description Destinations (`scheme://host[:port]`, `*.` for subdomains, each
+             *     optionally followed by a path prefix such as `/v3/mail/send`) whose
              *     requests get the value in place of its placeholder; at least one.
+             *     With a path, only requests within it (whole segments; a path with a
+             *     `.` or `..` segment, also percent-encoded, an encoded `/` or `\`, a
+             *     `\`, a `;` or a NUL is within none) get the value.
              */
-            allow: components["schemas"]["EgressPatternText"][];
+            allow: components["schemas"]["SecretDestinationText"][];
             /**
              * @description Whether the handler may read the value itself
              *     (`config.reveal-secret`); it is then redacted from the job's logs,
@@ -2210,6 +2229,13 @@ export interface components {
              * @description When it was last set (ms since the epoch).
              */
             updatedAtMs: number;
+            /**
+             * Format: int64
+             * @description How many times it was set (1: once). Every host uses the newest
+             *     from its next run on: hosts read a run's secrets from Redis when
+             *     the run asks for them.
+             */
+            version: number;
             /**
              * @description False when the stored envelope does not open with this host's key
              *     (set under another key, or altered): runs asking for it fail.

@@ -245,7 +245,13 @@ class WitHost:
         except Err:
             raise refused("method") from None
         try:
-            request.set_scheme(wit_http.Scheme_Https() if scheme == "https" else wit_http.Scheme_Http())
+            if scheme == "https":
+                request.set_scheme(wit_http.Scheme_Https())
+            elif scheme == "http":
+                request.set_scheme(wit_http.Scheme_Http())
+            else:
+                # The host refuses it (a refusal of kind "scheme").
+                request.set_scheme(wit_http.Scheme_Other(scheme))
         except Err:
             raise refused("scheme") from None
         try:

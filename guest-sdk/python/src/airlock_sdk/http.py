@@ -142,15 +142,17 @@ def refusal_error(refusal: HttpRefusal) -> FatalError:
 
 
 def split_url(url: str, params: Optional[Mapping[str, Any]] = None) -> Tuple[str, str, str]:
-    """``(scheme, authority, path_with_query)`` of an ``http(s)://`` URL;
-    raises ``HttpError(kind="invalid")``."""
+    """``(scheme, authority, path_with_query)`` of an absolute URL; raises
+    ``HttpError(kind="invalid")``. A scheme other than ``http`` or
+    ``https`` passes: the host refuses it, and says so in the job's log and
+    its refusals."""
     try:
         parts = urlsplit(url)
     except ValueError as e:
         raise HttpError("invalid", f"url `{url}`: {e}") from None
     scheme = parts.scheme.lower()
-    if scheme not in ("http", "https"):
-        raise HttpError("invalid", f"url `{url}`: only http:// and https:// URLs")
+    if not scheme:
+        raise HttpError("invalid", f"url `{url}`: an absolute http:// or https:// URL is needed")
     if not parts.netloc or not parts.hostname:
         raise HttpError("invalid", f"url `{url}`: no host")
     path = parts.path or "/"

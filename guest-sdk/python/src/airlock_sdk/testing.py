@@ -444,9 +444,13 @@ class FakeHost:
             timeout_ns,
         )
         self.requests.append(request)
-        if self.http is None:
+        if scheme not in ("http", "https"):
+            # As the host does, whatever the egress rules say.
+            reason = f"the scheme `{scheme}:` is not http or https; only HTTP requests leave the sandbox"
+            reply: HttpReply = HttpRefusal("scheme", f"{scheme}:", reason)
+        elif self.http is None:
             reason = f"{_destination(request.url)} is not in this queue's egress list"
-            reply: HttpReply = HttpRefusal("egress-rule", request.url, reason)
+            reply = HttpRefusal("egress-rule", request.url, reason)
         else:
             reply = self.http(request)
         if isinstance(reply, HttpRefusal):
