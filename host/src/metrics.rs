@@ -92,6 +92,9 @@ pub struct Metrics {
     /// Precompiled artifacts this host refused (bad authentication tag),
     /// refreshed when scraped.
     pub artifacts_refused: Gauge,
+    /// Registry entries this host refused (seal missing, forged or
+    /// replayed; see `registry::seal`), refreshed when scraped.
+    pub registry_refused: Gauge,
 }
 
 impl Default for Metrics {
@@ -122,6 +125,7 @@ impl Metrics {
         let hosts = Gauge::default();
         let compilations = Gauge::default();
         let artifacts_refused = Gauge::default();
+        let registry_refused = Gauge::default();
         registry.register("jobs", "Job runs by queue and outcome", jobs.clone());
         registry.register(
             "job_failures",
@@ -170,6 +174,11 @@ impl Metrics {
             "Precompiled artifacts this host refused since it started (authentication tag did not verify)",
             artifacts_refused.clone(),
         );
+        registry.register(
+            "registry_refused",
+            "Registry entries (bindings, handler versions) this host refused since it started: no seal, a forged one, or an older version than one it verified",
+            registry_refused.clone(),
+        );
         Metrics {
             registry: Mutex::new(registry),
             jobs,
@@ -184,6 +193,7 @@ impl Metrics {
             hosts,
             compilations,
             artifacts_refused,
+            registry_refused,
         }
     }
 

@@ -75,6 +75,12 @@ impl Keys {
         self.registry("bindings")
     }
 
+    /// The seals of the bindings: queue → `VERSION:HMAC` (see
+    /// `registry::seal`).
+    pub fn binding_seals(&self) -> String {
+        self.registry("binding-seals")
+    }
+
     /// Registry change counter.
     pub fn generation(&self) -> String {
         self.registry("generation")
@@ -362,6 +368,7 @@ mod tests {
             k.component("DIGEST"),
             k.component_info("DIGEST"),
             k.bindings(),
+            k.binding_seals(),
             k.generation(),
             k.hosts(),
             k.host("ID"),

@@ -4,7 +4,10 @@
 //! the shared artifact keys, so these tests forge them — another handler's
 //! artifact under a payment handler's digest, flipped bytes, a tampered disk
 //! cache — and check that hosts refuse them, count them, compile instead,
-//! run the right code and never crash.
+//! run the right code and never crash. The registry entries that decide
+//! what runs (a queue's binding, a handler's current digest) are sealed
+//! with a key derived from the same fleet key: forged and replayed ones are
+//! refused the same way.
 
 use std::path::Path;
 use std::time::Duration;
@@ -263,4 +266,81 @@ async fn hosts_with_the_fleet_key_load_each_others_artifacts() {
     assert_paid(&api_e.pay("shared").await, "shared");
     assert_eq!(api_e.gauge("airlock_components_compiled").await, 0);
     assert_eq!(api_e.gauge("airlock_artifacts_refused").await, 0);
+}
+
+/// A binding rewritten to run another handler, a handler pointed at another
+/// uploaded component, and an older sealed binding written back: a host
+/// with the fleet key refuses each, counts it, and goes on with what it
+/// verified last.
+#[tokio::test]
+async fn forged_and_replayed_registry_entries_are_refused() {
+    let redis = RedisServer::start();
+    let mut conn = redis::Client::open(redis.url())
+        .unwrap()
+        .get_multiplexed_async_connection()
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let a = host(&redis, "a", dir.path(), Some(FLEET_KEY));
+    let api = Client::of(&a);
+    let payments = api.upload("payment-webhook", "payment-webhook").await;
+    let probe = api.upload("probe", "data-probe").await;
+    api.bind("payments", "payment-webhook").await;
+    assert_paid(&api.pay("before").await, "before");
+    assert_eq!(api.gauge("airlock_registry_refused").await, 0);
+
+    let (bindings, seals) = ("bull:{airlock}:bindings", "bull:{airlock}:binding-seals");
+    let first: String = conn.hget(bindings, "payments").await.unwrap();
+    let first_seal: String = conn.hget(seals, "payments").await.unwrap();
+
+    // Someone with write access to Redis points the payment handler at the
+    // probe's component, and binds the queue to the probe, keeping the seal.
+    let _: () = conn
+        .hset("bull:{airlock}:handler:payment-webhook", "digest", &probe)
+        .await
+        .unwrap();
+    let forged = first.replace(r#""handler":"payment-webhook""#, r#""handler":"probe""#);
+    assert_ne!(forged, first);
+    let _: () = conn.hset(bindings, "payments", &forged).await.unwrap();
+    let _: i64 = conn.incr("bull:{airlock}:generation", 1).await.unwrap();
+    airlock_tests::eventually("both forgeries refused", || async {
+        api.gauge("airlock_registry_refused").await == 2
+    })
+    .await;
+    let job = api.pay("forged").await;
+    assert_paid(&job, "forged");
+    assert_eq!(job["handlerDigest"], payments.as_str(), "{job}");
+    let log = a.log();
+    assert!(log.contains("registry entry refused"), "{log}");
+
+    // The admin binds again (a second sealed version); the first, written
+    // back with its own valid seal, is an older version: refused.
+    let status = reqwest::Client::new()
+        .put(format!("{}/v1/queues/payments", api.url))
+        .bearer_auth(tokens::ADMIN)
+        .json(&json!({"handler": "payment-webhook", "concurrency": 3}))
+        .send()
+        .await
+        .unwrap()
+        .status();
+    assert!(status.is_success(), "{status}");
+    let concurrency = || async {
+        let body: Value = reqwest::Client::new()
+            .get(format!("{}/v1/queues/payments", api.url))
+            .bearer_auth(tokens::ADMIN)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        body["concurrency"].clone()
+    };
+    assert_eq!(concurrency().await, 3);
+    let _: () = conn.hset(bindings, "payments", &first).await.unwrap();
+    let _: () = conn.hset(seals, "payments", &first_seal).await.unwrap();
+    let _: i64 = conn.incr("bull:{airlock}:generation", 1).await.unwrap();
+    assert_eq!(concurrency().await, 3, "the replayed version was taken");
+    assert_eq!(api.gauge("airlock_registry_refused").await, 3);
+    assert_paid(&api.pay("after").await, "after");
 }

@@ -135,6 +135,17 @@ impl ArtifactKey {
         hex::encode(&sha2::Digest::finalize(hasher)[..8])
     }
 
+    /// A key for another purpose derived from this one (HMAC-SHA256 of the
+    /// purpose under the secret): what else the fleet seals with its key
+    /// (registry entries) never shares a key with artifacts.
+    pub fn derive(&self, purpose: &str) -> [u8; 32] {
+        let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(&self.secret)
+            .expect("HMAC takes keys of any length");
+        mac.update(b"airlock-derived-key-v1\0");
+        mac.update(purpose.as_bytes());
+        mac.finalize().into_bytes().into()
+    }
+
     fn mac(&self, digest: &str, engine: &str, artifact: &[u8]) -> Hmac<Sha256> {
         let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(&self.secret)
             .expect("HMAC takes keys of any length");

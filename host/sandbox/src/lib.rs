@@ -261,6 +261,14 @@ impl Sandbox {
             .is_some_and(|c| c.contains(digest, &self.metered))
     }
 
+    /// A key for `purpose` derived from the fleet's artifact key
+    /// ([`ArtifactKey::derive`]); `None` on a host without it (or without
+    /// a cache directory, which holds the key).
+    pub fn fleet_derived_key(&self, purpose: &str) -> Option<[u8; 32]> {
+        let cache = self.artifacts.as_ref().filter(|c| c.key().is_fleet())?;
+        Some(cache.key().derive(purpose))
+    }
+
     /// Whether this host shares precompiled artifacts with its fleet (it
     /// has the fleet's artifact key and a cache directory).
     pub fn shares_artifacts(&self) -> bool {

@@ -79,6 +79,9 @@ pub async fn metrics(
     metrics
         .artifacts_refused
         .set(sandbox.artifacts_refused() as i64);
+    metrics
+        .registry_refused
+        .set(state.registry().entries_refused() as i64);
     Ok((
         [(
             axum::http::header::CONTENT_TYPE,

@@ -1,11 +1,14 @@
 //! Bindings in Redis: bind (after the spec resolves, the handler exists
 //! and, on a host that runs jobs, every egress rule overlaps the
 //! operator's list), unbind, read. Each change bumps the registry
-//! generation, which running hosts poll.
+//! generation, which running hosts poll. A host with the fleet key seals
+//! what it binds and reads bindings only through their seals
+//! (`registry::seal`).
 
 use redis::AsyncCommands;
 
 use super::bindings::{Binding, BindingSpec};
+use super::seal::Kind;
 use super::{Registry, RegistryError, invalid};
 use crate::names;
 use crate::sandbox::egress::{EgressRule, OperatorEgress};
@@ -75,10 +78,16 @@ impl Registry {
         let keys = self.store().keys();
         let json = serde_json::to_string(&binding).map_err(anyhow::Error::from)?;
         let mut conn = self.store().conn();
-        redis::pipe()
-            .atomic()
-            .hset(keys.bindings(), queue, json)
-            .ignore()
+        let previous: Option<String> = conn.hget(keys.binding_seals(), queue).await?;
+        let seal = self.seal_for(Kind::Binding, queue, previous.as_deref(), &json);
+        let mut write = redis::pipe();
+        write.atomic().hset(keys.bindings(), queue, &json).ignore();
+        match seal {
+            Some(seal) => write.hset(keys.binding_seals(), queue, seal).ignore(),
+            // Unsealed: hosts with the fleet key will refuse it.
+            None => write.hdel(keys.binding_seals(), queue).ignore(),
+        };
+        write
             .incr(keys.generation(), 1)
             .ignore()
             .query_async::<()>(&mut conn)
@@ -94,6 +103,8 @@ impl Registry {
         let (removed,): (i64,) = redis::pipe()
             .atomic()
             .hdel(keys.bindings(), queue)
+            .hdel(keys.binding_seals(), queue)
+            .ignore()
             .incr(keys.generation(), 1)
             .ignore()
             .query_async(&mut conn)
@@ -106,11 +117,17 @@ impl Registry {
         Ok(())
     }
 
-    /// The binding of `queue`.
+    /// The binding of `queue` (through its seal, on a host with the fleet
+    /// key: see `registry::seal`).
     pub async fn binding(&self, queue: &str) -> Result<Binding, RegistryError> {
+        let keys = self.store().keys();
         let mut conn = self.store().conn();
-        let json: Option<String> = conn.hget(self.store().keys().bindings(), queue).await?;
-        match json {
+        let (json, seal): (Option<String>, Option<String>) = redis::pipe()
+            .hget(keys.bindings(), queue)
+            .hget(keys.binding_seals(), queue)
+            .query_async(&mut conn)
+            .await?;
+        match self.checked(Kind::Binding, queue, json, seal.as_deref()) {
             Some(j) => Ok(serde_json::from_str(&j).map_err(anyhow::Error::from)?),
             None => Err(RegistryError::NotFound(format!(
                 "binding of queue `{queue}`"
@@ -118,14 +135,24 @@ impl Registry {
         }
     }
 
-    /// Every binding, by queue name.
+    /// Every binding, by queue name (each through its seal, on a host with
+    /// the fleet key: see `registry::seal`).
     pub async fn bindings(&self) -> Result<Vec<Binding>, RegistryError> {
+        let keys = self.store().keys();
         let mut conn = self.store().conn();
-        let all: std::collections::HashMap<String, String> =
-            conn.hgetall(self.store().keys().bindings()).await?;
+        type Texts = std::collections::HashMap<String, String>;
+        let (all, seals): (Texts, Texts) = redis::pipe()
+            .hgetall(keys.bindings())
+            .hgetall(keys.binding_seals())
+            .query_async(&mut conn)
+            .await?;
         let mut out: Vec<Binding> = all
-            .values()
-            .filter_map(|j| serde_json::from_str(j).ok())
+            .into_iter()
+            .filter_map(|(queue, json)| {
+                let seal = seals.get(&queue).map(String::as_str);
+                self.checked(Kind::Binding, &queue, Some(json), seal)
+            })
+            .filter_map(|j| serde_json::from_str(&j).ok())
             .collect();
         out.sort_by(|a, b| a.queue.cmp(&b.queue));
         Ok(out)

@@ -4,6 +4,7 @@
 use redis::AsyncCommands;
 use serde::{Deserialize, Serialize};
 
+use super::seal::Kind;
 use super::{Registry, RegistryError, invalid};
 use crate::names;
 use crate::sandbox::{ComponentInfo, digest_of};
@@ -94,6 +95,8 @@ impl Registry {
         let entry_json = serde_json::to_string(&entry).map_err(anyhow::Error::from)?;
         let info_json = serde_json::to_string(&info).map_err(anyhow::Error::from)?;
         let mut conn = self.store().bulk_conn().await?;
+        let previous: Option<String> = conn.hget(keys.handler(name), "seal").await?;
+        let seal = self.seal_for(Kind::Handler, name, previous.as_deref(), &entry.digest);
         // One transaction: a reader never sees a name pointing at a digest
         // whose bytes are not stored yet.
         redis::pipe()
@@ -112,6 +115,12 @@ impl Registry {
             .arg(&entry.digest)
             .arg("entry")
             .arg(&entry_json)
+            .ignore()
+            // Unsealed (no fleet key here): hosts with the key refuse it.
+            .cmd(if seal.is_some() { "HSET" } else { "HDEL" })
+            .arg(keys.handler(name))
+            .arg("seal")
+            .arg(seal.as_slice())
             .ignore()
             .cmd("LPUSH")
             .arg(keys.handler_versions(name))
@@ -183,12 +192,18 @@ impl Registry {
         }
     }
 
-    /// The digest new jobs of handler `name` run, if the handler exists.
+    /// The digest new jobs of handler `name` run, if the handler exists
+    /// (through its seal, on a host with the fleet key: see
+    /// `registry::seal`).
     pub async fn current_digest(&self, name: &str) -> Result<Option<String>, RegistryError> {
         let mut conn = self.store().conn();
-        Ok(conn
-            .hget(self.store().keys().handler(name), "digest")
-            .await?)
+        let (digest, seal): (Option<String>, Option<String>) = redis::cmd("HMGET")
+            .arg(self.store().keys().handler(name))
+            .arg("digest")
+            .arg("seal")
+            .query_async(&mut conn)
+            .await?;
+        Ok(self.checked(Kind::Handler, name, digest, seal.as_deref()))
     }
 
     /// The stored bytes of a component, verified against its digest.

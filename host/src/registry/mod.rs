@@ -14,6 +14,7 @@ mod binding_store;
 mod bindings;
 mod flow_rules;
 mod handlers;
+pub mod seal;
 mod secrets;
 
 use std::sync::Arc;
@@ -27,6 +28,7 @@ pub use self::secrets::{SecretSpec, SecretView};
 use crate::error::{FieldError, QueueError};
 use crate::sandbox::Sandbox;
 use crate::store::Store;
+use airlock_core::clock::now_ms;
 
 /// Why a registry operation was refused.
 #[derive(Debug, thiserror::Error)]
@@ -80,12 +82,72 @@ pub(crate) fn invalid(field: &str, message: impl Into<String>) -> RegistryError 
 pub struct Registry {
     store: Store,
     sandbox: Arc<Sandbox>,
+    /// Seals entries this host writes and checks those it reads (see
+    /// [`seal`]); `None` on a host without the fleet key, which reads
+    /// entries as they are.
+    verified: Option<Arc<seal::Verified>>,
 }
 
 impl Registry {
-    /// A registry over `store`; `sandbox` validates uploads.
+    /// A registry over `store`; `sandbox` validates uploads, and its fleet
+    /// key (if it has one) seals and checks entries.
     pub fn new(store: Store, sandbox: Arc<Sandbox>) -> Self {
-        Registry { store, sandbox }
+        let verified = sandbox
+            .fleet_derived_key(seal::PURPOSE)
+            .map(|key| Arc::new(seal::Verified::new(key)));
+        Registry {
+            store,
+            sandbox,
+            verified,
+        }
+    }
+
+    /// Whether this host checks the seals of the entries it reads.
+    pub fn verifies_entries(&self) -> bool {
+        self.verified.is_some()
+    }
+
+    /// Distinct registry entries refused since the host started (see
+    /// [`seal`]).
+    pub fn entries_refused(&self) -> u64 {
+        self.verified.as_ref().map_or(0, |v| v.refused())
+    }
+
+    /// What this host may use of entry (`kind`, `name`), given the `text`
+    /// Redis holds (`None`: none) and its `seal`.
+    pub(crate) fn checked(
+        &self,
+        kind: seal::Kind,
+        name: &str,
+        text: Option<String>,
+        seal: Option<&str>,
+    ) -> Option<String> {
+        match (&self.verified, text) {
+            (None, text) => text,
+            (Some(v), None) => {
+                v.forget(kind, name);
+                None
+            }
+            (Some(v), Some(text)) => v.check(kind, name, &text, seal),
+        }
+    }
+
+    /// The seal this host puts on a new version of an entry whose stored
+    /// seal is `previous` (`None` without the fleet key). The version is
+    /// the time in ms, or one past the previous version if that is later:
+    /// it grows with every write, also across a delete (which removes the
+    /// previous seal), as long as the writers' clocks agree to within the
+    /// time between two writes of one entry.
+    pub(crate) fn seal_for(
+        &self,
+        kind: seal::Kind,
+        name: &str,
+        previous: Option<&str>,
+        text: &str,
+    ) -> Option<String> {
+        let v = self.verified.as_ref()?;
+        let version = (seal::Verified::version_of(previous) + 1).max(now_ms());
+        Some(v.seal(kind, name, version, text))
     }
 
     /// The generation counter: changes whenever a handler or binding does.
