@@ -138,6 +138,7 @@ bench: toolchain guests ui interop-deps redis-server-installed
 	$(CARGO) build --release -p airlock
 	$(CARGO) bench -p airlock-sandbox --features test-hooks --bench sandbox
 	$(CARGO) bench -p airlock-tests --bench queue
+	$(CARGO) bench -p airlock-tests --bench egress
 	$(CARGO) bench -p airlock-tests --bench flow_control
 
 lint: wasm-target js-guests ui

@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::body::Bytes;
-use axum::extract::{Query, State};
+use axum::extract::{ConnectInfo, Query, State};
 use axum::http::{HeaderMap, Method, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
@@ -32,6 +32,9 @@ pub struct Seen {
     pub headers: BTreeMap<String, String>,
     /// Body, lossy UTF-8.
     pub body: String,
+    /// The client's address: requests over one kept-alive connection share
+    /// it.
+    pub peer: String,
 }
 
 /// A running server, on a thread of its own (so tests on any runtime can
@@ -55,6 +58,7 @@ impl Drop for TestServer {
 
 async fn record(
     State(seen): State<Arc<Mutex<Vec<Seen>>>>,
+    ConnectInfo(peer): ConnectInfo<std::net::SocketAddr>,
     method: Method,
     uri: Uri,
     headers: HeaderMap,
@@ -77,6 +81,7 @@ async fn record(
         uri: uri.to_string(),
         headers: names,
         body: String::from_utf8_lossy(&body).into_owned(),
+        peer: peer.to_string(),
     };
     seen.lock().unwrap().push(entry.clone());
     match uri.path() {
@@ -124,6 +129,7 @@ impl TestServer {
                     .expect("bind");
                 port_tx.send(listener.local_addr().unwrap().port()).unwrap();
                 let app = Router::new().fallback(record).with_state(state);
+                let app = app.into_make_service_with_connect_info::<std::net::SocketAddr>();
                 let _ = axum::serve(listener, app)
                     .with_graceful_shutdown(async {
                         let _ = stopped.await;

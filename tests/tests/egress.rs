@@ -10,6 +10,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use airlock::sandbox::egress::{EgressPolicy, EgressRule, OperatorEgress};
+use airlock::sandbox::http::HttpPool;
 use airlock::sandbox::secrets::{self, SecretPolicy, SecretsKey};
 use airlock::sandbox::{
     Completion, FailureKind, JobInput, Limits, LoadedComponent, LocalServices, RunEnv, RunOutcome,
@@ -89,6 +90,41 @@ fn run(
         ))
 }
 
+/// Runs every `(data, limits, env)` on one runtime, one after the other, as
+/// a host runs a queue's jobs: connections kept by a pool outlive a run.
+fn runs_on_one_runtime(
+    sandbox: &Arc<Sandbox>,
+    jobs: Vec<(Value, Limits, RunEnv)>,
+) -> Vec<RunOutcome> {
+    let component = probe(sandbox);
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(async {
+            let mut outcomes = Vec::new();
+            for (i, (data, limits, env)) in jobs.into_iter().enumerate() {
+                let job = JobInput {
+                    id: format!("http-{i}"),
+                    queue: "mail".into(),
+                    name: "probe".into(),
+                    data: data.to_string(),
+                    attempt: 1,
+                    max_attempts: 1,
+                    enqueued_at_ms: 0,
+                    parent: None,
+                };
+                let services = Box::new(LocalServices::new());
+                outcomes.push(
+                    sandbox
+                        .run_isolated(component.clone(), job, limits, services, None, env)
+                        .await,
+                );
+            }
+            outcomes
+        })
+}
+
 /// The probe's answers, one per request.
 fn answers(outcome: &RunOutcome) -> Vec<Value> {
     match &outcome.completion {
@@ -127,6 +163,82 @@ fn an_allowed_request_is_sent_and_counted() {
     assert_eq!(outcome.http.bytes_out, 5);
     assert!(outcome.http.bytes_in > 5, "{:?}", outcome.http);
     assert_eq!(server.seen().len(), 1);
+}
+
+/// A binding's runs send their requests to one destination over kept-alive
+/// connections: one connection for ten requests of two runs. Another
+/// binding's pool connects on its own, a run without a pool connects per
+/// request, and a connection whose response was cut off is not kept.
+#[test]
+fn a_bindings_runs_share_kept_alive_connections_and_nothing_else_does() {
+    let server = TestServer::start();
+    let url = server.url.clone();
+    let sandbox = sandbox();
+    let env = |pool: Option<&Arc<HttpPool>>| RunEnv {
+        http_pool: pool.cloned(),
+        ..env(egress(&[&url], &["127.0.0.1/32"], &[json!(url)]))
+    };
+    let echo = |n: usize| {
+        let requests: Vec<Value> = (0..n)
+            .map(|_| json!({"url": format!("{url}/echo")}))
+            .collect();
+        json!({ "requests": requests })
+    };
+    let peers = |from: usize| -> Vec<String> {
+        let mut peers: Vec<String> = server.seen()[from..]
+            .iter()
+            .map(|s| s.peer.clone())
+            .collect();
+        peers.dedup();
+        peers
+    };
+    let (binding, other) = (Arc::new(HttpPool::default()), Arc::new(HttpPool::default()));
+    let small = Limits {
+        max_http_response_bytes: 1024,
+        ..Limits::default()
+    };
+    let cut_off = json!({"requests": [
+        {"url": format!("{url}/big?n=100000")},
+        {"url": format!("{url}/echo")},
+    ]});
+    let outcomes = runs_on_one_runtime(
+        &sandbox,
+        vec![
+            (echo(5), Limits::default(), env(Some(&binding))),
+            (echo(5), Limits::default(), env(Some(&binding))),
+            (echo(2), Limits::default(), env(Some(&other))),
+            (echo(2), Limits::default(), env(None)),
+            (cut_off, small, env(Some(&Arc::new(HttpPool::default())))),
+        ],
+    );
+    for outcome in &outcomes[..4] {
+        for answer in answers(outcome) {
+            assert_eq!(answer["status"], 200, "{answer}");
+        }
+    }
+    assert_eq!(peers(0).len(), 1 + 1 + 2 + 2, "{:?}", peers(0));
+    let binding_peers = peers(0);
+    assert_eq!(
+        server.seen()[..10]
+            .iter()
+            .filter(|s| s.peer == binding_peers[0])
+            .count(),
+        10,
+        "the binding's ten requests over one connection"
+    );
+    assert_eq!(binding.idle_count(), 1);
+    // The cut-off response's connection went unused: the next request of
+    // the same pool connected anew.
+    let cut = answers(&outcomes[4]);
+    assert!(
+        cut[0]["error"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("maxHttpResponseBytes"),
+        "{cut:?}"
+    );
+    assert_eq!(cut[1]["status"], 200, "{cut:?}");
+    assert_eq!(peers(14).len(), 2, "{:?}", peers(14));
 }
 
 /// A host name written with a trailing dot (or in capitals) is the name

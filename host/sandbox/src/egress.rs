@@ -29,7 +29,7 @@ use ipnet::IpNet;
 use serde::{Deserialize, Serialize};
 
 /// `http` or `https`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Scheme {
     /// Plain HTTP.
     Http,

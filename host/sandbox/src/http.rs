@@ -16,7 +16,10 @@
 //!    values in header values (and in the body, for secrets sealed with
 //!    `inBody`) — only when the secret's own policy allows this
 //!    destination. The body is read first, up to `maxHttpRequestBytes`.
-//! 4. **Send** over HTTP/1.1 (TLS with the webpki roots for `https`; the
+//! 4. **Send** over a kept connection of the binding's pool to one of the
+//!    addresses that passed step 2, for the same scheme, name and port
+//!    (`crate::http_pool`; a connection goes back there once its response
+//!    was read to its end), or over a new one: HTTP/1.1 (TLS with the webpki roots for `https`; the
 //!    `Host` header and the TLS server name are the host as matched:
 //!    lowercase, no trailing dot, no user info), each
 //!    phase (connect, first byte, each body chunk) under
@@ -57,6 +60,8 @@ use wasmtime_wasi_http::{Error, RequestOptions, WasiBody, WasiHttpHooks};
 
 use crate::bindings::{HttpRefusal, HttpRefusalKind};
 use crate::egress::{Denial, Destination, EgressPolicy, Scheme};
+pub use crate::http_pool::HttpPool;
+use crate::http_pool::{PoolKey, Sender};
 use crate::logs::{LogLevel, LogSink};
 use crate::secrets::Secret;
 
@@ -222,6 +227,9 @@ pub struct HttpLimits {
 pub struct RunHttp {
     /// `None`: the binding has no egress list, every request is refused.
     pub policy: Option<EgressPolicy>,
+    /// The binding's keep-alive connections (`crate::http_pool`); `None`:
+    /// a connection per request.
+    pub pool: Option<Arc<HttpPool>>,
     /// The run's limits.
     pub limits: HttpLimits,
     /// Counts, read when the run ends.
@@ -369,9 +377,13 @@ impl WasiHttpHooks for RunHttp {
         };
         let dest = dest.expect("checked above");
         let grants: Vec<Grant> = self.grants.lock().map(|g| g.clone()).unwrap_or_default();
-        Box::new(
-            async move { send(request, options, dest, policy, grants, limits, report, url).await },
-        )
+        let pool = self.pool.clone();
+        Box::new(async move {
+            send(
+                request, options, dest, policy, grants, limits, report, url, pool,
+            )
+            .await
+        })
     }
 }
 
@@ -410,6 +422,7 @@ async fn send(
     limits: HttpLimits,
     report: Report,
     url: String,
+    pool: Option<Arc<HttpPool>>,
 ) -> Result<
     (
         http::Response<WasiBody>,
@@ -526,79 +539,71 @@ async fn send(
         )
         .build()
         .map_err(|e| Error::InternalError(Some(e.to_string())))?;
-    let request = http::Request::from_parts(
-        parts,
-        http_body_util::Full::new(body).map_err(|never| match never {}),
-    );
-
-    // 4. Connect to a checked address, then TLS and HTTP/1.1.
-    let mut last_error = Error::ConnectionRefused;
-    let mut tcp = None;
-    for addr in allowed {
-        match tokio::time::timeout(connect_timeout, TcpStream::connect(addr)).await {
-            Ok(Ok(s)) => {
-                tcp = Some(s);
-                break;
-            }
-            Ok(Err(e)) => last_error = Error::Connect(e),
-            Err(_) => last_error = Error::ConnectionTimeout,
-        }
-    }
-    // One entry for the request, however many addresses timed out.
-    let tcp = match tcp {
-        Some(tcp) => tcp,
-        None if matches!(last_error, Error::ConnectionTimeout) => return Err(connect_cut()),
-        None => return Err(last_error),
+    // The request as sent, made again if a kept connection turns out closed.
+    let request = || {
+        let mut request = http::Request::new(http_body_util::Full::new(body.clone()));
+        *request.method_mut() = parts.method.clone();
+        *request.uri_mut() = parts.uri.clone();
+        *request.version_mut() = parts.version;
+        *request.headers_mut() = parts.headers.clone();
+        request
     };
-    let _ = tcp.set_nodelay(true);
-    let stream: Box<dyn Stream> = match dest.scheme {
-        Scheme::Http => Box::new(tcp),
-        Scheme::Https => {
-            let name = match dest.host.parse::<IpAddr>() {
-                Ok(ip) => rustls::pki_types::ServerName::IpAddress(ip.into()),
-                Err(_) => rustls::pki_types::ServerName::try_from(dest.host.clone())
-                    .map_err(|_| Error::TlsCertificateError)?,
-            };
-            let tls = tokio::time::timeout(
-                connect_timeout,
-                tokio_rustls::TlsConnector::from(TLS.clone()).connect(name, tcp),
-            )
-            .await
-            .map_err(|_| connect_cut())?
-            .map_err(Error::Tls)?;
-            Box::new(tls)
-        }
-    };
-    let (mut sender, conn) = tokio::time::timeout(
-        connect_timeout,
-        hyper::client::conn::http1::handshake(TokioIo::new(stream)),
-    )
-    .await
-    .map_err(|_| connect_cut())??;
 
+    // 4. A kept connection to a checked address (`crate::http_pool`), else
+    //    a new one: connect, then TLS and HTTP/1.1.
+    let key = PoolKey::of(&dest);
+    let mut kept = pool.as_ref().and_then(|pool| pool.take(&key, &allowed));
     let (first_byte, first_byte_capped) =
         phase_timeout(&limits, options.and_then(|o| o.first_byte_timeout));
     let (between, between_capped) =
         phase_timeout(&limits, options.and_then(|o| o.between_bytes_timeout));
     let between = between.max(Duration::from_millis(1));
-    // The connection task moves bytes for the request and its response; it
-    // ends with the response body (or when the store drops the response).
-    let conn = tokio::spawn(conn);
-    let response = match tokio::time::timeout(first_byte, sender.send_request(request)).await {
-        Ok(Ok(r)) => r,
-        Ok(Err(e)) => {
-            conn.abort();
-            return Err(Error::from(e));
-        }
-        Err(_) => {
-            conn.abort();
-            if first_byte_capped {
-                let reason = timed_out(&dest, "no response", first_byte);
-                report.cut_off(&url, HttpRefusalKind::Timeout, reason);
+    let (response, sender, addr, conn) = loop {
+        // `conn`: the task of a new connection, which moves bytes for its
+        // requests and responses until the connection closes (a kept one's
+        // task runs on from an earlier request).
+        let (mut sender, addr, conn) = match kept.take() {
+            Some((sender, addr)) => (sender, addr, None),
+            None => match connect(&dest, &allowed, connect_timeout).await {
+                Ok((sender, addr, conn)) => (sender, addr, Some(conn)),
+                Err(None) => return Err(connect_cut()),
+                Err(Some(e)) => return Err(e),
+            },
+        };
+        match tokio::time::timeout(first_byte, sender.send_request(request())).await {
+            Ok(Ok(response)) => break (response, sender, addr, conn),
+            // A kept connection the server closed meanwhile: nothing of the
+            // request was answered; once more on a new connection.
+            Ok(Err(e))
+                if conn.is_none()
+                    && (e.is_canceled() || e.is_closed() || e.is_incomplete_message()) =>
+            {
+                continue;
             }
-            return Err(Error::ConnectionReadTimeout);
+            Ok(Err(e)) => {
+                if let Some(conn) = conn {
+                    conn.abort();
+                }
+                return Err(Error::from(e));
+            }
+            Err(_) => {
+                if let Some(conn) = conn {
+                    conn.abort();
+                }
+                if first_byte_capped {
+                    let reason = timed_out(&dest, "no response", first_byte);
+                    report.cut_off(&url, HttpRefusalKind::Timeout, reason);
+                }
+                return Err(Error::ConnectionReadTimeout);
+            }
         }
     };
+    let give_back = pool.map(|pool| GiveBack {
+        pool,
+        key,
+        sender,
+        addr,
+    });
     let response = response.map(|incoming| {
         CappedBody {
             incoming,
@@ -611,10 +616,12 @@ async fn send(
             between,
             between_capped,
             cut: false,
+            give_back,
         }
         .boxed_unsync()
     });
     let io = async move {
+        let Some(conn) = conn else { return Ok(()) };
         match conn.await {
             Ok(Ok(())) => Ok(()),
             Ok(Err(e)) => Err(Error::from(e)),
@@ -622,6 +629,77 @@ async fn send(
         }
     };
     Ok((response, Box::new(io)))
+}
+
+/// A new connection to the first of `allowed` that answers within
+/// `timeout` (each step: TCP, TLS, the HTTP/1.1 handshake), its task
+/// spawned. `Err(None)`: every attempt timed out.
+async fn connect(
+    dest: &Destination,
+    allowed: &[SocketAddr],
+    timeout: Duration,
+) -> Result<
+    (
+        Sender,
+        SocketAddr,
+        tokio::task::JoinHandle<hyper::Result<()>>,
+    ),
+    Option<Error>,
+> {
+    let mut last_error = Error::ConnectionRefused;
+    let mut tcp = None;
+    for addr in allowed {
+        match tokio::time::timeout(timeout, TcpStream::connect(addr)).await {
+            Ok(Ok(s)) => {
+                tcp = Some((s, *addr));
+                break;
+            }
+            Ok(Err(e)) => last_error = Error::Connect(e),
+            Err(_) => last_error = Error::ConnectionTimeout,
+        }
+    }
+    // One entry for the request, however many addresses timed out.
+    let (tcp, addr) = match tcp {
+        Some(found) => found,
+        None if matches!(last_error, Error::ConnectionTimeout) => return Err(None),
+        None => return Err(Some(last_error)),
+    };
+    let _ = tcp.set_nodelay(true);
+    let stream: Box<dyn Stream> = match dest.scheme {
+        Scheme::Http => Box::new(tcp),
+        Scheme::Https => {
+            let name = match dest.host.parse::<IpAddr>() {
+                Ok(ip) => rustls::pki_types::ServerName::IpAddress(ip.into()),
+                Err(_) => rustls::pki_types::ServerName::try_from(dest.host.clone())
+                    .map_err(|_| Some(Error::TlsCertificateError))?,
+            };
+            let tls = tokio::time::timeout(
+                timeout,
+                tokio_rustls::TlsConnector::from(TLS.clone()).connect(name, tcp),
+            )
+            .await
+            .map_err(|_| None)?
+            .map_err(|e| Some(Error::Tls(e)))?;
+            Box::new(tls)
+        }
+    };
+    let (sender, conn) = tokio::time::timeout(
+        timeout,
+        hyper::client::conn::http1::handshake(TokioIo::new(stream)),
+    )
+    .await
+    .map_err(|_| None)?
+    .map_err(|e| Some(Error::from(e)))?;
+    Ok((sender, addr, tokio::spawn(conn)))
+}
+
+/// What a response body gives back to its binding's pool once read to its
+/// end: the connection's sending half.
+struct GiveBack {
+    pool: Arc<HttpPool>,
+    key: PoolKey,
+    sender: Sender,
+    addr: SocketAddr,
 }
 
 /// A response body that counts what reaches the guest and stops at the cap
@@ -640,6 +718,19 @@ struct CappedBody {
     between_capped: bool,
     /// Cut off already: reported once.
     cut: bool,
+    /// The connection, for its pool once this body is read to its end (and
+    /// never after a cut: a half-read connection is not reused).
+    give_back: Option<GiveBack>,
+}
+
+impl CappedBody {
+    fn read_to_end(&mut self) {
+        if let Some(back) = self.give_back.take()
+            && !self.cut
+        {
+            back.pool.put(back.key, back.sender, back.addr);
+        }
+    }
 }
 
 impl Body for CappedBody {
@@ -658,6 +749,7 @@ impl Body for CappedBody {
                     if this.read > this.max {
                         // The chunk that went over never reaches the guest:
                         // it is not counted in `bytes_in`.
+                        this.give_back = None;
                         if !this.cut {
                             this.cut = true;
                             let reason = format!(
@@ -679,12 +771,22 @@ impl Body for CappedBody {
                 }
                 let next = tokio::time::Instant::now() + this.between;
                 this.idle.as_mut().reset(next);
+                if this.incoming.is_end_stream() {
+                    this.read_to_end();
+                }
                 Poll::Ready(Some(Ok(frame)))
             }
-            Poll::Ready(Some(Err(e))) => Poll::Ready(Some(Err(Error::from(e)))),
-            Poll::Ready(None) => Poll::Ready(None),
+            Poll::Ready(Some(Err(e))) => {
+                this.give_back = None;
+                Poll::Ready(Some(Err(Error::from(e))))
+            }
+            Poll::Ready(None) => {
+                this.read_to_end();
+                Poll::Ready(None)
+            }
             Poll::Pending => match this.idle.as_mut().poll(cx) {
                 Poll::Ready(()) => {
+                    this.give_back = None;
                     if this.between_capped && !this.cut {
                         this.cut = true;
                         let reason = format!(

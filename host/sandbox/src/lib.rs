@@ -27,6 +27,7 @@ pub mod cache;
 pub mod egress;
 mod engine;
 pub mod http;
+mod http_pool;
 pub mod incremental;
 pub use airlock_core::limits;
 pub mod logs;

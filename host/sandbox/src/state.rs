@@ -43,6 +43,10 @@ pub struct RunEnv {
     /// Whether and with whom the run may share its instance with later
     /// jobs (see `crate::warm`); `None`: a fresh instance, dropped after.
     pub reuse: Option<crate::warm::Reuse>,
+    /// The keep-alive connections the runs of this binding share (one pool
+    /// per queue and binding version, so no other queue's runs ever use
+    /// them; see `crate::http`); `None`: a connection per request.
+    pub http_pool: Option<Arc<crate::http::HttpPool>>,
 }
 
 /// Longest step id, sleep id or KV key a guest may use.
@@ -205,6 +209,7 @@ impl RunState {
             http_ctx: WasiHttpCtx::new(),
             http: RunHttp {
                 policy: None,
+                pool: None,
                 limits: HttpLimits {
                     max_requests: 0,
                     max_request_bytes: 0,
@@ -251,6 +256,7 @@ impl RunState {
         let grants: Arc<Mutex<Vec<Grant>>> = Arc::default();
         self.http = RunHttp {
             policy: env.egress.clone(),
+            pool: env.http_pool.clone(),
             limits: HttpLimits {
                 max_requests: limits.max_http_requests,
                 max_request_bytes: limits.max_http_request_bytes,

@@ -122,6 +122,7 @@ fn env_from(args: &RunArgs, services: &LocalServices) -> anyhow::Result<RunEnv> 
         secrets_key: Some(key),
         stop: None,
         reuse: None,
+        http_pool: Some(Arc::new(crate::sandbox::http::HttpPool::default())),
     })
 }
 

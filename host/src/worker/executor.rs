@@ -110,6 +110,7 @@ impl ResolvedBinding {
             secrets_key: host.secrets_key.clone(),
             stop: None,
             reuse: None,
+            http_pool: Some(Arc::new(crate::sandbox::http::HttpPool::default())),
         };
         ResolvedBinding {
             binding,
