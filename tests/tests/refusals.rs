@@ -122,9 +122,15 @@ fn a_refused_or_cut_off_request_fails_the_job_with_the_hosts_reason_in_every_sdk
     let url = server.url.clone();
     let sandbox = sandbox();
     let tight = Limits {
+        max_http_request_bytes: 1024,
         max_http_response_bytes: 1024,
         http_timeout: Duration::from_millis(400),
         ..Limits::default()
+    };
+    let cut_off_logged = |out: &RunOutcome, cap: &str| {
+        out.logs.iter().any(|l| {
+            l.message.starts_with("[airlock] HTTP request cut off:") && l.message.contains(cap)
+        })
     };
     for (label, guest) in PROBES {
         // Not in the binding's list.
@@ -196,6 +202,30 @@ fn a_refused_or_cut_off_request_fails_the_job_with_the_hosts_reason_in_every_sdk
             );
         }
 
+        // A body over maxHttpRequestBytes: cut off, nothing sent.
+        let mut with_body = data(label, &format!("{url}/echo"));
+        let body = json!("x".repeat(4096));
+        if label == "rust" {
+            with_body["requests"][0]["method"] = json!("POST");
+            with_body["requests"][0]["body"] = body;
+        } else {
+            with_body["body"] = body;
+        }
+        let before = server.seen().len();
+        let out = run(&sandbox, guest, with_body, &tight, egress(&[&url], &[&url]));
+        let (fatal, reason) = failure(label, &out);
+        assert!(fatal, "{label}: {reason}");
+        assert!(
+            reason.contains("is over maxHttpRequestBytes (1024 bytes); nothing was sent"),
+            "{label}: {reason}"
+        );
+        assert!(
+            cut_off_logged(&out, "maxHttpRequestBytes"),
+            "{label}: {:?}",
+            out.logs
+        );
+        assert_eq!(server.seen().len(), before, "{label}: the body went out");
+
         // A response over maxHttpResponseBytes, cut off while read.
         let out = run(
             &sandbox,
@@ -209,6 +239,11 @@ fn a_refused_or_cut_off_request_fails_the_job_with_the_hosts_reason_in_every_sdk
         assert!(
             reason.contains("went over maxHttpResponseBytes (1024 bytes)"),
             "{label}: {reason}"
+        );
+        assert!(
+            cut_off_logged(&out, "maxHttpResponseBytes"),
+            "{label}: {:?}",
+            out.logs
         );
         assert!(
             out.http.bytes_in <= 1024,
@@ -229,6 +264,11 @@ fn a_refused_or_cut_off_request_fails_the_job_with_the_hosts_reason_in_every_sdk
         assert!(
             reason.contains("within 400 ms (httpTimeoutMs"),
             "{label}: {reason}"
+        );
+        assert!(
+            cut_off_logged(&out, "httpTimeoutMs"),
+            "{label}: {:?}",
+            out.logs
         );
 
         // An allowed destination where nothing listens: a network error,

@@ -5,7 +5,8 @@ refuses or cuts off fails the job with the SDK's :class:`FatalError`
 (``HTTP request refused: <the host's reason>``), any other failure with its
 :class:`HttpError` (retryable for transport failures).
 
-Data: ``{"url": str, "via"?: "ctx" | "global", "read"?: bool}`` (``via`` is
+Data: ``{"url": str, "via"?: "ctx" | "global", "read"?: bool, "body"?: str}``
+(with ``body``, a POST of that text; ``via`` is
 the TypeScript twin's choice of fetch; here every request goes through
 ``ctx.http``); the result is ``{"status": <HTTP status>, "bytes": <UTF-8
 bytes of the body read as text; 0 without read>}``. ``ctx.http`` reads the
@@ -26,10 +27,14 @@ class Probe:
     url: str
     via: Optional[str] = None
     read: bool = False
+    body: Optional[str] = None
 
 
 @handler
 def run(data: Probe, ctx: Context) -> Dict[str, int]:
-    response = ctx.http.get(data.url)
+    if data.body is None:
+        response = ctx.http.get(data.url)
+    else:
+        response = ctx.http.post(data.url, data=data.body)
     size = len(response.text.encode()) if data.read else 0
     return {"status": response.status, "bytes": size}
