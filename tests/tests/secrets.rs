@@ -211,7 +211,8 @@ async fn secrets_are_managed_by_admins_and_never_returned() {
 
 /// A secret may name a path prefix: only requests within it get the value
 /// (traversal spellings get the placeholder). Setting it again rotates it
-/// for the next run, with a new version in the listing.
+/// for the next run, with a new version in the listing; the old envelope
+/// written back is refused by a host that used the new one.
 #[tokio::test]
 async fn a_secret_goes_only_within_its_path_and_rotates_for_the_next_run() {
     let gateway = TestServer::start();
@@ -242,6 +243,7 @@ async fn a_secret_goes_only_within_its_path_and_rotates_for_the_next_run() {
         ("/v3/mail/send;x/../../user", false),
     ];
     let mut changed = 0;
+    let mut first_envelope = String::new();
     for (version, value) in [(1, VALUE), (2, "SG.rotated-value-0123456789")] {
         let (status, body) = set_secret(
             &api,
@@ -292,7 +294,55 @@ async fn a_secret_goes_only_within_its_path_and_rotates_for_the_next_run() {
                     .all(|r| !r.headers["authorization"].contains(VALUE))
             );
         }
+        if version == 1 {
+            first_envelope = redis_hget(&api, "MAIL_API_KEY").await;
+        }
     }
+
+    // The first envelope written back (it opens: it was sealed with the
+    // key) is refused by the host that used the second.
+    let mut conn = redis::Client::open(api.redis.url())
+        .unwrap()
+        .get_multiplexed_async_connection()
+        .await
+        .unwrap();
+    let _: () = redis::AsyncCommands::hset(
+        &mut conn,
+        "bull:{airlock}:secrets:mail",
+        "MAIL_API_KEY",
+        &first_envelope,
+    )
+    .await
+    .unwrap();
+    let before = gateway.seen().len();
+    let (_, accepted) = api
+        .post(
+            "/v1/queues/mail/jobs",
+            tokens::PRODUCER,
+            json!({"data": {"secret": "MAIL_API_KEY", "requests": [{"url": send}]}}),
+        )
+        .await;
+    let job = api.wait_done(accepted["ref"].as_str().unwrap()).await;
+    assert_eq!(job["state"], "failed", "{job}");
+    assert!(
+        job["failedReason"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("set before one this host already used"),
+        "{job}"
+    );
+    assert_eq!(gateway.seen().len(), before, "a request went out");
+}
+
+async fn redis_hget(api: &Api, name: &str) -> String {
+    let mut conn = redis::Client::open(api.redis.url())
+        .unwrap()
+        .get_multiplexed_async_connection()
+        .await
+        .unwrap();
+    redis::AsyncCommands::hget(&mut conn, "bull:{airlock}:secrets:mail", name)
+        .await
+        .unwrap()
 }
 
 #[tokio::test]

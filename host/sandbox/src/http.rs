@@ -827,6 +827,7 @@ mod tests {
                     in_body: false,
                 },
                 version: 1,
+                set_at_ms: 0,
             },
         };
         let stripe =

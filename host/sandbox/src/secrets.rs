@@ -228,6 +228,8 @@ pub struct Secret {
     pub policy: SecretPolicy,
     /// How many times it was set (1: once), sealed with it.
     pub version: u64,
+    /// When it was set (ms since the epoch), sealed with it.
+    pub set_at_ms: u64,
 }
 
 impl std::fmt::Debug for Secret {
@@ -246,6 +248,10 @@ struct Sealed {
     /// Absent in envelopes sealed before versions were kept: 1.
     #[serde(default = "first_version")]
     version: u64,
+    /// When it was set (ms), sealed: what a host compares to refuse an
+    /// older envelope written back (absent before: 0).
+    #[serde(default)]
+    set_at_ms: u64,
     #[serde(flatten)]
     policy: SecretPolicy,
 }
@@ -313,6 +319,7 @@ pub fn seal_version(
         serde_json::to_vec(&Sealed {
             value: value.to_string(),
             version,
+            set_at_ms: now_ms,
             policy: policy.clone(),
         })
         .expect("a secret serializes"),
@@ -368,7 +375,32 @@ pub fn open(key: &SecretsKey, queue: &str, name: &str, stored: &str) -> Result<S
         value: Zeroizing::new(opened.value),
         policy: opened.policy,
         version: opened.version,
+        set_at_ms: opened.set_at_ms,
     })
+}
+
+/// The newest setting of each secret a binding's runs on this host opened
+/// (by name, [`Secret::set_at_ms`]): an envelope set earlier than one
+/// already used is an old one written back (it opens: it was sealed with
+/// the key) and is refused, so a rotated-out value stays out on this host.
+/// A host that never opened the newer one takes the older.
+#[derive(Debug, Default)]
+pub struct SecretsSeen {
+    newest: std::sync::Mutex<std::collections::HashMap<String, u64>>,
+}
+
+impl SecretsSeen {
+    /// Whether `secret`, opened as `name`, may be used: not set earlier
+    /// than the newest this binding's runs used (which it then becomes).
+    pub fn admit(&self, name: &str, secret: &Secret) -> bool {
+        let mut newest = self.newest.lock().unwrap_or_else(|p| p.into_inner());
+        let seen = newest.entry(name.to_string()).or_insert(0);
+        if secret.set_at_ms < *seen {
+            return false;
+        }
+        *seen = secret.set_at_ms;
+        true
+    }
 }
 
 /// When a stored secret last changed (no key needed).

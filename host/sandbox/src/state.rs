@@ -47,6 +47,10 @@ pub struct RunEnv {
     /// per queue and binding version, so no other queue's runs ever use
     /// them; see `crate::http`); `None`: a connection per request.
     pub http_pool: Option<Arc<crate::http::HttpPool>>,
+    /// The newest setting of each secret this binding's runs used, to
+    /// refuse an older one written back (`secrets::SecretsSeen`); `None`:
+    /// not checked.
+    pub secrets_seen: Option<Arc<secrets::SecretsSeen>>,
 }
 
 /// Longest step id, sleep id or KV key a guest may use.
@@ -343,8 +347,17 @@ impl RunState {
         };
         // An envelope that does not open (another key, altered) stays that
         // way: refused, not an outage to wait out.
-        secrets::open(key, &self.queue, name, &stored)
-            .map_err(|e| HostError::Invalid(format!("secret `{name}`: {e}")))
+        let secret = secrets::open(key, &self.queue, name, &stored)
+            .map_err(|e| HostError::Invalid(format!("secret `{name}`: {e}")))?;
+        if let Some(seen) = &self.env.secrets_seen
+            && !seen.admit(name, &secret)
+        {
+            tracing::warn!(queue = %self.queue, secret = name, "an older setting of a secret was written back; refused");
+            return Err(HostError::Invalid(format!(
+                "secret `{name}`: the stored value was set before one this host already used (an older one written back); set it again"
+            )));
+        }
+        Ok(secret)
     }
 
     /// Converts a service error for the guest, remembering outages.

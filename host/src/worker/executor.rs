@@ -111,6 +111,7 @@ impl ResolvedBinding {
             stop: None,
             reuse: None,
             http_pool: Some(Arc::new(crate::sandbox::http::HttpPool::default())),
+            secrets_seen: Some(Arc::default()),
         };
         ResolvedBinding {
             binding,
