@@ -343,4 +343,16 @@ async fn forged_and_replayed_registry_entries_are_refused() {
     assert_eq!(concurrency().await, 3, "the replayed version was taken");
     assert_eq!(api.gauge("airlock_registry_refused").await, 3);
     assert_paid(&api.pay("after").await, "after");
+
+    // Deleting the entry first does not open the way to the replay.
+    let _: i64 = conn.hdel(bindings, "payments").await.unwrap();
+    let _: i64 = conn.hdel(seals, "payments").await.unwrap();
+    assert_eq!(concurrency().await, Value::Null, "deleted");
+    let _: () = conn.hset(bindings, "payments", &first).await.unwrap();
+    let _: () = conn.hset(seals, "payments", &first_seal).await.unwrap();
+    assert_eq!(
+        concurrency().await,
+        3,
+        "the replay after a delete was taken"
+    );
 }

@@ -26,8 +26,11 @@
 //!
 //! A replay is caught only by a host that saw the newer version: a host
 //! started after a writer replaced an entry with an older sealed copy
-//! takes the copy. A writer can still delete an entry (a queue unbound, a
-//! handler gone), as it can delete jobs. Entries written before seals
+//! takes the copy. A host remembers an entry's newest version also after
+//! the entry is deleted, so deleting it first does not open the way to a
+//! replay; an entry bound again later carries a later version anyway. A
+//! writer can still delete an entry (a queue unbound, a handler gone), as
+//! it can delete jobs. Entries written before seals
 //! existed are refused by hosts with the key: bind and deploy again
 //! (OPERATIONS.md says so). A host without the fleet key verifies nothing
 //! and reads entries as they are, as before; it says so when it starts.
@@ -169,15 +172,6 @@ impl Verified {
             );
         }
         known.map(|(_, text)| text)
-    }
-
-    /// The entry (`kind`, `name`) is gone from Redis: forget it.
-    pub fn forget(&self, kind: Kind, name: &str) {
-        let id = (kind, name.to_string());
-        self.newest
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(&id);
     }
 
     /// Distinct entries refused since the host started.
