@@ -128,6 +128,15 @@ impl Client {
     }
 }
 
+/// A connection of the test's own to `redis`, to forge what a writer could.
+async fn connect(redis: &RedisServer) -> redis::aio::MultiplexedConnection {
+    redis::Client::open(redis.url())
+        .unwrap()
+        .get_multiplexed_async_connection()
+        .await
+        .unwrap()
+}
+
 /// The shared artifact key of `digest` (there is one engine configuration).
 async fn artifact_key(conn: &mut redis::aio::MultiplexedConnection, digest: &str) -> String {
     let keys: Vec<String> = conn
@@ -154,11 +163,7 @@ fn assert_paid(job: &Value, tx: &str) {
 #[tokio::test]
 async fn forged_artifacts_are_refused_counted_and_recompiled() {
     let redis = RedisServer::start();
-    let mut conn = redis::Client::open(redis.url())
-        .unwrap()
-        .get_multiplexed_async_connection()
-        .await
-        .unwrap();
+    let mut conn = connect(&redis).await;
 
     // Host A compiles both handlers on upload and shares their artifacts.
     let dir_a = tempfile::tempdir().unwrap();
@@ -275,11 +280,7 @@ async fn hosts_with_the_fleet_key_load_each_others_artifacts() {
 #[tokio::test]
 async fn forged_and_replayed_registry_entries_are_refused() {
     let redis = RedisServer::start();
-    let mut conn = redis::Client::open(redis.url())
-        .unwrap()
-        .get_multiplexed_async_connection()
-        .await
-        .unwrap();
+    let mut conn = connect(&redis).await;
     let dir = tempfile::tempdir().unwrap();
     let a = host(&redis, "a", dir.path(), Some(FLEET_KEY));
     let api = Client::of(&a);

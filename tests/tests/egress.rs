@@ -65,36 +65,16 @@ fn run(
     services: LocalServices,
     env: RunEnv,
 ) -> RunOutcome {
-    let component = probe(sandbox);
-    let job = JobInput {
-        id: "http-1".into(),
-        queue: "mail".into(),
-        name: "probe".into(),
-        data: data.to_string(),
-        attempt: 1,
-        max_attempts: 1,
-        enqueued_at_ms: 0,
-        parent: None,
-    };
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-        .block_on(sandbox.run_isolated(
-            component,
-            job,
-            limits.clone(),
-            Box::new(services),
-            None,
-            env,
-        ))
+    let mut outcomes = runs_on_one_runtime(sandbox, vec![(data, limits.clone(), services, env)]);
+    outcomes.pop().expect("one run")
 }
 
-/// Runs every `(data, limits, env)` on one runtime, one after the other, as
-/// a host runs a queue's jobs: connections kept by a pool outlive a run.
+/// Runs every `(data, limits, services, env)` on one runtime, one after the
+/// other, as a host runs a queue's jobs: connections kept by a pool outlive
+/// a run.
 fn runs_on_one_runtime(
     sandbox: &Arc<Sandbox>,
-    jobs: Vec<(Value, Limits, RunEnv)>,
+    jobs: Vec<(Value, Limits, LocalServices, RunEnv)>,
 ) -> Vec<RunOutcome> {
     let component = probe(sandbox);
     tokio::runtime::Builder::new_current_thread()
@@ -103,9 +83,9 @@ fn runs_on_one_runtime(
         .unwrap()
         .block_on(async {
             let mut outcomes = Vec::new();
-            for (i, (data, limits, env)) in jobs.into_iter().enumerate() {
+            for (i, (data, limits, services, env)) in jobs.into_iter().enumerate() {
                 let job = JobInput {
-                    id: format!("http-{i}"),
+                    id: format!("http-{}", i + 1),
                     queue: "mail".into(),
                     name: "probe".into(),
                     data: data.to_string(),
@@ -114,7 +94,7 @@ fn runs_on_one_runtime(
                     enqueued_at_ms: 0,
                     parent: None,
                 };
-                let services = Box::new(LocalServices::new());
+                let services = Box::new(services);
                 outcomes.push(
                     sandbox
                         .run_isolated(component.clone(), job, limits, services, None, env)
@@ -204,11 +184,31 @@ fn a_bindings_runs_share_kept_alive_connections_and_nothing_else_does() {
     let outcomes = runs_on_one_runtime(
         &sandbox,
         vec![
-            (echo(5), Limits::default(), env(Some(&binding))),
-            (echo(5), Limits::default(), env(Some(&binding))),
-            (echo(2), Limits::default(), env(Some(&other))),
-            (echo(2), Limits::default(), env(None)),
-            (cut_off, small, env(Some(&Arc::new(HttpPool::default())))),
+            (
+                echo(5),
+                Limits::default(),
+                LocalServices::new(),
+                env(Some(&binding)),
+            ),
+            (
+                echo(5),
+                Limits::default(),
+                LocalServices::new(),
+                env(Some(&binding)),
+            ),
+            (
+                echo(2),
+                Limits::default(),
+                LocalServices::new(),
+                env(Some(&other)),
+            ),
+            (echo(2), Limits::default(), LocalServices::new(), env(None)),
+            (
+                cut_off,
+                small,
+                LocalServices::new(),
+                env(Some(&Arc::new(HttpPool::default()))),
+            ),
         ],
     );
     for outcome in &outcomes[..4] {

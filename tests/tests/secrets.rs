@@ -29,9 +29,13 @@ fn host_with_egress(allow: &[&str]) -> Api {
 }
 
 /// Everything Redis holds, as text: every key with its whole value.
-async fn redis_dump(url: &str) -> String {
+async fn connect(url: &str) -> redis::aio::MultiplexedConnection {
     let client = redis::Client::open(url).unwrap();
-    let mut conn = client.get_multiplexed_async_connection().await.unwrap();
+    client.get_multiplexed_async_connection().await.unwrap()
+}
+
+async fn redis_dump(url: &str) -> String {
+    let mut conn = connect(url).await;
     let keys: Vec<String> = redis::cmd("KEYS")
         .arg("*")
         .query_async(&mut conn)
@@ -242,6 +246,8 @@ async fn a_secret_goes_only_within_its_path_and_rotates_for_the_next_run() {
         ("/v3/mail/send%2F..%2F..%2Fuser", false),
         ("/v3/mail/send;x/../../user", false),
     ];
+    const SECRETS: &str = "bull:{airlock}:secrets:mail";
+    let mut conn = connect(&api.redis.url()).await;
     let mut changed = 0;
     let mut first_envelope = String::new();
     for (version, value) in [(1, VALUE), (2, "SG.rotated-value-0123456789")] {
@@ -295,25 +301,17 @@ async fn a_secret_goes_only_within_its_path_and_rotates_for_the_next_run() {
             );
         }
         if version == 1 {
-            first_envelope = redis_hget(&api, "MAIL_API_KEY").await;
+            first_envelope = redis::AsyncCommands::hget(&mut conn, SECRETS, "MAIL_API_KEY")
+                .await
+                .unwrap();
         }
     }
 
     // The first envelope written back (it opens: it was sealed with the
     // key) is refused by the host that used the second.
-    let mut conn = redis::Client::open(api.redis.url())
-        .unwrap()
-        .get_multiplexed_async_connection()
+    let _: () = redis::AsyncCommands::hset(&mut conn, SECRETS, "MAIL_API_KEY", &first_envelope)
         .await
         .unwrap();
-    let _: () = redis::AsyncCommands::hset(
-        &mut conn,
-        "bull:{airlock}:secrets:mail",
-        "MAIL_API_KEY",
-        &first_envelope,
-    )
-    .await
-    .unwrap();
     let before = gateway.seen().len();
     let (_, accepted) = api
         .post(
@@ -332,17 +330,6 @@ async fn a_secret_goes_only_within_its_path_and_rotates_for_the_next_run() {
         "{job}"
     );
     assert_eq!(gateway.seen().len(), before, "a request went out");
-}
-
-async fn redis_hget(api: &Api, name: &str) -> String {
-    let mut conn = redis::Client::open(api.redis.url())
-        .unwrap()
-        .get_multiplexed_async_connection()
-        .await
-        .unwrap();
-    redis::AsyncCommands::hget(&mut conn, "bull:{airlock}:secrets:mail", name)
-        .await
-        .unwrap()
 }
 
 #[tokio::test]
