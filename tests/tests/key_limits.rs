@@ -527,3 +527,92 @@ async fn a_slot_is_a_lease_renewal_extends_and_time_ends() {
     assert!(limits.acquire(&slot, "c", 1, lease, false).await.unwrap());
     assert_eq!(limits.holders(&slot).await.unwrap(), ["c"]);
 }
+
+/// An enqueue's reservations, straight from Airlock's state: one call for
+/// a whole request gives each key's first jobs as many slots as the key
+/// has room for, in request order, and none while the key has jobs in its
+/// line; a hand-over passes each to its job.
+#[tokio::test]
+async fn a_request_reserves_each_keys_room_for_its_first_jobs() {
+    use airlock::state::key_limits::KeyLimits;
+    use airlock::store::Store;
+    use airlock_core::clock::PausedClock;
+
+    let redis = airlock_tests::redis_server::RedisServer::start();
+    let store = Store::connect(&redis.url(), "bull").await.unwrap();
+    let limits = KeyLimits::new(store, PausedClock::now());
+    let (a, b, c) = (
+        KeySlot::of("leases", &json!("a")),
+        KeySlot::of("leases", &json!("b")),
+        KeySlot::of("leases", &json!("c")),
+    );
+    let lease = 30_000;
+    // Key c is full and has a job in its line (parked, so BullMQ-delayed).
+    redis.cli(&["HSET", "bull:leases:c1", "processedOn", "1"]);
+    assert!(limits.acquire(&c, "c1", 1, lease, true).await.unwrap());
+    assert!(!limits.acquire(&c, "c2", 1, lease, true).await.unwrap());
+    redis.cli(&["ZADD", "bull:leases:delayed", "1", "c2"]);
+    let released = limits.join_line(&c, "c2", 1, lease).await.unwrap();
+    assert!(released.ids.is_empty(), "{released:?}");
+    // c1 finishes: c2 gets the slot, so c is full again, its line empty.
+    let released = limits.release(&c, "c1", 1, lease).await.unwrap();
+    assert_eq!(released.ids, ["c2"]);
+
+    let request = [
+        Some((a.clone(), 2)),
+        Some((b.clone(), 1)),
+        None,
+        Some((a.clone(), 2)),
+        Some((a.clone(), 2)),
+        Some((b.clone(), 1)),
+        Some((c.clone(), 1)),
+    ];
+    let tokens = limits.reserve(&request, lease).await.unwrap();
+    let got: Vec<bool> = tokens.iter().map(Option::is_some).collect();
+    assert_eq!(got, [true, true, false, true, false, false, false]);
+    assert_eq!(limits.state(&a).await.unwrap().held, 2);
+    assert_eq!(limits.state(&b).await.unwrap().held, 1);
+
+    let handovers: Vec<(KeySlot, String, String)> = request
+        .iter()
+        .zip(&tokens)
+        .enumerate()
+        .filter_map(|(i, (key, token))| {
+            let (slot, _) = key.clone()?;
+            Some((slot, token.clone()?, format!("job-{i}")))
+        })
+        .collect();
+    limits.hand_over(&handovers).await.unwrap();
+    let mut holders = limits.holders(&a).await.unwrap();
+    holders.sort();
+    assert_eq!(holders, ["job-0", "job-3"]);
+    assert_eq!(limits.holders(&b).await.unwrap(), ["job-1"]);
+}
+
+/// A job with a priority of its own waits in BullMQ's priority order, so
+/// its enqueue reserves no slot for it (one would be held while it
+/// waits); a ready job without one does.
+#[tokio::test]
+async fn a_prioritized_job_reserves_no_slot_at_enqueue() {
+    let api = Api::start_with(&["--no-workers"]);
+    api.setup("imports", "catalog-sync", keyed(2)).await;
+    let (status, body) = api
+        .post(
+            "/v1/queues/imports/jobs/bulk",
+            airlock_tests::host::tokens::PRODUCER,
+            json!({"jobs": [
+                {"data": {"customerId": "p"}, "opts": {"priority": 5}},
+                {"data": {"customerId": "q"}},
+            ]}),
+        )
+        .await;
+    assert_eq!(status, reqwest::StatusCode::ACCEPTED, "{body}");
+    let admin = Admin::connect(&api.redis.url()).await;
+    let limits = &admin.queues.state().key_limits;
+    let (p, q) = (
+        KeySlot::of("imports", &json!("p")),
+        KeySlot::of("imports", &json!("q")),
+    );
+    assert_eq!(limits.state(&p).await.unwrap().held, 0);
+    assert_eq!(limits.state(&q).await.unwrap().held, 1);
+}

@@ -7,8 +7,9 @@
 //!    (`state::debounces`). A job of a debounced key may carry no `delay`
 //!    or `deduplication` of its own: checked for every job before the
 //!    first write.
-//! 2. `keyConcurrency` reservations: each ready job whose key has room
-//!    takes a slot before the add; one whose key is full is held back
+//! 2. `keyConcurrency` reservations: each ready job (not delayed, no
+//!    priority of its own) whose key has room takes a slot before the add;
+//!    one whose key is full is held back
 //!    behind every ready job (BullMQ's lowest priority,
 //!    `queue::HELD_BACK_PRIORITY`) so it does not take a
 //!    worker's turn from a job that can run.
@@ -84,8 +85,16 @@ pub async fn add_governed(
         Some(rule) => jobs
             .iter()
             .map(|job| {
+                // A delayed job, or one with a priority of its own (it waits
+                // in BullMQ's priority order, maybe long), takes its slot
+                // when it starts: a reservation would hold the slot while
+                // it waits.
                 let delayed = job.opts.delay.is_some_and(|d| d > 0);
-                let value = rule.key.get(&job.data).filter(|_| !delayed)?;
+                let prioritized = job.opts.priority.unwrap_or(0) > 0;
+                let value = rule
+                    .key
+                    .get(&job.data)
+                    .filter(|_| !delayed && !prioritized)?;
                 Some((KeySlot::of(queue, value), rule.limit))
             })
             .collect(),

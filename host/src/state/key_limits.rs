@@ -11,7 +11,8 @@
 //! host that dies holding a slot has it given back by a live host as soon
 //! as the fleet knows it dead (`worker::recovery`), else when the lease
 //! runs out — never later than one lease (the worker lock duration) —
-//! because every script here first sweeps expired leases. A job recovered after its host
+//! because every script that finds the key full, or jobs in its line or
+//! parking, first sweeps expired leases. A job recovered after its host
 //! died finds its own lease (its id) and keeps the slot, so a crash never
 //! lets a key run more than its limit.
 //!
@@ -48,19 +49,24 @@
 //! (`flow::recorded`), and a host that died in between leaves it held. A
 //! script that finds the key full drops such holders first.
 //!
-//! Cost per governed job, in Redis round trips: one to take the slot, one
-//! to give it back, one lease renewal per third of a lease it runs; a job
-//! that has to wait, one more to park (plus BullMQ's `moveToDelayed`) and
-//! two to promote it (read it, promote it).
+//! Cost per governed job: its take and its release are operations of the
+//! host's batches (`state::key_batches`: one script call per queue for
+//! whatever the host's jobs asked meanwhile, so under load a loop turn of a
+//! shared call each); one lease renewal per third of a lease it runs; a
+//! job that has to wait, one more operation to park (plus BullMQ's
+//! `moveToDelayed`) and two round trips to promote it (read it, promote
+//! it). An enqueue request makes one reservation call and one hand-over
+//! call for all its jobs.
 //!
 //! Like every Redis key, these are untrusted input: a forged line or slot
 //! can delay or release a key's jobs — no more than deleting them could.
 
-use std::sync::LazyLock;
+use std::sync::{Arc, LazyLock, OnceLock};
 
 use airlock_core::clock::SharedClock;
 use redis::AsyncCommands;
 
+use super::key_batches::{Batches, MAX_BATCH};
 use crate::error::QueueError;
 use crate::store::Store;
 
@@ -117,103 +123,158 @@ local function fill(slots, line, lines, delayed, parking, now, lease, limit, key
   return out \
 end ";
 
-/// `KEYS` slots, line, lines, BullMQ delayed, parking; `ARGV` id, now,
-/// lease, limit, key hash, `park` (or anything else: the job will not wait
-/// in line), the queue's job key prefix (a full key first drops holders
-/// that finished or are gone). 1: the job holds a slot (it already held one,
-/// took a free one, or took a reservation made at enqueue that was not
-/// handed to its job yet — the job may well be that one, started before
-/// the hand-over; one reservation is one slot either way); 0: the key is
-/// at its limit — and the job's parking has begun (recorded, so a crash
-/// before it joins the line is repaired).
+/// The two operations every batch is made of, after [`SWEEP`]'s helpers.
 ///
-/// A job that takes a slot it did not hold has its `processedOn` moved on
-/// to `now` (never back): it was taken before this check, maybe while the
-/// key was full, and the slot it got may have freed only since. BullMQ's
-/// "when it was processed" then says when it could run, so no job's span
-/// from `processedOn` to `finishedOn` starts before the end of the run
-/// whose slot it took.
-static ACQUIRE: LazyLock<redis::Script> = LazyLock::new(|| {
+/// Both take the short way when they can: a job holding an unexpired lease
+/// renews it, and a job that finds at most `limit` slots held once it
+/// added its own (expired leases included, so never more than it would
+/// find after sweeping) keeps it, without sweeping; a release with nobody
+/// in the key's line only gives its slot back (a job on its way into the
+/// line fills the line's free slots itself when it joins). What a sweep
+/// would have found waits for the next full operation on the key or the
+/// pump, at most half a lease: both are leftovers of a crash.
+///
+/// `acquire(…, id, …, park)`: 1 when job `id` holds a slot (it already held
+/// one, took a free one, or took a reservation made at enqueue that was
+/// not handed to its job yet — the job may well be that one, started
+/// before the hand-over; one reservation is one slot either way); 0 when
+/// the key is at its limit — and, with `park`, the job's parking has begun
+/// (recorded, so a crash before it joins the line is repaired). A full key
+/// first drops holders that finished or are gone. A job that takes a slot
+/// it did not hold has its `processedOn` moved on to `now` (never back): it
+/// was taken before this check, maybe while the key was full, and the slot
+/// it got may have freed only since. BullMQ's "when it was processed" then
+/// says when it could run, so no job's span from `processedOn` to
+/// `finishedOn` starts before the end of the run whose slot it took.
+///
+/// `line_op(…, id, …, mode)`: mode `park`: the (now BullMQ-delayed) job
+/// joins the line, its parking done; `release`: gives its slot back;
+/// `fill`: only refills. Then, with jobs in line and no slot free, drops
+/// holders that finished or are gone, reserves free slots for the head of
+/// the line and answers the ids to promote.
+const OPS: &str = "\
+local function acquire(slots, line, lines, delayed, parking, id, now, lease, limit, keyhash, park, jobs) \
+  local function took() \
+    local job = jobs .. id \
+    local taken = tonumber(redis.call('HGET', job, 'processedOn')) \
+    if taken and taken < now then redis.call('HSET', job, 'processedOn', now) end \
+    return 1 \
+  end \
+  local function take() \
+    redis.call('ZADD', slots, now + lease, id) \
+    return took() \
+  end \
+  if redis.call('ZADD', slots, 'NX', now + lease, id) == 1 then \
+    if redis.call('ZCARD', slots) <= limit then return took() end \
+    redis.call('ZREM', slots, id) \
+  else \
+    local held = tonumber(redis.call('ZSCORE', slots, id)) \
+    if held > now then redis.call('ZADD', slots, now + lease, id) return 1 end \
+  end \
+  sweep(slots, line, lines, delayed, parking, now, lease, keyhash) \
+  if redis.call('ZSCORE', slots, id) then \
+    redis.call('ZADD', slots, now + lease, id) return 1 \
+  end \
+  if redis.call('ZCARD', slots) >= limit then drop_finished(slots, jobs) end \
+  if redis.call('ZCARD', slots) < limit then return take() end \
+  for _, member in ipairs(redis.call('ZRANGE', slots, 0, -1)) do \
+    if string.sub(member, 1, 8) == 'enqueue:' then \
+      redis.call('ZREM', slots, member) \
+      return take() \
+    end \
+  end \
+  if park then \
+    redis.call('ZADD', parking, now, id) \
+    redis.call('SADD', lines, keyhash) \
+  end \
+  return 0 \
+end \
+local function line_op(slots, line, lines, delayed, parking, id, now, lease, limit, keyhash, mode, jobs) \
+  if mode == 'park' then \
+    redis.call('RPUSH', line, id) redis.call('ZREM', parking, id) \
+    redis.call('SADD', lines, keyhash) \
+  elseif mode == 'release' then \
+    redis.call('ZREM', slots, id) \
+    if redis.call('LLEN', line) == 0 then return {} end \
+  end \
+  sweep(slots, line, lines, delayed, parking, now, lease, keyhash) \
+  if redis.call('LLEN', line) > 0 and redis.call('ZCARD', slots) >= limit then \
+    drop_finished(slots, jobs) \
+  end \
+  return fill(slots, line, lines, delayed, parking, now, lease, limit, keyhash) \
+end ";
+
+/// A batch of key operations of one queue, in order: `KEYS` lines, BullMQ
+/// delayed, then each operation's slots, line and parking; `ARGV` now,
+/// lease, the queue's job key prefix, then four per operation: its kind
+/// (`acquire`, `acquire-park`, or a [`OPS`] `line_op` mode), job id (or
+/// `""`), limit and key hash. Answers one array per operation: an acquire's
+/// `{"1"}` (taken) or `{}`, a line operation's ids to promote.
+static BATCH: LazyLock<redis::Script> = LazyLock::new(|| {
     redis::Script::new(&format!(
-        "{SWEEP} \
-         local now, lease, limit = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]) \
-         local function take() \
-           redis.call('ZADD', KEYS[1], now + lease, ARGV[1]) \
-           local job = ARGV[7] .. ARGV[1] \
-           local taken = tonumber(redis.call('HGET', job, 'processedOn')) \
-           if taken and taken < now then redis.call('HSET', job, 'processedOn', now) end \
-           return 1 \
-         end \
-         sweep(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], now, lease, ARGV[5]) \
-         if redis.call('ZSCORE', KEYS[1], ARGV[1]) then \
-           redis.call('ZADD', KEYS[1], now + lease, ARGV[1]) return 1 \
-         end \
-         if redis.call('ZCARD', KEYS[1]) >= limit then drop_finished(KEYS[1], ARGV[7]) end \
-         if redis.call('ZCARD', KEYS[1]) < limit then return take() end \
-         for _, member in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do \
-           if string.sub(member, 1, 8) == 'enqueue:' then \
-             redis.call('ZREM', KEYS[1], member) \
-             return take() \
+        "{SWEEP} {OPS} \
+         local now, lease, jobs = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3] \
+         local out = {{}} \
+         for i = 1, (#ARGV - 3) / 4 do \
+           local a, k = 3 + (i - 1) * 4, 2 + (i - 1) * 3 \
+           local kind, id, limit, keyhash = ARGV[a + 1], ARGV[a + 2], tonumber(ARGV[a + 3]), ARGV[a + 4] \
+           local slots, line, parking = KEYS[k + 1], KEYS[k + 2], KEYS[k + 3] \
+           if kind == 'acquire' or kind == 'acquire-park' then \
+             local got = acquire(slots, line, KEYS[1], KEYS[2], parking, id, now, lease, limit, keyhash, \
+                                 kind == 'acquire-park', jobs) \
+             if got == 1 then out[i] = {{'1'}} else out[i] = {{}} end \
+           else \
+             out[i] = line_op(slots, line, KEYS[1], KEYS[2], parking, id, now, lease, limit, keyhash, kind, jobs) \
            end \
          end \
-         if ARGV[6] == 'park' then \
-           redis.call('ZADD', KEYS[5], now, ARGV[1]) \
-           redis.call('SADD', KEYS[3], ARGV[5]) \
-         end \
-         return 0"
+         return out"
     ))
 });
 
-/// `KEYS` slots, line, lines, BullMQ delayed, parking; `ARGV` id (or
-/// `""`), now, lease, limit, key hash, mode, the queue's job key prefix.
-/// Mode `park`: the (now BullMQ-delayed) job joins the line, its parking
-/// done; `release`: gives its slot back; `fill`: only refills. Then, with
-/// jobs in line and no slot free, drops holders that finished or are gone,
-/// reserves free slots for the head of the line and answers the ids to
-/// promote.
-static LINE: LazyLock<redis::Script> = LazyLock::new(|| {
-    redis::Script::new(&format!(
-        "{SWEEP} \
-         local now, lease, limit = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]) \
-         if ARGV[6] == 'park' then \
-           redis.call('RPUSH', KEYS[2], ARGV[1]) redis.call('ZREM', KEYS[5], ARGV[1]) \
-           redis.call('SADD', KEYS[3], ARGV[5]) \
-         elseif ARGV[6] == 'release' then \
-           redis.call('ZREM', KEYS[1], ARGV[1]) \
-         end \
-         sweep(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], now, lease, ARGV[5]) \
-         if redis.call('LLEN', KEYS[2]) > 0 and redis.call('ZCARD', KEYS[1]) >= limit then \
-           drop_finished(KEYS[1], ARGV[7]) \
-         end \
-         return fill(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], now, lease, limit, ARGV[5])"
-    ))
-});
-
-/// `KEYS` slots, line, lines, BullMQ delayed, parking; `ARGV` token, now,
-/// lease, limit, key hash. 1: a free slot is reserved under `token` (no job
-/// of the key waits in line or on its way there); 0: none.
+/// Reservations for one enqueue request: `KEYS` lines, BullMQ delayed, then
+/// each key's slots, line and parking; `ARGV` now, lease, then per key its
+/// hash, limit, a count `n` and `n` tokens. A key with no job in its line
+/// or on its way there reserves its free slots for the first tokens, one
+/// each. Answers how many tokens of each key got a slot.
 static RESERVE: LazyLock<redis::Script> = LazyLock::new(|| {
     redis::Script::new(&format!(
         "{SWEEP} \
-         local now, lease, limit = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]) \
-         sweep(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], now, lease, ARGV[5]) \
-         if redis.call('LLEN', KEYS[2]) == 0 and redis.call('ZCARD', KEYS[5]) == 0 \
-            and redis.call('ZCARD', KEYS[1]) < limit then \
-           redis.call('ZADD', KEYS[1], now + lease, ARGV[1]) return 1 \
+         local now, lease = tonumber(ARGV[1]), tonumber(ARGV[2]) \
+         local out, a = {{}}, 3 \
+         local i = 0 \
+         while a <= #ARGV do \
+           i = i + 1 \
+           local keyhash, limit, n = ARGV[a], tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]) \
+           local k = 2 + (i - 1) * 3 \
+           local slots, line, parking = KEYS[k + 1], KEYS[k + 2], KEYS[k + 3] \
+           sweep(slots, line, KEYS[1], KEYS[2], parking, now, lease, keyhash) \
+           local got = 0 \
+           if redis.call('LLEN', line) == 0 and redis.call('ZCARD', parking) == 0 then \
+             while got < n and redis.call('ZCARD', slots) < limit do \
+               redis.call('ZADD', slots, now + lease, ARGV[a + 3 + got]) \
+               got = got + 1 \
+             end \
+           end \
+           out[i] = got \
+           a = a + 3 + n \
          end \
-         return 0"
+         return out"
     ))
 });
 
-/// `KEYS[1]` slots; `ARGV` token, job id: the reservation made under the
-/// token passes to the job, with its lease — unless a starting job took it
-/// already (see [`ACQUIRE`]).
+/// `KEYS` each reservation's slots; `ARGV` a token and a job id per
+/// reservation: the reservation made under the token passes to the job,
+/// with its lease — unless a starting job took it already (see [`OPS`]'
+/// acquire).
 static HAND_OVER: LazyLock<redis::Script> = LazyLock::new(|| {
     redis::Script::new(
-        "local score = redis.call('ZSCORE', KEYS[1], ARGV[1]) \
-         if score then \
-           redis.call('ZREM', KEYS[1], ARGV[1]) \
-           redis.call('ZADD', KEYS[1], score, ARGV[2]) \
+        "for i = 1, #KEYS do \
+           local token, id = ARGV[2 * i - 1], ARGV[2 * i] \
+           local score = redis.call('ZSCORE', KEYS[i], token) \
+           if score then \
+             redis.call('ZREM', KEYS[i], token) \
+             redis.call('ZADD', KEYS[i], score, id) \
+           end \
          end \
          return 0",
     )
@@ -222,8 +283,7 @@ static HAND_OVER: LazyLock<redis::Script> = LazyLock::new(|| {
 /// Airlock's per-key scripts by name, with their SHA1s (for benchmarks).
 pub fn script_hashes() -> Vec<(&'static str, String)> {
     [
-        ("key_acquire", &ACQUIRE),
-        ("key_line", &LINE),
+        ("key_batch", &BATCH),
         ("key_reserve", &RESERVE),
         ("key_hand_over", &HAND_OVER),
     ]
@@ -296,37 +356,31 @@ pub struct KeyLimits {
     store: Store,
     /// Stamps leases and parking; paused in tests of lease expiry.
     clock: SharedClock,
+    /// Takes, parkings and releases of this host, written in batches
+    /// ([`super::key_batches`]); started on first use.
+    batches: Arc<OnceLock<Batches>>,
 }
 
 impl KeyLimits {
     /// The key limits on `store`'s Redis, leases timed by `clock`.
     pub fn new(store: Store, clock: SharedClock) -> Self {
-        KeyLimits { store, clock }
+        KeyLimits {
+            store,
+            clock,
+            batches: Arc::default(),
+        }
     }
 
     fn key_keys(&self, slot: &KeySlot) -> [String; 5] {
-        let (keys, queue, hash) = (self.store.keys(), &slot.queue, &slot.hash);
-        [
-            keys.key_slots(queue, hash),
-            keys.key_line(queue, hash),
-            keys.key_lines(queue),
-            keys.bullmq(queue, "delayed"),
-            keys.key_parking(queue, hash),
-        ]
+        key_keys(&self.store, slot)
     }
 
-    /// `script` invoked on `slot`'s five keys (slots, line, lines, BullMQ
-    /// delayed, parking: the order every script here takes them in).
-    fn key_script<'a>(
-        &self,
-        script: &'a redis::Script,
-        slot: &KeySlot,
-    ) -> redis::ScriptInvocation<'a> {
-        let mut invocation = script.prepare_invoke();
-        for key in self.key_keys(slot) {
-            invocation.key(key);
-        }
-        invocation
+    /// `op` in the host's next batch of key operations.
+    async fn op(&self, op: KeyOp, lease_ms: u64) -> Result<Vec<String>, QueueError> {
+        let batches = self
+            .batches
+            .get_or_init(|| Batches::start(self.store.clone(), self.clock.clone()));
+        batches.run(op, lease_ms).await
     }
 
     /// Takes (or keeps) a slot of `slot` for job `id`, for `lease_ms`;
@@ -340,19 +394,9 @@ impl KeyLimits {
         lease_ms: u64,
         park: bool,
     ) -> Result<bool, QueueError> {
-        let mut conn = self.store.conn();
-        let got: i64 = self
-            .key_script(&ACQUIRE, slot)
-            .arg(id)
-            .arg(self.clock.now_ms())
-            .arg(lease_ms)
-            .arg(limit)
-            .arg(&slot.hash)
-            .arg(if park { "park" } else { "no" })
-            .arg(self.store.keys().job(&slot.queue, ""))
-            .invoke_async(&mut conn)
-            .await?;
-        Ok(got == 1)
+        let kind = if park { "acquire-park" } else { "acquire" };
+        let got = self.op(KeyOp::new(slot, id, limit, kind), lease_ms).await?;
+        Ok(!got.is_empty())
     }
 
     /// The jobs holding `slot`'s slots now (reservations made at enqueue
@@ -388,23 +432,12 @@ impl KeyLimits {
         id: &str,
         limit: u64,
         lease_ms: u64,
-        mode: &str,
+        mode: &'static str,
     ) -> Result<Released, QueueError> {
-        let mut conn = self.store.conn();
-        let released: Vec<String> = self
-            .key_script(&LINE, slot)
-            .arg(id)
-            .arg(self.clock.now_ms())
-            .arg(lease_ms)
-            .arg(limit)
-            .arg(&slot.hash)
-            .arg(mode)
-            .arg(self.store.keys().job(&slot.queue, ""))
-            .invoke_async(&mut conn)
-            .await?;
+        let ids = self.op(KeyOp::new(slot, id, limit, mode), lease_ms).await?;
         Ok(Released {
             queue: slot.queue.clone(),
-            ids: released,
+            ids,
         })
     }
 
@@ -419,25 +452,51 @@ impl KeyLimits {
         keys: &[Option<(KeySlot, u64)>],
         lease_ms: u64,
     ) -> Result<Vec<Option<String>>, QueueError> {
-        let now = self.clock.now_ms();
+        let mut tokens = vec![None; keys.len()];
+        // The jobs of each key, in request order; one script call for all
+        // of them (they are of one queue, so on one cluster slot).
+        let mut by_key: Vec<(&KeySlot, u64, Vec<usize>)> = Vec::new();
+        for (i, key) in keys.iter().enumerate() {
+            let Some((slot, limit)) = key else { continue };
+            match by_key.iter_mut().find(|(s, ..)| *s == slot) {
+                Some((_, _, jobs)) => jobs.push(i),
+                None => by_key.push((slot, *limit, vec![i])),
+            }
+        }
+        let Some((first, ..)) = by_key.first() else {
+            return Ok(tokens);
+        };
+        let store_keys = self.store.keys();
+        let mut invocation = RESERVE.prepare_invoke();
+        invocation
+            .key(store_keys.key_lines(&first.queue))
+            .key(store_keys.bullmq(&first.queue, "delayed"))
+            .arg(self.clock.now_ms())
+            .arg(lease_ms);
+        let mut offered: Vec<Vec<String>> = Vec::with_capacity(by_key.len());
+        for (slot, limit, jobs) in &by_key {
+            let [slots, line, _, _, parking] = self.key_keys(slot);
+            invocation.key(slots).key(line).key(parking);
+            // A key never has more than `limit` slots to give.
+            let n = jobs
+                .len()
+                .min(usize::try_from(*limit).unwrap_or(usize::MAX));
+            let key_tokens: Vec<String> = (0..n)
+                .map(|_| format!("enqueue:{}", uuid::Uuid::new_v4().simple()))
+                .collect();
+            invocation.arg(&slot.hash).arg(*limit).arg(n);
+            for token in &key_tokens {
+                invocation.arg(token);
+            }
+            offered.push(key_tokens);
+        }
         let mut conn = self.store.conn();
-        let mut tokens = Vec::with_capacity(keys.len());
-        for key in keys {
-            let Some((slot, limit)) = key else {
-                tokens.push(None);
-                continue;
-            };
-            let token = format!("enqueue:{}", uuid::Uuid::new_v4().simple());
-            let got: i64 = self
-                .key_script(&RESERVE, slot)
-                .arg(&token)
-                .arg(now)
-                .arg(lease_ms)
-                .arg(*limit)
-                .arg(&slot.hash)
-                .invoke_async(&mut conn)
-                .await?;
-            tokens.push((got == 1).then_some(token));
+        let granted: Vec<usize> = invocation.invoke_async(&mut conn).await?;
+        for ((_, _, jobs), (key_tokens, got)) in by_key.iter().zip(offered.into_iter().zip(granted))
+        {
+            for (job, token) in jobs.iter().zip(key_tokens.into_iter().take(got)) {
+                tokens[*job] = Some(token);
+            }
         }
         Ok(tokens)
     }
@@ -447,16 +506,16 @@ impl KeyLimits {
         &self,
         handovers: &[(KeySlot, String, String)],
     ) -> Result<(), QueueError> {
-        let mut conn = self.store.conn();
+        if handovers.is_empty() {
+            return Ok(());
+        }
+        let mut invocation = HAND_OVER.prepare_invoke();
         for (slot, token, id) in handovers {
             let [slots, ..] = self.key_keys(slot);
-            let _: i64 = HAND_OVER
-                .key(slots)
-                .arg(token)
-                .arg(id)
-                .invoke_async(&mut conn)
-                .await?;
+            invocation.key(slots).arg(token).arg(id);
         }
+        let mut conn = self.store.conn();
+        let _: i64 = invocation.invoke_async(&mut conn).await?;
         Ok(())
     }
 
@@ -496,10 +555,7 @@ impl KeyLimits {
     ) -> Result<Released, QueueError> {
         let mut conn = self.store.conn();
         let hashes: Vec<String> = conn.smembers(self.store.keys().key_lines(queue)).await?;
-        let mut released = Released {
-            queue: queue.to_string(),
-            ids: Vec::new(),
-        };
+        let mut fills = Vec::new();
         for hash in hashes {
             let (digits, limit) = match hash.strip_prefix(SINGLETON_MARK) {
                 Some(digits) => (digits, Some(1)),
@@ -513,8 +569,17 @@ impl KeyLimits {
                 queue: queue.to_string(),
                 hash: hash.clone(),
             };
-            let mut more = self.line(&slot, "", limit, lease_ms, "fill").await?;
-            released.ids.append(&mut more.ids);
+            fills.push(KeyOp::new(&slot, "", limit, "fill"));
+        }
+        let mut released = Released {
+            queue: queue.to_string(),
+            ids: Vec::new(),
+        };
+        for chunk in fills.chunks(MAX_BATCH) {
+            let now = self.clock.now_ms();
+            for mut ids in run_batch(&self.store, now, lease_ms, chunk).await? {
+                released.ids.append(&mut ids);
+            }
         }
         Ok(released)
     }
@@ -535,4 +600,85 @@ impl KeyLimits {
             queued: in_line + parking,
         })
     }
+}
+
+/// One operation of a batch ([`BATCH`]): `kind` on job `id`'s slot of
+/// `slot` (a key of `limit`).
+#[derive(Debug, Clone)]
+pub(super) struct KeyOp {
+    slot: KeySlot,
+    id: String,
+    limit: u64,
+    kind: &'static str,
+}
+
+impl KeyOp {
+    fn new(slot: &KeySlot, id: &str, limit: u64, kind: &'static str) -> KeyOp {
+        KeyOp {
+            slot: slot.clone(),
+            id: id.to_string(),
+            limit,
+            kind,
+        }
+    }
+
+    /// The queue whose keys it touches: one batch is one queue's (its keys
+    /// share a cluster slot).
+    pub(super) fn queue(&self) -> &str {
+        &self.slot.queue
+    }
+}
+
+/// `slot`'s five keys: slots, line, lines, BullMQ delayed, parking.
+fn key_keys(store: &Store, slot: &KeySlot) -> [String; 5] {
+    let (keys, queue, hash) = (store.keys(), &slot.queue, &slot.hash);
+    [
+        keys.key_slots(queue, hash),
+        keys.key_line(queue, hash),
+        keys.key_lines(queue),
+        keys.bullmq(queue, "delayed"),
+        keys.key_parking(queue, hash),
+    ]
+}
+
+/// Runs `ops`, all of one queue, in one script call at `now`; answers each
+/// one's reply (see [`BATCH`]).
+pub(super) async fn run_batch(
+    store: &Store,
+    now: u64,
+    lease_ms: u64,
+    ops: &[KeyOp],
+) -> Result<Vec<Vec<String>>, QueueError> {
+    let Some(first) = ops.first() else {
+        return Ok(Vec::new());
+    };
+    let queue = first.queue();
+    let keys = store.keys();
+    let mut invocation = BATCH.prepare_invoke();
+    invocation
+        .key(keys.key_lines(queue))
+        .key(keys.bullmq(queue, "delayed"))
+        .arg(now)
+        .arg(lease_ms)
+        .arg(keys.job(queue, ""));
+    for op in ops {
+        debug_assert_eq!(op.queue(), queue, "a batch is one queue's");
+        let [slots, line, _, _, parking] = key_keys(store, &op.slot);
+        invocation.key(slots).key(line).key(parking);
+        invocation
+            .arg(op.kind)
+            .arg(&op.id)
+            .arg(op.limit)
+            .arg(&op.slot.hash);
+    }
+    let mut conn = store.conn();
+    let replies: Vec<Vec<String>> = invocation.invoke_async(&mut conn).await?;
+    if replies.len() != ops.len() {
+        return Err(QueueError::Internal(format!(
+            "the key batch script answered {} replies for {} operations",
+            replies.len(),
+            ops.len()
+        )));
+    }
+    Ok(replies)
 }

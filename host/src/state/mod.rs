@@ -12,7 +12,7 @@
 //! | [`runs::Runs`] | each run's measurements and history, the queues' per-minute tallies |
 //! | [`waits::Waits`], [`waits::Resolver`] | durable waits: their records, the index events and tokens find them by |
 //! | [`events::EventLog`] | the fleet's recent *sent events* |
-//! | [`key_limits::KeyLimits`] | `keyConcurrency` and `singleton`: slots (leases), lines, parking |
+//! | [`key_limits::KeyLimits`] | `keyConcurrency` and `singleton`: slots (leases), lines, parking; a host's operations on them written in batches (`key_batches`) |
 //! | [`key_rates::KeyRates`] | `keyThrottle` and `keyRateLimit`: GCRA arrival times and grants |
 //! | [`debounces::Debounces`] | `debounce`: when each key's burst began |
 //! | [`cancels::Cancels`] | the cancel stream and the `cancelOn` index |
@@ -29,6 +29,7 @@ pub mod cancels;
 pub mod debounces;
 pub mod events;
 pub mod fields;
+mod key_batches;
 pub mod key_limits;
 pub mod key_rates;
 pub mod meta;
