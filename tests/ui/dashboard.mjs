@@ -496,6 +496,44 @@ try {
       await reader.context.close();
     }
   });
+  await step('11. a reload while Redis is down keeps the login, and the page comes back by itself', async () => {
+    const outage = await openPage();
+    try {
+      const O = outage.page;
+      await login(O, ADMIN);
+      // What the API answers every request while Redis is down (api/guard.rs).
+      const down = (route) =>
+        route.fulfill({
+          status: 503,
+          contentType: 'application/json',
+          body: JSON.stringify({
+            error: {
+              code: 'unavailable',
+              message: 'Redis is unreachable: the request was not run, so nothing was changed; retry later',
+            },
+          }),
+        });
+      await O.route('**/v1/me', down);
+      await O.reload();
+      await byText(O, 'session-check', 'could not be checked yet').waitFor();
+      assert.ok(await O.evaluate(() => sessionStorage.getItem('airlock.token')), 'the token was dropped on a 503');
+      await O.unroute('**/v1/me', down);
+      await O.getByTestId('whoami').waitFor();
+      assert.equal(await O.getByTestId('login-token').count(), 0);
+    } finally {
+      await outage.context.close();
+    }
+  });
+  await step('12. a message’s backticked names show as code, without the backticks', async () => {
+    await show(A, 'handlers/no-such-handler', 'handler');
+    const shown = A.locator('[data-testid="not-found"] code', { hasText: /^no-such-handler$/ });
+    await shown.waitFor();
+    const message = (await A.getByTestId('not-found').textContent()).trim();
+    assert.ok(!message.includes('`'), message);
+    const api = await call('GET', '/v1/handlers/no-such-handler', ADMIN);
+    assert.equal(api.status, 404);
+    assert.equal(message, api.body.error.message.replaceAll('`', ''));
+  });
   console.log(`# dashboard: all ${passed} steps passed`);
 } finally {
   // Let the host stop: the keyed guests spin until cancelled.

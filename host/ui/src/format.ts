@@ -31,10 +31,17 @@ export function duration(ms: number | null | undefined): string {
   if (a < 1) s = `${a.toFixed(3)} ms`;
   else if (a < 100) s = `${a.toFixed(a < 10 ? 2 : 1)} ms`;
   else if (a < 1000) s = `${Math.round(a)} ms`;
-  else if (a < 60_000) s = `${(a / 1000).toFixed(a < 10_000 ? 2 : 1)} s`;
-  else if (a < 3_600_000) s = two(Math.floor(a / 60_000), 'min', Math.round((a % 60_000) / 1000), 's');
-  else if (a < 86_400_000) s = two(Math.floor(a / 3_600_000), 'h', Math.round((a % 3_600_000) / 60_000), 'min');
-  else s = two(Math.floor(a / 86_400_000), 'd', Math.round((a % 86_400_000) / 3_600_000), 'h');
+  else if (a < 59_950) s = `${(a / 1000).toFixed(a < 9_995 ? 2 : 1)} s`;
+  else {
+    // Rounded as a whole to the smaller unit, then split: 3,599.6 s is
+    // `1 h`, never `59 min 60 s`.
+    const seconds = Math.round(a / 1000);
+    const minutes = Math.round(a / 60_000);
+    const hours = Math.round(a / 3_600_000);
+    if (seconds < 3600) s = two(Math.floor(seconds / 60), 'min', seconds % 60, 's');
+    else if (minutes < 1440) s = two(Math.floor(minutes / 60), 'h', minutes % 60, 'min');
+    else s = two(Math.floor(hours / 24), 'd', hours % 24, 'h');
+  }
   return neg ? `-${s}` : s;
 }
 
@@ -67,9 +74,10 @@ export function ago(ms: number | null | undefined, now = Date.now()): string {
   const a = Math.abs(diff);
   let s: string;
   if (a < 1000) return diff >= 0 ? 'just now' : 'now';
-  if (a < 60_000) s = `${Math.round(a / 1000)} s`;
-  else if (a < 3_600_000) s = `${Math.round(a / 60_000)} min`;
-  else if (a < 86_400_000) s = `${Math.round(a / 3_600_000)} h`;
+  // Each unit up to the point where it would round to the next one's 1.
+  if (a < 59_500) s = `${Math.round(a / 1000)} s`;
+  else if (a < 3_570_000) s = `${Math.round(a / 60_000)} min`;
+  else if (a < 84_600_000) s = `${Math.round(a / 3_600_000)} h`;
   else s = `${Math.round(a / 86_400_000)} d`;
   return diff >= 0 ? `${s} ago` : `in ${s}`;
 }
@@ -92,4 +100,32 @@ export const shortDigest = (d: string | null | undefined) => (d ? d.slice(0, 12)
 
 export function plural(n: number, one: string, many = one + 's'): string {
   return `${num(n)} ${n === 1 ? one : many}`;
+}
+
+/** A run of text from the API: plain, or a code span it set in backticks. */
+export interface ProsePart {
+  code: boolean;
+  text: string;
+}
+
+/**
+ * Splits a message from the API into plain text and its `code` spans (the
+ * API sets names, fields and values in backticks). A backtick without a
+ * partner stays as it is.
+ */
+export function proseParts(text: string): ProsePart[] {
+  const pieces = text.split('`');
+  const parts: ProsePart[] = [];
+  pieces.forEach((piece, i) => {
+    const inside = i % 2 === 1;
+    if (inside && i < pieces.length - 1) {
+      parts.push({ code: true, text: piece });
+    } else {
+      const plain = inside ? `\`${piece}` : piece;
+      const last = parts[parts.length - 1];
+      if (last && !last.code) last.text += plain;
+      else if (plain) parts.push({ code: false, text: plain });
+    }
+  });
+  return parts;
 }

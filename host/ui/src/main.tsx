@@ -1,7 +1,7 @@
 import './app.css';
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import { api, setToken, storedToken, whenUnauthorized } from './api';
+import { ApiError, api, setToken, storedToken, whenUnauthorized } from './api';
 import type { Me } from './types';
 import { DialogHost, MeContext, can } from './ui';
 import { href, navigate, parseHash, useRoute, type Route } from './router';
@@ -33,9 +33,14 @@ function landing(me: Me): string {
   return NAV.find((n) => n.allowed(me))!.key;
 }
 
+/** How long a session check the API could not answer waits before the next. */
+const SESSION_RETRY_MS = 2000;
+
 function App() {
   const [me, setMe] = useState<Me | null>(null);
   const [checking, setChecking] = useState(() => storedToken() !== null);
+  // Why the stored token could not be checked yet (the API or Redis down).
+  const [unchecked, setUnchecked] = useState<string | null>(null);
   const [notice, setNotice] = useState<string | null>(null);
 
   useEffect(() => {
@@ -45,14 +50,37 @@ function App() {
       setNotice(`Logged out: ${message}`);
     });
     if (storedToken() === null) return;
-    api
-      .me()
-      .then(setMe)
-      .catch((e) => {
-        setToken(null);
-        setNotice(`Log in again: ${(e as Error).message}`);
-      })
-      .finally(() => setChecking(false));
+    // Only the API's refusal of the token (401) ends the session. An outage
+    // (a 503 while Redis is down, no answer at all) costs no login: the
+    // check is tried again until the API can answer it.
+    let stopped = false;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const check = () => {
+      api
+        .me()
+        .then((who) => {
+          if (stopped) return;
+          setMe(who);
+          setUnchecked(null);
+          setChecking(false);
+        })
+        .catch((e) => {
+          if (stopped) return;
+          if (e instanceof ApiError && e.status === 401) {
+            setToken(null);
+            setNotice(`Log in again: ${e.message}`);
+            setChecking(false);
+            return;
+          }
+          setUnchecked((e as Error).message);
+          timer = setTimeout(check, SESSION_RETRY_MS);
+        });
+    };
+    check();
+    return () => {
+      stopped = true;
+      clearTimeout(timer);
+    };
   }, []);
 
   function logout() {
@@ -61,7 +89,15 @@ function App() {
     setNotice(null);
   }
 
-  if (checking) return <p class="muted pad">Checking your session…</p>;
+  if (checking) {
+    return (
+      <p class="muted pad" data-testid="session-check">
+        {unchecked === null
+          ? 'Checking your session…'
+          : `Your session could not be checked yet (${unchecked}); trying again…`}
+      </p>
+    );
+  }
   if (!me) {
     return (
       <Login

@@ -4,7 +4,7 @@ import { createContext } from 'preact';
 import { useContext, useEffect, useRef, useState } from 'preact/hooks';
 import type { ApiError } from './api';
 import type { Me } from './types';
-import { fullTime, json, shortTime, ago } from './format';
+import { fullTime, json, shortTime, ago, proseParts } from './format';
 
 export const MeContext = createContext<Me>({ name: '', role: 'reader' });
 export const useMe = () => useContext(MeContext);
@@ -27,11 +27,20 @@ export function Badge(props: { kind: string; children?: ComponentChildren; testi
   );
 }
 
+/** A message from the API, its backticked names and values set as code. */
+export function Prose(props: { text: string }) {
+  return (
+    <>
+      {proseParts(props.text).map((part, i) => (part.code ? <code key={i}>{part.text}</code> : part.text))}
+    </>
+  );
+}
+
 export function ErrorBox(props: { error?: ApiError | null; testid?: string }) {
   if (!props.error) return null;
   return (
     <div class="error" role="alert" data-testid={props.testid ?? 'error'} data-code={props.error.code}>
-      {props.error.message}
+      <Prose text={props.error.message} />
     </div>
   );
 }

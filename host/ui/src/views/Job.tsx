@@ -4,7 +4,7 @@ import { usePoll, useAction, useNow } from '../hooks';
 import { bytes, duration, fullTime, num, ago, shortDigest, compact, plural } from '../format';
 import { attemptsAllowed, type JobDetails, type Timeline } from '../types';
 import {
-  Badge, Card, ErrorBox, Fact, Facts, Json, Loading, TableBox, View, Time, can, confirmAction, useMe,
+  Badge, Card, ErrorBox, Fact, Facts, Json, Loading, Prose, TableBox, View, Time, can, confirmAction, useMe,
 } from '../ui';
 import { Waterfall, endClass } from '../waterfall';
 import { handlerHref, href, jobHref, navigate, queueHref } from '../router';
@@ -129,7 +129,9 @@ export function Job(props: { jobRef: string }) {
       {j.waiting && (
         <div class="callout wait" data-testid="job-waiting" data-kind={j.waiting.kind}>
           <strong>Why it is not running: </strong>
-          <span data-testid="job-waiting-message">{j.waiting.message}</span>
+          <span data-testid="job-waiting-message">
+            <Prose text={j.waiting.message} />
+          </span>
           {j.waiting.until ? (
             <span class="muted">
               {' '}
@@ -142,7 +144,7 @@ export function Job(props: { jobRef: string }) {
         <div class={`callout ${j.state === 'failed' ? 'bad' : 'warn'}`} data-testid="job-failure">
           <strong>{j.state === 'failed' ? 'Failed: ' : 'Last attempt failed: '}</strong>
           <span class="mono wrap" data-testid="job-failed-reason">
-            {j.failedReason}
+            <Prose text={j.failedReason} />
           </span>
         </div>
       )}
