@@ -111,6 +111,22 @@ async fn retries_follow_attempts_and_exponential_backoff() {
     assert_eq!(job.state, JobState::Completed, "{job:#?}");
     assert_eq!(job.returnvalue, Some(json!({"succeededOnAttempt": 3})));
     assert_eq!(job.attempts_made, 3);
+    // Each earlier attempt keeps its own reason in the run history, where
+    // BullMQ keeps none once the job completed.
+    let timeline = admin.queues.timeline("flaky", &id).await.unwrap();
+    let reasons: Vec<(&str, Option<&str>)> = timeline
+        .runs
+        .iter()
+        .map(|r| (r.end.as_str(), r.reason.as_deref()))
+        .collect();
+    assert_eq!(
+        reasons,
+        [
+            ("guest_retry", Some("attempt 1 failed on purpose")),
+            ("guest_retry", Some("attempt 2 failed on purpose")),
+            ("completed", None),
+        ]
+    );
 
     // The guest logs each attempt with its clock: gaps follow 400 ms * 2^n.
     let times: Vec<u64> = admin

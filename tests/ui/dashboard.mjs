@@ -273,6 +273,10 @@ try {
     await A.locator('[data-testid="run-row"][data-end="fuel_exhausted"]').nth(1).waitFor();
     assert.equal(await A.locator('[data-testid="run-row"]').count(), 2, 'two runs in the table');
     assert.equal(await A.locator('[data-testid="wf-run"][data-end="fuel_exhausted"]').count(), 2, 'two runs drawn');
+    // Each run shows its own reason, the first one's too.
+    const reasons = A.locator('[data-testid="run-row"] [data-testid="run-reason"]');
+    await reasons.nth(1).waitFor();
+    for (const text of await reasons.allTextContents()) assert.match(text, /fuel/, text);
     const after = await job(refs.hostile);
     assert.equal(after.attemptsMade, 2);
     assert.equal(after.state, 'failed');

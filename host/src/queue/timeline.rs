@@ -11,7 +11,7 @@ use serde::Serialize;
 
 use super::{QueueError, QueueService};
 use crate::state::fields;
-use crate::state::runs::RunEntry;
+use crate::state::runs::{RunEntry, bounded_reason};
 use crate::state::waits::WaitRecord;
 
 /// One durable step.
@@ -97,7 +97,12 @@ impl QueueService {
         let mut runs: Vec<RunEntry> = fields
             .iter()
             .filter(|(name, _)| name.starts_with(fields::RUN_PREFIX))
-            .filter_map(|(_, value)| serde_json::from_str(value).ok())
+            .filter_map(|(_, value)| serde_json::from_str::<RunEntry>(value).ok())
+            .map(|mut run| {
+                // Untrusted like all of Redis: held to what the recorder writes.
+                run.reason = run.reason.as_deref().map(bounded_reason);
+                run
+            })
             .chain(crate::state::runs::completed_first_run(&fields))
             .collect();
         runs.sort_by_key(|r| (r.run, r.started_at));

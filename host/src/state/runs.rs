@@ -56,6 +56,31 @@ pub struct RunEntry {
     pub host: String,
     /// How it ended: `completed`, a failure kind, `slept` or `waited`.
     pub end: String,
+    /// Why a failed run failed (the message of its failure; the kind is
+    /// `end`), cut to 1,000 characters (`MAX_RUN_REASON`): a job that completed
+    /// on a later attempt keeps each earlier attempt's reason here, where
+    /// BullMQ's `failedReason` holds only the last one's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(max_length = 1000)]
+    pub reason: Option<String>,
+}
+
+/// Most characters of a run's failure reason kept in its history entry
+/// (and returned from one: entries are read from Redis, so any length can
+/// be found there).
+pub const MAX_RUN_REASON: usize = 1000;
+
+/// `reason` cut to [`MAX_RUN_REASON`] characters, the last of them `…`
+/// when it was longer.
+pub fn bounded_reason(reason: &str) -> String {
+    if reason.chars().count() <= MAX_RUN_REASON {
+        return reason.to_string();
+    }
+    let cut = reason
+        .char_indices()
+        .nth(MAX_RUN_REASON - 1)
+        .map_or(reason.len(), |(at, _)| at);
+    format!("{}…", &reason[..cut])
 }
 
 /// Measurements of many jobs of one queue in one call. `KEYS` are job
@@ -121,6 +146,8 @@ pub struct RunRecord {
     pub host: String,
     /// How it ended: [`RunEnd`].
     pub end: RunEnd,
+    /// Why it failed (the failure's message), for a failed run.
+    pub reason: Option<String>,
 }
 
 /// How a run ended, as its history and the queue's per-minute tallies say.
@@ -183,6 +210,7 @@ pub fn completed_first_run(fields: &HashMap<String, String>) -> Option<RunEntry>
         http_bytes_in: number(fields::HTTP_BYTES_IN).unwrap_or(0),
         host: get("pb").unwrap_or_default().to_string(),
         end: RunEnd::Completed.as_str().to_string(),
+        reason: None,
     })
 }
 
@@ -258,6 +286,7 @@ impl Runs {
                     http_bytes_in: run.http.bytes_in,
                     host: run.host.clone(),
                     end: run.end.as_str().to_string(),
+                    reason: run.reason.as_deref().map(bounded_reason),
                 };
                 invocation
                     .arg(format!("{}{}", fields::RUN_PREFIX, run.run))
@@ -302,5 +331,20 @@ impl Runs {
         let mut conn = self.store.conn();
         let counts: Vec<HashMap<String, u64>> = pipe.query_async(&mut conn).await?;
         Ok((first..=now).zip(counts).collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{MAX_RUN_REASON, bounded_reason};
+
+    #[test]
+    fn a_reason_is_kept_whole_up_to_its_bound_and_cut_past_it() {
+        let exact = "é".repeat(MAX_RUN_REASON);
+        assert_eq!(bounded_reason(&exact), exact);
+        let cut = bounded_reason(&"é".repeat(MAX_RUN_REASON + 5));
+        assert_eq!(cut.chars().count(), MAX_RUN_REASON);
+        assert!(cut.ends_with("é…"), "{cut}");
+        assert_eq!(bounded_reason("boom"), "boom");
     }
 }

@@ -426,6 +426,16 @@ impl Executor {
                 Completion::Suspended { wait: None, .. } => RunEnd::Slept,
                 Completion::Suspended { wait: Some(_), .. } => RunEnd::Waited,
             },
+            // The failure's message, as `failedReason` gets it below.
+            reason: match &outcome.completion {
+                Completion::Failed(f) => Some(f.message.clone()),
+                Completion::Completed(output) => {
+                    serde_json::from_str::<serde::de::IgnoredAny>(output)
+                        .err()
+                        .map(|e| e.to_string())
+                }
+                Completion::Suspended { .. } => None,
+            },
         };
 
         let result = match outcome.completion {

@@ -2007,6 +2007,13 @@ export interface components {
             host: string;
             /** @description How it ended: `completed`, a failure kind, `slept` or `waited`. */
             end: string;
+            /**
+             * @description Why a failed run failed (the message of its failure; the kind is
+             *     `end`), cut to 1,000 characters (`MAX_RUN_REASON`): a job that completed
+             *     on a later attempt keeps each earlier attempt's reason here, where
+             *     BullMQ's `failedReason` holds only the last one's.
+             */
+            reason?: string | null;
         };
         /**
          * @description Measurements of a job's last run, from Airlock's job-hash fields. They

@@ -362,6 +362,11 @@ function TimelineCards(props: { job: JobDetails; timeline?: Timeline; error?: Ap
                     <Badge kind={endClass(r.end)} testid="run-end">
                       {r.end}
                     </Badge>
+                    {r.reason && (
+                      <div class="muted wrap" data-testid="run-reason">
+                        <Prose text={r.reason} />
+                      </div>
+                    )}
                   </td>
                   <td class="num">{duration(r.wallTimeMs)}</td>
                   <td class="num">{r.fuelUsed != null ? num(r.fuelUsed) : 'unmetered'}</td>
