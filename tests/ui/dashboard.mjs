@@ -538,6 +538,13 @@ try {
     assert.equal(api.status, 404);
     assert.equal(message, api.body.error.message.replaceAll('`', ''));
   });
+  await step('13. a job that failed part-way shows its progress bar as failed', async () => {
+    const ref = await enqueue('payments', WEB, { transactionId: 'tx_zero', amount: 0 });
+    await until(ref, (j) => j.state === 'failed', 'failed');
+    await show(A, `jobs/${ref}`, 'job');
+    await A.locator('[data-testid="job-progress"][data-value="10"][data-failed="true"]').waitFor();
+    assert.equal(await A.locator('[data-testid="job-progress"] .progress-fill.failed').count(), 1);
+  });
   console.log(`# dashboard: all ${passed} steps passed`);
 } finally {
   // Let the host stop: the keyed guests spin until cancelled.

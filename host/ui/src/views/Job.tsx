@@ -148,7 +148,7 @@ export function Job(props: { jobRef: string }) {
           </span>
         </div>
       )}
-      {!(j.progress === 0 && FINISHED.has(j.state)) && <Progress value={j.progress} />}
+      {!(j.progress === 0 && FINISHED.has(j.state)) && <Progress value={j.progress} state={j.state} />}
       <div class="grid2">
         <Card title="Job" testid="job-facts">
           <Facts>
@@ -252,14 +252,16 @@ export function Job(props: { jobRef: string }) {
   );
 }
 
-function Progress(props: { value: unknown }) {
+/** The job's reported progress; a failed job's bar is drawn as failed, where it stopped. */
+function Progress(props: { value: unknown; state: string }) {
   const v = props.value;
   if (typeof v === 'number') {
     const pct = Math.max(0, Math.min(100, v));
+    const failed = props.state === 'failed';
     return (
-      <div class="progress" data-testid="job-progress" data-value={String(v)}>
+      <div class="progress" data-testid="job-progress" data-value={String(v)} data-failed={failed ? 'true' : 'false'}>
         <div class="progress-track">
-          <div class="progress-fill" style={{ width: `${pct}%` }} />
+          <div class={failed ? 'progress-fill failed' : 'progress-fill'} style={{ width: `${pct}%` }} />
         </div>
         <span class="progress-label">{num(v)}%</span>
       </div>
