@@ -265,6 +265,65 @@ async fn a_flow_parents_timeline_lists_its_children() {
     assert_eq!(children, expected, "{timeline}");
 }
 
+/// A child that fails its parent (the default policy) is listed with its
+/// reason in the parent's timeline: BullMQ keeps it apart from the other
+/// children (`:unsuccessful`), and the parent's own reason only names the
+/// child's Redis key.
+#[tokio::test]
+async fn a_flow_parents_timeline_lists_the_child_that_failed_it() {
+    let api = Api::start();
+    api.setup("parents", "noop", json!({})).await;
+    api.setup("kids", "noop", json!({})).await;
+    api.setup("flaky-kids", "flaky", json!({})).await;
+    let (status, flow) = api
+        .post(
+            "/v1/flows",
+            tokens::PRODUCER,
+            json!({
+                "name": "parent", "queue": "parents", "data": {},
+                "children": [
+                    {"name": "kid", "queue": "kids", "data": {}},
+                    {"name": "bad-kid", "queue": "flaky-kids", "data": {}}
+                ]
+            }),
+        )
+        .await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{flow}");
+    let parent = flow["ref"].as_str().unwrap().to_string();
+    let done = api.wait_done(&parent).await;
+    assert_eq!(done["state"], "failed", "{done}");
+    let bad = flow["children"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["ref"].as_str().unwrap().starts_with("flaky-kids:"))
+        .unwrap()["ref"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let reason = done["failedReason"].as_str().unwrap();
+    assert!(
+        reason.starts_with("child ") && reason.ends_with(&format!(":{bad} failed")),
+        "{reason}"
+    );
+    let (status, timeline) = api
+        .get(&format!("/v1/jobs/{parent}/timeline"), tokens::PRODUCER)
+        .await;
+    assert_eq!(status, StatusCode::OK, "{timeline}");
+    let failed: Vec<&Value> = timeline["children"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["state"] == "failed")
+        .collect();
+    assert_eq!(failed.len(), 1, "{timeline}");
+    assert_eq!(failed[0]["ref"], bad.as_str());
+    assert_eq!(
+        failed[0]["outcome"], "guest_retry: attempt 1 failed on purpose",
+        "{timeline}"
+    );
+}
+
 /// A job whose one run completed keeps a small job hash — Redis's compact
 /// listpack encoding, which BullMQ's scripts on it rely on for their speed
 /// — and still shows that run in its timeline, read back from the run's

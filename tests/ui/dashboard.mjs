@@ -545,6 +545,23 @@ try {
     await A.locator('[data-testid="job-progress"][data-value="10"][data-failed="true"]').waitFor();
     assert.equal(await A.locator('[data-testid="job-progress"] .progress-fill.failed').count(), 1);
   });
+  await step('14. a flow parent failed by its child links to the child and shows the child’s reason', async () => {
+    const flow = await must('POST', '/v1/flows', WEB, {
+      name: 'settle',
+      queue: 'payments',
+      data: { transactionId: 'tx_flow', amount: 5 },
+      children: [{ name: 'spin', queue: 'hostile', data: {} }],
+    });
+    const child = flow.children[0].ref;
+    await until(flow.ref, (j) => j.state === 'failed', 'failed');
+    await show(A, `jobs/${flow.ref}`, 'job');
+    const link = A.getByTestId('failed-child');
+    await link.waitFor();
+    assert.equal((await link.textContent()).trim(), child);
+    assert.equal(await link.getAttribute('href'), `#/jobs/${child}`);
+    await byText(A, 'failed-child-reason', /fuel_exhausted/).waitFor();
+    await A.locator(`[data-testid="child-row"][data-state="failed"]`).waitFor();
+  });
   console.log(`# dashboard: all ${passed} steps passed`);
 } finally {
   // Let the host stop: the keyed guests spin until cancelled.

@@ -55,6 +55,10 @@ pub struct WaitEntry {
     pub value: Option<serde_json::Value>,
 }
 
+/// Most children listed that failed their parent: BullMQ fails the parent
+/// at the first, but a forged set could be any size.
+const MAX_UNSUCCESSFUL: isize = 100;
+
 /// One child of a flow parent.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -63,7 +67,8 @@ pub struct ChildEntry {
     #[serde(rename = "ref")]
     pub job_ref: String,
     /// `pending` (not finished yet), `completed` or `failed` (a failure
-    /// the parent was told to go on regardless of).
+    /// the parent was told to go on regardless of, or one that failed the
+    /// parent).
     pub state: String,
     /// Its return value (JSON text), or its failure reason.
     pub outcome: Option<String>,
@@ -82,8 +87,8 @@ pub struct Timeline {
     /// Its durable waits.
     pub waits: Vec<WaitEntry>,
     /// Its children, when it is a flow parent: BullMQ's pending
-    /// (`:dependencies`), finished (`:processed`) and ignored-failed
-    /// (`:failed`) children.
+    /// (`:dependencies`), finished (`:processed`), ignored-failed
+    /// (`:failed`) and parent-failing (`:unsuccessful`) children.
     pub children: Vec<ChildEntry>,
 }
 
@@ -163,20 +168,38 @@ impl QueueService {
         })
     }
 
-    /// A flow parent's children, by ref.
+    /// A flow parent's children, by ref: pending, completed, failed and
+    /// ignored or continued past (`:failed`), and failed so that the parent
+    /// failed (`:unsuccessful`, at most [`MAX_UNSUCCESSFUL`]).
     async fn children_of(&self, queue: &str, id: &str) -> Result<Vec<ChildEntry>, QueueError> {
         let job_key = self.job_key(queue, id);
         let mut conn = self.store().conn();
-        let (pending, processed, failed): (
+        let (pending, processed, failed, unsuccessful): (
             Vec<String>,
             std::collections::HashMap<String, String>,
             std::collections::HashMap<String, String>,
+            Vec<String>,
         ) = redis::pipe()
             .smembers(format!("{job_key}:dependencies"))
             .hgetall(format!("{job_key}:processed"))
             .hgetall(format!("{job_key}:failed"))
+            .zrange(format!("{job_key}:unsuccessful"), 0, MAX_UNSUCCESSFUL - 1)
             .query_async(&mut conn)
             .await?;
+        // A child whose failure failed the parent (`failParentOnFailure`):
+        // BullMQ keeps it in `:unsuccessful` and its reason on its own hash,
+        // maybe in another queue (another cluster slot: one read each).
+        // Only a job key of this prefix is read.
+        let own = format!("{}:", self.prefix());
+        let mut unsuccessful_reasons: Vec<Option<String>> = Vec::with_capacity(unsuccessful.len());
+        for key in &unsuccessful {
+            let reason: Option<String> = if key.starts_with(&own) {
+                redis::AsyncCommands::hget(&mut conn, key, "failedReason").await?
+            } else {
+                None
+            };
+            unsuccessful_reasons.push(reason);
+        }
         // Child keys are `<prefix>:<queue>:<id>`.
         let as_ref = |key: &str| -> String {
             key.strip_prefix(self.prefix())
@@ -201,6 +224,16 @@ impl QueueService {
                 state: "failed".into(),
                 outcome: Some(reason.clone()),
             }))
+            .chain(
+                unsuccessful
+                    .iter()
+                    .zip(unsuccessful_reasons)
+                    .map(|(key, reason)| ChildEntry {
+                        job_ref: as_ref(key),
+                        state: "failed".into(),
+                        outcome: reason.as_deref().map(bounded_reason),
+                    }),
+            )
             .collect();
         children.sort_by(|a, b| a.job_ref.cmp(&b.job_ref));
         Ok(children)

@@ -975,7 +975,8 @@ export interface components {
             ref: string;
             /**
              * @description `pending` (not finished yet), `completed` or `failed` (a failure
-             *     the parent was told to go on regardless of).
+             *     the parent was told to go on regardless of, or one that failed the
+             *     parent).
              */
             state: string;
             /** @description Its return value (JSON text), or its failure reason. */
@@ -2308,8 +2309,8 @@ export interface components {
             waits: components["schemas"]["WaitEntry"][];
             /**
              * @description Its children, when it is a flow parent: BullMQ's pending
-             *     (`:dependencies`), finished (`:processed`) and ignored-failed
-             *     (`:failed`) children.
+             *     (`:dependencies`), finished (`:processed`), ignored-failed
+             *     (`:failed`) and parent-failing (`:unsuccessful`) children.
              */
             children: components["schemas"]["ChildEntry"][];
         };

@@ -144,7 +144,7 @@ export function Job(props: { jobRef: string }) {
         <div class={`callout ${j.state === 'failed' ? 'bad' : 'warn'}`} data-testid="job-failure">
           <strong>{j.state === 'failed' ? 'Failed: ' : 'Last attempt failed: '}</strong>
           <span class="mono wrap" data-testid="job-failed-reason">
-            <Prose text={j.failedReason} />
+            <FailedReason reason={j.failedReason} timeline={timeline.data} />
           </span>
         </div>
       )}
@@ -249,6 +249,31 @@ export function Job(props: { jobRef: string }) {
         {j.logs.length ? <pre class="logs">{j.logs.join('\n')}</pre> : <p class="muted">No log line.</p>}
       </Card>
     </View>
+  );
+}
+
+/**
+ * A job's failure reason. A flow parent failed by a child says so with the
+ * child's Redis key (`child bull:extract:42 failed`): that becomes a link to
+ * the child, with the child's own reason beside it.
+ */
+function FailedReason(props: { reason: string; timeline?: Timeline }) {
+  const m = /^child (\S+) failed$/.exec(props.reason);
+  const child = m && props.timeline?.children.find((c) => m[1].endsWith(`:${c.ref}`));
+  if (!child) return <Prose text={props.reason} />;
+  return (
+    <>
+      child{' '}
+      <a href={jobHref(child.ref)} data-testid="failed-child">
+        {child.ref}
+      </a>{' '}
+      failed
+      {child.outcome != null && (
+        <span data-testid="failed-child-reason">
+          : <Prose text={child.outcome} />
+        </span>
+      )}
+    </>
   );
 }
 
