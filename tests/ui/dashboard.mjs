@@ -403,6 +403,10 @@ try {
       (j) => j.state === 'delayed' && j.progress?.approvalToken && j.waiting?.kind === 'token',
       'parked on its approval token',
     );
+    // The delayed list says what it waits for, not just `delayed`.
+    assert.equal(parked.parked, 'token');
+    await show(A, 'jobs?queue=refunds&state=delayed', 'jobs');
+    await A.locator(`[data-testid="job-row"][data-ref="${ref}"]`, { hasText: 'waiting for a token' }).waitFor();
     await show(A, `jobs/${ref}`, 'job');
     await A.locator('[data-testid="wf-run"][data-end="waited"]').first().waitFor();
     await A.locator('[data-testid="job-waiting"][data-kind="token"]').waitFor();

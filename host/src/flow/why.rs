@@ -10,9 +10,8 @@ use serde::Serialize;
 
 use crate::queue::{HELD_BACK_PRIORITY, JobSnapshot, JobState, QueueError, QueueService};
 use crate::registry::Binding;
-use crate::state::fields;
 use crate::state::key_limits::KeySlot;
-use crate::state::waits::WaitRecord;
+use crate::state::waits::{Parked, WaitRecord, parked_in};
 
 /// What holds a job back.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
@@ -89,14 +88,6 @@ impl WaitReason {
             ahead: None,
         }
     }
-}
-
-/// What a delayed job is parked for, beyond BullMQ's own delays.
-enum Parked {
-    /// A durable wait without its outcome.
-    Wait(WaitRecord),
-    /// A durable sleep that has not ended.
-    Sleep,
 }
 
 fn at(ms: u64) -> String {
@@ -212,30 +203,14 @@ impl<'q> Why<'q> {
         Ok(Some(reason))
     }
 
-    /// The durable wait or sleep the job is parked for, if any: a wait
-    /// without an outcome, or a sleep that has not ended.
+    /// The durable wait or sleep the job is parked for, if any.
     async fn parked_for(&self, job: &JobSnapshot) -> Result<Option<Parked>, QueueError> {
         let fields = self
             .queues
             .store()
             .hgetall(&self.queues.job_key(&job.queue, &job.id))
             .await?;
-        let wait = fields.iter().find_map(|(name, value)| {
-            let id = name.strip_prefix(fields::WAIT_PREFIX)?;
-            let answered = fields.contains_key(&format!("{}{id}", fields::WAITED_PREFIX));
-            (!answered)
-                .then(|| serde_json::from_str::<WaitRecord>(value).ok())
-                .flatten()
-        });
-        if let Some(record) = wait {
-            return Ok(Some(Parked::Wait(record)));
-        }
-        let now = airlock_core::clock::now_ms();
-        let sleeping = fields.iter().any(|(name, value)| {
-            name.starts_with(fields::SLEEP_PREFIX)
-                && value.parse::<u64>().is_ok_and(|wake| wake > now)
-        });
-        Ok(sleeping.then_some(Parked::Sleep))
+        Ok(parked_in(&fields, airlock_core::clock::now_ms()))
     }
 
     /// The job's turn under its key's throttle, if it waits for one.

@@ -188,6 +188,11 @@ pub struct JobSnapshot {
     pub steps: Vec<String>,
     /// Flow parent key (`prefix:queue:id`), if a child.
     pub parent_key: Option<String>,
+    /// What a delayed job is parked for beyond BullMQ's own delays:
+    /// `sleeping` (a durable sleep), `event` or `token` (a durable wait);
+    /// absent otherwise. `GET /v1/jobs/{ref}`'s `waiting` says more.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parked: Option<String>,
 }
 
 fn json_field(fields: &HashMap<String, String>, name: &str) -> Option<serde_json::Value> {
@@ -258,6 +263,10 @@ impl JobSnapshot {
             },
             steps,
             parent_key: fields.get("parentKey").cloned(),
+            parked: (state == JobState::Delayed)
+                .then(|| crate::state::waits::parked_in(fields, airlock_core::clock::now_ms()))
+                .flatten()
+                .map(|p| p.kind().to_string()),
         }
     }
 }

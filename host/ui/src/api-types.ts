@@ -1589,6 +1589,12 @@ export interface components {
             steps: string[];
             /** @description Flow parent key (`prefix:queue:id`), if a child. */
             parentKey?: string | null;
+            /**
+             * @description What a delayed job is parked for beyond BullMQ's own delays:
+             *     `sleeping` (a durable sleep), `event` or `token` (a durable wait);
+             *     absent otherwise. `GET /v1/jobs/{ref}`'s `waiting` says more.
+             */
+            parked?: string | null;
         };
         /**
          * @description Where a job is in its life (BullMQ states).

@@ -81,6 +81,47 @@ pub const MAX_WAIT_PATHS: usize = 32;
 /// serve.
 const INDEX_GRACE_MS: u64 = 24 * 60 * 60 * 1000;
 
+/// What a job is parked for beyond BullMQ's own delays, as its hash says.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Parked {
+    /// A durable wait without its outcome.
+    Wait(WaitRecord),
+    /// A durable sleep that has not ended by `now`.
+    Sleep,
+}
+
+impl Parked {
+    /// `event`, `token` or `sleeping`: the words `GET /v1/jobs/{ref}`'s
+    /// `waiting.kind` uses for it.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Parked::Wait(WaitRecord::Event { .. }) => "event",
+            Parked::Wait(WaitRecord::Token { .. }) => "token",
+            Parked::Sleep => "sleeping",
+        }
+    }
+}
+
+/// The durable wait or sleep a job (its hash's `fields`) is parked for at
+/// `now`, if any: a wait without an outcome, or a sleep that has not ended.
+/// Meaningful for a delayed job: one that runs again has moved on.
+pub fn parked_in(fields: &std::collections::HashMap<String, String>, now: u64) -> Option<Parked> {
+    let wait = fields.iter().find_map(|(name, value)| {
+        let id = name.strip_prefix(fields::WAIT_PREFIX)?;
+        let answered = fields.contains_key(&format!("{}{id}", fields::WAITED_PREFIX));
+        (!answered)
+            .then(|| serde_json::from_str::<WaitRecord>(value).ok())
+            .flatten()
+    });
+    if let Some(record) = wait {
+        return Some(Parked::Wait(record));
+    }
+    let sleeping = fields.iter().any(|(name, value)| {
+        name.starts_with(fields::SLEEP_PREFIX) && value.parse::<u64>().is_ok_and(|wake| wake > now)
+    });
+    sleeping.then_some(Parked::Sleep)
+}
+
 /// A durable wait as its job hash holds it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "for", rename_all = "camelCase")]

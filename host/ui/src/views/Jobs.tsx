@@ -23,7 +23,22 @@ function countOf(counts: QueueCounts | undefined, s: ListState): number | undefi
   return s === 'waiting-children' ? counts.waitingChildren : (counts[s] as number);
 }
 
-export function JobStateBadge(props: { job: Pick<JobSnapshot, 'state' | 'failureKind'>; testid?: string }) {
+/** Words for a delayed job parked by Airlock (`parked`), not by a BullMQ delay. */
+const PARKED: Record<string, string> = {
+  sleeping: 'sleeping',
+  event: 'waiting for an event',
+  token: 'waiting for a token',
+};
+
+export function JobStateBadge(props: { job: Pick<JobSnapshot, 'state' | 'failureKind' | 'parked'>; testid?: string }) {
+  const parked = props.job.state === 'delayed' && props.job.parked ? PARKED[props.job.parked] : undefined;
+  if (parked) {
+    return (
+      <Badge kind="parked" testid={props.testid} title="delayed in BullMQ">
+        {parked}
+      </Badge>
+    );
+  }
   return <Badge kind={props.job.state} testid={props.testid} />;
 }
 
