@@ -566,6 +566,24 @@ try {
     await byText(A, 'failed-child-reason', /fuel_exhausted/).waitFor();
     await A.locator(`[data-testid="child-row"][data-state="failed"]`).waitFor();
   });
+  await step('15. a delayed job cancelled before it ran says it never ran, its delay drawn as a delay', async () => {
+    const r = await call('POST', '/v1/queues/payments/jobs', WEB, {
+      data: { transactionId: 'tx_later', amount: 3 },
+      opts: { delay: 3_600_000 },
+    });
+    assert.equal(r.status, 202, JSON.stringify(r.body));
+    const ref = r.body.ref;
+    const cancelled = await call('POST', `/v1/jobs/${ref}/cancel`, WEB, {});
+    assert.equal(cancelled.status, 202, JSON.stringify(cancelled.body));
+    await until(ref, (j) => j.state === 'failed', 'failed');
+    await show(A, `jobs/${ref}`, 'job');
+    await byText(A, 'job-last-started', 'never ran').waitFor();
+    assert.ok(!(await A.getByTestId('job-finished').textContent()).includes('after its last start'));
+    await byText(A, 'wf-delayed', /^delayed · .* of 1 h$/).waitFor();
+    assert.equal(await A.getByTestId('wf-queued').count(), 0, 'no queue time: it was never ready');
+    assert.equal(await A.getByTestId('wf-run').count(), 0);
+    await byText(A, 'wf-finished', 'failed without running').waitFor();
+  });
   console.log(`# dashboard: all ${passed} steps passed`);
 } finally {
   // Let the host stop: the keyed guests spin until cancelled.

@@ -24,7 +24,7 @@ function gapLabel(prev: RunEntry, hasNext: boolean): string {
 }
 
 interface Segment {
-  kind: 'queued' | 'run' | 'gap' | 'running';
+  kind: 'delayed' | 'queued' | 'run' | 'gap' | 'running';
   from: number;
   to: number;
   label: string;
@@ -51,13 +51,30 @@ export function Waterfall(props: { job: JobSnapshot; timeline: Timeline; now: nu
   const span = tEnd - t0;
   const segs: Segment[] = [];
   const firstStart = runs[0]?.startedAt ?? current ?? (finished ? job.finishedOn ?? tEnd : tEnd);
-  segs.push({
-    kind: 'queued',
-    from: t0,
-    to: firstStart,
-    label: `queued · ${duration(firstStart - t0)}`,
-    title: `enqueued ${fullTime(t0)}`,
-  });
+  // A delay is drawn as such, up to where it ended (or the job did before
+  // it). BullMQ's promote (also a cancel's) zeroes `delay`; the options keep
+  // the one asked for, and a promoted job's delay is drawn up to its start.
+  const asked = (job.opts as { delay?: unknown } | null)?.delay;
+  const delay = job.delay > 0 ? job.delay : typeof asked === 'number' && asked > 0 ? asked : 0;
+  const delayEnd = delay > 0 ? Math.min(t0 + delay, firstStart) : t0;
+  if (delayEnd > t0) {
+    segs.push({
+      kind: 'delayed',
+      from: t0,
+      to: delayEnd,
+      label: `delayed · ${duration(delayEnd - t0)}${delayEnd < t0 + delay ? ` of ${duration(delay)}` : ''}`,
+      title: `enqueued ${fullTime(t0)} with a delay of ${duration(delay)}`,
+    });
+  }
+  if (firstStart > delayEnd || delayEnd === t0) {
+    segs.push({
+      kind: 'queued',
+      from: delayEnd,
+      to: firstStart,
+      label: `queued · ${duration(firstStart - delayEnd)}`,
+      title: delayEnd > t0 ? `ready ${fullTime(delayEnd)}` : `enqueued ${fullTime(t0)}`,
+    });
+  }
   runs.forEach((r, i) => {
     segs.push({
       kind: 'run',
@@ -140,7 +157,8 @@ export function Waterfall(props: { job: JobSnapshot; timeline: Timeline; now: nu
       {finished && job.finishedOn && (
         <div class="wf-row wf-finish" data-testid="wf-finished" data-state={job.state}>
           <div class="wf-label">
-            {job.state} · after {duration(job.finishedOn - t0)}
+            {job.state}
+            {runs.length === 0 && !current ? ' without running' : ''} · after {duration(job.finishedOn - t0)}
           </div>
           <div class="wf-track">
             <div class={`wf-mark ${job.state === 'completed' ? 'ok' : 'bad'}`} style={{ left: pct(job.finishedOn) }} />

@@ -102,6 +102,12 @@ export function Job(props: { jobRef: string }) {
   }
 
   const maxAttempts = attemptsAllowed(j);
+  // A failed job with no run measured and none in its history failed before
+  // a guest started (cancelled while it waited, dropped or skipped by flow
+  // control, past its time to finish): BullMQ's `processedOn` is only when
+  // it was taken to be failed.
+  const neverRan =
+    j.state === 'failed' && j.metrics.wallTimeMs == null && timeline.data !== undefined && timeline.data.runs.length === 0;
   const actions = can.actOnJobs(me) ? <JobActions job={j} onDone={() => job.reload()} action={action} /> : null;
   return (
     <View
@@ -164,13 +170,19 @@ export function Job(props: { jobRef: string }) {
             <Fact label="Enqueued">
               <Time ms={j.timestamp} /> {j.producer ? <span class="muted">by {j.producer}</span> : null}
             </Fact>
-            <Fact label="Last started">
-              <Time ms={j.processedOn} />
-              {j.processedOn ? <span class="muted"> ({duration(j.processedOn - j.timestamp)} after enqueue)</span> : null}
+            <Fact label="Last started" testid="job-last-started">
+              {neverRan ? (
+                <span class="muted">never ran</span>
+              ) : (
+                <>
+                  <Time ms={j.processedOn} />
+                  {j.processedOn ? <span class="muted"> ({duration(j.processedOn - j.timestamp)} after enqueue)</span> : null}
+                </>
+              )}
             </Fact>
-            <Fact label="Finished">
+            <Fact label="Finished" testid="job-finished">
               <Time ms={j.finishedOn} />
-              {j.finishedOn && j.processedOn ? (
+              {j.finishedOn && j.processedOn && !neverRan ? (
                 <span class="muted"> ({duration(j.finishedOn - j.processedOn)} after its last start)</span>
               ) : null}
             </Fact>
