@@ -174,18 +174,15 @@ impl QueueService {
     async fn children_of(&self, queue: &str, id: &str) -> Result<Vec<ChildEntry>, QueueError> {
         let job_key = self.job_key(queue, id);
         let mut conn = self.store().conn();
-        let (pending, processed, failed, unsuccessful): (
-            Vec<String>,
-            std::collections::HashMap<String, String>,
-            std::collections::HashMap<String, String>,
-            Vec<String>,
-        ) = redis::pipe()
-            .smembers(format!("{job_key}:dependencies"))
-            .hgetall(format!("{job_key}:processed"))
-            .hgetall(format!("{job_key}:failed"))
-            .zrange(format!("{job_key}:unsuccessful"), 0, MAX_UNSUCCESSFUL - 1)
-            .query_async(&mut conn)
-            .await?;
+        type Hash = std::collections::HashMap<String, String>;
+        let (pending, processed, failed, unsuccessful): (Vec<String>, Hash, Hash, Vec<String>) =
+            redis::pipe()
+                .smembers(format!("{job_key}:dependencies"))
+                .hgetall(format!("{job_key}:processed"))
+                .hgetall(format!("{job_key}:failed"))
+                .zrange(format!("{job_key}:unsuccessful"), 0, MAX_UNSUCCESSFUL - 1)
+                .query_async(&mut conn)
+                .await?;
         // A child whose failure failed the parent (`failParentOnFailure`):
         // BullMQ keeps it in `:unsuccessful` and its reason on its own hash,
         // maybe in another queue (another cluster slot: one read each).
