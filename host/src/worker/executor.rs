@@ -403,6 +403,22 @@ impl Executor {
         // delete it, and announces it finished).
         reporter.finish().await;
         self.metrics.record(&outcome);
+        // How the run ended, and why a failed one failed (the message
+        // `failedReason` gets below); the output is parsed once for both.
+        let (end, reason) = match &outcome.completion {
+            Completion::Completed(output) => {
+                match serde_json::from_str::<serde::de::IgnoredAny>(output) {
+                    Ok(_) => (RunEnd::Completed, None),
+                    Err(e) => (
+                        RunEnd::Failed(FailureKind::InvalidOutput),
+                        Some(e.to_string()),
+                    ),
+                }
+            }
+            Completion::Failed(f) => (RunEnd::Failed(f.kind), Some(f.message.clone())),
+            Completion::Suspended { wait: None, .. } => (RunEnd::Slept, None),
+            Completion::Suspended { wait: Some(_), .. } => (RunEnd::Waited, None),
+        };
         let record = RunRecord {
             job_key: job.job_key().to_string(),
             pin: unpinned
@@ -415,27 +431,8 @@ impl Executor {
             run: job.attempts_started(),
             started_at_ms: now_ms().saturating_sub(outcome.wall_time.as_millis() as u64),
             host: self.host.host_id.clone(),
-            end: match &outcome.completion {
-                Completion::Completed(output)
-                    if serde_json::from_str::<serde::de::IgnoredAny>(output).is_ok() =>
-                {
-                    RunEnd::Completed
-                }
-                Completion::Completed(_) => RunEnd::Failed(FailureKind::InvalidOutput),
-                Completion::Failed(f) => RunEnd::Failed(f.kind),
-                Completion::Suspended { wait: None, .. } => RunEnd::Slept,
-                Completion::Suspended { wait: Some(_), .. } => RunEnd::Waited,
-            },
-            // The failure's message, as `failedReason` gets it below.
-            reason: match &outcome.completion {
-                Completion::Failed(f) => Some(f.message.clone()),
-                Completion::Completed(output) => {
-                    serde_json::from_str::<serde::de::IgnoredAny>(output)
-                        .err()
-                        .map(|e| e.to_string())
-                }
-                Completion::Suspended { .. } => None,
-            },
+            end,
+            reason,
         };
 
         let result = match outcome.completion {
