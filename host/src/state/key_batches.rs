@@ -101,16 +101,17 @@ async fn write(store: Store, clock: SharedClock, mut rx: mpsc::UnboundedReceiver
 /// One queue's operations in one call; each caller gets its reply.
 async fn run_group(store: &Store, now: u64, group: Vec<Pending>) {
     let lease_ms = group[0].lease_ms;
-    let ops: Vec<KeyOp> = group.iter().map(|p| p.op.clone()).collect();
+    let (ops, replies): (Vec<KeyOp>, Vec<Reply>) =
+        group.into_iter().map(|p| (p.op, p.reply)).unzip();
     match run_batch(store, now, lease_ms, &ops).await {
-        Ok(replies) => {
-            for (pending, reply) in group.into_iter().zip(replies) {
-                let _ = pending.reply.send(Ok(reply));
+        Ok(answers) => {
+            for (reply, answer) in replies.into_iter().zip(answers) {
+                let _ = reply.send(Ok(answer));
             }
         }
         Err(e) => {
-            for pending in group {
-                let _ = pending.reply.send(Err(copy(&e)));
+            for reply in replies {
+                let _ = reply.send(Err(copy(&e)));
             }
         }
     }

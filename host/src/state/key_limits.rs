@@ -475,7 +475,7 @@ impl KeyLimits {
             .arg(lease_ms);
         let mut offered: Vec<Vec<String>> = Vec::with_capacity(by_key.len());
         for (slot, limit, jobs) in &by_key {
-            let [slots, line, _, _, parking] = self.key_keys(slot);
+            let [slots, line, parking] = own_keys(&self.store, slot);
             invocation.key(slots).key(line).key(parking);
             // A key never has more than `limit` slots to give.
             let n = jobs
@@ -631,12 +631,24 @@ impl KeyOp {
 
 /// `slot`'s five keys: slots, line, lines, BullMQ delayed, parking.
 fn key_keys(store: &Store, slot: &KeySlot) -> [String; 5] {
+    let [slots, line, parking] = own_keys(store, slot);
+    let keys = store.keys();
+    [
+        slots,
+        line,
+        keys.key_lines(&slot.queue),
+        keys.bullmq(&slot.queue, "delayed"),
+        parking,
+    ]
+}
+
+/// The three of them that are the key's own (slots, line, parking): a
+/// batch passes the queue's two once.
+fn own_keys(store: &Store, slot: &KeySlot) -> [String; 3] {
     let (keys, queue, hash) = (store.keys(), &slot.queue, &slot.hash);
     [
         keys.key_slots(queue, hash),
         keys.key_line(queue, hash),
-        keys.key_lines(queue),
-        keys.bullmq(queue, "delayed"),
         keys.key_parking(queue, hash),
     ]
 }
@@ -663,7 +675,7 @@ pub(super) async fn run_batch(
         .arg(keys.job(queue, ""));
     for op in ops {
         debug_assert_eq!(op.queue(), queue, "a batch is one queue's");
-        let [slots, line, _, _, parking] = key_keys(store, &op.slot);
+        let [slots, line, parking] = own_keys(store, &op.slot);
         invocation.key(slots).key(line).key(parking);
         invocation
             .arg(op.kind)
