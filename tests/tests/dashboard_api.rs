@@ -219,26 +219,34 @@ async fn a_job_behind_a_full_host_says_so() {
     }
 }
 
-#[tokio::test]
-async fn a_flow_parents_timeline_lists_its_children() {
-    let api = Api::start();
+/// Binds `parents` and `kids` to the no-op handler and adds a flow whose
+/// parent runs on `parents` with `children`; answers the parent's ref and
+/// the API's answer.
+async fn add_flow(api: &Api, children: Value) -> (String, Value) {
     api.setup("parents", "noop", json!({})).await;
     api.setup("kids", "noop", json!({})).await;
     let (status, flow) = api
         .post(
             "/v1/flows",
             tokens::PRODUCER,
-            json!({
-                "name": "parent", "queue": "parents", "data": {},
-                "children": [
-                    {"name": "kid", "queue": "kids", "data": {"n": 1}},
-                    {"name": "kid", "queue": "kids", "data": {"n": 2}}
-                ]
-            }),
+            json!({"name": "parent", "queue": "parents", "data": {}, "children": children}),
         )
         .await;
     assert_eq!(status, StatusCode::ACCEPTED, "{flow}");
-    let parent = flow["ref"].as_str().unwrap().to_string();
+    (flow["ref"].as_str().unwrap().to_string(), flow)
+}
+
+#[tokio::test]
+async fn a_flow_parents_timeline_lists_its_children() {
+    let api = Api::start();
+    let (parent, flow) = add_flow(
+        &api,
+        json!([
+            {"name": "kid", "queue": "kids", "data": {"n": 1}},
+            {"name": "kid", "queue": "kids", "data": {"n": 2}}
+        ]),
+    )
+    .await;
     assert_eq!(api.wait_done(&parent).await["state"], "completed");
     let (status, timeline) = api
         .get(&format!("/v1/jobs/{parent}/timeline"), tokens::PRODUCER)
@@ -272,24 +280,15 @@ async fn a_flow_parents_timeline_lists_its_children() {
 #[tokio::test]
 async fn a_flow_parents_timeline_lists_the_child_that_failed_it() {
     let api = Api::start();
-    api.setup("parents", "noop", json!({})).await;
-    api.setup("kids", "noop", json!({})).await;
     api.setup("flaky-kids", "flaky", json!({})).await;
-    let (status, flow) = api
-        .post(
-            "/v1/flows",
-            tokens::PRODUCER,
-            json!({
-                "name": "parent", "queue": "parents", "data": {},
-                "children": [
-                    {"name": "kid", "queue": "kids", "data": {}},
-                    {"name": "bad-kid", "queue": "flaky-kids", "data": {}}
-                ]
-            }),
-        )
-        .await;
-    assert_eq!(status, StatusCode::ACCEPTED, "{flow}");
-    let parent = flow["ref"].as_str().unwrap().to_string();
+    let (parent, flow) = add_flow(
+        &api,
+        json!([
+            {"name": "kid", "queue": "kids", "data": {}},
+            {"name": "bad-kid", "queue": "flaky-kids", "data": {}}
+        ]),
+    )
+    .await;
     let done = api.wait_done(&parent).await;
     assert_eq!(done["state"], "failed", "{done}");
     let bad = flow["children"]
