@@ -219,6 +219,12 @@ impl Keys {
         self.queue_key(queue, "airlock:kc:lines")
     }
 
+    /// The tenant hashes (`t…`) of `queue` that ran jobs lately under its
+    /// `fairness` (`flow::tenants`' work list).
+    pub fn tenants(&self, queue: &str) -> String {
+        self.queue_key(queue, "airlock:kc:tenants")
+    }
+
     /// A key's theoretical arrival time under a per-key rate: `kind` is
     /// `kt` (`keyThrottle`) or `kr` (`keyRateLimit`; see `state::key_rates`).
     pub fn key_rate_tat(&self, queue: &str, kind: &str, hash: &str) -> String {
@@ -390,6 +396,7 @@ mod tests {
             k.key_line("QUEUE", "HASH"),
             k.key_parking("QUEUE", "HASH"),
             k.key_lines("QUEUE"),
+            k.tenants("QUEUE"),
             k.key_rate_tat("QUEUE", "kt", "HASH"),
             k.key_rate_tat("QUEUE", "kr", "HASH"),
             k.key_rate_grants("QUEUE", "kt", "HASH"),

@@ -103,6 +103,10 @@ pub struct BindArgs {
     /// (`skip` or `cancel`).
     #[arg(long, value_name = "JSON")]
     pub singleton: Option<String>,
+    /// Share the queue's `--global-concurrency` between tenants by weight:
+    /// `{"tenant":"$.tenantId","weights":{"acme":3}}`.
+    #[arg(long, value_name = "JSON")]
+    pub fairness: Option<String>,
     /// Reuse a completed job's instance for the next job of the same tenant:
     /// `{"maxJobs":100,"idleMs":60000}`.
     #[arg(long, value_name = "JSON")]
@@ -141,6 +145,7 @@ impl BindArgs {
         spec.key_rate_limit = opt_object("--key-rate-limit", &self.key_rate_limit)?;
         spec.debounce = opt_object("--debounce", &self.debounce)?;
         spec.singleton = opt_object("--singleton", &self.singleton)?;
+        spec.fairness = opt_object("--fairness", &self.fairness)?;
         spec.warm_instances = opt_object("--warm-instances", &self.warm_instances)?;
         Ok(spec)
     }
@@ -331,6 +336,8 @@ mod tests {
             r#"{"key":"$.userId","periodMs":5000}"#,
             "--singleton",
             r#"{"key":"$.accountId","mode":"skip"}"#,
+            "--fairness",
+            r#"{"tenant":"$.tenantId","weights":{"acme":3}}"#,
             "--warm-instances",
             r#"{"maxJobs":100,"idleMs":60000}"#,
             "--max-http-requests",
@@ -355,6 +362,7 @@ mod tests {
         assert_eq!(body["keyRateLimit"]["periodMs"], json!(1000));
         assert_eq!(body["debounce"]["periodMs"], json!(5000));
         assert_eq!(body["singleton"]["mode"], json!("skip"));
+        assert_eq!(body["fairness"]["weights"]["acme"], json!(3));
         assert_eq!(body["warmInstances"]["maxJobs"], json!(100));
         assert_eq!(
             body["limits"],
@@ -389,6 +397,10 @@ mod tests {
             Some("--remove-on-fail")
         );
         assert_eq!(flag_of("egress[0]").as_deref(), Some("--egress"));
+        assert_eq!(
+            flag_of("fairness.weights.acme").as_deref(),
+            Some("--fairness")
+        );
         assert_eq!(
             flag_of("finishTimeoutMs").as_deref(),
             Some("--finish-timeout")

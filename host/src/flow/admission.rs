@@ -8,9 +8,11 @@
 //! 1. per-key start rates (`state::key_rates`): `keyRateLimit` drops a job
 //!    over it on its first start, `keyThrottle` parks it until its turn;
 //! 2. key slots (`state::key_limits`): a `singleton` key's one slot, then a
-//!    `keyConcurrency` key's; each taken, or the job skips, cancels the
-//!    running one, or waits in the key's line. Leases are renewed every
-//!    third of a lease while the job runs;
+//!    `keyConcurrency` key's, then its tenant's under `fairness` (with the
+//!    tenant's share as the limit, `super::tenants`); each taken, or the
+//!    job skips, cancels the running one, or waits in the key's (the
+//!    tenant's) line. Leases are renewed every third of a lease while the
+//!    job runs;
 //! 3. a debounced job that starts ends its key's burst (`state::debounces`);
 //! 4. `cancelOn` (`state::cancels`): the job is indexed by the values its
 //!    rules match, before the guest starts, until it ends.
@@ -32,6 +34,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::keys::{KeyGate, OnFull, cancel_matches, key_gates, key_value, slot_of};
+use super::tenants::{Tenants, tenant_slot};
 use crate::queue::{JobResult, QueueService, RunningJob};
 use crate::registry::Binding;
 use crate::sandbox::{Failure, FailureKind};
@@ -51,6 +54,8 @@ pub struct Admission {
     /// A key slot's lease: the worker lock duration, so a dead host's slots
     /// come back when its jobs' locks do.
     lease: Duration,
+    /// The queue's tenants under `fairness`, for their shares.
+    tenants: Tenants,
 }
 
 /// What a job does now.
@@ -76,9 +81,14 @@ pub struct Admitted {
 }
 
 impl Admission {
-    /// Admission for jobs of one queue, with key-slot leases of `lease`.
-    pub fn new(queues: Arc<QueueService>, lease: Duration) -> Self {
-        Admission { queues, lease }
+    /// Admission for jobs of one queue, with key-slot leases of `lease`
+    /// and the queue's `tenants`.
+    pub fn new(queues: Arc<QueueService>, lease: Duration, tenants: Tenants) -> Self {
+        Admission {
+            queues,
+            lease,
+            tenants,
+        }
     }
 
     fn lease_ms(&self) -> u64 {
@@ -99,8 +109,19 @@ impl Admission {
         }
 
         let lease_ms = self.lease_ms();
+        let mut gates = key_gates(binding, queue, data);
+        match self.tenants.gate(binding, queue, data).await {
+            Ok(Some(gate)) => gates.push(gate),
+            Ok(None) => {}
+            Err(e) => {
+                return Admit::Fail(Failure::new(
+                    FailureKind::HostUnavailable,
+                    format!("could not register the job's tenant: {e:#}"),
+                ));
+            }
+        }
         let mut held: Vec<(KeySlot, u64)> = Vec::new();
-        for gate in &key_gates(binding, queue, data) {
+        for gate in &gates {
             let park = gate.on_full != OnFull::Skip;
             let acquire = || {
                 self.queues
@@ -378,7 +399,9 @@ impl Admitted {
 /// its data says, when it ran on a host that died (`worker::recovery`): the
 /// slots go to the heads of their lines now, not when their leases run out.
 /// A binding changed since the job took its slots may name other keys;
-/// those slots' leases run out on their own.
+/// those slots' leases run out on their own. A tenant's slot goes back
+/// without refilling its line: the hosts serving the queue do that within
+/// a refresh (`super::tenants`), knowing the tenant's share.
 pub async fn release_slots_of(
     queues: &QueueService,
     binding: &Binding,
@@ -387,10 +410,15 @@ pub async fn release_slots_of(
     data: &Value,
     lease: Duration,
 ) {
-    let held: Vec<(KeySlot, u64)> = key_gates(binding, queue, Some(data))
+    let mut held: Vec<(KeySlot, u64)> = key_gates(binding, queue, Some(data))
         .into_iter()
         .map(|gate| (gate.slot, gate.limit))
         .collect();
+    if let Some(rule) = &binding.fairness
+        && let Some(slot) = tenant_slot(rule, queue, Some(data))
+    {
+        held.push((slot, 0));
+    }
     release_all(queues, &held, id, lease.as_millis() as u64).await;
 }
 

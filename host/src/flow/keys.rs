@@ -19,6 +19,7 @@ pub fn keyed_data<J: RunningJob>(binding: &Binding, job: &J) -> Option<Value> {
         || binding.key_throttle.is_some()
         || binding.key_rate_limit.is_some()
         || binding.debounce.is_some()
+        || binding.fairness.is_some()
         || !binding.cancel_on.is_empty();
     keyed
         .then(|| serde_json::from_str(&job.input().data).ok())

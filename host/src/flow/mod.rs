@@ -12,6 +12,9 @@
 //! - [`recorded`]: key slots of ended runs, given back once BullMQ has
 //!   recorded the end.
 //! - [`keys`]: the values at a binding's key paths in a job's data.
+//! - [`tenants`]: fair shares of the queue's capacity between tenants
+//!   (`fairness`): each host's view of the tenants, their lines' refill,
+//!   and the scan that moves a tenant's first job ahead of a backlog.
 //! - [`why`]: why a job is not running yet (its key's line, a throttle, a
 //!   durable sleep or wait, a delay, children, a paused queue).
 //!
@@ -25,6 +28,7 @@ pub mod finish;
 pub mod keys;
 pub mod pump;
 pub mod recorded;
+pub mod tenants;
 pub mod why;
 
 pub use self::admission::{Admission, Admit, Admitted};
@@ -33,4 +37,5 @@ pub use self::finish::FinishDeadline;
 pub use self::keys::keyed_data;
 pub use self::pump::{KeyLines, pump};
 pub use self::recorded::RecordedEnds;
+pub use self::tenants::Tenants;
 pub use self::why::{Serving, WaitKind, WaitReason, Why};

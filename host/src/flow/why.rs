@@ -8,6 +8,7 @@
 use redis::AsyncCommands;
 use serde::Serialize;
 
+use super::tenants::share_now;
 use crate::queue::{HELD_BACK_PRIORITY, JobSnapshot, JobState, QueueError, QueueService};
 use crate::registry::Binding;
 use crate::state::key_limits::KeySlot;
@@ -19,6 +20,9 @@ use crate::state::waits::{Parked, WaitRecord, parked_in};
 pub enum WaitKind {
     /// Its key is at its `keyConcurrency` limit; it waits in the key's line.
     KeyLimit,
+    /// Its tenant runs its share of the queue under `fairness`; it waits in
+    /// the tenant's line for its turn.
+    TenantTurn,
     /// Its key is over its `keyThrottle` rate; it starts at `until`.
     Throttled,
     /// In a durable sleep until `until`.
@@ -65,14 +69,17 @@ pub struct WaitReason {
     /// Until when, ms since the epoch (`sleeping`, `delayed`; the deadline
     /// of `event` and `token`).
     pub until: Option<u64>,
-    /// Its key's value (`key_limit`, `throttled`).
+    /// Its key's value (`key_limit`, `throttled`; its tenant for
+    /// `tenant_turn`).
     #[schema(value_type = Option<Value>)]
     pub key: Option<serde_json::Value>,
-    /// Slots its key holds now (`key_limit`).
+    /// Slots its key (its tenant) holds now (`key_limit`, `tenant_turn`).
     pub running: Option<u64>,
-    /// Its key's limit (`key_limit`; starts per period for `throttled`).
+    /// Its key's limit (`key_limit`; starts per period for `throttled`;
+    /// its tenant's share for `tenant_turn`).
     pub limit: Option<u64>,
-    /// Jobs ahead of it in its key's line (`key_limit`, once it is in line).
+    /// Jobs ahead of it in its key's (tenant's) line (`key_limit`,
+    /// `tenant_turn`, once it is in line).
     pub ahead: Option<u64>,
 }
 
@@ -251,8 +258,8 @@ impl<'q> Why<'q> {
     }
 
     /// The job's place in its key's line, if it waits in one: its
-    /// `singleton` key's (waiting for the replaced job to stop), or its
-    /// `keyConcurrency` key's.
+    /// `singleton` key's (waiting for the replaced job to stop), its
+    /// `keyConcurrency` key's, or its tenant's under `fairness`.
     async fn key_wait(
         &self,
         job: &JobSnapshot,
@@ -263,19 +270,23 @@ impl<'q> Why<'q> {
         };
         let mut rules = Vec::new();
         if let Some(rule) = &binding.singleton {
-            rules.push((&rule.key, 1, true));
+            rules.push((&rule.key, 1, Line::Singleton));
         }
         if let Some(rule) = &binding.key_concurrency {
-            rules.push((&rule.key, rule.limit, false));
+            rules.push((&rule.key, rule.limit, Line::Key));
         }
-        for (path, limit, singleton) in rules {
+        if let Some(rule) = &binding.fairness {
+            rules.push((&rule.tenant, 0, Line::Tenant));
+        }
+        for (path, limit, line_of) in rules {
             let Some(value) = path.get(&job.data) else {
                 continue;
             };
-            let mut slot = KeySlot::of(&job.queue, value);
-            if singleton {
-                slot = slot.singleton();
-            }
+            let slot = match line_of {
+                Line::Singleton => KeySlot::of(&job.queue, value).singleton(),
+                Line::Key => KeySlot::of(&job.queue, value),
+                Line::Tenant => KeySlot::of(&job.queue, value).tenant(),
+            };
             let line = self.queues.store().keys().key_line(&job.queue, &slot.hash);
             let mut conn = self.queues.store().conn();
             let position: Option<u64> = redis::cmd("LPOS")
@@ -283,7 +294,7 @@ impl<'q> Why<'q> {
                 .arg(&job.id)
                 .query_async(&mut conn)
                 .await?;
-            let held_back = !singleton
+            let held_back = line_of == Line::Key
                 && job.state == JobState::Prioritized
                 && job.priority == HELD_BACK_PRIORITY;
             let place = match (position, held_back) {
@@ -291,21 +302,42 @@ impl<'q> Why<'q> {
                 (None, true) => "held back behind every ready job until a worker has room".into(),
                 (None, false) => continue,
             };
-            let state = self.queues.state().key_limits.state(&slot).await?;
-            let message = if singleton {
-                format!(
-                    "singleton key {value} ({}): waiting for its running job to stop; {place}",
-                    path.as_str()
-                )
-            } else {
-                format!(
-                    "key {value} ({}) is at its limit: {}/{limit} running; {place}",
-                    path.as_str(),
-                    state.held,
-                )
+            let path = path.as_str();
+            let (kind, state, limit, message) = match line_of {
+                Line::Singleton => {
+                    let state = self.queues.state().key_limits.state(&slot).await?;
+                    let message = format!(
+                        "singleton key {value} ({path}): waiting for its running job to stop; {place}"
+                    );
+                    (WaitKind::KeyLimit, state, limit, message)
+                }
+                Line::Key => {
+                    let state = self.queues.state().key_limits.state(&slot).await?;
+                    let message = format!(
+                        "key {value} ({path}) is at its limit: {}/{limit} running; {place}",
+                        state.held
+                    );
+                    (WaitKind::KeyLimit, state, limit, message)
+                }
+                Line::Tenant => {
+                    let Some(rule) = &binding.fairness else {
+                        continue;
+                    };
+                    let capacity = binding.global_concurrency.unwrap_or(1);
+                    let weight = rule.weight_of(value);
+                    let (state, share, active) =
+                        share_now(self.queues, rule, capacity, &slot, weight).await?;
+                    let message = format!(
+                        "tenant {value} ({path}) runs its share: {}/{share} running (weight {weight}; \
+                         {active} tenant{} share the queue's {capacity}); it waits for its turn; {place}",
+                        state.held,
+                        if active == 1 { "" } else { "s" }
+                    );
+                    (WaitKind::TenantTurn, state, share, message)
+                }
             };
             return Ok(Some(WaitReason {
-                kind: WaitKind::KeyLimit,
+                kind,
                 message,
                 until: None,
                 key: Some(value.clone()),
@@ -316,4 +348,12 @@ impl<'q> Why<'q> {
         }
         Ok(None)
     }
+}
+
+/// Which line a job may wait in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Line {
+    Singleton,
+    Key,
+    Tenant,
 }

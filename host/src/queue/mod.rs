@@ -26,6 +26,7 @@ mod recovery;
 mod schedules;
 mod snapshot;
 pub mod timeline;
+mod wait_order;
 mod wake;
 mod worker;
 
@@ -47,6 +48,7 @@ pub use self::options::{
 pub use self::recovery::{Stalled, StalledJob};
 pub use self::schedules::{ScheduleSpec, ScheduleView};
 pub use self::snapshot::{JobSnapshot, JobState, QueueCounts};
+pub use self::wait_order::WaitEnds;
 pub use self::worker::{
     ActiveJob, JobProcessor, JobResult, QueueWorker, RunningJob, WorkerSettings,
 };

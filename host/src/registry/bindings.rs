@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::flow_rules::{
-    CancelOn, Debounce, KeyConcurrency, KeyRate, MAX_CANCEL_ON, MAX_FINISH_TIMEOUT_MS,
+    CancelOn, Debounce, Fairness, KeyConcurrency, KeyRate, MAX_CANCEL_ON, MAX_FINISH_TIMEOUT_MS,
     MAX_KEY_LIMIT, Singleton,
 };
 use super::{RegistryError, invalid};
@@ -124,6 +124,8 @@ pub struct Binding {
     /// One job of a key at a time: a new one is skipped, or replaces it.
     #[serde(default)]
     pub singleton: Option<Singleton>,
+    /// The queue's capacity shared between tenants by weight.
+    pub fairness: Option<Fairness>,
     /// Runs a job in the instance an earlier job of the same tenant left,
     /// within bounds; absent: a fresh instance for every job.
     #[serde(default)]
@@ -265,6 +267,13 @@ pub struct BindingSpec {
     /// (`cancel`).
     #[serde(default)]
     pub singleton: Option<Singleton>,
+    /// Share the queue's `globalConcurrency` (required with it) between
+    /// tenants — the values at `tenant` in the jobs' data — by weight: a
+    /// tenant running its share waits while another is under its own, a
+    /// tenant alone uses all of it, and a tenant's first job jumps ahead of
+    /// another tenant's backlog in the wait list.
+    #[serde(default)]
+    pub fairness: Option<Fairness>,
     /// Run a job in the instance an earlier completed job of the same
     /// tenant (producer token), queue, handler version and limits left,
     /// instead of a fresh one: the engine's start-up is paid once per
@@ -407,6 +416,9 @@ impl BindingSpec {
                 format!("must be 1 to {MAX_KEY_LIMIT}"),
             ));
         }
+        if let Some(rule) = &self.fairness {
+            rule.validate(self.global_concurrency)?;
+        }
         if let Some(rule) = &self.key_throttle {
             rule.validate("keyThrottle")?;
         }
@@ -466,6 +478,7 @@ impl BindingSpec {
             key_rate_limit: self.key_rate_limit.clone(),
             debounce: self.debounce.clone(),
             singleton: self.singleton.clone(),
+            fairness: self.fairness.clone(),
             warm_instances: self.warm_instances.clone(),
         })
     }

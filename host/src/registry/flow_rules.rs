@@ -162,3 +162,71 @@ impl CancelOn {
 
 /// Longest `finishTimeoutMs`: a year, the longest durable sleep.
 pub const MAX_FINISH_TIMEOUT_MS: u64 = crate::sandbox::MAX_SLEEP_MS;
+
+/// Most entries in `fairness.weights`.
+pub const MAX_TENANT_WEIGHTS: usize = 1000;
+
+/// Largest tenant weight.
+pub const MAX_TENANT_WEIGHT: u32 = 1000;
+
+/// Fair shares between tenants (`fairness`): the queue's fleet capacity
+/// (its `globalConcurrency`) is shared between the tenants — the values at
+/// `tenant` in the jobs' data — that have jobs running or waiting, in
+/// proportion to their weights. A tenant running its share waits for its
+/// turn while another tenant is under its own; a tenant alone uses all of
+/// it. Sharing running slots charges each tenant by the wall time its jobs
+/// hold them. See `flow::tenants`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Fairness {
+    /// Where the job's data names its tenant (`$.tenantId`). A job without
+    /// a value there is not governed by fairness.
+    #[schema(value_type = String, pattern = r"^\$(\.[A-Za-z0-9_-]{1,64}){1,16}$", max_length = 256)]
+    pub tenant: JsonPath,
+    /// Weights of named tenants, 1 to 1000 (others weigh 1; at most 1000
+    /// entries). A name matches a tenant whose value is that string, or
+    /// whose value's JSON text it is (`"42"` matches the number 42).
+    #[serde(default)]
+    pub weights: std::collections::BTreeMap<String, u32>,
+}
+
+impl Fairness {
+    pub(super) fn validate(&self, global_concurrency: Option<u64>) -> Result<(), RegistryError> {
+        if global_concurrency.is_none() {
+            return Err(invalid(
+                "globalConcurrency",
+                "is required with fairness: it is the fleet capacity the tenants share",
+            ));
+        }
+        if self.weights.len() > MAX_TENANT_WEIGHTS {
+            return Err(invalid(
+                "fairness.weights",
+                format!("at most {MAX_TENANT_WEIGHTS} entries"),
+            ));
+        }
+        for (name, weight) in &self.weights {
+            if name.is_empty() || name.len() > 256 {
+                return Err(invalid(
+                    "fairness.weights",
+                    "names must be 1 to 256 characters",
+                ));
+            }
+            if !(1..=MAX_TENANT_WEIGHT).contains(weight) {
+                return Err(invalid(
+                    &format!("fairness.weights.{name}"),
+                    format!("must be 1 to {MAX_TENANT_WEIGHT}"),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The weight of the tenant whose value is `value`.
+    pub fn weight_of(&self, value: &serde_json::Value) -> u32 {
+        let named = match value {
+            serde_json::Value::String(s) => self.weights.get(s.as_str()),
+            other => self.weights.get(other.to_string().as_str()),
+        };
+        named.copied().unwrap_or(1)
+    }
+}

@@ -22,7 +22,9 @@ use std::sync::Arc;
 use redis::AsyncCommands;
 
 pub use self::bindings::{Binding, BindingSpec, MAX_CONFIG_ENTRIES, RateLimit, WarmInstances};
-pub use self::flow_rules::{CancelOn, Debounce, KeyConcurrency, KeyRate, Singleton, SingletonMode};
+pub use self::flow_rules::{
+    CancelOn, Debounce, Fairness, KeyConcurrency, KeyRate, Singleton, SingletonMode,
+};
 pub use self::handlers::{ComponentError, HandlerDetails, HandlerVersion};
 pub use self::secrets::{SecretSpec, SecretView};
 use crate::error::{FieldError, QueueError};

@@ -306,6 +306,10 @@ pub struct KeySlot {
 /// the same value: `s` before the hash.
 const SINGLETON_MARK: &str = "s";
 
+/// What sets a tenant's slots (`fairness`, `flow::tenants`) apart from a
+/// key's of the same value: `t` before the hash.
+pub const TENANT_MARK: &str = "t";
+
 impl KeySlot {
     /// The slot of `value` (the key's JSON value) in `queue`.
     pub fn of(queue: &str, value: &serde_json::Value) -> KeySlot {
@@ -323,6 +327,15 @@ impl KeySlot {
         KeySlot {
             queue: self.queue.clone(),
             hash: format!("{SINGLETON_MARK}{}", self.hash),
+        }
+    }
+
+    /// The slots of a tenant of this value under a `fairness` rule (its
+    /// own set and line; its limit is the tenant's share).
+    pub fn tenant(&self) -> KeySlot {
+        KeySlot {
+            queue: self.queue.clone(),
+            hash: format!("{TENANT_MARK}{}", self.hash),
         }
     }
 }
@@ -546,7 +559,9 @@ impl KeyLimits {
     /// Refills every non-empty line of `queue` (the pump: for releases a
     /// crash swallowed, and expired reservations): `keyConcurrency` keys'
     /// with their `limit` (when the binding has one), singleton keys' with 1.
-    /// Answers the jobs the refills reserved slots for.
+    /// Tenants' lines are left to `flow::tenants`, which knows their shares
+    /// ([`KeyLimits::fill`]). Answers the jobs the refills reserved slots
+    /// for.
     pub async fn fill_lines(
         &self,
         queue: &str,
@@ -557,6 +572,9 @@ impl KeyLimits {
         let hashes: Vec<String> = conn.smembers(self.store.keys().key_lines(queue)).await?;
         let mut fills = Vec::new();
         for hash in hashes {
+            if hash.starts_with(TENANT_MARK) {
+                continue;
+            }
             let (digits, limit) = match hash.strip_prefix(SINGLETON_MARK) {
                 Some(digits) => (digits, Some(1)),
                 None => (hash.as_str(), limit),
@@ -569,8 +587,23 @@ impl KeyLimits {
                 queue: queue.to_string(),
                 hash: hash.clone(),
             };
-            fills.push(KeyOp::new(&slot, "", limit, "fill"));
+            fills.push((slot, limit));
         }
+        self.fill(queue, &fills, lease_ms).await
+    }
+
+    /// Refills the lines of `slots` (each up to its limit), of `queue`:
+    /// answers the jobs the refills reserved slots for.
+    pub async fn fill(
+        &self,
+        queue: &str,
+        slots: &[(KeySlot, u64)],
+        lease_ms: u64,
+    ) -> Result<Released, QueueError> {
+        let fills: Vec<KeyOp> = slots
+            .iter()
+            .map(|(slot, limit)| KeyOp::new(slot, "", *limit, "fill"))
+            .collect();
         let mut released = Released {
             queue: queue.to_string(),
             ids: Vec::new(),
@@ -582,6 +615,27 @@ impl KeyLimits {
             }
         }
         Ok(released)
+    }
+
+    /// [`KeyLimits::state`] of each of `slots`, in one round trip.
+    pub async fn states(&self, slots: &[KeySlot]) -> Result<Vec<KeyState>, QueueError> {
+        let now = self.clock.now_ms();
+        let mut pipe = redis::pipe();
+        for slot in slots {
+            let [held, line, _, _, parking] = self.key_keys(slot);
+            pipe.zcount(held, format!("({now}"), "+inf")
+                .llen(line)
+                .zcard(parking);
+        }
+        let mut conn = self.store.conn();
+        let counts: Vec<u64> = pipe.query_async(&mut conn).await?;
+        Ok(counts
+            .chunks(3)
+            .map(|c| KeyState {
+                held: c[0],
+                queued: c[1] + c[2],
+            })
+            .collect())
     }
 
     /// How many slots `slot` holds now and how many jobs wait in its line.

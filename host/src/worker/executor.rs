@@ -149,10 +149,17 @@ impl Executor {
         let lease = host.worker_settings.lock_duration;
         let current = binding.clone();
         let lines = move || flow::KeyLines::of(&current.read().unwrap().binding);
+        let current = binding.clone();
+        let fairness = move || {
+            let resolved = current.read().unwrap();
+            let binding = &resolved.binding;
+            Some((binding.fairness.clone()?, binding.global_concurrency?))
+        };
+        let tenants = flow::Tenants::start(host.queues.clone(), &queue, lease, fairness);
         Executor {
             recorder: Recorder::start(host.queues.state().runs.clone()),
             metrics: host.metrics.queue(&queue),
-            admission: Admission::new(host.queues.clone(), lease),
+            admission: Admission::new(host.queues.clone(), lease, tenants),
             _pump: AbortOnDrop(tokio::spawn(flow::pump(host.queues.clone(), lease, lines))),
             recorded_ends: flow::RecordedEnds::new(),
             host,
