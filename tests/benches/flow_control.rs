@@ -25,8 +25,15 @@
 //!   the start of the killed jobs' completed runs (`processedOn`), over 5
 //!   kills on fresh fleets.
 //!
-//! `BENCH_ONLY` runs one part: `recovery`, `cancel`, `backlog` (the two
-//! backlog drains and the spread drain) or `spread` (the spread drain).
+//! - tenant fairness (`BENCH_ONLY=fairness`): one tenant's backlog of
+//!   1,000 keys x `BENCH_FC_PER_KEY` jobs (default 100), from the API or
+//!   from Node's `addBulk`, then 100 other tenants' first jobs, one every
+//!   20 ms through the API: their start delays (`processedOn - timestamp`)
+//!   with `fairness` and without, and each drain's jobs/s.
+//!
+//! `BENCH_ONLY` runs one part: `recovery`, `cancel`, `fairness`, `backlog`
+//! (the two backlog drains and the spread drain) or `spread` (the spread
+//! drain).
 //!
 //! Needs the release `airlock` binary (`cargo build --release -p airlock`)
 //! and the guests (`make guests`).
@@ -37,7 +44,7 @@ use std::time::{Duration, Instant};
 
 use airlock_tests::host::{Admin, tokens};
 use airlock_tests::redis_server::RedisServer;
-use airlock_tests::{shared_cache_dir, target_dir};
+use airlock_tests::{interop_script, shared_cache_dir, target_dir};
 use serde_json::{Value, json};
 
 const QUEUE: &str = "fc";
@@ -359,6 +366,76 @@ async fn spread_drain(per_key: usize, limited: bool) -> f64 {
     rate(&finished(&fleet.redis).await)
 }
 
+/// Where a tenant's backlog comes from.
+#[derive(Debug, Clone, Copy)]
+enum Source {
+    /// The API's bulk enqueue.
+    Api,
+    /// Node's BullMQ `queue.addBulk`.
+    Node,
+}
+
+/// One tenant ("big") enqueues 1,000 keys x `per_key` no-op jobs (keys
+/// interleaved) from `source`; once it is queued, 100 other tenants add one
+/// job each through the API, 20 ms apart, while the backlog drains. The
+/// queue has, with `keyed`, the per-key limit of 2 and, with `fair`,
+/// `fairness` by `$.tenant`. Answers the other tenants' start delays
+/// (`processedOn - timestamp`, ms, sorted), the backlog left when the first
+/// of them was added, and the drain's jobs/s.
+async fn tenant_drain(
+    per_key: usize,
+    source: Source,
+    keyed: bool,
+    fair: bool,
+) -> (Vec<u64>, u64, f64) {
+    let mut spec = noop_spec(keyed);
+    if fair {
+        spec["fairness"] = json!({"tenant": "$.tenant"});
+    }
+    let mut fleet = Fleet::start("noop", spec).await;
+    fleet.add_host();
+    let big = 1000 * per_key;
+    match source {
+        Source::Api => {
+            let jobs = (0..big)
+                .map(|i| json!({"data": {"tenant": "big", "customerId": format!("k{}", i % 1000)}}))
+                .collect();
+            fleet.enqueue(jobs).await;
+        }
+        Source::Node => {
+            let out = Command::new("node")
+                .arg(interop_script("enqueue.js"))
+                .args(["--redis", &fleet.redis.url(), "--prefix", "bull"])
+                .args(["--queue", QUEUE, "--count", &big.to_string()])
+                .args(["--name", "noop", "--data", r#"{"tenant":"big"}"#])
+                .args(["--vary", "customerId:1000"])
+                .output()
+                .expect("run node");
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+    }
+    let left = big.saturating_sub(completed(&fleet.redis).await) as u64;
+    for t in 0..100 {
+        fleet
+            .add(json!({"data": {"tenant": format!("t{t}"), "customerId": format!("t{t}")}}))
+            .await;
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    wait_completed(&fleet.redis, big + 100).await;
+    let jobs = finished(&fleet.redis).await;
+    let mut delays: Vec<u64> = jobs
+        .iter()
+        .filter(|j| j.0.starts_with('t'))
+        .map(|(_, t, p, _)| p.saturating_sub(*t))
+        .collect();
+    delays.sort();
+    (delays, left, rate(&jobs))
+}
+
 /// Cancel latency: `runs` times, a spinning guest (unmetered) runs on one
 /// of two hosts; from just before `POST /v1/jobs/{ref}/cancel` to the
 /// job's `finishedOn` (the failure written after the guest was stopped).
@@ -560,6 +637,53 @@ async fn bench() {
             pct(gaps, 0.99),
             gaps.last().unwrap()
         );
+        println!();
+    }
+    if runs(&["fairness"]) {
+        let per_key: usize = std::env::var("BENCH_FC_PER_KEY")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(100);
+        println!(
+            "| 2 hosts, global 50; tenant \"big\" 1,000 keys x {per_key}, then 100 tenants x 1 job (API, 20 ms apart) | backlog left | other tenants' first start p50 · p99 · max | jobs/s | target |"
+        );
+        println!("|---|---|---|---|---|");
+        let drains = [
+            (Source::Api, true),
+            (Source::Api, false),
+            (Source::Node, true),
+        ];
+        // `BENCH_FC_DRAINS=api-free,node-keyed` picks some of them.
+        let picked = std::env::var("BENCH_FC_DRAINS").ok();
+        for (source, keyed) in drains {
+            let name = format!(
+                "{}-{}",
+                format!("{source:?}").to_lowercase(),
+                if keyed { "keyed" } else { "free" }
+            );
+            if picked
+                .as_deref()
+                .is_some_and(|p| !p.split(',').any(|d| d == name))
+            {
+                continue;
+            }
+            for fair in [true, false] {
+                let (delays, left, rate) = tenant_drain(per_key, source, keyed, fair).await;
+                let keyed = if keyed { "key limit 2" } else { "no key limit" };
+                let fairness = if fair {
+                    "fairness by $.tenant"
+                } else {
+                    "no fairness"
+                };
+                println!(
+                    "| backlog from {source:?}, {keyed}, {fairness} | {left} | {} · {} · {} ms | {rate:.0} | {} |",
+                    pct(&delays, 0.5),
+                    pct(&delays, 0.99),
+                    delays.last().unwrap(),
+                    if fair { "p99 ≤ 100 ms" } else { "" },
+                );
+            }
+        }
         println!();
     }
     if runs(&["backlog", "spread"]) {

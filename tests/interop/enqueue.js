@@ -4,7 +4,10 @@
 // same job layout.
 //
 //   node enqueue.js --redis redis://127.0.0.1:PORT --prefix bull --queue Q --count N \
-//     [--name noop] [--data '{}']
+//     [--name noop] [--data '{}'] [--vary customerId:1000]
+//
+// `--vary FIELD:K` sets `data[FIELD]` to `k0` … `k{K-1}`, job by job in turn
+// (K keys, interleaved).
 //
 // stdout: one JSON line {"enqueued":N,"seconds":<float>}. Diagnostics go to
 // stderr; exit 1 on error.
@@ -23,6 +26,15 @@ async function main() {
   if (!Number.isInteger(count) || count < 0) throw new Error('--count must be a non-negative integer');
   const name = args.name || 'noop';
   const data = JSON.parse(args.data || '{}');
+  let vary = null;
+  if (args.vary) {
+    const [field, keys] = args.vary.split(':');
+    if (!field || !Number.isInteger(Number(keys)) || Number(keys) < 1) {
+      throw new Error('--vary must be FIELD:K with K a positive integer');
+    }
+    vary = { field, keys: Number(keys) };
+  }
+  const dataOf = (i) => (vary ? { ...data, [vary.field]: `k${i % vary.keys}` } : data);
 
   const queue = new Queue(args.queue, { connection: { url: args.redis }, prefix: args.prefix || 'bull' });
   queue.on('error', (err) => console.error('queue error:', err.message));
@@ -32,7 +44,7 @@ async function main() {
     const start = process.hrtime.bigint();
     for (let done = 0; done < count; done += CHUNK) {
       const size = Math.min(CHUNK, count - done);
-      await queue.addBulk(Array.from({ length: size }, () => ({ name, data })));
+      await queue.addBulk(Array.from({ length: size }, (_, j) => ({ name, data: dataOf(done + j) })));
     }
     const seconds = Number(process.hrtime.bigint() - start) / 1e9;
     process.stdout.write(JSON.stringify({ enqueued: count, seconds }) + '\n');

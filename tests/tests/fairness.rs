@@ -208,3 +208,42 @@ async fn backlogged_tenants_share_the_slots_by_weight_and_say_why_they_wait() {
         "gold's share of the busy time while both waited: {share:.2} (gold {gold} ms, silver {silver} ms)"
     );
 }
+
+#[tokio::test]
+async fn a_tenants_waiting_jobs_run_once_fairness_is_taken_off() {
+    let api = Api::start();
+    api.setup("imports", "catalog-sync", fair(json!({"gold": 3})))
+        .await;
+    let jobs: Vec<Value> = (0..40)
+        .map(|i| {
+            let tenant = if i % 2 == 0 { "gold" } else { "silver" };
+            json!({"data": {"tenant": tenant, "holdMs": 400}})
+        })
+        .collect();
+    let refs = api_enqueue(&api, "imports", jobs).await;
+    let silver: Vec<&String> = refs.iter().skip(1).step_by(2).collect();
+    eventually_some(
+        "a silver job waiting in its tenant's line",
+        Duration::from_secs(30),
+        || async {
+            for job in silver.iter().skip(2) {
+                if api.job(job).await["waiting"]["kind"] == "tenant_turn" {
+                    return Some(());
+                }
+            }
+            None
+        },
+    )
+    .await;
+    // The same binding without fairness: what waited in the tenants' lines
+    // runs (the key-line pump empties them), not after its parking's hour.
+    let mut spec = fair(json!({}));
+    spec.as_object_mut().unwrap().remove("fairness");
+    spec["handler"] = json!("catalog-sync");
+    let (status, body) = api.put("/v1/queues/imports", tokens::ADMIN, spec).await;
+    assert_eq!(status, reqwest::StatusCode::OK, "{body}");
+    for job in &refs {
+        let done = api.wait_done(job).await;
+        assert_eq!(done["state"], "completed", "{done}");
+    }
+}

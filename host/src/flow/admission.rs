@@ -34,7 +34,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::keys::{KeyGate, OnFull, cancel_matches, key_gates, key_value, slot_of};
-use super::tenants::{Tenants, tenant_slot};
+use super::tenants::{TenantShare, Tenants, tenant_slot};
 use crate::queue::{JobResult, QueueService, RunningJob};
 use crate::registry::Binding;
 use crate::sandbox::{Failure, FailureKind};
@@ -75,7 +75,7 @@ pub struct Admitted {
     queue: String,
     id: String,
     lease_ms: u64,
-    held: Vec<(KeySlot, u64)>,
+    held: Vec<Held>,
     matches: Vec<(String, Value)>,
     _renewal: Option<AbortOnDrop>,
 }
@@ -120,7 +120,7 @@ impl Admission {
                 ));
             }
         }
-        let mut held: Vec<(KeySlot, u64)> = Vec::new();
+        let mut held: Vec<Held> = Vec::new();
         for gate in &gates {
             let park = gate.on_full != OnFull::Skip;
             let acquire = || {
@@ -131,7 +131,11 @@ impl Admission {
             };
             let outcome = retrying("take a key slot", acquire).await;
             if matches!(outcome, Ok(true)) {
-                held.push((gate.slot.clone(), gate.limit));
+                held.push(Held {
+                    slot: gate.slot.clone(),
+                    limit: gate.limit,
+                    share: gate.share.clone(),
+                });
                 continue;
             }
             // Not taken: what this job holds so far goes back first.
@@ -145,12 +149,13 @@ impl Admission {
             };
         }
         let renewal = (!held.is_empty()).then(|| {
-            let (queues, slots, id) = (self.queues.clone(), held.clone(), id.to_string());
+            let slots: Vec<KeySlot> = held.iter().map(|h| h.slot.clone()).collect();
+            let (queues, id) = (self.queues.clone(), id.to_string());
             let every = Duration::from_millis((lease_ms / 3).max(1));
             AbortOnDrop(tokio::spawn(async move {
                 loop {
                     tokio::time::sleep(every).await;
-                    for (slot, _) in &slots {
+                    for slot in &slots {
                         let renewed = queues.state().key_limits.renew(slot, &id, lease_ms);
                         if let Err(e) = renewed.await {
                             tracing::warn!(error = %e, "could not renew a key slot's lease");
@@ -410,21 +415,40 @@ pub async fn release_slots_of(
     data: &Value,
     lease: Duration,
 ) {
-    let mut held: Vec<(KeySlot, u64)> = key_gates(binding, queue, Some(data))
+    let mut held: Vec<Held> = key_gates(binding, queue, Some(data))
         .into_iter()
-        .map(|gate| (gate.slot, gate.limit))
+        .map(|gate| Held {
+            slot: gate.slot,
+            limit: gate.limit,
+            share: None,
+        })
         .collect();
     if let Some(rule) = &binding.fairness
         && let Some(slot) = tenant_slot(rule, queue, Some(data))
     {
-        held.push((slot, 0));
+        held.push(Held {
+            slot,
+            limit: 0,
+            share: None,
+        });
     }
     release_all(queues, &held, id, lease.as_millis() as u64).await;
 }
 
+/// A key slot a run holds: its line is refilled up to `limit` when it goes
+/// back — for a tenant's slot, up to the tenant's share at that moment.
+#[derive(Clone)]
+struct Held {
+    slot: KeySlot,
+    limit: u64,
+    share: Option<TenantShare>,
+}
+
 /// Gives back every key slot in `held`.
-async fn release_all(queues: &QueueService, held: &[(KeySlot, u64)], id: &str, lease_ms: u64) {
-    for (slot, limit) in held {
+async fn release_all(queues: &QueueService, held: &[Held], id: &str, lease_ms: u64) {
+    for Held { slot, limit, share } in held {
+        let limit = share.as_ref().map_or(*limit, |s| s.now(&slot.hash));
+        let limit = &limit;
         let release = || async {
             let key_limits = &queues.state().key_limits;
             let released = key_limits.release(slot, id, *limit, lease_ms).await?;

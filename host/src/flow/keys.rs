@@ -56,6 +56,9 @@ pub struct KeyGate {
     /// The key's value, as JSON text (for failure reasons).
     pub value: String,
     pub on_full: OnFull,
+    /// A tenant's slot (`fairness`): its share as it is when the slot goes
+    /// back, the limit its line is refilled up to then.
+    pub share: Option<super::tenants::TenantShare>,
 }
 
 /// The key slots of the job under `binding`: its `singleton` key's, then
@@ -75,6 +78,7 @@ pub fn key_gates(binding: &Binding, queue: &str, data: Option<&Value>) -> Vec<Ke
                 SingletonMode::Skip => OnFull::Skip,
                 SingletonMode::Cancel => OnFull::CancelRunning,
             },
+            share: None,
         });
     }
     if let Some(rule) = &binding.key_concurrency
@@ -86,6 +90,7 @@ pub fn key_gates(binding: &Binding, queue: &str, data: Option<&Value>) -> Vec<Ke
             path: rule.key.clone(),
             value: key_value(&rule.key, data).unwrap_or_default(),
             on_full: OnFull::Wait,
+            share: None,
         });
     }
     gates

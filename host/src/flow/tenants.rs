@@ -3,15 +3,20 @@
 //! have jobs running or waiting — a tenant is the value at the rule's path
 //! in a job's data — in proportion to their weights.
 //!
-//! **Shares are slots.** A tenant's share is `capacity × weight / W`, at
-//! least 1, where `W` adds up the weights of the tenants that hold slots
-//! or have jobs in line, this one included. A job takes one of its
+//! **Shares are slots.** A tenant's share is max-min fair by weight: the
+//! tenant asking wants as many slots as it can get, and so does every
+//! tenant with jobs in line; a tenant with none in line wants one more than
+//! it holds (its next jobs may be in BullMQ's wait list, which no host
+//! counts). Those that want less than an even split (by weight) get what
+//! they want, and the rest of the capacity is split by weight between the
+//! others — at least 1 slot. A job takes one of its
 //! tenant's slots before its guest starts, after its key slots — the same
 //! leased slots, line and parking as a `keyConcurrency` key
 //! (`state::key_limits`, under the tenant's own hash, `t…`), with the
 //! tenant's share as the key's limit. A tenant running its share parks its
 //! next jobs in its line; its slots come back as its jobs end, and its
-//! line is refilled up to its share. A tenant alone has the whole capacity;
+//! line is refilled up to its share, the jobs a slot is reserved for going
+//! to the front of the wait list (`state::key_limits::Released::to_front`). A tenant alone has the whole capacity;
 //! when another tenant arrives, the first one's share shrinks and its
 //! runs above the new share are not stopped: it starts no new job until it
 //! is back under it. Sharing running slots charges each tenant by the wall
@@ -52,7 +57,8 @@
 //! data of each job it has not seen (every job once per host, as it is
 //! added or reaches the front), and one script call moving the jobs that
 //! jump; the refresh is one pipeline per 100 ms per host; a governed job
-//! adds one operation to its take and to its release (one more key slot),
+//! adds one batched operation to its take and one to its release (its
+//! tenant's slot),
 //! and a job over its tenant's share is parked and promoted like a job
 //! over its key's limit.
 //!
@@ -113,8 +119,6 @@ pub struct TenantView {
 struct View {
     /// The tenants holding slots or with jobs in line, by slot hash.
     active: HashMap<String, TenantView>,
-    /// Their weights, together.
-    total_weight: u64,
     /// The weights of the binding's named tenants, by slot hash.
     named: HashMap<String, u32>,
 }
@@ -132,7 +136,6 @@ impl View {
                 continue;
             }
             let weight = view.weight(&slot.hash);
-            view.total_weight += weight as u64;
             view.active.insert(
                 slot.hash.clone(),
                 TenantView {
@@ -149,11 +152,54 @@ impl View {
         self.named.get(hash).copied().unwrap_or(1)
     }
 
-    /// The share of the tenant `hash` of weight `weight`, were it active.
+    /// The share of the tenant `hash` of weight `weight` that asks for a
+    /// slot: max-min fair by weight. The tenant itself wants as many slots
+    /// as it can get, and so does every tenant with jobs in line; a tenant
+    /// with none in line wants one more than it holds (its next jobs may be
+    /// in BullMQ's wait list, where a host does not count them). Tenants
+    /// that want less than an even split get what they want, and the rest
+    /// of the capacity is split by weight between the others. So a tenant
+    /// that runs one job leaves all but two slots to the rest.
     fn share(&self, hash: &str, weight: u32, capacity: u64) -> u64 {
-        let others = self.total_weight - self.active.get(hash).map_or(0, |t| t.weight as u64);
-        let total = others + weight as u64;
-        (capacity * weight as u64 / total.max(1)).max(1)
+        let mut left = capacity as f64;
+        let mut weights = weight as f64;
+        let mut content: Vec<(f64, f64)> = Vec::new();
+        for (other, tenant) in &self.active {
+            if other == hash {
+                continue;
+            }
+            weights += tenant.weight as f64;
+            if tenant.queued == 0 {
+                content.push(((tenant.held + 1) as f64, tenant.weight as f64));
+            }
+        }
+        content.sort_by(|a, b| (a.0 / a.1).total_cmp(&(b.0 / b.1)));
+        for (wants, w) in content {
+            if wants > left * w / weights {
+                break;
+            }
+            left -= wants;
+            weights -= w;
+        }
+        ((left * weight as f64 / weights).floor() as u64).max(1)
+    }
+}
+
+/// A tenant's share as this host's view has it when asked: a run's tenant
+/// slot refills the tenant's line up to it when it goes back, so a tenant
+/// whose share shrank while its job ran does not get its old share back.
+#[derive(Clone)]
+pub struct TenantShare {
+    inner: Arc<Inner>,
+    weight: u32,
+    capacity: u64,
+}
+
+impl TenantShare {
+    /// The share of the tenant of slot hash `hash` now.
+    pub fn now(&self, hash: &str) -> u64 {
+        let view = self.inner.view.read().unwrap();
+        view.share(hash, self.weight, self.capacity)
     }
 }
 
@@ -229,6 +275,11 @@ impl Tenants {
             path: rule.tenant.clone(),
             value: value.to_string(),
             on_full: OnFull::Wait,
+            share: Some(TenantShare {
+                inner: self.inner.clone(),
+                weight: rule.weight_of(value),
+                capacity,
+            }),
         }))
     }
 
@@ -334,7 +385,7 @@ impl Inner {
         }
         if !fills.is_empty() {
             let released = (self.queues.state().key_limits)
-                .fill(&self.queue, &fills, lease.as_millis() as u64)
+                .fill(&self.queue, &fills, lease.as_millis() as u64, true)
                 .await?;
             self.queues.promote_released(released).await?;
         }
@@ -533,15 +584,15 @@ impl SeenJobs {
 mod tests {
     use super::*;
 
-    fn view(active: &[(&str, u32)]) -> View {
+    /// A view of tenants `(hash, weight, held, queued)`.
+    fn view(active: &[(&str, u32, u64, u64)]) -> View {
         let mut view = View::default();
-        for (hash, weight) in active {
-            view.total_weight += *weight as u64;
+        for (hash, weight, held, queued) in active {
             view.active.insert(
                 hash.to_string(),
                 TenantView {
-                    held: 1,
-                    queued: 0,
+                    held: *held,
+                    queued: *queued,
                     weight: *weight,
                 },
             );
@@ -550,17 +601,30 @@ mod tests {
     }
 
     #[test]
-    fn a_share_is_the_capacity_by_weight_among_the_active_tenants() {
+    fn a_share_is_max_min_fair_by_weight() {
         // Alone, a tenant has all of it, active or not yet.
         assert_eq!(view(&[]).share("a", 1, 50), 50);
-        assert_eq!(view(&[("a", 1)]).share("a", 1, 50), 50);
-        // A newcomer counts itself in.
-        assert_eq!(view(&[("a", 1)]).share("b", 1, 50), 25);
-        let three = view(&[("a", 3), ("b", 1)]);
-        assert_eq!(three.share("a", 3, 50), 37);
-        assert_eq!(three.share("b", 1, 50), 12);
+        assert_eq!(view(&[("a", 1, 50, 0)]).share("a", 1, 50), 50);
+        // A newcomer gets an even split from a tenant that holds more…
+        assert_eq!(view(&[("a", 1, 50, 0)]).share("b", 1, 50), 25);
+        // …and one that holds less keeps it and room for one more, the rest
+        // going to the newcomer.
+        assert_eq!(view(&[("a", 1, 1, 0)]).share("b", 1, 50), 48);
+        assert_eq!(
+            view(&[("a", 1, 1, 0), ("c", 1, 3, 0)]).share("b", 1, 50),
+            44
+        );
+        // Weights: a tenant of weight 3 holding 2 of 4 keeps room for a third.
+        assert_eq!(view(&[("a", 3, 2, 0)]).share("b", 1, 4), 1);
+        assert_eq!(view(&[("b", 1, 2, 0)]).share("a", 3, 4), 3);
+        // A tenant with jobs in line wants its whole split, whatever it holds.
+        assert_eq!(view(&[("a", 1, 1, 5)]).share("b", 1, 50), 25);
+        // By weight.
+        let both = view(&[("a", 3, 40, 9), ("b", 1, 10, 9)]);
+        assert_eq!(both.share("a", 3, 50), 37);
+        assert_eq!(both.share("b", 1, 50), 12);
         // Never below one slot.
-        assert_eq!(view(&[("a", 1000)]).share("b", 1, 50), 1);
+        assert_eq!(view(&[("a", 1000, 50, 9)]).share("b", 1, 50), 1);
     }
 
     #[test]

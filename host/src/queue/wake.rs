@@ -10,11 +10,16 @@ impl QueueService {
     /// Promotes jobs a key's freed slot was just reserved for
     /// ([`KeyLimits`](crate::state::key_limits::KeyLimits) answers them); one that was held
     /// back at enqueue ([`HELD_BACK_PRIORITY`](super::HELD_BACK_PRIORITY)) also goes from the
-    /// prioritized set to the wait list. A job that is no longer delayed (it
+    /// prioritized set to the wait list. A tenant's jobs then move to the
+    /// wait list's front (`Released::to_front`). A job that is no longer delayed (it
     /// was cancelled and taken, or removed) is skipped: its reservation
     /// expires with its lease.
     pub async fn promote_released(&self, released: Released) -> Result<(), QueueError> {
-        let Released { queue, ids } = released;
+        let Released {
+            queue,
+            ids,
+            to_front,
+        } = released;
         let queue = queue.as_str();
         if ids.is_empty() {
             return Ok(());
@@ -33,6 +38,9 @@ impl QueueService {
             {
                 tracing::debug!(queue, id, error = %e, "key line: to the wait list");
             }
+        }
+        if to_front {
+            self.to_front(queue, &ids).await?;
         }
         Ok(())
     }

@@ -306,6 +306,23 @@ pub struct KeySlot {
 /// the same value: `s` before the hash.
 const SINGLETON_MARK: &str = "s";
 
+/// Each refill of a line whose rule the binding no longer has reserves up
+/// to this many slots: such a line is emptied.
+pub const RULE_GONE_LIMIT: u64 = 100_000;
+
+/// The line limits a queue's binding has now, for the pump's refill
+/// ([`KeyLimits::fill_lines`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LineLimits {
+    /// Its `keyConcurrency` limit, if it has one.
+    pub key: Option<u64>,
+    /// Whether it has a `singleton`.
+    pub singleton: bool,
+    /// Whether it has `fairness` (its tenants' lines are `flow::tenants`'
+    /// to refill).
+    pub fairness: bool,
+}
+
 /// What sets a tenant's slots (`fairness`, `flow::tenants`) apart from a
 /// key's of the same value: `t` before the hash.
 pub const TENANT_MARK: &str = "t";
@@ -328,6 +345,11 @@ impl KeySlot {
             queue: self.queue.clone(),
             hash: format!("{SINGLETON_MARK}{}", self.hash),
         }
+    }
+
+    /// Whether these are a tenant's slots ([`KeySlot::tenant`]).
+    pub fn is_tenant(&self) -> bool {
+        self.hash.starts_with(TENANT_MARK)
     }
 
     /// The slots of a tenant of this value under a `fairness` rule (its
@@ -361,6 +383,11 @@ pub struct Released {
     pub queue: String,
     /// Their ids, in line order.
     pub ids: Vec<String>,
+    /// Whether they go to the front of the wait list (a tenant's turn,
+    /// `flow::tenants`: a reservation held while the job waits behind a
+    /// backlog would keep the tenant's slot idle) rather than its back (a
+    /// key's turn, behind the other keys' ready jobs).
+    pub to_front: bool,
 }
 
 /// The per-key slots, lines and parking of every queue on one Redis.
@@ -451,6 +478,7 @@ impl KeyLimits {
         Ok(Released {
             queue: slot.queue.clone(),
             ids,
+            to_front: slot.is_tenant(),
         })
     }
 
@@ -557,29 +585,33 @@ impl KeyLimits {
     }
 
     /// Refills every non-empty line of `queue` (the pump: for releases a
-    /// crash swallowed, and expired reservations): `keyConcurrency` keys'
-    /// with their `limit` (when the binding has one), singleton keys' with 1.
-    /// Tenants' lines are left to `flow::tenants`, which knows their shares
-    /// ([`KeyLimits::fill`]). Answers the jobs the refills reserved slots
+    /// crash swallowed, and expired reservations), under the limits the
+    /// binding has now (`limits`): `keyConcurrency` keys' with their limit,
+    /// singleton keys' with 1. Tenants' lines are left to `flow::tenants`,
+    /// which knows their shares. A line whose rule the binding no longer
+    /// has is emptied ([`RULE_GONE_LIMIT`] per call), its jobs sent to the
+    /// back of the wait list. Answers the jobs the refills reserved slots
     /// for.
     pub async fn fill_lines(
         &self,
         queue: &str,
-        limit: Option<u64>,
+        limits: LineLimits,
         lease_ms: u64,
     ) -> Result<Released, QueueError> {
         let mut conn = self.store.conn();
         let hashes: Vec<String> = conn.smembers(self.store.keys().key_lines(queue)).await?;
         let mut fills = Vec::new();
         for hash in hashes {
-            if hash.starts_with(TENANT_MARK) {
-                continue;
-            }
-            let (digits, limit) = match hash.strip_prefix(SINGLETON_MARK) {
-                Some(digits) => (digits, Some(1)),
-                None => (hash.as_str(), limit),
+            let (digits, limit) = if let Some(digits) = hash.strip_prefix(TENANT_MARK) {
+                if limits.fairness {
+                    continue;
+                }
+                (digits, RULE_GONE_LIMIT)
+            } else if let Some(digits) = hash.strip_prefix(SINGLETON_MARK) {
+                (digits, if limits.singleton { 1 } else { RULE_GONE_LIMIT })
+            } else {
+                (hash.as_str(), limits.key.unwrap_or(RULE_GONE_LIMIT))
             };
-            let Some(limit) = limit else { continue };
             if digits.len() != 24 || !digits.bytes().all(|b| b.is_ascii_hexdigit()) {
                 continue;
             }
@@ -589,16 +621,18 @@ impl KeyLimits {
             };
             fills.push((slot, limit));
         }
-        self.fill(queue, &fills, lease_ms).await
+        self.fill(queue, &fills, lease_ms, false).await
     }
 
     /// Refills the lines of `slots` (each up to its limit), of `queue`:
-    /// answers the jobs the refills reserved slots for.
+    /// answers the jobs the refills reserved slots for, to go to the front
+    /// of the wait list with `to_front` (see [`Released::to_front`]).
     pub async fn fill(
         &self,
         queue: &str,
         slots: &[(KeySlot, u64)],
         lease_ms: u64,
+        to_front: bool,
     ) -> Result<Released, QueueError> {
         let fills: Vec<KeyOp> = slots
             .iter()
@@ -607,6 +641,7 @@ impl KeyLimits {
         let mut released = Released {
             queue: queue.to_string(),
             ids: Vec::new(),
+            to_front,
         };
         for chunk in fills.chunks(MAX_BATCH) {
             let now = self.clock.now_ms();

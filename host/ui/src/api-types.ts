@@ -861,6 +861,7 @@ export interface components {
             keyRateLimit?: components["schemas"]["KeyRate"] | null;
             debounce?: components["schemas"]["Debounce"] | null;
             singleton?: components["schemas"]["Singleton"] | null;
+            fairness?: components["schemas"]["Fairness"] | null;
             warmInstances?: components["schemas"]["WarmInstances"] | null;
         };
         /** @description A request to create or replace a binding; absent fields take defaults. */
@@ -919,6 +920,7 @@ export interface components {
             keyRateLimit?: components["schemas"]["KeyRate"] | null;
             debounce?: components["schemas"]["Debounce"] | null;
             singleton?: components["schemas"]["Singleton"] | null;
+            fairness?: components["schemas"]["Fairness"] | null;
             warmInstances?: components["schemas"]["WarmInstances"] | null;
         } & ({
             /** @enum {unknown} */
@@ -1220,6 +1222,30 @@ export interface components {
             data?: unknown;
             /** @description An idempotency id: the same id within 24 hours creates no new jobs. */
             id?: string | null;
+        };
+        /**
+         * @description Fair shares between tenants (`fairness`): the queue's fleet capacity
+         *     (its `globalConcurrency`) is shared between the tenants — the values at
+         *     `tenant` in the jobs' data — that have jobs running or waiting, in
+         *     proportion to their weights. A tenant running its share waits for its
+         *     turn while another tenant is under its own; a tenant alone uses all of
+         *     it. Sharing running slots charges each tenant by the wall time its jobs
+         *     hold them. See `flow::tenants`.
+         */
+        Fairness: {
+            /**
+             * @description Where the job's data names its tenant (`$.tenantId`). A job without
+             *     a value there is not governed by fairness.
+             */
+            tenant: string;
+            /**
+             * @description Weights of named tenants, 1 to 1000 (others weigh 1; at most 1000
+             *     entries). A name matches a tenant whose value is that string, or
+             *     whose value's JSON text it is (`"42"` matches the number 42).
+             */
+            weights?: {
+                [key: string]: number;
+            };
         };
         /** @description An added flow node. */
         FlowNode: {
@@ -2355,7 +2381,7 @@ export interface components {
          * @description What holds a job back.
          * @enum {string}
          */
-        WaitKind: "key_limit" | "throttled" | "sleeping" | "event" | "token" | "delayed" | "children" | "paused" | "no_host" | "capacity_full" | "ready";
+        WaitKind: "key_limit" | "tenant_turn" | "throttled" | "sleeping" | "event" | "token" | "delayed" | "children" | "paused" | "no_host" | "capacity_full" | "ready";
         /** @description Why a job waits. */
         WaitReason: {
             /** @description What holds it back. */
@@ -2368,21 +2394,26 @@ export interface components {
              *     of `event` and `token`).
              */
             until?: number | null;
-            /** @description Its key's value (`key_limit`, `throttled`). */
+            /**
+             * @description Its key's value (`key_limit`, `throttled`; its tenant for
+             *     `tenant_turn`).
+             */
             key?: unknown;
             /**
              * Format: int64
-             * @description Slots its key holds now (`key_limit`).
+             * @description Slots its key (its tenant) holds now (`key_limit`, `tenant_turn`).
              */
             running?: number | null;
             /**
              * Format: int64
-             * @description Its key's limit (`key_limit`; starts per period for `throttled`).
+             * @description Its key's limit (`key_limit`; starts per period for `throttled`;
+             *     its tenant's share for `tenant_turn`).
              */
             limit?: number | null;
             /**
              * Format: int64
-             * @description Jobs ahead of it in its key's line (`key_limit`, once it is in line).
+             * @description Jobs ahead of it in its key's (tenant's) line (`key_limit`,
+             *     `tenant_turn`, once it is in line).
              */
             ahead?: number | null;
         };
