@@ -68,6 +68,38 @@ async fn api_enqueue(api: &Api, queue: &str, jobs: Vec<Value>) -> Vec<String> {
     refs
 }
 
+/// The busy time (ms) of tenants `a` and `b` over `runs`, counted from the
+/// first start to the last start of whichever tenant ran out first: while
+/// both had jobs left to start.
+fn busy_while_both_wait(runs: &[Value], a: &str, b: &str) -> (f64, f64) {
+    let span = |j: &Value| {
+        let r = &j["returnvalue"];
+        (
+            r["heldFromMs"].as_u64().unwrap(),
+            r["heldToMs"].as_u64().unwrap(),
+        )
+    };
+    let last_start = |tenant: &str| {
+        runs.iter()
+            .filter(|j| j["data"]["tenant"] == tenant)
+            .map(|j| span(j).0)
+            .max()
+            .unwrap()
+    };
+    let first = runs.iter().map(|j| span(j).0).min().unwrap();
+    let until = last_start(a).min(last_start(b));
+    let busy = |tenant: &str| -> f64 {
+        runs.iter()
+            .filter(|j| j["data"]["tenant"] == tenant)
+            .map(|j| {
+                let (from, to) = span(j);
+                to.min(until).saturating_sub(from.max(first))
+            })
+            .sum::<u64>() as f64
+    };
+    (busy(a), busy(b))
+}
+
 async fn completed_count(api: &Api, queue: &str) -> u64 {
     let (_, q) = api.get(&format!("/v1/queues/{queue}"), tokens::ADMIN).await;
     q["counts"]["completed"].as_u64().unwrap()
@@ -178,34 +210,42 @@ async fn backlogged_tenants_share_the_slots_by_weight_and_say_why_they_wait() {
     }
     // While both tenants had jobs left to start, gold held about three
     // quarters of the busy time.
-    let last_start = |tenant: &str| {
-        runs.iter()
-            .filter(|j| j["data"]["tenant"] == tenant)
-            .map(|j| j["returnvalue"]["heldFromMs"].as_u64().unwrap())
-            .max()
-            .unwrap()
-    };
-    let first = runs
-        .iter()
-        .map(|j| j["returnvalue"]["heldFromMs"].as_u64().unwrap())
-        .min()
-        .unwrap();
-    let until = last_start("gold").min(last_start("silver"));
-    let busy = |tenant: &str| -> u64 {
-        runs.iter()
-            .filter(|j| j["data"]["tenant"] == tenant)
-            .map(|j| {
-                let from = j["returnvalue"]["heldFromMs"].as_u64().unwrap().max(first);
-                let to = j["returnvalue"]["heldToMs"].as_u64().unwrap().min(until);
-                to.saturating_sub(from)
-            })
-            .sum()
-    };
-    let (gold, silver) = (busy("gold") as f64, busy("silver") as f64);
+    let (gold, silver) = busy_while_both_wait(&runs, "gold", "silver");
     let share = gold / (gold + silver);
     assert!(
         (0.65..=0.85).contains(&share),
         "gold's share of the busy time while both waited: {share:.2} (gold {gold} ms, silver {silver} ms)"
+    );
+}
+
+#[tokio::test]
+async fn a_turn_is_charged_by_the_time_its_job_holds_the_slot() {
+    let api = Api::start();
+    api.setup("imports", "catalog-sync", fair(json!({}))).await;
+    // One job of each in turn: FIFO would give the slow tenant about 95 %
+    // of the busy time (400 ms jobs against 20 ms ones).
+    let jobs: Vec<Value> = (0..160)
+        .map(|i| {
+            let (tenant, hold) = if i % 2 == 0 && i < 40 {
+                ("slow", 400)
+            } else {
+                ("fast", 20)
+            };
+            json!({"data": {"tenant": tenant, "holdMs": hold}})
+        })
+        .collect();
+    let refs = api_enqueue(&api, "imports", jobs).await;
+    let mut runs = Vec::new();
+    for job in &refs {
+        let done = api.wait_done(job).await;
+        assert_eq!(done["state"], "completed", "{done}");
+        runs.push(done);
+    }
+    let (slow, fast) = busy_while_both_wait(&runs, "slow", "fast");
+    let share = slow / (slow + fast);
+    assert!(
+        (0.35..=0.65).contains(&share),
+        "the slow tenant's share of the busy time while both waited: {share:.2} (slow {slow} ms, fast {fast} ms)"
     );
 }
 
