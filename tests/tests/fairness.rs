@@ -68,15 +68,15 @@ async fn api_enqueue(api: &Api, queue: &str, jobs: Vec<Value>) -> Vec<String> {
     refs
 }
 
-/// The busy time (ms) of tenants `a` and `b` over `runs`, counted from the
-/// first start to the last start of whichever tenant ran out first: while
-/// both had jobs left to start.
+/// The time (ms) tenants `a` and `b` held slots over `runs` — each job from
+/// its start (`processedOn`, when it got its slots) to its recorded end
+/// (`finishedOn`) — counted from the first start to the last start of
+/// whichever tenant ran out first: while both had jobs left to start.
 fn busy_while_both_wait(runs: &[Value], a: &str, b: &str) -> (f64, f64) {
     let span = |j: &Value| {
-        let r = &j["returnvalue"];
         (
-            r["heldFromMs"].as_u64().unwrap(),
-            r["heldToMs"].as_u64().unwrap(),
+            j["processedOn"].as_u64().unwrap(),
+            j["finishedOn"].as_u64().unwrap(),
         )
     };
     let last_start = |tenant: &str| {
@@ -208,13 +208,14 @@ async fn backlogged_tenants_share_the_slots_by_weight_and_say_why_they_wait() {
         assert_eq!(done["state"], "completed", "{done}");
         runs.push(done);
     }
-    // While both tenants had jobs left to start, gold held about three
-    // quarters of the busy time.
+    // While both tenants had jobs left to start, gold held the slots about
+    // three quarters of the time.
     let (gold, silver) = busy_while_both_wait(&runs, "gold", "silver");
     let share = gold / (gold + silver);
+    eprintln!("gold's share of the slot time: {share:.2}");
     assert!(
         (0.65..=0.85).contains(&share),
-        "gold's share of the busy time while both waited: {share:.2} (gold {gold} ms, silver {silver} ms)"
+        "gold's share of the slot time while both waited: {share:.2} (gold {gold} ms, silver {silver} ms)"
     );
 }
 
@@ -222,8 +223,9 @@ async fn backlogged_tenants_share_the_slots_by_weight_and_say_why_they_wait() {
 async fn a_turn_is_charged_by_the_time_its_job_holds_the_slot() {
     let api = Api::start();
     api.setup("imports", "catalog-sync", fair(json!({}))).await;
-    // One job of each in turn: FIFO would give the slow tenant about 95 %
-    // of the busy time (400 ms jobs against 20 ms ones).
+    // One job of each in turn (400 ms jobs against 20 ms ones): without
+    // fairness the slow tenant held the slots 74 % of the time here, with
+    // it 51–55 %.
     let jobs: Vec<Value> = (0..160)
         .map(|i| {
             let (tenant, hold) = if i % 2 == 0 && i < 40 {
@@ -243,9 +245,10 @@ async fn a_turn_is_charged_by_the_time_its_job_holds_the_slot() {
     }
     let (slow, fast) = busy_while_both_wait(&runs, "slow", "fast");
     let share = slow / (slow + fast);
+    eprintln!("the slow tenant's share of the slot time: {share:.2}");
     assert!(
-        (0.35..=0.65).contains(&share),
-        "the slow tenant's share of the busy time while both waited: {share:.2} (slow {slow} ms, fast {fast} ms)"
+        (0.35..=0.62).contains(&share),
+        "the slow tenant's share of the slot time while both waited: {share:.2} (slow {slow} ms, fast {fast} ms)"
     );
 }
 
@@ -286,4 +289,32 @@ async fn a_tenants_waiting_jobs_run_once_fairness_is_taken_off() {
         let done = api.wait_done(job).await;
         assert_eq!(done["state"], "completed", "{done}");
     }
+}
+
+#[tokio::test]
+async fn fairness_settings_are_checked_and_name_the_field() {
+    let api = Api::start();
+    api.setup("imports", "catalog-sync", fair(json!({}))).await;
+    let put = |spec: Value| {
+        let mut spec = spec;
+        spec["handler"] = json!("catalog-sync");
+        api.put("/v1/queues/imports", tokens::ADMIN, spec)
+    };
+    let mut no_capacity = fair(json!({}));
+    no_capacity
+        .as_object_mut()
+        .unwrap()
+        .remove("globalConcurrency");
+    for (spec, field) in [
+        (no_capacity, "globalConcurrency"),
+        (fair(json!({"acme": 0})), "fairness.weights.acme"),
+        (fair(json!({"acme": 1001})), "fairness.weights.acme"),
+    ] {
+        let (status, body) = put(spec).await;
+        assert_eq!(status, reqwest::StatusCode::BAD_REQUEST, "{body}");
+        assert_eq!(airlock_tests::api::error_field(&body), field, "{body}");
+    }
+    let (status, body) = put(fair(json!({"acme": 1000}))).await;
+    assert_eq!(status, reqwest::StatusCode::OK, "{body}");
+    assert_eq!(body["fairness"]["weights"]["acme"], 1000, "{body}");
 }

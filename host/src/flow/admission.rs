@@ -437,7 +437,6 @@ pub async fn release_slots_of(
 
 /// A key slot a run holds: its line is refilled up to `limit` when it goes
 /// back — for a tenant's slot, up to the tenant's share at that moment.
-#[derive(Clone)]
 struct Held {
     slot: KeySlot,
     limit: u64,
@@ -448,10 +447,9 @@ struct Held {
 async fn release_all(queues: &QueueService, held: &[Held], id: &str, lease_ms: u64) {
     for Held { slot, limit, share } in held {
         let limit = share.as_ref().map_or(*limit, |s| s.now(&slot.hash));
-        let limit = &limit;
-        let release = || async {
+        let release = || async move {
             let key_limits = &queues.state().key_limits;
-            let released = key_limits.release(slot, id, *limit, lease_ms).await?;
+            let released = key_limits.release(slot, id, limit, lease_ms).await?;
             queues.promote_released(released).await
         };
         if let Err(e) = retrying("give a key slot back", release).await {
