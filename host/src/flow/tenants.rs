@@ -5,9 +5,10 @@
 //!
 //! **Shares are slots.** A tenant's share is max-min fair by weight: the
 //! tenant asking wants as many slots as it can get, and so does every
-//! tenant with jobs in line; a tenant with none in line wants one more than
-//! it holds (its next jobs may be in BullMQ's wait list, which no host
-//! counts). Those that want less than an even split (by weight) get what
+//! tenant with jobs in line or at either end of the wait list (as the
+//! host's last scan read it); any other tenant wants one more than it
+//! holds (its next jobs may be in the middle of the wait list, which no
+//! scan reads). Those that want less than an even split (by weight) get what
 //! they want, and the rest of the capacity is split by weight between the
 //! others — at least 1 slot. A job takes one of its
 //! tenant's slots before its guest starts, after its key slots — the same
@@ -121,6 +122,9 @@ struct View {
     active: HashMap<String, TenantView>,
     /// The weights of the binding's named tenants, by slot hash.
     named: HashMap<String, u32>,
+    /// The tenants with jobs at the ends of the wait list, as this host's
+    /// last scan read them: they want more than they hold.
+    waiting: HashSet<String>,
 }
 
 impl View {
@@ -154,9 +158,10 @@ impl View {
 
     /// The share of the tenant `hash` of weight `weight` that asks for a
     /// slot: max-min fair by weight. The tenant itself wants as many slots
-    /// as it can get, and so does every tenant with jobs in line; a tenant
-    /// with none in line wants one more than it holds (its next jobs may be
-    /// in BullMQ's wait list, where a host does not count them). Tenants
+    /// as it can get, and so does every tenant with jobs in line or seen in
+    /// the wait list by this host's last scan; any other tenant wants one
+    /// more than it holds (its next jobs may be in the middle of the wait
+    /// list, which no scan reads). Tenants
     /// that want less than an even split get what they want, and the rest
     /// of the capacity is split by weight between the others. So a tenant
     /// that runs one job leaves all but two slots to the rest.
@@ -169,8 +174,13 @@ impl View {
                 continue;
             }
             weights += tenant.weight as f64;
-            if tenant.queued == 0 {
+            if tenant.queued == 0 && !self.waiting.contains(other) {
                 content.push(((tenant.held + 1) as f64, tenant.weight as f64));
+            }
+        }
+        for other in &self.waiting {
+            if other != hash && !self.active.contains_key(other) {
+                weights += self.weight(other) as f64;
             }
         }
         content.sort_by(|a, b| (a.0 / a.1).total_cmp(&(b.0 / b.1)));
@@ -372,7 +382,11 @@ impl Inner {
                 (tenant.queued > 0 && tenant.held < share).then_some((slot, share))
             })
             .collect();
-        *self.view.write().unwrap() = view;
+        {
+            let mut current = self.view.write().unwrap();
+            let waiting = std::mem::take(&mut current.waiting);
+            *current = View { waiting, ..view };
+        }
         if !forget.is_empty() {
             let _: i64 = redis::cmd("SREM")
                 .arg(self.queues.store().keys().tenants(&self.queue))
@@ -416,10 +430,6 @@ impl Inner {
         seen: &mut SeenJobs,
     ) -> Result<(), QueueError> {
         let ends = self.queues.wait_ends(&self.queue, NEWEST, NEXT).await?;
-        if ends.newest.len() <= NEXT {
-            // Everything waiting is up next already.
-            return Ok(());
-        }
         let unknown: Vec<String> = ends
             .newest
             .iter()
@@ -436,6 +446,17 @@ impl Inner {
                 let tenant = tenant_slot(rule, &self.queue, data.as_ref()).map(|s| s.hash);
                 seen.insert(id, tenant);
             }
+        }
+        let waiting: HashSet<String> = ends
+            .newest
+            .iter()
+            .chain(&ends.next)
+            .filter_map(|id| seen.tenant(id).cloned())
+            .collect();
+        self.view.write().unwrap().waiting = waiting;
+        if ends.newest.len() <= NEXT {
+            // Everything waiting is up next already.
+            return Ok(());
         }
         let next: HashSet<&String> = ends.next.iter().collect();
         let served: HashSet<&String> = ends.next.iter().filter_map(|id| seen.tenant(id)).collect();
@@ -623,6 +644,14 @@ mod tests {
         let both = view(&[("a", 3, 40, 9), ("b", 1, 10, 9)]);
         assert_eq!(both.share("a", 3, 50), 37);
         assert_eq!(both.share("b", 1, 50), 12);
+        // A tenant seen in the wait list wants its whole split too, active
+        // or not yet.
+        let mut seen = view(&[("a", 1, 1, 0)]);
+        seen.waiting.insert("a".into());
+        assert_eq!(seen.share("b", 1, 50), 25);
+        let mut seen = view(&[]);
+        seen.waiting.insert("a".into());
+        assert_eq!(seen.share("b", 1, 50), 25);
         // Never below one slot.
         assert_eq!(view(&[("a", 1000, 50, 9)]).share("b", 1, 50), 1);
     }
