@@ -8,22 +8,22 @@
 //! tenant with jobs in line or at either end of the wait list (as the
 //! host's last scan read it); any other tenant wants one more than it
 //! holds (its next jobs may be in the middle of the wait list, which no
-//! scan reads). Those that want less than an even split (by weight) get what
-//! they want, and the rest of the capacity is split by weight between the
-//! others — at least 1 slot. A job takes one of its
-//! tenant's slots before its guest starts, after its key slots — the same
-//! leased slots, line and parking as a `keyConcurrency` key
-//! (`state::key_limits`, under the tenant's own hash, `t…`), with the
-//! tenant's share as the key's limit. A tenant running its share parks its
-//! next jobs in its line; its slots come back as its jobs end, and its
-//! line is refilled up to its share, the jobs a slot is reserved for going
-//! to the front of the wait list (`state::key_limits::Released::to_front`). A tenant alone has the whole capacity;
-//! when another tenant arrives, the first one's share shrinks and its
-//! runs above the new share are not stopped: it starts no new job until it
-//! is back under it. Sharing running slots charges each tenant by the wall
-//! time its jobs hold them, not by their number: a tenant of 10-second jobs
-//! and one of 10 ms jobs each hold half the slots, so each gets half of
-//! the fleet's time.
+//! scan reads). Those that want less than an even split (by weight) get
+//! what they want, and the rest of the capacity is split by weight between
+//! the others — at least 1 slot. A job takes one of its tenant's slots
+//! before its guest starts, after its key slots — the same leased slots,
+//! line and parking as a `keyConcurrency` key (`state::key_limits`, under
+//! the tenant's own hash, `t…`), with the tenant's share as the key's
+//! limit. A tenant running its share parks its next jobs in its line; its
+//! slots come back as its jobs end, and its line is refilled up to its
+//! share, the jobs a slot is reserved for going to the front of the wait
+//! list (`state::key_limits::Released::to_front`). A tenant alone has the
+//! whole capacity; when another tenant arrives, the first one's share
+//! shrinks and its runs above the new share are not stopped: it starts no
+//! new job until it is back under it. Sharing running slots charges each
+//! tenant by the wall time its jobs hold them, not by their number: a
+//! tenant of 10-second jobs and one of 10 ms jobs, both with jobs waiting,
+//! each hold half the slots, so each gets half of the fleet's time.
 //!
 //! **What each host knows.** Every 100 ms ([`REFRESH`]) each host serving
 //! the queue reads every known tenant's slots and line (`kc:tenants`, plus
@@ -36,8 +36,8 @@
 //! leaves the work list; a host adds a tenant to it at most once per
 //! [`REGISTER_EVERY`] when its jobs take slots. So a view is at most one
 //! refresh old, and a tenant that was dropped from the list while a host
-//! still had it registered is missing from the views (its weight not in
-//! `W`, so the others' shares are larger) for at most
+//! still had it registered is missing from the views (so the others'
+//! shares are larger) for at most
 //! [`REGISTER_EVERY`] — unless it has jobs in line, which brings it back
 //! at the next refresh.
 //!
@@ -57,11 +57,10 @@
 //! Cost: the scan is two `LRANGE`s per 10 ms per host, one `HGET` of the
 //! data of each job it has not seen (every job once per host, as it is
 //! added or reaches the front), and one script call moving the jobs that
-//! jump; the refresh is one pipeline per 100 ms per host; a governed job
-//! adds one batched operation to its take and one to its release (its
-//! tenant's slot),
-//! and a job over its tenant's share is parked and promoted like a job
-//! over its key's limit.
+//! jump; the refresh is two round trips per 100 ms per host (the lists,
+//! then the counts); a governed job adds one batched operation to its take
+//! and one to its release (its tenant's slot), and a job over its tenant's
+//! share is parked and promoted like a job over its key's limit.
 //!
 //! Crash windows: the same as a key's (`state::key_limits`): a dead
 //! host's tenant slots come back through recovery (`worker::recovery`) or
