@@ -187,8 +187,19 @@ pub struct Fairness {
     /// entries). A name matches a tenant whose value is that string, or
     /// whose value's JSON text it is (`"42"` matches the number 42).
     #[serde(default)]
+    #[schema(value_type = std::collections::BTreeMap<TenantName, TenantWeight>)]
     pub weights: std::collections::BTreeMap<String, u32>,
 }
+
+/// A tenant's name in `fairness.weights` (schema only).
+#[derive(utoipa::ToSchema)]
+#[schema(min_length = 1, max_length = 256)]
+pub struct TenantName(#[allow(dead_code)] String);
+
+/// A tenant's weight in `fairness.weights` (schema only).
+#[derive(utoipa::ToSchema)]
+#[schema(minimum = 1, maximum = 1000)]
+pub struct TenantWeight(#[allow(dead_code)] u32);
 
 impl Fairness {
     pub(super) fn validate(&self, global_concurrency: Option<u64>) -> Result<(), RegistryError> {
@@ -205,7 +216,7 @@ impl Fairness {
             ));
         }
         for (name, weight) in &self.weights {
-            if name.is_empty() || name.len() > 256 {
+            if name.is_empty() || name.chars().count() > 256 {
                 return Err(invalid(
                     "fairness.weights",
                     "names must be 1 to 256 characters",
