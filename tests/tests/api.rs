@@ -913,6 +913,7 @@ async fn the_openapi_document_is_valid_and_covers_every_route() {
         ("post", "/v1/queues/{queue}/resume"),
         ("post", "/v1/queues/{queue}/drain"),
         ("post", "/v1/queues/{queue}/clean"),
+        ("post", "/v1/queues/{queue}/retry"),
         ("post", "/v1/queues/{queue}/obliterate"),
         ("get", "/v1/queues/{queue}/keys"),
         ("post", "/v1/queues/{queue}/jobs"),

@@ -165,6 +165,13 @@ async fn an_array_never_stands_in_for_an_object() {
             "body",
         ),
         (
+            "queues_retry_failed",
+            Method::POST,
+            "/v1/queues/emails/retry",
+            json!(["trap", 10]),
+            "body",
+        ),
+        (
             "queues_obliterate",
             Method::POST,
             "/v1/queues/emails/obliterate",

@@ -148,6 +148,8 @@ async function step(name, fn) {
     await fn();
   } catch (e) {
     console.log(`not ok - ${name}`);
+    // What the admin's page showed then, beside the views' screenshots.
+    await A.screenshot({ path: join(SHOTS, 'failed-step.png'), fullPage: true }).catch(() => {});
     throw e;
   }
   passed++;
@@ -583,6 +585,43 @@ try {
     assert.equal(await A.getByTestId('wf-queued').count(), 0, 'no queue time: it was never ready');
     assert.equal(await A.getByTestId('wf-run').count(), 0);
     await byText(A, 'wf-finished', 'failed without running').waitFor();
+  });
+
+  await step('16. failed jobs: reasons in the list, a failure-kind filter, retry and remove in bulk after asking', async () => {
+    const ref = refs.hostile;
+    const id = ref.slice(ref.indexOf(':') + 1);
+    const row = () => A.locator(`[data-testid="job-row"][data-ref="${ref}"]`);
+    await show(A, 'jobs?queue=hostile&state=failed', 'jobs');
+    // The row says why, in the sandbox's words, clipped.
+    const reason = await row().getByTestId('job-reason').textContent();
+    assert.match(reason, /^fuel_exhausted: .*fuel/, reason);
+    // Another kind: nothing; its own kind: the job.
+    await A.getByTestId('kind-filter').selectOption('trap');
+    await byText(A, 'jobs-empty', 'No failed job of kind trap.').waitFor();
+    assert.match(A.url(), /kind=trap/);
+    await A.getByTestId('kind-filter').selectOption('fuel_exhausted');
+    await row().waitFor();
+    const listed = await A.locator('[data-testid="job-row"]').count();
+    // Retrying the filtered jobs asks first; going back changes nothing.
+    await A.getByTestId('retry-failed').click();
+    await byText(A, 'confirm-dialog', 'Retry the failed jobs of kind fuel_exhausted of hostile?').waitFor();
+    await A.getByTestId('confirm-cancel').click();
+    assert.equal((await job(ref)).attemptsMade, 2);
+    await A.getByTestId('retry-failed').click();
+    await A.getByTestId('confirm-ok').click();
+    await byText(A, 'bulk-done', `${listed} job${listed === 1 ? '' : 's'} retried.`).waitFor();
+    // It ran again and failed again: a third attempt.
+    await until(ref, (j) => j.state === 'failed' && j.attemptsMade === 3, 'failed on a third attempt');
+    // Removing failed jobs asks first, then the list is empty.
+    await show(A, 'jobs?queue=hostile&state=failed', 'jobs');
+    await row().waitFor();
+    await A.getByTestId('clean-failed').click();
+    await byText(A, 'confirm-dialog', 'Remove the failed jobs of hostile?').waitFor();
+    await A.getByTestId('confirm-ok').click();
+    await byText(A, 'bulk-done', /jobs? removed\.$/).waitFor();
+    await A.getByTestId('jobs-empty').waitFor();
+    const gone = await call('GET', `/v1/jobs/hostile:${id}`, ADMIN);
+    assert.equal(gone.status, 404, 'the failed job was removed');
   });
   console.log(`# dashboard: all ${passed} steps passed`);
 } finally {

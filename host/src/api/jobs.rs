@@ -84,6 +84,25 @@ pub struct ListQuery {
     #[serde(default)]
     #[param(max_length = 200)]
     pub q: Option<String>,
+    /// Keep only the jobs of the page whose last failure was of this kind
+    /// (a page may then hold fewer than `limit`; follow `next`).
+    #[serde(default, rename = "failureKind")]
+    #[param(
+        rename = "failureKind",
+        pattern = r"^(fuel_exhausted|memory_limit|timeout|stack_overflow|memory_fault|trap|guest_retry|guest_fatal|invalid_output|output_too_large|instantiation|capacity|host_unavailable|cancelled|timed_out|rate_limited|skipped)$"
+    )]
+    pub failure_kind: Option<String>,
+}
+
+/// `value` as a failure kind's name, or a 400 naming `field`.
+pub fn failure_kind(field: &str, value: &str) -> Result<crate::sandbox::FailureKind, ApiError> {
+    crate::sandbox::FailureKind::parse(value).ok_or_else(|| {
+        let names: Vec<&str> = crate::sandbox::FailureKind::ALL
+            .iter()
+            .map(|k| k.as_str())
+            .collect();
+        ApiError::field(field, format!("must be one of {}", names.join(", ")))
+    })
 }
 
 /// A page of jobs.
@@ -331,6 +350,10 @@ pub async fn list(
     if start > 1_000_000_000 {
         return Err(ApiError::field("start", "must be at most 1000000000"));
     }
+    let kind = match query.failure_kind.as_deref() {
+        Some(name) => Some(failure_kind("failureKind", name)?),
+        None => None,
+    };
     bound(&state, &queue).await?;
     let mut jobs = state
         .queues()
@@ -350,6 +373,9 @@ pub async fn list(
                 || j.name.to_lowercase().contains(&needle)
                 || j.data.to_string().to_lowercase().contains(&needle)
         });
+    }
+    if let Some(kind) = kind {
+        jobs.retain(|j| j.failure_kind.as_deref() == Some(kind.as_str()));
     }
     Ok(Json(JobPage {
         jobs,

@@ -21,7 +21,7 @@
 //! | area | module |
 //! |---|---|
 //! | handler components | [`handlers`] |
-//! | queue bindings, counts, pause/resume, drain/clean/obliterate, per-key state (`/keys`) | [`queues`] |
+//! | queue bindings, counts, pause/resume, drain/clean/obliterate, bulk retry of failed jobs, per-key state (`/keys`) | [`queues`] |
 //! | a queue's secrets (set, list, delete; values never returned) | [`secrets`] |
 //! | enqueue (one or bulk), list | [`jobs`] |
 //! | one job: inspect, timeline, retry, remove, promote, cancel, repin, wait | [`job`] |
@@ -192,6 +192,7 @@ pub fn routes(state: ApiState) -> (Router, utoipa::openapi::OpenApi) {
         .routes(routes!(queues::resume))
         .routes(routes!(queues::drain))
         .routes(routes!(queues::clean))
+        .routes(routes!(queues::retry_failed))
         .routes(routes!(queues::obliterate))
         .routes(routes!(queues::keys))
         .routes(routes!(jobs::enqueue, jobs::list))

@@ -62,6 +62,28 @@ pub struct CleanRequest {
     pub limit: Option<u32>,
 }
 
+/// Retry failed jobs in bulk.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RetryFailedRequest {
+    /// Only the jobs whose last failure was of this kind.
+    #[schema(
+        pattern = r"^(fuel_exhausted|memory_limit|timeout|stack_overflow|memory_fault|trap|guest_retry|guest_fatal|invalid_output|output_too_large|instantiation|capacity|host_unavailable|cancelled|timed_out|rate_limited|skipped)$"
+    )]
+    pub failure_kind: Option<String>,
+    /// At most this many jobs, newest failed first (default 1000).
+    #[serde(default, deserialize_with = "airlock_core::int::opt")]
+    #[schema(minimum = 1, maximum = 10_000)]
+    pub limit: Option<u32>,
+}
+
+/// The jobs a bulk retry moved back to waiting.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Retried {
+    /// Their ids.
+    pub retried: Vec<String>,
+}
+
 /// Remove the queue and every job in it.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -292,6 +314,43 @@ pub async fn clean(
         .clean(&queue, req.state.into(), grace_ms, limit)
         .await?;
     Ok(Json(Cleaned { removed }))
+}
+
+/// Retry a queue's failed jobs, newest first (all of them up to `limit`,
+/// or those whose last failure was of `failureKind`): each goes back to
+/// waiting as `POST /v1/jobs/{ref}/retry` would send it, its recorded steps
+/// kept. A job a worker or another retry took meanwhile is left out.
+#[utoipa::path(
+    operation_id = "queues_retry_failed",
+    post,
+    path = "/v1/queues/{queue}/retry",
+    tag = "queues",
+    params(("queue" = String, Path, description = "Queue name")),
+    request_body = RetryFailedRequest,
+    responses((status = 200, description = "OK", body = Retried), (status = 400, description = "Invalid request (the error names the field)", body = ErrorBody), (status = 404, description = "Queue not bound", body = ErrorBody)),
+    security(("bearer" = []))
+)]
+pub async fn retry_failed(
+    State(state): State<ApiState>,
+    caller: Caller,
+    PathParams(queue): PathParams<String>,
+    JsonBody(req): JsonBody<RetryFailedRequest>,
+) -> Result<Json<Retried>, ApiError> {
+    caller.require(&[Role::Admin])?;
+    let kind = match req.failure_kind.as_deref() {
+        Some(name) => Some(super::jobs::failure_kind("failureKind", name)?),
+        None => None,
+    };
+    let limit = req.limit.unwrap_or(1000);
+    if limit == 0 || limit > 10_000 {
+        return Err(ApiError::field("limit", "must be between 1 and 10000"));
+    }
+    bound(&state, &queue).await?;
+    let retried = state
+        .queues()
+        .retry_failed(&queue, kind.map(|k| k.as_str()), limit as usize)
+        .await?;
+    Ok(Json(Retried { retried }))
 }
 
 /// Delete a bound queue, all its jobs, and its binding (refused with 409

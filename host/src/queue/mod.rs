@@ -228,6 +228,47 @@ impl QueueService {
         Ok(out)
     }
 
+    /// Retries the failed jobs of `queue`, newest first, at most `limit`
+    /// of them — only those whose last failure was `kind`, if given (read
+    /// 500 at a time, ids first, so the retries do not shift the pages
+    /// being read). A job that left the failed set meanwhile is skipped.
+    /// Answers the ids retried.
+    pub async fn retry_failed(
+        &self,
+        queue: &str,
+        kind: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<String>, QueueError> {
+        const PAGE: usize = 500;
+        let mut ids = Vec::new();
+        let mut start = 0;
+        while ids.len() < limit {
+            let page = self
+                .list(queue, JobState::Failed, start, start + PAGE - 1)
+                .await?;
+            let last = page.len() < PAGE;
+            ids.extend(
+                page.into_iter()
+                    .filter(|j| kind.is_none() || j.failure_kind.as_deref() == kind)
+                    .map(|j| j.id),
+            );
+            if last {
+                break;
+            }
+            start += PAGE;
+        }
+        ids.truncate(limit);
+        let mut retried = Vec::with_capacity(ids.len());
+        for id in ids {
+            match self.retry(queue, &id).await {
+                Ok(()) => retried.push(id),
+                Err(QueueError::NotFound(_) | QueueError::WrongState(_)) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(retried)
+    }
+
     /// Moves a failed or completed job back to waiting. Its recorded steps
     /// stay, so a workflow resumes where it failed.
     pub async fn retry(&self, queue: &str, id: &str) -> Result<(), QueueError> {

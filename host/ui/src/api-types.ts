@@ -630,6 +630,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/queues/{queue}/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Retry a queue's failed jobs, newest first (all of them up to `limit`,
+         *     or those whose last failure was of `failureKind`): each goes back to
+         *     waiting as `POST /v1/jobs/{ref}/retry` would send it, its recorded steps
+         *     kept. A job a worker or another retry took meanwhile is left out.
+         */
+        post: operations["queues_retry_failed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/queues/{queue}/schedules": {
         parameters: {
             query?: never;
@@ -1244,7 +1266,7 @@ export interface components {
              *     whose value's JSON text it is (`"42"` matches the number 42).
              */
             weights?: {
-                [key: string]: number;
+                [key: string]: components["schemas"]["TenantWeight"];
             };
         };
         /** @description An added flow node. */
@@ -1989,6 +2011,21 @@ export interface components {
         };
         /** @description How many finished jobs to keep (BullMQ `removeOnComplete`/`removeOnFail`). */
         Retention: boolean | number | components["schemas"]["KeepJobs"];
+        /** @description The jobs a bulk retry moved back to waiting. */
+        Retried: {
+            /** @description Their ids. */
+            retried: string[];
+        };
+        /** @description Retry failed jobs in bulk. */
+        RetryFailedRequest: {
+            /** @description Only the jobs whose last failure was of this kind. */
+            failureKind?: string | null;
+            /**
+             * Format: int32
+             * @description At most this many jobs, newest failed first (default 1000).
+             */
+            limit?: number | null;
+        };
         /** @description One run of a job as its history keeps it (`airlock.run:<n>`). */
         RunEntry: {
             /**
@@ -2329,6 +2366,11 @@ export interface components {
              */
             at?: number | null;
         };
+        /**
+         * Format: int32
+         * @description A tenant's weight in `fairness.weights` (schema only).
+         */
+        TenantWeight: number;
         /** @description A job's runs and durable records, oldest first. */
         Timeline: {
             /** @description Its runs (the first 100 are kept). */
@@ -4616,6 +4658,11 @@ export interface operations {
                  *     than `limit`; follow `next`).
                  */
                 q?: string;
+                /**
+                 * @description Keep only the jobs of the page whose last failure was of this kind
+                 *     (a page may then hold fewer than `limit`; follow `next`).
+                 */
+                failureKind?: string;
             };
             header?: never;
             path: {
@@ -5160,6 +5207,96 @@ export interface operations {
             };
             /** @description Not found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Redis is unreachable, or failed while the request ran (the message says whether anything changed) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    queues_retry_failed: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Queue name */
+                queue: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RetryFailedRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Retried"];
+                };
+            };
+            /** @description Invalid request (the error names the field) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing or unknown token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The token's role may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Queue not bound */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not application/json */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -4,7 +4,7 @@ import { fetchEventSource, type EventSourceMessage } from '@microsoft/fetch-even
 import type {
   Me, HostList, Stats, QueueList, QueueView, QueueKeys, JobPage, JobDetails, Timeline,
   HandlerList, HandlerDetails, ScheduleList, SecretList, RecentEvents, Triggered, ListState,
-  ActionResult, CancelAccepted, CancelBody,
+  ActionResult, CancelAccepted, CancelBody, Cleaned, Retried,
 } from './types';
 
 const TOKEN_KEY = 'airlock.token';
@@ -123,8 +123,12 @@ export const api = {
   resumeQueue: (q: string) => request<QueueView>('POST', `/v1/queues/${enc(q)}/resume`),
   keys: (q: string) => request<QueueKeys>('GET', `/v1/queues/${enc(q)}/keys`),
   secrets: (q: string) => request<SecretList>('GET', `/v1/queues/${enc(q)}/secrets`),
-  jobs: (q: string, state: ListState, start: number, limit: number, search?: string) =>
-    request<JobPage>('GET', `/v1/queues/${enc(q)}/jobs${query({ state, start, limit, q: search })}`),
+  jobs: (q: string, state: ListState, start: number, limit: number, search?: string, failureKind?: string) =>
+    request<JobPage>('GET', `/v1/queues/${enc(q)}/jobs${query({ state, start, limit, q: search, failureKind })}`),
+  retryFailed: (q: string, failureKind?: string) =>
+    request<Retried>('POST', `/v1/queues/${enc(q)}/retry`, failureKind ? { failureKind } : {}),
+  clean: (q: string, state: ListState) =>
+    request<Cleaned>('POST', `/v1/queues/${enc(q)}/clean`, { confirm: q, state }),
   job: (ref: string) => request<JobDetails>('GET', jobPath(ref)),
   timeline: (ref: string) => request<Timeline>('GET', `${jobPath(ref)}/timeline`),
   retry: (ref: string) => request<ActionResult>('POST', `${jobPath(ref)}/retry`),

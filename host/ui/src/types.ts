@@ -47,6 +47,14 @@ export type WaitReason = Schemas['WaitReason'];
 export type JobDetails = Schemas['JobDetails'];
 export type JobPage = Schemas['JobPage'];
 export type ActionResult = Schemas['ActionResult'];
+export type Retried = Schemas['Retried'];
+export type Cleaned = Schemas['Cleaned'];
+/** The failure kinds (the host's closed vocabulary, `FailureKind::ALL`), for filters. */
+export const FAILURE_KINDS = [
+  'fuel_exhausted', 'memory_limit', 'timeout', 'stack_overflow', 'memory_fault', 'trap', 'guest_retry',
+  'guest_fatal', 'invalid_output', 'output_too_large', 'instantiation', 'capacity', 'host_unavailable',
+  'cancelled', 'timed_out', 'rate_limited', 'skipped',
+] as const;
 export type CancelBody = Schemas['CancelBody'];
 export type CancelAccepted = Schemas['CancelAccepted'];
 

@@ -1,12 +1,24 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api } from '../api';
-import { usePoll } from '../hooks';
+import { useAction, usePoll } from '../hooks';
 import { duration, num } from '../format';
-import { LIST_STATES, attemptsAllowed, type JobSnapshot, type ListState, type QueueCounts } from '../types';
-import { Badge, ErrorBox, Loading, TableBox, View, Time, useMe } from '../ui';
+import {
+  FAILURE_KINDS, LIST_STATES, attemptsAllowed, type JobSnapshot, type ListState, type QueueCounts,
+} from '../types';
+import { Badge, ErrorBox, Loading, Prose, TableBox, View, Time, can, confirmAction, useMe } from '../ui';
 import { href, jobHref, navigate, type Route } from '../router';
 
 const PAGE = 50;
+
+/** How much of a failure's reason a list row shows (the job's page has it whole). */
+const REASON_CHARS = 160;
+
+/** The states whose jobs may carry a failure kind (a completed job's: of an earlier attempt). */
+const KIND_STATES: ListState[] = ['failed', 'completed'];
+
+function clip(text: string, chars: number): string {
+  return text.length > chars ? `${text.slice(0, chars - 1)}…` : text;
+}
 
 const STATE_LABELS: Record<ListState, string> = {
   waiting: 'Waiting',
@@ -49,17 +61,20 @@ export function Jobs(props: { route: Route }) {
   const stateParam = params.get('state') as ListState | null;
   const state: ListState = stateParam && LIST_STATES.includes(stateParam) ? stateParam : 'waiting';
   const search = params.get('q') ?? '';
+  const kindParam = params.get('kind') ?? '';
+  const kind = KIND_STATES.includes(state) && (FAILURE_KINDS as readonly string[]).includes(kindParam) ? kindParam : '';
   const start = Math.max(0, Number(params.get('start') ?? 0) || 0);
   const queues = usePoll(() => api.queues(), [], 5000);
   const names = (queues.data?.queues ?? []).map((q) => q.queue);
   const current = queues.data?.queues.find((q) => q.queue === queue);
 
-  const go = (next: { queue?: string; state?: ListState; q?: string; start?: number }, replace = false) =>
+  const go = (next: { queue?: string; state?: ListState; q?: string; kind?: string; start?: number }, replace = false) =>
     navigate(
       href(['jobs'], {
         queue: next.queue ?? queue,
         state: next.state ?? state,
         q: next.q ?? search,
+        kind: (next.kind ?? kind) || undefined,
         start: next.start ? next.start : undefined,
       }),
       replace,
@@ -76,8 +91,8 @@ export function Jobs(props: { route: Route }) {
   }, [queue, queues.data]);
 
   const page = usePoll(
-    () => (queue ? api.jobs(queue, state, start, PAGE, search || undefined) : Promise.resolve(null)),
-    [queue, state, start, search],
+    () => (queue ? api.jobs(queue, state, start, PAGE, search || undefined, kind || undefined) : Promise.resolve(null)),
+    [queue, state, start, search, kind],
     3000,
   );
 
@@ -93,6 +108,45 @@ export function Jobs(props: { route: Route }) {
   const jobs = page.data?.jobs ?? [];
   const next = page.data?.next ?? null;
   const showProducer = me.role !== 'producer';
+  const action = useAction();
+  const [done, setDone] = useState<string | null>(null);
+  useEffect(() => setDone(null), [queue, state, kind]);
+
+  async function retryFailed() {
+    const which = kind ? `failed jobs of kind ${kind}` : 'failed jobs';
+    const ok = await confirmAction({
+      title: `Retry the ${which} of ${queue}?`,
+      message: <p>Each goes back to waiting, newest first (at most 1,000), keeping its recorded steps.</p>,
+      confirmLabel: 'Retry failed jobs',
+    });
+    if (ok === false) return;
+    await action.run(
+      () => api.retryFailed(queue, kind || undefined),
+      (r) => {
+        const n = (r as { retried: string[] }).retried.length;
+        setDone(`${num(n)} job${n === 1 ? '' : 's'} retried.`);
+        page.reload();
+      },
+    );
+  }
+
+  async function cleanFailed() {
+    const ok = await confirmAction({
+      title: `Remove the failed jobs of ${queue}?`,
+      message: <p>Every failed job of the queue is deleted (at most 1,000 per click), whatever its kind. This cannot be undone.</p>,
+      confirmLabel: 'Remove failed jobs',
+      danger: true,
+    });
+    if (ok === false) return;
+    await action.run(
+      () => api.clean(queue, 'failed'),
+      (r) => {
+        const n = (r as { removed: string[] }).removed.length;
+        setDone(`${num(n)} job${n === 1 ? '' : 's'} removed.`);
+        page.reload();
+      },
+    );
+  }
   return (
     <View name="jobs" title="Jobs" ready={queues.loaded && (!queue || page.loaded)}>
       <div class="toolbar">
@@ -122,7 +176,36 @@ export function Jobs(props: { route: Route }) {
             onInput={(e) => onSearch(e.currentTarget.value)}
           />
         </form>
+        {KIND_STATES.includes(state) && (
+          <label class="field inline">
+            <span>Failure kind</span>
+            <select data-testid="kind-filter" value={kind} onChange={(e) => go({ kind: e.currentTarget.value, start: 0 })}>
+              <option value="">any</option>
+              {FAILURE_KINDS.map((k) => (
+                <option value={k} key={k}>
+                  {k}
+                </option>
+              ))}
+            </select>
+          </label>
+        )}
       </div>
+      {state === 'failed' && queue && can.administer(me) && (
+        <div class="toolbar" data-testid="failed-actions">
+          <button disabled={action.busy} data-testid="retry-failed" onClick={retryFailed}>
+            {kind ? `Retry failed ${kind} jobs` : 'Retry failed jobs'}
+          </button>
+          <button disabled={action.busy} class="danger" data-testid="clean-failed" onClick={cleanFailed}>
+            Remove failed jobs
+          </button>
+          {done && (
+            <span class="muted" data-testid="bulk-done">
+              {done}
+            </span>
+          )}
+        </div>
+      )}
+      <ErrorBox error={action.error} />
       <nav class="tabs" aria-label="Job states">
         {LIST_STATES.map((s) => {
           const n = countOf(current?.counts, s);
@@ -156,8 +239,10 @@ export function Jobs(props: { route: Route }) {
           {next != null
             ? 'No job on this page matches; older pages may.'
             : search
-              ? `No ${state} job matches “${search}”.`
-              : `No ${state} job.`}
+              ? `No ${state} job matches “${search}”${kind ? ` of kind ${kind}` : ''}.`
+              : kind
+                ? `No ${state} job of kind ${kind}.`
+                : `No ${state} job.`}
         </p>
       ) : (
         <TableBox testid="jobs-table">
@@ -191,9 +276,16 @@ export function Jobs(props: { route: Route }) {
                   </td>
                   <td>
                     {j.failureKind && j.state === 'failed' ? (
-                      <Badge kind="failure" testid="job-failure-kind">
-                        {j.failureKind}
-                      </Badge>
+                      <>
+                        <Badge kind="failure" testid="job-failure-kind">
+                          {j.failureKind}
+                        </Badge>
+                        {j.failedReason && (
+                          <div class="muted small reason" title={j.failedReason} data-testid="job-reason">
+                            <Prose text={clip(j.failedReason, REASON_CHARS)} />
+                          </div>
+                        )}
+                      </>
                     ) : j.failureKind ? (
                       <span class="muted small" title="the kind of an earlier attempt's failure">
                         earlier: {j.failureKind}
