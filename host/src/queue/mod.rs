@@ -67,6 +67,10 @@ pub struct QueueService {
     queues: Mutex<HashMap<String, bullmq::Queue>>,
 }
 
+/// The most failed jobs a bulk retry looks at ([`QueueService::retry_failed`]),
+/// newest first: each costs a read of its hash.
+pub const RETRY_SCAN: usize = 100_000;
+
 impl QueueService {
     /// With the fleet's secrets key, the producers of the jobs this service
     /// adds are sealed (see [`crate::state::meta::Meta::seal`]).
@@ -229,9 +233,10 @@ impl QueueService {
     }
 
     /// Retries the failed jobs of `queue`, newest first, at most `limit`
-    /// of them — only those whose last failure was `kind`, if given (read
-    /// 500 at a time, ids first, so the retries do not shift the pages
-    /// being read). A job that left the failed set meanwhile is skipped.
+    /// of them — only those whose last failure was `kind`, if given. The
+    /// ids are read first, 500 at a time, so the retries do not shift the
+    /// pages being read; at most the newest [`RETRY_SCAN`] failed jobs are
+    /// looked at. A job that left the failed set meanwhile is skipped.
     /// Answers the ids retried.
     pub async fn retry_failed(
         &self,
@@ -242,19 +247,18 @@ impl QueueService {
         const PAGE: usize = 500;
         let mut ids = Vec::new();
         let mut start = 0;
-        while ids.len() < limit {
+        while ids.len() < limit && start < RETRY_SCAN {
             let page = self
                 .list(queue, JobState::Failed, start, start + PAGE - 1)
                 .await?;
-            let last = page.len() < PAGE;
+            if page.is_empty() {
+                break;
+            }
             ids.extend(
                 page.into_iter()
                     .filter(|j| kind.is_none() || j.failure_kind.as_deref() == kind)
                     .map(|j| j.id),
             );
-            if last {
-                break;
-            }
             start += PAGE;
         }
         ids.truncate(limit);

@@ -641,9 +641,10 @@ export interface paths {
         put?: never;
         /**
          * Retry a queue's failed jobs, newest first (all of them up to `limit`,
-         *     or those whose last failure was of `failureKind`): each goes back to
-         *     waiting as `POST /v1/jobs/{ref}/retry` would send it, its recorded steps
-         *     kept. A job a worker or another retry took meanwhile is left out.
+         *     or those whose last failure was of `failureKind`, among the newest
+         *     100,000 failed jobs): each goes back to waiting as `POST
+         *     /v1/jobs/{ref}/retry` would send it, its recorded steps kept. A job a
+         *     worker or another retry took meanwhile is left out.
          */
         post: operations["queues_retry_failed"];
         delete?: never;
