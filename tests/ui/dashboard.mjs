@@ -623,6 +623,141 @@ try {
     const gone = await call('GET', `/v1/jobs/hostile:${id}`, ADMIN);
     assert.equal(gone.status, 404, 'the failed job was removed');
   });
+
+  await step('17. running a completed job again asks first (a failed job’s retry, step 4, does not)', async () => {
+    const ref = await enqueue('payments', WEB, { transactionId: `tx_again_${RUN}`, amount: 3, currency: 'EUR' });
+    const done = await until(ref, (j) => j.state === 'completed', 'completed');
+    await show(A, `jobs/${ref}`, 'job');
+    await byText(A, 'job-state', /^completed$/).waitFor();
+    // Going back from the dialog changes nothing.
+    await A.getByTestId('job-retry').click();
+    await byText(A, 'confirm-dialog', `Run completed job ${ref} again?`).waitFor();
+    await byText(A, 'confirm-dialog', /durable steps are kept/).waitFor();
+    await A.getByTestId('confirm-cancel').click();
+    await A.getByTestId('confirm-dialog').waitFor({ state: 'detached' });
+    const kept = await job(ref);
+    assert.equal(kept.state, 'completed');
+    assert.equal(kept.finishedOn, done.finishedOn, 'not run again');
+    // Confirming runs it again.
+    await A.getByTestId('job-retry').click();
+    await A.getByTestId('confirm-ok').click();
+    await until(ref, (j) => j.state === 'completed' && j.finishedOn > done.finishedOn, 'completed a second time');
+    await A.locator('[data-testid="run-row"]').nth(1).waitFor();
+  });
+
+  await step('18. on a phone the state tabs stay on one line and a wide table keeps its key column in view', async () => {
+    await A.setViewportSize(PHONE);
+    try {
+      await show(A, 'jobs?queue=payments&state=completed', 'jobs');
+      await A.locator('[data-testid="job-row"]').first().waitFor();
+      // The tabs: one line, the open one scrolled into view.
+      const tabs = await A.evaluate(() => {
+        const nav = document.querySelector('nav.tabs');
+        const all = [...nav.querySelectorAll('.tab')];
+        const box = nav.getBoundingClientRect();
+        const open = nav.querySelector('.tab.active').getBoundingClientRect();
+        return {
+          tops: new Set(all.map((t) => Math.round(t.getBoundingClientRect().top))).size,
+          navHeight: box.height,
+          tabHeight: all[0].getBoundingClientRect().height,
+          openInView: open.left >= box.left - 1 && open.right <= box.right + 1,
+        };
+      });
+      assert.equal(tabs.tops, 1, 'every tab on one line');
+      assert.ok(tabs.navHeight < 1.5 * tabs.tabHeight, `the tabs take one line (${tabs.navHeight} px)`);
+      assert.ok(tabs.openInView, 'the open tab is in view');
+      // The table is wider than the screen: it says so, and scrolls in its box.
+      const table = A.getByTestId('jobs-table');
+      await A.locator('[data-testid="jobs-table"][data-overflow="more"]').waitFor();
+      await A.getByTestId('scroll-hint').waitFor();
+      const link = A.locator('[data-testid="job-row"]').first().getByTestId('job-link');
+      const before = await link.boundingBox();
+      await table.evaluate((el) => el.scrollTo({ left: el.scrollWidth }));
+      await A.locator('[data-testid="jobs-table"][data-overflow="end"]').waitFor();
+      await A.getByTestId('scroll-hint').waitFor({ state: 'detached' });
+      // Scrolled to its last column, the job's id is still where it was.
+      const after = await link.boundingBox();
+      assert.ok(Math.abs(after.x - before.x) <= 1, `the job column stays put (${before.x} -> ${after.x})`);
+      assert.ok(after.x >= 0 && after.x + Math.min(after.width, 100) <= PHONE.width, 'and on the screen');
+      const last = await A.locator('[data-testid="job-row"]').first().locator('td').last().boundingBox();
+      assert.ok(last.x + last.width <= PHONE.width + 1, 'the last column scrolled into view');
+      await A.screenshot({ path: join(SHOTS, 'jobs-phone-scrolled.png') });
+      // At desktop width the same table fits: no hint.
+      await A.setViewportSize(DESKTOP);
+      await A.locator('[data-testid="jobs-table"][data-overflow="none"]').waitFor();
+      assert.equal(await A.getByTestId('scroll-hint').count(), 0);
+    } finally {
+      await A.setViewportSize(DESKTOP);
+    }
+  });
+
+  await step('19. one time format: lists, job pages and charts write a time the same way, in the zone the top bar names', async () => {
+    const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+    // What the page should print for `ms`, computed in the browser's own zone.
+    const expected = (ms) =>
+      A.evaluate(
+        ([ms, months]) => {
+          const d = new Date(ms);
+          const p = (n) => String(n).padStart(2, '0');
+          const year = d.getFullYear() === new Date().getFullYear() ? '' : ` ${d.getFullYear()}`;
+          return `${d.getDate()} ${months[d.getMonth()]}${year} ${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}`;
+        },
+        [ms, MONTHS],
+      );
+    const offset = await A.evaluate(() => -new Date().getTimezoneOffset());
+    const zone =
+      offset === 0
+        ? 'UTC'
+        : `UTC${offset > 0 ? '+' : '−'}${String(Math.floor(Math.abs(offset) / 60)).padStart(2, '0')}:${String(Math.abs(offset) % 60).padStart(2, '0')}`;
+    const api = await job(refs.payment);
+    // The jobs list.
+    await show(A, 'jobs?queue=payments&state=completed', 'jobs');
+    await byText(A, 'time-zone', `times in ${zone}`).waitFor();
+    const row = A.locator(`[data-testid="job-row"][data-ref="${refs.payment}"]`);
+    await row.waitFor();
+    const listed = (await row.locator('time').first().textContent()).trim();
+    assert.equal(listed, await expected(api.timestamp), 'the list gives the day, not only the time');
+    assert.match(listed, /^\d{1,2} [A-Z][a-z]{2}( \d{4})? \d{2}:\d{2}:\d{2}$/);
+    assert.match(await row.locator('time').first().getAttribute('title'), new RegExp(`${zone.replace('+', '\\+')} \\(`));
+    // The job page's waterfall scale, the same way.
+    await show(A, `jobs/${refs.payment}`, 'job');
+    await A.getByTestId('waterfall').waitFor();
+    const scale = await A.locator('.wf-scale span').first().textContent();
+    assert.equal(scale.trim(), await expected(api.timestamp));
+    // The fleet's charts: their span in the same words (the axis is drawn with the same function).
+    await show(A, 'fleet', 'fleet');
+    const label = await A.getByTestId('throughput-chart').getAttribute('aria-label');
+    assert.match(label, /^per minute, \d{1,2} [A-Z][a-z]{2}( \d{4})? \d{2}:\d{2}:\d{2} to \d{1,2} [A-Z][a-z]{2}( \d{4})? \d{2}:\d{2}:\d{2} \(UTC/);
+    assert.ok(label.endsWith(`(${zone})`), label);
+  });
+
+  await step('20. a tab’s count is read with the rows under it: each new job shows in both at once', async () => {
+    await must('POST', '/v1/queues/payments/pause', ADMIN);
+    pausedByUs.add('payments');
+    await show(A, 'jobs?queue=payments&state=waiting', 'jobs');
+    const seen = () =>
+      A.evaluate(() => ({
+        rows: document.querySelectorAll('[data-testid="job-row"]').length,
+        count: Number(
+          document.querySelector('[data-testid="state-tab"][data-state="waiting"] .count')?.textContent.replace(/\D/g, '') ?? -1,
+        ),
+      }));
+    const start = await seen();
+    for (let i = 1; i <= 3; i++) {
+      await enqueue('payments', WEB, { transactionId: `tx_count_${RUN}_${i}`, amount: 1, currency: 'EUR' });
+      // The moment the row appears, the count above it says so too.
+      await A.waitForFunction(
+        (want) => document.querySelectorAll('[data-testid="job-row"]').length >= want,
+        start.rows + i,
+        { timeout: T },
+      );
+      const now = await seen();
+      assert.equal(now.count - start.count, now.rows - start.rows, `after job ${i}: the count moved with the rows`);
+    }
+    await must('POST', '/v1/queues/payments/resume', ADMIN);
+    pausedByUs.delete('payments');
+  });
+
   console.log(`# dashboard: all ${passed} steps passed`);
 } finally {
   // Let the host stop: the keyed guests spin until cancelled.

@@ -2,7 +2,7 @@
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import { useEffect, useRef } from 'preact/hooks';
-import { num } from './format';
+import { axisTimes, clock, num, zone } from './format';
 
 export interface ChartSeries {
   label: string;
@@ -60,7 +60,13 @@ export function MinuteChart(props: {
       cursor: { drag: { x: false, y: false } },
       scales: { x: { time: true }, y: { range: (_u, _min, max) => [0, Math.max(1, max)] } },
       axes: [
-        { stroke: '#555', grid: { stroke: '#eee' }, ticks: { stroke: '#ddd' } },
+        {
+          stroke: '#555',
+          grid: { stroke: '#eee' },
+          ticks: { stroke: '#ddd' },
+          // the dashboard's one time format (uPlot's own is 12-hour)
+          values: (_u, ticks) => axisTimes(ticks.map((t) => t * 1000)),
+        },
         {
           stroke: '#555',
           grid: { stroke: '#eee' },
@@ -103,7 +109,12 @@ export function MinuteChart(props: {
     plot.current?.setData(data);
   });
 
-  return <div class="chart" ref={box} data-testid={props.testid} />;
+  // The canvas has no text: its span, in the dashboard's time format, for
+  // screen readers (and tests).
+  const first = props.x[0];
+  const last = props.x[props.x.length - 1];
+  const span = first ? `per minute, ${clock(first)} to ${clock(last)} (${zone(first)})` : 'no data';
+  return <div class="chart" ref={box} data-testid={props.testid} role="img" aria-label={span} />;
 }
 
 /** Colour swatches and totals, in text (readable without the chart). */

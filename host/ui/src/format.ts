@@ -47,24 +47,58 @@ export function duration(ms: number | null | undefined): string {
 
 const pad = (n: number) => String(n).padStart(2, '0');
 
-/** `2026-05-01 14:03:09` in local time. */
+// One way to write a time, everywhere on the dashboard: lists, facts,
+// waterfalls and the charts' axes all use `clock` (date and time in the
+// browser's zone, which the top bar names once, `zone()`); a time's tooltip
+// is `fullTime`, with the zone.
+
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+
+/** `5 Dec`, or `5 Dec 2025` outside `now`'s year. */
+export function day(ms: number, now = Date.now()): string {
+  const d = new Date(ms);
+  const year = d.getFullYear() === new Date(now).getFullYear() ? '' : ` ${d.getFullYear()}`;
+  return `${d.getDate()} ${MONTHS[d.getMonth()]}${year}`;
+}
+
+/** `5 Dec 14:03:09` in the browser's zone (with the year outside `now`'s). */
+export function clock(ms: number | null | undefined, now = Date.now()): string {
+  if (!ms) return '—';
+  const d = new Date(ms);
+  return `${day(ms, now)} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
+}
+
+/** The browser's zone at `ms` as an offset from UTC: `UTC+01:00`, `UTC−03:30`, `UTC`. */
+export function zone(ms = Date.now()): string {
+  const offset = -new Date(ms).getTimezoneOffset();
+  if (offset === 0) return 'UTC';
+  const a = Math.abs(offset);
+  return `UTC${offset > 0 ? '+' : '−'}${pad(Math.floor(a / 60))}:${pad(a % 60)}`;
+}
+
+/** `2026-12-05 14:03:09 UTC+01:00`: a time with its year and zone (for tooltips). */
 export function fullTime(ms: number | null | undefined): string {
   if (!ms) return '—';
   const d = new Date(ms);
   return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(
     d.getMinutes(),
-  )}:${pad(d.getSeconds())}`;
+  )}:${pad(d.getSeconds())} ${zone(ms)}`;
 }
 
-/** `14:03:09` today, else `05-01 14:03`. */
-export function shortTime(ms: number | null | undefined): string {
-  if (!ms) return '—';
-  const d = new Date(ms);
-  const now = new Date();
-  if (d.toDateString() === now.toDateString()) {
-    return `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
-  }
-  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}`;
+/**
+ * A chart's time axis in the same words as `clock`: each tick `14:03`, and
+ * the first tick and each tick on a new day with the day under it.
+ */
+export function axisTimes(ticks: number[], now = Date.now()): string[] {
+  let lastDay = '';
+  return ticks.map((ms) => {
+    const d = new Date(ms);
+    const hm = `${pad(d.getHours())}:${pad(d.getMinutes())}`;
+    const today = day(ms, now);
+    if (today === lastDay) return hm;
+    lastDay = today;
+    return `${hm}\n${today}`;
+  });
 }
 
 /** `3 s ago`, `in 4 min`. */

@@ -3,6 +3,7 @@ import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { ApiError, api, setToken, storedToken, whenUnauthorized } from './api';
 import type { Me } from './types';
+import { zone } from './format';
 import { DialogHost, MeContext, can } from './ui';
 import { href, navigate, parseHash, useRoute, type Route } from './router';
 import { Login } from './views/Login';
@@ -144,6 +145,9 @@ function Shell(props: { me: Me; onLogout: () => void }) {
           ))}
         </nav>
         <div class="who">
+          <span class="muted small" data-testid="time-zone" title="every time on these pages is in this zone">
+            times in {zone()}
+          </span>
           <span data-testid="whoami" title={`role ${me.role}`}>
             {me.name} <span class="muted">({me.role})</span>
           </span>

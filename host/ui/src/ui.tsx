@@ -4,7 +4,7 @@ import { createContext } from 'preact';
 import { useContext, useEffect, useRef, useState } from 'preact/hooks';
 import type { ApiError } from './api';
 import type { Me } from './types';
-import { fullTime, json, shortTime, ago, proseParts } from './format';
+import { clock, fullTime, json, ago, proseParts } from './format';
 
 export const MeContext = createContext<Me>({ name: '', role: 'reader' });
 export const useMe = () => useContext(MeContext);
@@ -72,7 +72,7 @@ export function Time(props: { ms?: number | null }) {
   if (!props.ms) return <span class="muted">—</span>;
   return (
     <time dateTime={new Date(props.ms).toISOString()} title={`${fullTime(props.ms)} (${ago(props.ms)})`}>
-      {shortTime(props.ms)}
+      {clock(props.ms)}
     </time>
   );
 }
@@ -97,11 +97,51 @@ export function Meter(props: { used: number; total: number; label: string; testi
   );
 }
 
+/**
+ * A table in a box that scrolls sideways when the table is wider than the
+ * screen. Then the first column (mostly the row's key: a job, a queue, a handler)
+ * stays in view while the rest scrolls under it, and a line above the
+ * table says there is more to the right until the user has scrolled there.
+ */
 export function TableBox(props: { children: ComponentChildren; testid?: string }) {
+  const box = useRef<HTMLDivElement>(null);
+  const table = useRef<HTMLTableElement>(null);
+  // 'none': the table fits; 'more': columns hidden to the right; 'end': scrolled to them.
+  const [overflow, setOverflow] = useState<'none' | 'more' | 'end'>('none');
+  useEffect(() => {
+    const el = box.current;
+    if (!el || !table.current) return;
+    const measure = () => {
+      const hidden = el.scrollWidth - el.clientWidth;
+      setOverflow(hidden <= 1 ? 'none' : el.scrollLeft >= hidden - 1 ? 'end' : 'more');
+    };
+    measure();
+    // The box resizes with the window; the table, with its rows.
+    const ro = new ResizeObserver(measure);
+    ro.observe(el);
+    ro.observe(table.current);
+    el.addEventListener('scroll', measure, { passive: true });
+    return () => {
+      ro.disconnect();
+      el.removeEventListener('scroll', measure);
+    };
+  }, []);
   return (
-    <div class="table-box" data-testid={props.testid}>
-      <table>{props.children}</table>
-    </div>
+    <>
+      {overflow === 'more' && (
+        <p class="scroll-hint muted small" data-testid="scroll-hint">
+          More columns to the right: scroll the table sideways →
+        </p>
+      )}
+      <div
+        class={overflow === 'none' ? 'table-box' : 'table-box scrolls'}
+        data-testid={props.testid}
+        data-overflow={overflow}
+        ref={box}
+      >
+        <table ref={table}>{props.children}</table>
+      </div>
+    </>
   );
 }
 

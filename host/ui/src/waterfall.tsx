@@ -2,7 +2,7 @@
 // how it ended, the gaps between runs labelled with what ended the run
 // before, step marks at the time each step was recorded, and the finish.
 import type { JobSnapshot, Timeline, RunEntry } from './types';
-import { duration, fullTime, shortTime } from './format';
+import { clock, duration, fullTime } from './format';
 
 export const PARKED = new Set(['slept', 'waited']);
 export const PUT_BACK = new Set(['capacity', 'host_unavailable']);
@@ -114,9 +114,9 @@ export function Waterfall(props: { job: JobSnapshot; timeline: Timeline; now: nu
       <div class="wf-row wf-axis">
         <div class="wf-label muted small">time since enqueue</div>
         <div class="wf-track wf-scale">
-          <span>{shortTime(t0)}</span>
+          <span>{clock(t0)}</span>
           <span>{duration(span)}</span>
-          <span>{finished ? shortTime(tEnd) : 'now'}</span>
+          <span>{finished ? clock(tEnd) : 'now'}</span>
         </div>
       </div>
       {segs.map((s, i) => (

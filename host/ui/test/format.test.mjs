@@ -12,7 +12,7 @@ const bundled = await build({
   platform: 'neutral',
   write: false,
 });
-const { ago, duration, proseParts } = await import(
+const { ago, axisTimes, clock, day, duration, fullTime, proseParts, zone } = await import(
   `data:text/javascript,${encodeURIComponent(bundled.outputFiles[0].text)}`
 );
 
@@ -64,4 +64,30 @@ test('“ago” never shows 60 of a unit', () => {
   assert.equal(ago(now - 84_700_000, now), '1 d ago');
   assert.equal(ago(now - 84_500_000, now), '23 h ago');
   assert.equal(ago(now + 120_000, now), 'in 2 min');
+});
+
+// The tests run in the zone of the machine; these build their times in it.
+const at = (y, mo, d, h, mi, s = 0) => new Date(y, mo - 1, d, h, mi, s).getTime();
+
+test('one time format: the day and the time, the year only outside this one', () => {
+  const now = at(2026, 12, 5, 12, 0);
+  assert.equal(clock(at(2026, 12, 5, 9, 3, 7), now), '5 Dec 09:03:07');
+  assert.equal(clock(at(2026, 1, 31, 23, 59, 59), now), '31 Jan 23:59:59');
+  assert.equal(clock(at(2025, 12, 31, 0, 0, 0), now), '31 Dec 2025 00:00:00');
+  assert.equal(clock(undefined), '—');
+  assert.equal(day(at(2026, 7, 4, 1, 0), now), '4 Jul');
+});
+
+test('a full time has its year and its zone', () => {
+  const t = at(2026, 3, 9, 14, 3, 9);
+  assert.equal(fullTime(t), `2026-03-09 14:03:09 ${zone(t)}`);
+  assert.match(zone(t), /^UTC([+−]\d{2}:\d{2})?$/);
+  const offset = -new Date(t).getTimezoneOffset();
+  if (offset === 0) assert.equal(zone(t), 'UTC');
+});
+
+test('a chart axis writes hours and minutes, with the day under the first tick and each new day', () => {
+  const now = at(2026, 12, 5, 12, 0);
+  const ticks = [at(2026, 12, 4, 23, 50), at(2026, 12, 4, 23, 55), at(2026, 12, 5, 0, 0), at(2026, 12, 5, 0, 5)];
+  assert.deepEqual(axisTimes(ticks, now), ['23:50\n4 Dec', '23:55', '00:00\n5 Dec', '00:05']);
 });

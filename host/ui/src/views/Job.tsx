@@ -1,7 +1,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, followJob, ApiError } from '../api';
 import { usePoll, useAction, useNow } from '../hooks';
-import { bytes, duration, fullTime, num, ago, shortDigest, compact, plural } from '../format';
+import { bytes, clock, duration, num, ago, shortDigest, compact, plural } from '../format';
 import { attemptsAllowed, type JobDetails, type Timeline } from '../types';
 import {
   Badge, Card, ErrorBox, Fact, Facts, Json, Loading, Prose, TableBox, View, Time, can, confirmAction, useMe,
@@ -141,7 +141,7 @@ export function Job(props: { jobRef: string }) {
           {j.waiting.until ? (
             <span class="muted">
               {' '}
-              (until {fullTime(j.waiting.until)}, {ago(j.waiting.until, now)})
+              (until {clock(j.waiting.until)}, {ago(j.waiting.until, now)})
             </span>
           ) : null}
         </div>
@@ -339,10 +339,28 @@ function JobActions(props: { job: JobDetails; onDone: () => void; action: Return
     });
     if (ok !== false) await action.run(() => api.remove(ref), () => navigate(href(['jobs'], { queue: job.queue })));
   }
+  // A failed job's retry is what the button is for; a completed one's runs
+  // work that already succeeded again, so it asks first, as pausing does.
+  async function retry() {
+    if (job.state === 'completed') {
+      const ok = await confirmAction({
+        title: `Run completed job ${ref} again?`,
+        message: (
+          <p>
+            Its result is cleared and it goes back to waiting to run again. Its recorded durable steps are kept and not
+            run again, but whatever it does outside a step (an outbound request, say) happens again.
+          </p>
+        ),
+        confirmLabel: 'Run again',
+      });
+      if (ok === false) return;
+    }
+    await action.run(() => api.retry(ref), props.onDone);
+  }
   return (
     <>
       {finished && (
-        <button class="primary" disabled={action.busy} data-testid="job-retry" onClick={() => action.run(() => api.retry(ref), props.onDone)}>
+        <button class="primary" disabled={action.busy} data-testid="job-retry" onClick={retry}>
           Retry
         </button>
       )}
@@ -467,7 +485,7 @@ function TimelineCards(props: { job: JobDetails; timeline?: Timeline; error?: Ap
                   <tr key={s.id} data-testid="sleep-row">
                     <td class="mono">{s.id}</td>
                     <td>
-                      {fullTime(s.until)} <span class="muted">({ago(s.until, props.now)})</span>
+                      {clock(s.until)} <span class="muted">({ago(s.until, props.now)})</span>
                     </td>
                   </tr>
                 ))}

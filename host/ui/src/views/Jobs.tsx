@@ -90,14 +90,33 @@ export function Jobs(props: { route: Route }) {
     go({ queue: first.queue, state: stateParam ? state : busy ?? 'waiting' }, true);
   }, [queue, queues.data]);
 
+  // The rows and the tabs' counts are read on the same tick (both requests
+  // go out at once), so a count does not lag the list it sits over by a
+  // poll: they differ at most by what changed between the two reads. The
+  // queue list's counts, polled apart, only fill in until the first read.
   const page = usePoll(
-    () => (queue ? api.jobs(queue, state, start, PAGE, search || undefined, kind || undefined) : Promise.resolve(null)),
+    async () => {
+      if (!queue) return null;
+      const [list, view] = await Promise.all([
+        api.jobs(queue, state, start, PAGE, search || undefined, kind || undefined),
+        api.queue(queue).catch(() => null),
+      ]);
+      return { ...list, counts: view?.counts };
+    },
     [queue, state, start, search, kind],
     3000,
   );
 
   const [text, setText] = useState(search);
   const typing = useRef<number | undefined>(undefined);
+
+  // On a narrow screen the tabs scroll sideways: keep the open one in view
+  // (again once the counts arrive: they widen every tab).
+  const tabs = useRef<HTMLElement>(null);
+  const counted = (page.data?.counts ?? current?.counts) !== undefined;
+  useEffect(() => {
+    tabs.current?.querySelector('.tab.active')?.scrollIntoView({ block: 'nearest', inline: 'nearest' });
+  }, [state, counted]);
   useEffect(() => setText(search), [search]);
   function onSearch(value: string) {
     setText(value);
@@ -206,9 +225,9 @@ export function Jobs(props: { route: Route }) {
         </div>
       )}
       <ErrorBox error={action.error} />
-      <nav class="tabs" aria-label="Job states">
+      <nav class="tabs" aria-label="Job states" ref={tabs}>
         {LIST_STATES.map((s) => {
-          const n = countOf(current?.counts, s);
+          const n = countOf(page.data?.counts ?? current?.counts, s);
           return (
             <a
               key={s}

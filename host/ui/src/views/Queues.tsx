@@ -1,6 +1,6 @@
 import { api } from '../api';
 import { usePoll, useAction, type Action, type Loaded } from '../hooks';
-import { bytes, duration, json, num, compact, fullTime } from '../format';
+import { bytes, clock, duration, json, num, compact } from '../format';
 import type { Binding, QueueView, EgressRule, Retention, ListState, SecretList, QueueKeys } from '../types';
 import {
   Badge, Card, ErrorBox, Fact, Facts, Loading, TableBox, View, can, confirmAction, useMe, Meter,
@@ -388,7 +388,7 @@ function Secrets(props: { secrets: Loaded<SecretList | null> }) {
                   {s.inBody ? ' (headers and body)' : ' (headers)'}
                 </td>
                 <td>{s.reveal ? 'yes (redacted from logs)' : 'no (placeholder)'}</td>
-                <td>{fullTime(s.updatedAtMs)}</td>
+                <td>{clock(s.updatedAtMs)}</td>
               </tr>
             ))}
           </tbody>

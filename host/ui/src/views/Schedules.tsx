@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { api } from '../api';
 import { usePoll, useAction, useNow } from '../hooks';
-import { ago, duration, fullTime, num, compact } from '../format';
+import { ago, clock, duration, num, compact } from '../format';
 import type { JobSnapshot, ScheduleView, Triggered } from '../types';
 import { Badge, ErrorBox, Loading, TableBox, View, can, useMe, Card } from '../ui';
 import { jobHref, queueHref } from '../router';
@@ -105,7 +105,7 @@ function ScheduleList() {
                 <td data-testid="schedule-next">
                   {s.nextRunAt ? (
                     <>
-                      {fullTime(s.nextRunAt)} <span class="muted">({ago(s.nextRunAt, now)})</span>
+                      {clock(s.nextRunAt)} <span class="muted">({ago(s.nextRunAt, now)})</span>
                     </>
                   ) : (
                     <span class="muted">none</span>
