@@ -129,6 +129,13 @@ impl Keys {
         self.registry(&format!("wait-paths:{digest}"))
     }
 
+    /// What an event did to jobs that existed before it (the waits it
+    /// ended, the jobs it cancelled), by the digest of its id (see
+    /// `state::events`).
+    pub fn event_effects(&self, digest: &str) -> String {
+        self.registry(&format!("event-effects:{digest}"))
+    }
+
     /// Where a wait token leads, by the token's digest.
     pub fn wait_token(&self, digest: &str) -> String {
         self.registry(&format!("token:{digest}"))

@@ -20,6 +20,7 @@ use crate::error::{FieldError, QueueError};
 use crate::names;
 use crate::queue::{Deduplication, NewJob, QueueService};
 use crate::registry::{Registry, RegistryError};
+use crate::state::events::Effect;
 
 /// How long an event id blocks a repeat delivery, in milliseconds.
 pub const EVENT_ID_TTL_MS: u64 = 24 * 60 * 60 * 1000;
@@ -120,6 +121,12 @@ pub async fn deliver(
         .waits
         .resolve_event(&event.name, &payload, producer, queues)
         .await?;
+    // The record of what the event did comes after it is done (a record
+    // for the events view only, see `state::events`).
+    state
+        .events
+        .note(&event_id, Effect::Resumed, &resumed)
+        .await?;
     let mut jobs = Vec::new();
     let mut cancelled = Vec::new();
     let mut all_duplicates = true;
@@ -140,6 +147,10 @@ pub async fn deliver(
             cancelled.extend(ids.into_iter().map(|id| format!("{}:{id}", binding.queue)));
         }
     }
+    state
+        .events
+        .note(&event_id, Effect::Cancelled, &cancelled)
+        .await?;
     for binding in bindings {
         if !binding.events.iter().any(|e| e == &event.name) {
             continue;

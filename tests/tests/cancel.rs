@@ -448,6 +448,17 @@ async fn an_event_cancels_the_running_and_sleeping_jobs_it_matches() {
 
     let delivery = send(tokens::PRODUCER, "A").await;
     assert_eq!(delivery["cancelled"], json!([asleep]), "{delivery}");
+    // The events view lists what the event cancelled (the sender sees it).
+    let (status, recent) = api.get("/v1/events?limit=5", tokens::PRODUCER).await;
+    assert_eq!(status, StatusCode::OK, "{recent}");
+    let listed = recent["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["id"] == delivery["eventId"])
+        .unwrap_or_else(|| panic!("the event is listed: {recent}"));
+    assert_eq!(listed["cancelled"], json!([asleep]), "{listed}");
+    assert_eq!(listed["resumed"], json!([]), "{listed}");
     let done = api.wait_done(&asleep).await;
     assert_cancelled(&done);
     assert!(

@@ -29,6 +29,19 @@ async fn send_event(api: &Api, token: &str, name: &str, data: Value) -> Value {
     delivery
 }
 
+/// Event `id` as `GET /v1/events` lists it (among the newest 50).
+async fn listed_event(api: &Api, id: &Value) -> Value {
+    let (status, body) = api.get("/v1/events?limit=50", tokens::ADMIN).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    body["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| &e["id"] == id)
+        .unwrap_or_else(|| panic!("event {id} not listed: {body}"))
+        .clone()
+}
+
 /// Waits until the job is parked in a wait of `kind`; returns it.
 async fn parked(api: &Api, job: &str, kind: &str) -> Value {
     api.wait_until(job, &format!("a wait of kind {kind}"), |j| {
@@ -144,6 +157,13 @@ async fn refund_is_approved_and_settled(guest: &str) {
     )
     .await;
     assert_eq!(settled["resumed"], json!([job]), "{settled}");
+    // The events view links the job each event resumed, and none for the
+    // others.
+    let listed = listed_event(&api, &settled["eventId"]).await;
+    assert_eq!(listed["resumed"], json!([job]), "{listed}");
+    assert_eq!(listed["cancelled"], json!([]), "{listed}");
+    let listed = listed_event(&api, &wrong["eventId"]).await;
+    assert_eq!(listed["resumed"], json!([]), "{listed}");
     let done = api.wait_done(&job).await;
     assert_eq!(done["state"], "completed", "{done}");
     assert_eq!(
@@ -400,4 +420,9 @@ async fn an_early_event_is_found_after_a_thousand_others() {
         done["returnvalue"]["settlement"], settled["eventId"],
         "{done}"
     );
+    // Sent before the wait began, the event resumed nothing then; the wait
+    // that found it later is in its record all the same.
+    assert_eq!(settled["resumed"], json!([]), "{settled}");
+    let listed = listed_event(&api, &settled["eventId"]).await;
+    assert_eq!(listed["resumed"], json!([job]), "{listed}");
 }

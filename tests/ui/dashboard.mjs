@@ -758,6 +758,21 @@ try {
     pausedByUs.delete('payments');
   });
 
+  await step('21. the events view links the jobs an event resumed, and says when an event did nothing', async () => {
+    await must('POST', '/v1/events', WEB, { name: 'nobody.listens', id: `idle-${RUN}`, data: {} });
+    await show(A, 'events', 'events');
+    const settled = A.locator(`[data-testid="event-row"][data-id="settled-${RUN}"]`);
+    await settled.waitFor();
+    // The settlement event ended the refund job's wait: a link to it.
+    const link = settled.getByTestId('event-resumed');
+    await byText(settled, 'event-resumed', refs.refund).waitFor();
+    assert.equal(await settled.getByTestId('event-no-jobs').count(), 0);
+    const idle = A.locator(`[data-testid="event-row"][data-id="idle-${RUN}"]`);
+    await idle.getByTestId('event-no-jobs').waitFor();
+    await link.click();
+    await A.locator('[data-testid="view-job"][data-ready="true"]').waitFor();
+    assert.ok(decodeURIComponent(A.url()).endsWith(`#/jobs/${refs.refund}`), A.url());
+  });
   console.log(`# dashboard: all ${passed} steps passed`);
 } finally {
   // Let the host stop: the keyed guests spin until cancelled.

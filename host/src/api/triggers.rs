@@ -69,6 +69,15 @@ pub struct RecentEventJobs {
     /// Its job on each queue now subscribed to its name, as `<queue>:<id>`,
     /// while the job exists (a debounced queue's job has another id).
     pub jobs: Vec<String>,
+    /// The jobs whose durable wait (`wait-for-event`) it ended, as
+    /// `<queue>:<id>`: those waiting when it was sent and those that
+    /// started waiting later and found it among the recent events (the
+    /// first 100; the record lasts 7 days from its last entry, and a job
+    /// removed since stays listed).
+    pub resumed: Vec<String>,
+    /// The jobs it cancelled through their bindings' `cancelOn` rules, as
+    /// `<queue>:<id>` (the first 100, in the same record).
+    pub cancelled: Vec<String>,
 }
 
 /// The recent events.
@@ -80,7 +89,7 @@ pub struct RecentEvents {
 
 /// The most recent events sent to `POST /v1/events` (the fleet keeps about
 /// the last 10,000, each of at most 64 KiB as JSON), newest first, with the
-/// jobs each created. A producer token sees only the events it sent (among
+/// jobs each created, resumed and cancelled. A producer token sees only the events it sent (among
 /// the last 1,000). Entries of the stream that do not parse, that are
 /// larger than the stream keeps (64 KiB of JSON), whose name or id is longer
 /// than `POST /v1/events` accepts (256 and 200 characters), or that name a
@@ -116,8 +125,10 @@ pub async fn recent(
         .recent(limit, producer)
         .await?;
     let bindings = state.registry().bindings().await?;
+    let ids: Vec<&str> = events.iter().map(|e| e.id.as_str()).collect();
+    let effects = state.queues().state().events.effects(&ids).await?;
     let mut out = Vec::with_capacity(events.len());
-    for event in events {
+    for (event, effects) in events.into_iter().zip(effects) {
         let mut jobs = Vec::new();
         for binding in bindings.iter().filter(|b| b.events.contains(&event.name)) {
             let id = format!("evt-{}", event.id);
@@ -130,7 +141,12 @@ pub async fn recent(
                 jobs.push(format!("{}:{id}", binding.queue));
             }
         }
-        out.push(RecentEventJobs { event, jobs });
+        out.push(RecentEventJobs {
+            event,
+            jobs,
+            resumed: effects.resumed,
+            cancelled: effects.cancelled,
+        });
     }
     Ok(Json(RecentEvents { events: out }))
 }

@@ -6,6 +6,17 @@
 //! parse or is over the bounds the API holds sent events to — its JSON
 //! over [`MAX_RECENT_EVENT_BYTES`], a name over [`MAX_EVENT_NAME`], an id
 //! over [`MAX_EVENT_ID`], a producer name over [`MAX_PRODUCER_NAME`].
+//!
+//! Beside it, each event's record of what it did to jobs that were there
+//! before it (`P:{airlock}:event-effects:<digest of its id>`, a list of
+//! `r:<queue>:<id>` and `c:<queue>:<id>`): the durable waits it ended
+//! (`r`, [`Effect::Resumed`]) — those waiting when it was sent, and those
+//! that started later and found it here — and the jobs it cancelled through
+//! a `cancelOn` rule (`c`). The first [`MAX_EVENT_EFFECTS`] are kept, for
+//! [`EFFECTS_TTL_MS`]. It is a record for people (the dashboard's events
+//! view), written after what it records: a host that dies in between leaves
+//! a resume or cancel without its line, and nothing reads it to decide
+//! anything. Read back, it is bounded and parsed like the stream.
 
 use redis::AsyncCommands;
 use serde::Serialize;
@@ -32,6 +43,79 @@ pub const MAX_EVENT_ID: usize = 200;
 
 /// Longest producer (token) name an entry of the stream may carry.
 pub const MAX_PRODUCER_NAME: usize = 256;
+
+/// Most jobs an event's record of what it did keeps ([`EventLog::note`]).
+pub const MAX_EVENT_EFFECTS: usize = 100;
+
+/// How long an event's record of what it did is kept after its last line
+/// (the stream itself is bounded by count, not by time).
+pub const EFFECTS_TTL_MS: u64 = 7 * 24 * 60 * 60 * 1000;
+
+/// Longest job ref (`<queue>:<id>`) a record of what an event did may
+/// hold; longer lines are left out when read.
+const MAX_EFFECT_REF: usize = 512;
+
+/// What an event did to a job that was there before it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Effect {
+    /// It ended one of the job's durable waits (`wait-for-event`).
+    Resumed,
+    /// It cancelled the job through its binding's `cancelOn` rule.
+    Cancelled,
+}
+
+impl Effect {
+    fn mark(self) -> &'static str {
+        match self {
+            Effect::Resumed => "r:",
+            Effect::Cancelled => "c:",
+        }
+    }
+}
+
+/// The jobs an event resumed and cancelled, as `<queue>:<id>`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct EventEffects {
+    /// Jobs whose durable wait it ended.
+    pub resumed: Vec<String>,
+    /// Jobs it cancelled.
+    pub cancelled: Vec<String>,
+}
+
+impl EventEffects {
+    /// Parses a record's lines, leaving out what is not a mark and a ref
+    /// within bounds, and repeats.
+    fn parse(lines: Vec<String>) -> EventEffects {
+        let mut effects = EventEffects::default();
+        for line in lines {
+            let (list, job) = if let Some(job) = line.strip_prefix(Effect::Resumed.mark()) {
+                (&mut effects.resumed, job)
+            } else if let Some(job) = line.strip_prefix(Effect::Cancelled.mark()) {
+                (&mut effects.cancelled, job)
+            } else {
+                continue;
+            };
+            let well_formed = job.len() <= MAX_EFFECT_REF
+                && !job.chars().any(char::is_control)
+                && job
+                    .split_once(':')
+                    .is_some_and(|(queue, id)| !queue.is_empty() && !id.is_empty());
+            if well_formed && !list.iter().any(|j| j == job) {
+                list.push(job.to_string());
+            }
+        }
+        effects
+    }
+}
+
+/// The key of event `event_id`'s record of what it did: a digest, so an id
+/// read from Redis names a key of bounded length.
+fn effects_key(store: &Store, event_id: &str) -> String {
+    use sha2::{Digest, Sha256};
+    store
+        .keys()
+        .event_effects(&hex::encode(Sha256::digest(event_id.as_bytes())))
+}
 
 /// An event as the recent-events stream keeps it.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
@@ -147,5 +231,88 @@ impl EventLog {
             }
         }
         Ok(events)
+    }
+
+    /// Notes that event `event_id` had `effect` on the jobs `refs`
+    /// (`<queue>:<id>`), in its record of what it did (see the module
+    /// docs): one atomic append, trim and expiry.
+    pub async fn note(
+        &self,
+        event_id: &str,
+        effect: Effect,
+        refs: &[String],
+    ) -> Result<(), QueueError> {
+        if refs.is_empty() {
+            return Ok(());
+        }
+        let key = effects_key(&self.store, event_id);
+        let lines: Vec<String> = refs
+            .iter()
+            .take(MAX_EVENT_EFFECTS)
+            .map(|job| format!("{}{job}", effect.mark()))
+            .collect();
+        let mut conn = self.store.conn();
+        let _: () = redis::pipe()
+            .atomic()
+            .rpush(&key, lines)
+            .ignore()
+            .ltrim(&key, 0, MAX_EVENT_EFFECTS as isize - 1)
+            .ignore()
+            .pexpire(&key, EFFECTS_TTL_MS as i64)
+            .ignore()
+            .query_async(&mut conn)
+            .await?;
+        Ok(())
+    }
+
+    /// What each of `event_ids` did, in their order, as their records say
+    /// (one round trip).
+    pub async fn effects(&self, event_ids: &[&str]) -> Result<Vec<EventEffects>, QueueError> {
+        if event_ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut pipe = redis::pipe();
+        for id in event_ids {
+            pipe.lrange(
+                effects_key(&self.store, id),
+                0,
+                MAX_EVENT_EFFECTS as isize - 1,
+            );
+        }
+        let mut conn = self.store.conn();
+        let records: Vec<Vec<String>> = pipe.query_async(&mut conn).await?;
+        Ok(records.into_iter().map(EventEffects::parse).collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_record_read_back_keeps_only_well_formed_lines_once() {
+        let lines = [
+            "r:refunds:7",
+            "c:orders:j-1",
+            "r:refunds:7",
+            "x:refunds:8",
+            "r:no-id:",
+            "r::no-queue",
+            "r:noseparator",
+            "c:bad:\u{7}bell",
+        ]
+        .map(String::from)
+        .to_vec();
+        let mut long = String::from("r:q:");
+        long.push_str(&"a".repeat(MAX_EFFECT_REF));
+        let mut all = lines;
+        all.push(long);
+        assert_eq!(
+            EventEffects::parse(all),
+            EventEffects {
+                resumed: vec!["refunds:7".into()],
+                cancelled: vec!["orders:j-1".into()],
+            }
+        );
     }
 }

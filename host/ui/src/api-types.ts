@@ -70,7 +70,7 @@ export interface paths {
         /**
          * The most recent events sent to `POST /v1/events` (the fleet keeps about
          *     the last 10,000, each of at most 64 KiB as JSON), newest first, with the
-         *     jobs each created. A producer token sees only the events it sent (among
+         *     jobs each created, resumed and cancelled. A producer token sees only the events it sent (among
          *     the last 1,000). Entries of the stream that do not parse, that are
          *     larger than the stream keeps (64 KiB of JSON), whose name or id is longer
          *     than `POST /v1/events` accepts (256 and 200 characters), or that name a
@@ -2004,6 +2004,19 @@ export interface components {
              *     while the job exists (a debounced queue's job has another id).
              */
             jobs: string[];
+            /**
+             * @description The jobs whose durable wait (`wait-for-event`) it ended, as
+             *     `<queue>:<id>`: those waiting when it was sent and those that
+             *     started waiting later and found it among the recent events (the
+             *     first 100; the record lasts 7 days from its last entry, and a job
+             *     removed since stays listed).
+             */
+            resumed: string[];
+            /**
+             * @description The jobs it cancelled through their bindings' `cancelOn` rules, as
+             *     `<queue>:<id>` (the first 100, in the same record).
+             */
+            cancelled: string[];
         };
         /** @description The recent events. */
         RecentEvents: {

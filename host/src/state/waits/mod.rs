@@ -67,7 +67,7 @@ use serde::{Deserialize, Serialize};
 
 use self::index::{LISTEN, Resolved, TOKEN, digest, new_token, resolve, waiter, waiters_digest};
 pub use self::index::{Resolver, TokenCompletion, Wake, is_token, script_hashes};
-use super::events::{MAX_LOOK_BACK, MAX_RECENT_EVENT_BYTES};
+use super::events::{Effect, EventLog, MAX_LOOK_BACK, MAX_RECENT_EVENT_BYTES};
 use crate::error::QueueError;
 use crate::state::fields;
 use crate::store::Store;
@@ -311,6 +311,20 @@ impl Waits {
                 .await?;
                 if resolved == Resolved::Yes || resolved == Resolved::Already {
                     self.unlisten(wait_id, record).await?;
+                }
+                // The event's record of the waits it ended gets this one
+                // too (after the fact, like the sender's own: a record for
+                // people, see `super::events`).
+                if resolved == Resolved::Yes
+                    && let Some(event_id) = found.get("id").and_then(|v| v.as_str())
+                {
+                    EventLog::new(self.store.clone())
+                        .note(
+                            event_id,
+                            Effect::Resumed,
+                            &[format!("{}:{}", self.queue, self.id)],
+                        )
+                        .await?;
                 }
                 Ok(Begun::from(self.outcome(wait_id).await?))
             }

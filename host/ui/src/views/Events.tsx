@@ -13,8 +13,8 @@ export function Events() {
     <View name="events" title="Events" ready={events.loaded}>
       <p class="muted">
         The 50 most recent events sent to <code>POST /v1/events</code>, newest first
-        {me.role === 'producer' ? ', among those your token sent' : ''}, with the job each created on the queues
-        subscribed to its name.
+        {me.role === 'producer' ? ', among those your token sent' : ''}, with the jobs each created on the queues
+        subscribed to its name, the waiting jobs it resumed and the jobs it cancelled.
       </p>
       <ErrorBox error={events.error} />
       {!events.loaded ? (
@@ -31,7 +31,7 @@ export function Events() {
               <th>Event</th>
               <th>Sent by</th>
               <th>Data</th>
-              <th>Jobs created</th>
+              <th>Jobs</th>
             </tr>
           </thead>
           <tbody>
@@ -49,18 +49,17 @@ export function Events() {
                   <code class="wrap small">{compact(e.data, 160)}</code>
                 </td>
                 <td>
-                  {e.jobs.length ? (
-                    <ul class="plain">
-                      {e.jobs.map((r) => (
-                        <li key={r}>
-                          <a class="mono" href={jobHref(r)} data-testid="event-job">
-                            {r}
-                          </a>
-                        </li>
-                      ))}
-                    </ul>
+                  {e.jobs.length + e.resumed.length + e.cancelled.length ? (
+                    <>
+                      <EventJobs label="created" refs={e.jobs} testid="event-job" />
+                      <EventJobs label="resumed" refs={e.resumed} testid="event-resumed" />
+                      <EventJobs label="cancelled" refs={e.cancelled} testid="event-cancelled" />
+                    </>
                   ) : (
-                    <span class="muted">none (no queue subscribes, or retention removed it)</span>
+                    <span class="muted" data-testid="event-no-jobs">
+                      none: no queue subscribes to it and it matched no wait or cancel rule (or retention removed
+                      the jobs)
+                    </span>
                   )}
                 </td>
               </tr>
@@ -69,5 +68,24 @@ export function Events() {
         </TableBox>
       )}
     </View>
+  );
+}
+
+/** One kind of effect an event had: the jobs, as links under a label. */
+function EventJobs(props: { label: string; refs: string[]; testid: string }) {
+  if (!props.refs.length) return null;
+  return (
+    <div class="event-jobs">
+      <span class="muted small">{props.label}</span>
+      <ul class="plain">
+        {props.refs.map((r) => (
+          <li key={r}>
+            <a class="mono" href={jobHref(r)} data-testid={props.testid}>
+              {r}
+            </a>
+          </li>
+        ))}
+      </ul>
+    </div>
   );
 }
