@@ -90,6 +90,14 @@ impl Event {
     }
 }
 
+/// Notes what event `event_id` did in its record for the events view; a
+/// failure to is logged, not answered: the delivery itself happened.
+async fn note(queues: &QueueService, event_id: &str, effect: Effect, refs: &[String]) {
+    if let Err(e) = queues.state().events.note(event_id, effect, refs).await {
+        tracing::warn!(event_id, ?effect, error = %e, "could not note what an event did");
+    }
+}
+
 /// Delivers `event` to its subscribed queues, and cancels the started jobs
 /// it matches through their bindings' `cancelOn` rules — only those
 /// `producer` enqueued, when the event comes from a producer token.
@@ -123,10 +131,7 @@ pub async fn deliver(
         .await?;
     // The record of what the event did comes after it is done (a record
     // for the events view only, see `state::events`).
-    state
-        .events
-        .note(&event_id, Effect::Resumed, &resumed)
-        .await?;
+    note(queues, &event_id, Effect::Resumed, &resumed).await;
     let mut jobs = Vec::new();
     let mut cancelled = Vec::new();
     let mut all_duplicates = true;
@@ -147,10 +152,7 @@ pub async fn deliver(
             cancelled.extend(ids.into_iter().map(|id| format!("{}:{id}", binding.queue)));
         }
     }
-    state
-        .events
-        .note(&event_id, Effect::Cancelled, &cancelled)
-        .await?;
+    note(queues, &event_id, Effect::Cancelled, &cancelled).await;
     for binding in bindings {
         if !binding.events.iter().any(|e| e == &event.name) {
             continue;

@@ -14,8 +14,9 @@
 //! that started later and found it here — and the jobs it cancelled through
 //! a `cancelOn` rule (`c`). The first [`MAX_EVENT_EFFECTS`] are kept, for
 //! [`EFFECTS_TTL_MS`]. It is a record for people (the dashboard's events
-//! view), written after what it records: a host that dies in between leaves
-//! a resume or cancel without its line, and nothing reads it to decide
+//! view), written after what it records: a host that dies in between, or a
+//! write that fails (it is logged, and the delivery or the wait goes on),
+//! leaves a resume or cancel without its line; nothing reads it to decide
 //! anything. Read back, it is bounded and parsed like the stream.
 
 use redis::AsyncCommands;

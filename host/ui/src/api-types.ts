@@ -70,8 +70,8 @@ export interface paths {
         /**
          * The most recent events sent to `POST /v1/events` (the fleet keeps about
          *     the last 10,000, each of at most 64 KiB as JSON), newest first, with the
-         *     jobs each created, resumed and cancelled. A producer token sees only the events it sent (among
-         *     the last 1,000). Entries of the stream that do not parse, that are
+         *     jobs each created, resumed and cancelled. A producer token sees only
+         *     the events it sent (among the last 1,000). Entries of the stream that do not parse, that are
          *     larger than the stream keeps (64 KiB of JSON), whose name or id is longer
          *     than `POST /v1/events` accepts (256 and 200 characters), or that name a
          *     producer of more than 256 characters are left out: any Redis client can

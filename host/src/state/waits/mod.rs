@@ -315,16 +315,18 @@ impl Waits {
                 // The event's record of the waits it ended gets this one
                 // too (after the fact, like the sender's own: a record for
                 // people, see `super::events`).
+                // Failing to is logged: the wait has its outcome all the same.
                 if resolved == Resolved::Yes
                     && let Some(event_id) = found.get("id").and_then(|v| v.as_str())
-                {
-                    EventLog::new(self.store.clone())
+                    && let Err(e) = EventLog::new(self.store.clone())
                         .note(
                             event_id,
                             Effect::Resumed,
                             &[format!("{}:{}", self.queue, self.id)],
                         )
-                        .await?;
+                        .await
+                {
+                    tracing::warn!(event_id, error = %e, "could not note the wait an event ended");
                 }
                 Ok(Begun::from(self.outcome(wait_id).await?))
             }
