@@ -1,6 +1,6 @@
 import { api } from '../api';
 import { usePoll, useAction, useNow } from '../hooks';
-import { ago, bytes, num } from '../format';
+import { ago, bytes, fullTime, num } from '../format';
 import type { HostInfo, Stats } from '../types';
 import { MinuteChart, Legend, kindColor, type ChartSeries } from '../charts';
 import { Badge, Card, ErrorBox, Fact, Facts, Loading, Meter, View, can, confirmAction, useMe, Time } from '../ui';
@@ -105,7 +105,7 @@ export function Fleet() {
                       </div>
                     </Fact>
                     <Fact label="Heartbeat" testid="host-heartbeat">
-                      <span class={now - h.heartbeatAt > 10_000 ? 'warn' : ''} title={new Date(h.heartbeatAt).toISOString()}>
+                      <span class={now - h.heartbeatAt > 10_000 ? 'warn' : ''} title={fullTime(h.heartbeatAt)}>
                         {ago(h.heartbeatAt, now)}
                       </span>
                     </Fact>
