@@ -391,6 +391,7 @@ mod tests {
             k.recent_events(),
             k.event_waiters("HASH"),
             k.event_wait_paths("HASH"),
+            k.event_effects("HASH"),
             k.wait_token("HASH"),
             k.cancels(),
             k.artifact("DIGEST", "ENGINE"),
