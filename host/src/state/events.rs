@@ -112,10 +112,7 @@ impl EventEffects {
 /// The key of event `event_id`'s record of what it did: a digest, so an id
 /// read from Redis names a key of bounded length.
 fn effects_key(store: &Store, event_id: &str) -> String {
-    use sha2::{Digest, Sha256};
-    store
-        .keys()
-        .event_effects(&hex::encode(Sha256::digest(event_id.as_bytes())))
+    store.keys().event_effects(&super::digest(&[event_id]))
 }
 
 /// An event as the recent-events stream keeps it.

@@ -40,6 +40,20 @@ use airlock_core::clock::SharedClock;
 
 use crate::store::Store;
 
+/// A key name's part for text that may be long or come from Redis: the
+/// SHA-256 of `parts` (each ended by a NUL, so no two lists of parts
+/// collide), in hex. The waits' index and token keys and an event's record
+/// of what it did are named by it.
+pub(crate) fn digest(parts: &[&str]) -> String {
+    use sha2::{Digest, Sha256};
+    let mut hasher = Sha256::new();
+    for part in parts {
+        hasher.update(part.as_bytes());
+        hasher.update([0]);
+    }
+    hex::encode(hasher.finalize())
+}
+
 /// Every state type on one Redis, sharing its connection and one clock.
 #[derive(Clone)]
 pub struct State {

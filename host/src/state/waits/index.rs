@@ -8,7 +8,7 @@ use redis::AsyncCommands;
 
 use super::{MAX_WAIT_PATHS, OutcomeRecord};
 use crate::error::QueueError;
-use crate::state::fields;
+use crate::state::{digest, fields};
 use crate::store::Store;
 use airlock_core::json_path::JsonPath;
 
@@ -82,16 +82,6 @@ pub(super) static TOKEN: LazyLock<redis::Script> = LazyLock::new(|| {
          return redis.call('HGET', KEYS[1], ARGV[1])",
     )
 });
-
-pub(super) fn digest(parts: &[&str]) -> String {
-    use sha2::{Digest, Sha256};
-    let mut hasher = Sha256::new();
-    for part in parts {
-        hasher.update(part.as_bytes());
-        hasher.update([0]);
-    }
-    hex::encode(hasher.finalize())
-}
 
 /// The index set of waits for `event` holding `value` at `path` (`None`:
 /// waits without a match).

@@ -65,11 +65,11 @@ mod index;
 use redis::AsyncCommands;
 use serde::{Deserialize, Serialize};
 
-use self::index::{LISTEN, Resolved, TOKEN, digest, new_token, resolve, waiter, waiters_digest};
+use self::index::{LISTEN, Resolved, TOKEN, new_token, resolve, waiter, waiters_digest};
 pub use self::index::{Resolver, TokenCompletion, Wake, is_token, script_hashes};
 use super::events::{Effect, EventLog, MAX_LOOK_BACK, MAX_RECENT_EVENT_BYTES};
 use crate::error::QueueError;
-use crate::state::fields;
+use crate::state::{digest, fields};
 use crate::store::Store;
 use airlock_core::json_path::JsonPath;
 use airlock_core::wait::{WaitFor, WaitOutcome};
@@ -314,8 +314,8 @@ impl Waits {
                 }
                 // The event's record of the waits it ended gets this one
                 // too (after the fact, like the sender's own: a record for
-                // people, see `super::events`).
-                // Failing to is logged: the wait has its outcome all the same.
+                // people, see `super::events`); a failure to write it is
+                // logged, as the wait has its outcome all the same.
                 if resolved == Resolved::Yes
                     && let Some(event_id) = found.get("id").and_then(|v| v.as_str())
                     && let Err(e) = EventLog::new(self.store.clone())

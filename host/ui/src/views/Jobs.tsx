@@ -113,7 +113,8 @@ export function Jobs(props: { route: Route }) {
   // On a narrow screen the tabs scroll sideways: keep the open one in view
   // (again once the counts arrive: they widen every tab).
   const tabs = useRef<HTMLElement>(null);
-  const counted = (page.data?.counts ?? current?.counts) !== undefined;
+  const counts = page.data?.counts ?? current?.counts;
+  const counted = counts !== undefined;
   useEffect(() => {
     tabs.current?.querySelector('.tab.active')?.scrollIntoView({ block: 'nearest', inline: 'nearest' });
   }, [state, counted]);
@@ -227,7 +228,7 @@ export function Jobs(props: { route: Route }) {
       <ErrorBox error={action.error} />
       <nav class="tabs" aria-label="Job states" ref={tabs}>
         {LIST_STATES.map((s) => {
-          const n = countOf(page.data?.counts ?? current?.counts, s);
+          const n = countOf(counts, s);
           return (
             <a
               key={s}
