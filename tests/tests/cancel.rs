@@ -74,6 +74,23 @@ async fn a_running_guest_is_stopped_on_whichever_host_runs_it() {
     }
     hosts.sort();
     assert_eq!(hosts, ["api-host", "host-b"], "one job on each host");
+    // Active is not running yet: a host may still be compiling the
+    // component, and a cancel then fails the job before its guest starts
+    // (the compile test below). A host holds memory for a guest once the
+    // component is loaded, right before the guest starts: wait until both
+    // hosts' heartbeats say so.
+    airlock_tests::eventually("both hosts to start their guest", || async {
+        let (status, fleet) = api.get("/v1/hosts", tokens::ADMIN).await;
+        assert_eq!(status, StatusCode::OK, "{fleet}");
+        let holding = fleet["hosts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|h| h["memoryHeldBytes"].as_u64().unwrap_or(0) > 0)
+            .count();
+        holding == 2
+    })
+    .await;
 
     for job in &jobs {
         let (status, accepted) = cancel(&api, job, json!({"reason": "customer left"})).await;
