@@ -6,6 +6,12 @@
 //                       answers 202 {"id": "msg_..."}; 401 without the key
 //   POST /v1/ledger     a ledger: answers 201 {"id": "led_<transactionId>"},
 //                       the same id again for a repeated Idempotency-Key
+//   POST /v1/approvals  an approval service (the refund example asks it for a
+//                       manager's decision): keeps {refundId, orderId, amount,
+//                       token} and answers 201 {"id": "apr_<refundId>"}; the same
+//                       token again is kept once
+//   GET  /v1/approvals  the manager's inbox: {"approvals": [...]}, newest last,
+//                       each with its token (a real service would mail a link)
 //   GET  /healthz       "ok"
 //
 // Listens on MOCK_GATEWAY_LISTEN (default 127.0.0.1:8090) and prints one line
@@ -18,6 +24,7 @@ const crypto = require('node:crypto');
 const [host, port] = (process.env.MOCK_GATEWAY_LISTEN || '127.0.0.1:8090').split(':');
 const key = process.env.MOCK_GATEWAY_KEY || '';
 const ledger = new Map();
+const approvals = [];
 const ledgerDelayMs = Number(process.env.MOCK_GATEWAY_LEDGER_DELAY_MS || 0);
 
 function reply(res, status, body) {
@@ -50,6 +57,16 @@ const server = http.createServer((req, res) => {
       if (!ledger.has(idem)) ledger.set(idem, `led_${body.transactionId}`);
       console.log(`ledger: ${ledger.get(idem)} amount=${body.amount} ${body.currency || ''}`);
       setTimeout(() => reply(res, 201, { id: ledger.get(idem) }), ledgerDelayMs);
+    } else if (req.method === 'POST' && req.url === '/v1/approvals') {
+      const { refundId, orderId, amount, token } = body;
+      if (typeof refundId !== 'string' || typeof token !== 'string') {
+        return reply(res, 400, { error: 'refundId and token must be strings' });
+      }
+      if (!approvals.some((a) => a.token === token)) approvals.push({ refundId, orderId, amount, token });
+      console.log(`approvals: refund ${refundId} of ${amount} awaits a decision`);
+      reply(res, 201, { id: `apr_${refundId}` });
+    } else if (req.method === 'GET' && req.url === '/v1/approvals') {
+      reply(res, 200, { approvals });
     } else {
       reply(res, 404, { error: `no route ${req.method} ${req.url}` });
     }

@@ -4,9 +4,10 @@
 # - Redis on 127.0.0.1:${AIRLOCK_REDIS_PORT:-6379} (installed with apt-get when
 #   missing), data and AOF under .airlock/redis/ in the project;
 # - one Airlock host with the HTTP API on ${AIRLOCK_LISTEN:-127.0.0.1:8080};
-# - a mock mail gateway and ledger (host/scripts/mock-gateway.js) on
-#   ${MOCK_GATEWAY_LISTEN:-127.0.0.1:8090}, which the e-mail and payment
-#   examples call through their bindings' config, egress and secret;
+# - a mock mail gateway, ledger and approval service
+#   (host/scripts/mock-gateway.js) on ${MOCK_GATEWAY_LISTEN:-127.0.0.1:8090},
+#   which the e-mail, payment and refund examples call through their
+#   bindings' config, egress and secret;
 # - the example handlers deployed and their queues bound;
 # - an admin token kept in .airlock/token, the secrets key in
 #   .airlock/secrets.key and the gateway's API key in .airlock/gateway.key
@@ -66,7 +67,7 @@ if command -v node >/dev/null; then
     node "$root/host/scripts/mock-gateway.js" > "$state/gateway.log" 2>&1 &
   gateway_pid=$!
 else
-  echo "node not found: the mock gateway is not started; e-mails and payments are simulated"
+  echo "node not found: the mock gateway is not started; e-mails and payments are simulated, refunds fail (no approval service)"
   gateway=""
 fi
 
@@ -107,7 +108,8 @@ fi
 "$airlock" queue bind report-aggregator --handler report-aggregator >/dev/null
 "$airlock" queue bind catalog --handler catalog-sync >/dev/null
 "$airlock" queue bind noop --handler noop --concurrency 50 >/dev/null
-"$airlock" queue bind refunds --handler refund-request >/dev/null
+"$airlock" queue bind refunds --handler refund-request \
+  ${gateway:+--config "APPROVAL_URL=$gateway" --egress "$gateway"} >/dev/null
 "$airlock" schedule set catalog nightly-catalog-sync --cron '0 3 * * *' --data '{"catalog":"main","items":500}' >/dev/null
 echo "bound queues: payments, emails, orders, data-extraction, report-aggregator, catalog, noop, refunds"
 echo "schedule: nightly-catalog-sync (0 3 * * *) on catalog"
@@ -132,8 +134,8 @@ Try it:
   $airlock emit user.signed_up '{"to":"ada@example.com","subject":"Welcome"}' --id signup-ada
   $airlock schedule trigger catalog nightly-catalog-sync
   $airlock enqueue refunds '{"refundId":"r-1","orderId":"o-1","amount":25}'   # then approve it:
-  $airlock job refunds:<id>     # its progress has the approvalToken, for
-  curl -s -X POST $url/v1/tokens/<approvalToken>/complete -H 'Content-Type: application/json' -d '{"approved":true,"by":"me"}'
+  curl -s ${gateway:-<approval service>}/v1/approvals    # the manager's inbox: the approval token, for
+  curl -s -X POST $url/v1/tokens/<token>/complete -H 'Content-Type: application/json' -d '{"approved":true,"by":"me"}'
   $airlock emit refund.settled '{"refundId":"r-1"}'
   curl -s -X POST $url/v1/flows -H "Authorization: Bearer $token" -H 'Content-Type: application/json' \
     -d '{"name":"aggregate-final-report","queue":"report-aggregator","data":{"reportId":"r1"},

@@ -118,6 +118,13 @@ class OrderWorkflowTest(unittest.TestCase):
         self.assertEqual(host.kv["charges:o4"], "1")
 
 
+def approvals(**kwargs):
+    """A host whose binding sends approval requests to a service that
+    accepts them."""
+    return FakeHost(config={"APPROVAL_URL": "http://approvals.test/"},
+                    http=lambda request: (201, {}, {"id": "apr_1"}), **kwargs)
+
+
 class RefundRequestTest(unittest.TestCase):
     REFUND = {"refundId": "r1", "orderId": "o1", "amount": 25.0}
 
@@ -125,15 +132,30 @@ class RefundRequestTest(unittest.TestCase):
         """Runs to the approval wait and completes its token with ``decision``."""
         out = run(refund.run, self.REFUND, host=host)
         self.assertEqual((out.status, out.wait_id), ("suspended", "approval"))
-        token = host.progress[-1]["approvalToken"]
-        self.assertEqual(host.progress, [{"stage": "awaiting-approval", "approvalToken": token}])
-        self.assertEqual(host.tokens, {"approval": token})
+        # The token went to the approval service, and only there: not into
+        # the progress, a log or a step's result, which readers see.
+        (request,) = host.requests
+        self.assertEqual((request.method, request.url), ("POST", "http://approvals.test/v1/approvals"))
+        token = host.tokens["approval"]
+        self.assertEqual(request.json(), {"refundId": "r1", "orderId": "o1", "amount": 25.0, "token": token})
+        self.assertEqual(host.progress, [{"stage": "awaiting-approval"}])
+        self.assertEqual(host.steps["ask-approval"], "true")
+        self.assertNotIn(token, repr((host.progress, host.logs, host.steps)))
         self.assertTrue(host.complete_token(token, decision))
         return token
 
+    def test_needs_an_approval_service(self):
+        out = run(refund.run, self.REFUND)
+        self.assertEqual((out.status, out.message), (
+            "fatal", "the queue binding's config has no `APPROVAL_URL` (where to ask for the approval)"))
+        host = FakeHost(config={"APPROVAL_URL": "http://approvals.test"}, http=lambda r: (503, {}, "busy"))
+        out = run(refund.run, self.REFUND, host=host)
+        self.assertEqual((out.status, out.message), ("retry", "HTTP status 503: busy"))
+        self.assertNotIn("ask-approval", host.steps)
+
     def test_approved_and_settled(self):
-        host = FakeHost()
-        token = self.approve(host, {"approved": True, "by": "ann"})
+        host = approvals()
+        self.approve(host, {"approved": True, "by": "ann"})
         out = run(refund.run, self.REFUND, host=host)
         self.assertEqual((out.status, out.wait_id), ("suspended", "settlement"))
         self.assertEqual(host.progress[-1], {"stage": "awaiting-settlement"})
@@ -147,21 +169,23 @@ class RefundRequestTest(unittest.TestCase):
         out = run(refund.run, self.REFUND, host=host)
         self.assertEqual(out.output, '{"status":"settled","refundId":"r1","approvedBy":"ann",'
                                      '"refundRef":"rf_r1","settlement":"evt_1"}')
-        self.assertEqual(host.step_order, ["open-refund", "issue-refund"])
+        self.assertEqual(host.step_order, ["open-refund", "ask-approval", "issue-refund"])
         self.assertEqual(host.steps["issue-refund"], '"rf_r1"')
         self.assertEqual(host.kv, {"refunds:r1": "1"})
         self.assertEqual(host.logs, [("info", "refund r1 of 25 for order o1 opened")])
-        self.assertEqual(host.progress[-2:], [{"stage": "awaiting-approval", "approvalToken": token},
-                                              {"stage": "awaiting-settlement"}])
-        # The same job again: every step and wait replays, nothing is issued twice.
+        self.assertEqual(host.progress[-2:], [{"stage": "awaiting-approval"}, {"stage": "awaiting-settlement"}])
+        self.assertEqual(len(host.requests), 1, "the approval is asked for once")
+        # The same job again: every step and wait replays, nothing is issued
+        # or asked for twice.
         again = run(refund.run, self.REFUND, host=host)
         self.assertEqual(again.output, out.output)
         self.assertEqual(host.kv, {"refunds:r1": "1"})
+        self.assertEqual(len(host.requests), 1)
 
     def test_event_that_came_before_the_wait(self):
         # An event sent while the job still ran, before it parked, is kept
         # for the wait (the host records it as the wait's outcome).
-        host = FakeHost()
+        host = approvals()
         host.complete_wait("settlement", {"name": "refund.settled", "data": {"refundId": "r1"},
                                           "id": "evt_early", "ts": 1})
         self.approve(host, {"approved": True})
@@ -169,33 +193,33 @@ class RefundRequestTest(unittest.TestCase):
         self.assertEqual(out.output, '{"status":"settled","refundId":"r1","refundRef":"rf_r1","settlement":"evt_early"}')
 
     def test_rejected(self):
-        host = FakeHost()
+        host = approvals()
         self.approve(host, {"approved": False, "by": "bob"})
         out = run(refund.run, self.REFUND, host=host)
         self.assertEqual(out.output, '{"status":"rejected","refundId":"r1","approvedBy":"bob"}')
-        self.assertEqual(host.step_order, ["open-refund"])
+        self.assertEqual(host.step_order, ["open-refund", "ask-approval"])
         self.assertEqual(host.kv, {})
         self.assertNotIn("settlement", host.waits)
-        host = FakeHost()
+        host = approvals()
         self.approve(host, {"approved": False})
         self.assertEqual(run(refund.run, self.REFUND, host=host).output,
                          '{"status":"rejected","refundId":"r1"}')
 
     def test_approval_timeout(self):
-        host = FakeHost()
+        host = approvals()
         out = run(refund.run, {**self.REFUND, "approvalTimeoutMs": 0}, host=host)
         self.assertEqual(out.output, '{"status":"expired","refundId":"r1"}')
         self.assertEqual(host.waits["approval"].timeout_ms, 0)
-        self.assertEqual(host.step_order, ["open-refund"])
+        self.assertEqual(host.step_order, ["open-refund", "ask-approval"])
         self.assertEqual(host.kv, {})
         # The token is used up: a late decision is refused.
         self.assertFalse(host.complete_token(host.tokens["approval"], {"approved": True}))
         # The default 3 days, fast-forwarded.
-        out = run(refund.run, self.REFUND, skip_waits=True)
+        out = run(refund.run, self.REFUND, host=approvals(), skip_waits=True)
         self.assertEqual((out.output, out.runs), ('{"status":"expired","refundId":"r1"}', 2))
 
     def test_settlement_timeout(self):
-        host = FakeHost()
+        host = approvals()
         self.approve(host, {"approved": True, "by": "ann"})
         out = run(refund.run, {**self.REFUND, "settleTimeoutMs": 0}, host=host)
         self.assertEqual(out.output, '{"status":"unsettled","refundId":"r1","approvedBy":"ann","refundRef":"rf_r1"}')
@@ -214,18 +238,18 @@ class RefundRequestTest(unittest.TestCase):
              "invalid job data at field `pauseBeforeSettleMs`: invalid value: integer `-5`, expected u64"),
         ]
         for data, message in cases:
-            host = FakeHost()
+            host = approvals()
             out = run(refund.run, data, host=host)
             self.assertEqual((out.status, out.message), ("fatal", message))
             self.assertEqual(host.steps, {})
-        host = FakeHost()
+        host = approvals()
         self.approve(host, {"approved": "yes"})
         out = run(refund.run, self.REFUND, host=host)
         self.assertEqual(out.status, "fatal")
         self.assertTrue(out.message.startswith("the result of wait `approval` does not fit its type: "), out.message)
 
     def test_counter_survives_garbage(self):
-        host = FakeHost(kv={"refunds:r1": "many"})
+        host = approvals(kv={"refunds:r1": "many"})
         host.complete_wait("approval", {"approved": True})
         host.time_out_wait("settlement")
         self.assertEqual(run(refund.run, self.REFUND, host=host).value["status"], "unsettled")

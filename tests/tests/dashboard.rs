@@ -61,7 +61,12 @@ async fn the_dashboard_in_a_real_browser() {
         }),
     )
     .await;
-    api.setup("refunds", "refund-request", json!({})).await;
+    api.setup(
+        "refunds",
+        "refund-request",
+        json!({"egress": [gateway.url], "config": {"APPROVAL_URL": gateway.url}}),
+    )
+    .await;
 
     let screenshots = airlock_tests::target_dir().join("ui-screenshots");
     std::fs::create_dir_all(&screenshots).unwrap();
@@ -73,6 +78,7 @@ async fn the_dashboard_in_a_real_browser() {
         ("READER_TOKEN", tokens::READER.to_string()),
         ("SCREENSHOT_DIR", screenshots.display().to_string()),
         ("CHROMIUM", chromium),
+        ("GATEWAY_URL", gateway.url.clone()),
     ];
     if std::env::var("AIRLOCK_DASHBOARD_HOLD").is_ok() {
         for (name, value) in &env {

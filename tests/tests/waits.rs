@@ -7,6 +7,7 @@
 
 use airlock_tests::api::Api;
 use airlock_tests::host::{HostOptions, HostProcess, tokens};
+use airlock_tests::http_server::TestServer;
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 
@@ -50,20 +51,79 @@ async fn parked(api: &Api, job: &str, kind: &str) -> Value {
     .await
 }
 
-/// The approval token the refund handler reports in its progress.
-fn approval_token(job: &Value) -> String {
-    job["progress"]["approvalToken"]
-        .as_str()
-        .unwrap_or_else(|| panic!("no approval token in {job}"))
-        .to_string()
+/// Arguments that let a host reach the approval service.
+fn egress_args(approvals: &TestServer) -> Vec<String> {
+    [
+        "--egress-allow",
+        &approvals.url,
+        "--egress-allow-network",
+        "127.0.0.1/32",
+    ]
+    .map(String::from)
+    .to_vec()
+}
+
+/// An API host that may reach a loopback approval service (which records
+/// what the refund handler sends it), and the queue `refunds` bound to
+/// `guest` with `binding` and that service as its `APPROVAL_URL`.
+async fn start_refunds(guest: &str, mut binding: Value) -> (Api, TestServer) {
+    let approvals = TestServer::start();
+    let args = egress_args(&approvals);
+    let api = Api::start_with(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    binding["egress"] = json!([approvals.url]);
+    binding["config"] = json!({"APPROVAL_URL": approvals.url});
+    api.setup("refunds", guest, binding).await;
+    (api, approvals)
+}
+
+/// The approval token of refund job `job` (once it asked for it), as the approval
+/// service received it — and only there: the token is a credential, so it
+/// is nowhere in what a reader of the job sees (its progress, logs, steps,
+/// runs).
+async fn approval_token(api: &Api, approvals: &TestServer, job: &str) -> String {
+    let (status, seen) = api.get(&format!("/v1/jobs/{job}"), tokens::READER).await;
+    assert_eq!(status, StatusCode::OK, "{seen}");
+    let data = &seen["data"];
+    let asked: Vec<Value> = approvals
+        .seen()
+        .iter()
+        .filter(|s| s.method == "POST" && s.uri == "/v1/approvals")
+        .map(|s| serde_json::from_str(&s.body).expect("a JSON approval request"))
+        .filter(|body: &Value| body["refundId"] == data["refundId"])
+        .collect();
+    assert_eq!(asked.len(), 1, "one approval request for {data}: {asked:?}");
+    let token = asked[0]["token"].as_str().expect("a token").to_string();
+    assert!(token.starts_with("wt_"), "{token}");
+    // The amount as each language writes it: 25 or 25.0.
+    assert_eq!(asked[0]["amount"].as_f64(), data["amount"].as_f64());
+    assert_eq!(
+        (&asked[0]["refundId"], &asked[0]["orderId"]),
+        (&data["refundId"], &data["orderId"])
+    );
+    let (_, timeline) = api
+        .get(&format!("/v1/jobs/{job}/timeline"), tokens::READER)
+        .await;
+    for shown in [&seen, &timeline] {
+        assert!(
+            !shown.to_string().contains(&token),
+            "the token leaks: {shown}"
+        );
+    }
+    token
 }
 
 /// Enqueues a refund, approves it by `by` once it parks on its token, and
 /// waits until it runs again, spinning before its settlement wait (give it
 /// `pauseBeforeSettleMs`); returns its ref and that snapshot.
-async fn approved_and_spinning(api: &Api, data: Value, by: &str) -> (String, Value) {
+async fn approved_and_spinning(
+    api: &Api,
+    approvals: &TestServer,
+    data: Value,
+    by: &str,
+) -> (String, Value) {
     let job = api.enqueue("refunds", json!({ "data": data })).await;
-    let token = approval_token(&parked(api, &job, "token").await);
+    parked(api, &job, "token").await;
+    let token = approval_token(api, approvals, &job).await;
     assert_eq!(
         complete(api, &token, json!({"approved": true, "by": by}))
             .await
@@ -81,13 +141,13 @@ async fn approved_and_spinning(api: &Api, data: Value, by: &str) -> (String, Val
 /// The whole refund in one language, on two hosts: approval token, then
 /// settlement event, with the refusals around them.
 async fn refund_is_approved_and_settled(guest: &str) {
-    let api = Api::start();
-    api.setup("refunds", guest, json!({})).await;
+    let (api, approvals) = start_refunds(guest, json!({})).await;
     // Two hosts: a job parks on one and may resume on either.
     let _b = HostProcess::start(
         &api.redis.url(),
         HostOptions {
             id: "host-b".into(),
+            extra: egress_args(&approvals),
             ..HostOptions::default()
         },
     );
@@ -99,7 +159,7 @@ async fn refund_is_approved_and_settled(guest: &str) {
         .await;
 
     let waiting = parked(&api, &job, "token").await;
-    let token = approval_token(&waiting);
+    let token = approval_token(&api, &approvals, &job).await;
     assert!(
         waiting["waiting"]["message"]
             .as_str()
@@ -196,11 +256,50 @@ async fn refund_is_approved_and_settled(guest: &str) {
         .iter()
         .map(|s| s["id"].as_str().unwrap())
         .collect();
-    assert_eq!(steps, ["open-refund", "issue-refund"], "{timeline}");
-    assert!(timeline["steps"][1]["at"].as_u64().is_some(), "{timeline}");
+    assert_eq!(
+        steps,
+        ["open-refund", "ask-approval", "issue-refund"],
+        "{timeline}"
+    );
+    assert!(timeline["steps"][2]["at"].as_u64().is_some(), "{timeline}");
     let waits = timeline["waits"].as_array().unwrap();
     assert_eq!(waits.len(), 2, "{timeline}");
     assert!(waits.iter().all(|w| w["outcome"] == "came"), "{timeline}");
+    // A binding without an approval service: the refund fails at once,
+    // naming the config key, before any step.
+    api.setup(
+        "unconfigured",
+        guest,
+        json!({"defaultJobOptions": {"attempts": 3}}),
+    )
+    .await;
+    let failed = api
+        .wait_done(
+            &api.enqueue(
+                "unconfigured",
+                json!({"data": {"refundId": "r-0", "orderId": "o-0", "amount": 1.0}}),
+            )
+            .await,
+        )
+        .await;
+    assert_eq!(
+        (
+            &failed["state"],
+            &failed["failureKind"],
+            &failed["attemptsMade"]
+        ),
+        (&json!("failed"), &json!("guest_fatal"), &json!(1)),
+        "{failed}"
+    );
+    assert!(
+        failed["failedReason"]
+            .as_str()
+            .unwrap()
+            .contains("the queue binding's config has no `APPROVAL_URL`"),
+        "{failed}"
+    );
+    assert_eq!(failed["steps"], json!([]), "{failed}");
+
     let (status, stats) = api.get("/v1/stats?minutes=5", tokens::READER).await;
     assert_eq!(status, StatusCode::OK, "{stats}");
     let total = |end: &str| -> u64 {
@@ -249,12 +348,12 @@ async fn a_python_refund_is_approved_and_settled() {
 /// for it: the job never parks for them.
 #[tokio::test]
 async fn an_event_sent_while_the_job_still_runs_is_not_lost() {
-    let api = Api::start();
-    api.setup("refunds", "refund-request", json!({})).await;
+    let (api, approvals) = start_refunds("refund-request", json!({})).await;
     // The job runs again after its approval, issues the refund and spins
     // before its wait: the settlement comes now, before the wait is reached.
     let (job, _) = approved_and_spinning(
         &api,
+        &approvals,
         json!({"refundId": "r-7", "orderId": "o-7", "amount": 5.0, "pauseBeforeSettleMs": 1500}),
         "bo",
     )
@@ -287,8 +386,7 @@ async fn an_event_sent_while_the_job_still_runs_is_not_lost() {
 
 #[tokio::test]
 async fn a_timeout_ends_a_wait_with_nothing() {
-    let api = Api::start();
-    api.setup("refunds", "refund-request", json!({})).await;
+    let (api, approvals) = start_refunds("refund-request", json!({})).await;
     // No decision within 300 ms: expired, and a late decision is refused.
     let expired = api
         .enqueue(
@@ -303,7 +401,8 @@ async fn a_timeout_ends_a_wait_with_nothing() {
             json!({"data": {"refundId": "r-4", "orderId": "o-4", "amount": 5.0, "settleTimeoutMs": 300}}),
         )
         .await;
-    let token = approval_token(&parked(&api, &unsettled, "token").await);
+    parked(&api, &unsettled, "token").await;
+    let token = approval_token(&api, &approvals, &unsettled).await;
     assert_eq!(
         complete(&api, &token, json!({"approved": true})).await.0,
         StatusCode::ACCEPTED
@@ -315,7 +414,7 @@ async fn a_timeout_ends_a_wait_with_nothing() {
         json!({"status": "expired", "refundId": "r-3"}),
         "{done}"
     );
-    let late = approval_token(&done);
+    let late = approval_token(&api, &approvals, &expired).await;
     let (status, body) = complete(&api, &late, json!({"approved": true})).await;
     assert_eq!(status, StatusCode::CONFLICT, "{body}");
 
@@ -337,18 +436,18 @@ async fn a_timeout_ends_a_wait_with_nothing() {
 /// while no host ran it.
 #[tokio::test]
 async fn a_wait_outlives_the_host_running_the_job() {
-    let mut api = Api::start();
-    api.setup("refunds", "refund-request", json!({"concurrency": 1}))
-        .await;
+    let (mut api, approvals) = start_refunds("refund-request", json!({"concurrency": 1})).await;
     let mut b = HostProcess::start(
         &api.redis.url(),
         HostOptions {
             id: "host-b".into(),
+            extra: egress_args(&approvals),
             ..HostOptions::default()
         },
     );
     let (job, running) = approved_and_spinning(
         &api,
+        &approvals,
         json!({"refundId": "r-9", "orderId": "o-9", "amount": 5.0, "pauseBeforeSettleMs": 3000}),
         "cy",
     )
@@ -360,6 +459,7 @@ async fn a_wait_outlives_the_host_running_the_job() {
             HostOptions {
                 id: "api-2".into(),
                 api: true,
+                extra: egress_args(&approvals),
                 ..HostOptions::default()
             },
         );
@@ -390,15 +490,15 @@ async fn a_wait_outlives_the_host_running_the_job() {
 /// looks back at the newest events first.
 #[tokio::test]
 async fn an_early_event_is_found_after_a_thousand_others() {
-    let api = Api::start();
-    api.setup("refunds", "refund-request", json!({})).await;
+    let (api, approvals) = start_refunds("refund-request", json!({})).await;
     let job = api
         .enqueue(
             "refunds",
             json!({"data": {"refundId": "r-5", "orderId": "o-5", "amount": 5.0}}),
         )
         .await;
-    let token = approval_token(&parked(&api, &job, "token").await);
+    parked(&api, &job, "token").await;
+    let token = approval_token(&api, &approvals, &job).await;
     // While it waits for its approval: 1,200 other events, then its
     // settlement.
     for n in 0..1_200 {

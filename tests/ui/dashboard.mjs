@@ -28,6 +28,8 @@ const OTHER = env('OTHER_PRODUCER_TOKEN');
 const READER = env('READER_TOKEN');
 const SHOTS = env('SCREENSHOT_DIR');
 const CHROMIUM = env('CHROMIUM');
+/** The mock gateway: the refund example's approval service among others. */
+const GATEWAY = env('GATEWAY_URL').replace(/\/$/, '');
 
 /** Generous: CI runs on 2 cores. */
 const T = 30_000;
@@ -396,15 +398,19 @@ try {
     }
   });
 
-  await step('8. a refund job that parked on its token and its event shows runs that ended `waited`', async () => {
+  await step('8. a refund job that parked on its token and its event shows runs that ended `waited`; its approval token is nowhere on the page', async () => {
     const refundId = `r-${RUN}`;
     const ref = await enqueue('refunds', WEB, { refundId, orderId: `o-${RUN}`, amount: 25 });
     refs.refund = ref;
-    const parked = await until(
-      ref,
-      (j) => j.state === 'delayed' && j.progress?.approvalToken && j.waiting?.kind === 'token',
-      'parked on its approval token',
-    );
+    const parked = await until(ref, (j) => j.state === 'delayed' && j.waiting?.kind === 'token', 'parked on its approval token');
+    // The token (a credential: whoever holds it decides) went to the
+    // approval service, the manager's inbox, and nowhere a reader looks.
+    const inbox = await (await fetch(`${GATEWAY}/v1/approvals`)).json();
+    const asked = inbox.approvals.filter((a) => a.refundId === refundId);
+    assert.equal(asked.length, 1, `one approval request: ${JSON.stringify(inbox)}`);
+    const token = asked[0].token;
+    assert.match(token, /^wt_/);
+    assert.deepEqual(parked.progress, { stage: 'awaiting-approval' });
     // The delayed list says what it waits for, not just `delayed`.
     assert.equal(parked.parked, 'token');
     await show(A, 'jobs?queue=refunds&state=delayed', 'jobs');
@@ -413,8 +419,10 @@ try {
     await A.locator('[data-testid="wf-run"][data-end="waited"]').first().waitFor();
     await A.locator('[data-testid="job-waiting"][data-kind="token"]').waitFor();
     await A.locator('[data-testid="wait-row"][data-outcome="pending"]').waitFor();
+    await A.locator('[data-testid="wf-steps"] [data-step="ask-approval"]').waitFor();
+    assert.ok(!(await A.content()).includes(token), 'the approval token is not on the job page');
 
-    const done = await call('POST', `/v1/tokens/${parked.progress.approvalToken}/complete`, null, {
+    const done = await call('POST', `/v1/tokens/${token}/complete`, null, {
       approved: true,
       by: 'dashboard test',
     });

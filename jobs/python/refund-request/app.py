@@ -3,12 +3,18 @@ handler: the port of the Rust `jobs/refund-request` (same steps, wait ids,
 progress, KV counter and output).
 
 1. ``open-refund`` records the request;
-2. a manager approves it: the handler reports the approval token in its
-   progress (``{"stage": "awaiting-approval", "approvalToken": ...}``; a
-   real one would email a link), and waits for ``POST
+2. a manager approves it: the step ``ask-approval`` POSTs
+   ``{refundId, orderId, amount, token}`` to ``{APPROVAL_URL}/v1/approvals``
+   (``APPROVAL_URL`` from the queue binding's config; the approval service
+   mails the manager a link), and the handler waits for ``POST
    /v1/tokens/{token}/complete`` with ``{"approved": bool, "by": name}`` —
    3 days at most (``approvalTimeoutMs`` overrides it). No decision in
-   time: ``expired``; a refusal: ``rejected``;
+   time: ``expired``; a refusal: ``rejected``. The token is a credential
+   (whoever holds it decides), so it goes only to the approval service:
+   never into the progress, a log, a step's result or the output, which
+   every reader of the job sees. The progress says only
+   ``{"stage": "awaiting-approval"}``. Without ``APPROVAL_URL`` the job
+   fails at once (fatal), naming the key;
 3. ``issue-refund`` issues it, exactly once (the KV counter
    ``refunds:<refundId>`` counts the issues, so tests can prove it);
 4. the payment provider's ``refund.settled`` event with this ``refundId``
@@ -85,6 +91,24 @@ def outcome(status: str, refund: Refund, approved_by: Optional[str] = None,
     return out
 
 
+def ask_approval(ctx: Context, approvals: str, refund: Refund, token: str) -> bool:
+    """Hands the approval token to the approval service (and no one else);
+    the step's result is ``True``, never the token. A host that dies between
+    the POST and recording the step sends it again on the retry: the same
+    token (a wait token is the same on every run), which the service can
+    dedupe."""
+    ctx.http.post(
+        f"{approvals.rstrip('/')}/v1/approvals",
+        json={
+            "refundId": refund.refund_id,
+            "orderId": refund.order_id,
+            "amount": refund.amount,
+            "token": token,
+        },
+    ).raise_for_status()
+    return True
+
+
 @handler
 def run(refund: Refund, ctx: Context) -> dict:
     for name, key in (
@@ -100,6 +124,12 @@ def run(refund: Refund, ctx: Context) -> dict:
     if refund.amount <= 0:
         raise FatalError("refund amount must be positive")
 
+    approvals = ctx.config.get("APPROVAL_URL")
+    if approvals is None:
+        raise FatalError(
+            "the queue binding's config has no `APPROVAL_URL` (where to ask for the approval)"
+        )
+
     @ctx.step("open-refund")
     def opened() -> bool:
         ctx.log.info(
@@ -108,7 +138,8 @@ def run(refund: Refund, ctx: Context) -> dict:
         return True
 
     token = ctx.wait_token("approval")
-    ctx.progress({"stage": "awaiting-approval", "approvalToken": token})
+    ctx.step("ask-approval", lambda: ask_approval(ctx, approvals, refund, token))
+    ctx.progress({"stage": "awaiting-approval"})
     decision = ctx.wait_for_token(
         "approval",
         timeout=timeout(refund.approval_timeout_ms, APPROVAL_TIMEOUT),

@@ -2,12 +2,18 @@
 //! durable Airlock handler with both kinds of wait:
 //!
 //! 1. `open-refund` records the request;
-//! 2. a manager approves it: the handler reports the approval token in its
-//!    progress (`{"stage": "awaiting-approval", "approvalToken": …}`; a
-//!    real one would email a link), and waits for `POST
+//! 2. a manager approves it: the step `ask-approval` POSTs
+//!    `{refundId, orderId, amount, token}` to `{APPROVAL_URL}/v1/approvals`
+//!    (`APPROVAL_URL` from the queue binding's config; the approval service
+//!    mails the manager a link), and the handler waits for `POST
 //!    /v1/tokens/{token}/complete` with `{"approved": bool, "by": name}` —
 //!    3 days at most (`approvalTimeoutMs` overrides it). No decision in
-//!    time: `expired`; a refusal: `rejected`;
+//!    time: `expired`; a refusal: `rejected`. The token is a credential
+//!    (whoever holds it decides), so it goes only to the approval service:
+//!    never into the progress, a log, a step's result or the output, which
+//!    every reader of the job sees. The progress says only
+//!    `{"stage": "awaiting-approval"}`. Without `APPROVAL_URL` the job fails
+//!    at once (fatal), naming the key;
 //! 3. `issue-refund` issues it, exactly once (the KV counter
 //!    `refunds:<refundId>` counts the issues, so tests can prove it);
 //! 4. the payment provider's `refund.settled` event with this `refundId`
@@ -66,6 +72,11 @@ fn refund_request(ctx: &Context, refund: Refund) -> Result<Outcome, JobError> {
     if refund.amount <= 0.0 {
         return Err(JobError::fatal("refund amount must be positive"));
     }
+    let Some(approvals) = ctx.config("APPROVAL_URL") else {
+        return Err(JobError::fatal(
+            "the queue binding's config has no `APPROVAL_URL` (where to ask for the approval)",
+        ));
+    };
     let outcome = |status| Outcome {
         status,
         refund_id: refund.refund_id.clone(),
@@ -83,10 +94,10 @@ fn refund_request(ctx: &Context, refund: Refund) -> Result<Outcome, JobError> {
     })?;
 
     let token = ctx.wait_token("approval")?;
-    ctx.progress_json(&serde_json::json!({
-        "stage": "awaiting-approval",
-        "approvalToken": token,
-    }));
+    ctx.step("ask-approval", || {
+        ask_approval(ctx, &approvals, &refund, &token)
+    })?;
+    ctx.progress_json(&serde_json::json!({ "stage": "awaiting-approval" }));
     let timeout = refund
         .approval_timeout_ms
         .map_or(APPROVAL_TIMEOUT, Duration::from_millis);
@@ -138,6 +149,29 @@ fn refund_request(ctx: &Context, refund: Refund) -> Result<Outcome, JobError> {
             "unsettled"
         })
     })
+}
+
+/// Hands the approval token to the approval service (and no one else); the
+/// step's result is `true`, never the token. A host that dies between the
+/// POST and recording the step sends it again on the retry: the same token
+/// (a wait token is the same on every run), which the service can dedupe.
+fn ask_approval(
+    ctx: &Context,
+    approvals: &str,
+    refund: &Refund,
+    token: &str,
+) -> Result<bool, JobError> {
+    ctx.http()
+        .post(&format!("{}/v1/approvals", approvals.trim_end_matches('/')))
+        .json(&serde_json::json!({
+            "refundId": refund.refund_id,
+            "orderId": refund.order_id,
+            "amount": refund.amount,
+            "token": token,
+        }))
+        .send()?
+        .error_for_status()?;
+    Ok(true)
 }
 
 airlock_guest::handler!(refund_request);

@@ -3,12 +3,17 @@
 // jobs/refund-request):
 //
 // 1. `open-refund` records the request;
-// 2. a manager approves it: the handler reports the approval token in its
-//    progress (`{"stage": "awaiting-approval", "approvalToken": …}`; a real
-//    one would email a link), and waits for `POST
+// 2. a manager approves it: the step `ask-approval` POSTs
+//    `{refundId, orderId, amount, token}` to `{APPROVAL_URL}/v1/approvals`
+//    (`APPROVAL_URL` from the queue binding's config; the approval service
+//    mails the manager a link), and the handler waits for `POST
 //    /v1/tokens/{token}/complete` with `{"approved": bool, "by": name}` —
 //    3 days at most (`approvalTimeoutMs` overrides it). No decision in time:
-//    `expired`; a refusal: `rejected`;
+//    `expired`; a refusal: `rejected`. The token is a credential (whoever
+//    holds it decides), so it goes only to the approval service: never into
+//    the progress, a log, a step's result or the output, which every reader
+//    of the job sees. The progress says only `{"stage": "awaiting-approval"}`.
+//    Without `APPROVAL_URL` the job fails at once (fatal), naming the key;
 // 3. `issue-refund` issues it, exactly once (the KV counter
 //    `refunds:<refundId>` counts the issues, so tests can prove it);
 // 4. the payment provider's `refund.settled` event with this `refundId` (at
@@ -25,7 +30,7 @@
 // One difference from the Rust original it cannot avoid: a token completed
 // with the JSON `null` reads as no decision (`expired`), where the Rust
 // handler fails fatally (`null` is no `Decision`).
-import { FatalError, handler, invalidData } from '@airlock/sdk';
+import { FatalError, ensureOk, handler, invalidData, type Context } from '@airlock/sdk';
 
 const APPROVAL_TIMEOUT = '3d';
 const SETTLE_TIMEOUT = '7d';
@@ -101,11 +106,33 @@ function counterValue(text: string | undefined): number {
   return text !== undefined && /^\d+$/.test(text) ? Number(text) : 0;
 }
 
+/**
+ * Hands the approval token to the approval service (and no one else); the
+ * step's result is `true`, never the token. A host that dies between the POST
+ * and recording the step sends it again on the retry: the same token (a wait
+ * token is the same on every run), which the service can dedupe.
+ */
+async function askApproval(ctx: Context, approvals: string, refund: Refund, token: string): Promise<boolean> {
+  await ensureOk(
+    await ctx.fetch(`${approvals.replace(/\/+$/, '')}/v1/approvals`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ refundId: refund.refundId, orderId: refund.orderId, amount: refund.amount, token }),
+    }),
+  );
+  return true;
+}
+
 const now = () => (typeof performance !== 'undefined' ? performance.now() : Date.now());
 
 export default handler<Refund, Outcome>(
   async (refund, ctx) => {
     if (refund.amount <= 0) throw new FatalError('refund amount must be positive');
+
+    const approvals = ctx.config.get('APPROVAL_URL');
+    if (approvals === undefined) {
+      throw new FatalError("the queue binding's config has no `APPROVAL_URL` (where to ask for the approval)");
+    }
 
     await ctx.step.run('open-refund', () => {
       ctx.log.info(`refund ${refund.refundId} of ${refund.amount} for order ${refund.orderId} opened`);
@@ -113,7 +140,8 @@ export default handler<Refund, Outcome>(
     });
 
     const token = await ctx.step.waitToken('approval');
-    ctx.progress({ stage: 'awaiting-approval', approvalToken: token });
+    await ctx.step.run('ask-approval', () => askApproval(ctx, approvals, refund, token));
+    ctx.progress({ stage: 'awaiting-approval' });
     const body = await ctx.step.waitForToken('approval', { timeout: refund.approvalTimeoutMs ?? APPROVAL_TIMEOUT });
     if (body === null) return { status: 'expired', refundId: refund.refundId };
     const { approved, by } = decision(body);
