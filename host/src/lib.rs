@@ -33,6 +33,7 @@ pub mod registry;
 pub mod state;
 pub mod store;
 pub mod tasks;
+pub mod traces;
 pub mod triggers;
 pub mod worker;
 

@@ -183,6 +183,7 @@ pub async fn deliver(
             // The sending producer owns the jobs its event created: it
             // reads them, and its events may cancel them.
             producer: producer.map(str::to_string),
+            trace: None,
         };
         // Flow control's enqueue side, as for the API's jobs.
         let field = |_: usize, field: &str| format!("defaultJobOptions.{field}");

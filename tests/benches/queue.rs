@@ -692,6 +692,7 @@ async fn multi_queue_drain(cluster: bool, queues: &[&str], per_queue: usize) -> 
                     data: json!({}),
                     opts: Default::default(),
                     producer: None,
+                    trace: None,
                 })
                 .collect();
             admin.queues.add_bulk(q, jobs).await.unwrap();

@@ -35,16 +35,33 @@ impl Api {
         Api::start_on(RedisServer::start_with(options), &[])
     }
 
+    /// Starts Redis and a host with the API (`api-host`), with `options`
+    /// (extra arguments, environment).
+    pub fn start_with_options(options: HostOptions) -> Api {
+        Api::start_host(
+            RedisServer::start(),
+            HostOptions {
+                id: "api-host".into(),
+                api: true,
+                ..options
+            },
+        )
+    }
+
     fn start_on(redis: RedisServer, extra: &[&str]) -> Api {
-        let host = HostProcess::start(
-            &redis.url(),
+        Api::start_host(
+            redis,
             HostOptions {
                 id: "api-host".into(),
                 api: true,
                 extra: extra.iter().map(|s| s.to_string()).collect(),
                 ..HostOptions::default()
             },
-        );
+        )
+    }
+
+    fn start_host(redis: RedisServer, options: HostOptions) -> Api {
+        let host = HostProcess::start(&redis.url(), options);
         let url = host.api_url();
         Api {
             redis,

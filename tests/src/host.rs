@@ -298,6 +298,7 @@ impl Admin {
                     data,
                     opts,
                     producer: None,
+                    trace: None,
                 },
             )
             .await

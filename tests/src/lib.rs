@@ -53,6 +53,7 @@ pub mod eventually;
 pub mod host;
 pub mod http_server;
 pub mod mock_gateway;
+pub mod otlp;
 
 /// Path of a Node interop script (`tests/interop/<name>`), checking that
 /// its npm dependencies are installed.

@@ -229,6 +229,7 @@ async fn deduplication_and_existing_ids_answer_with_the_existing_job() {
                 data: json!({"v": 2}),
                 opts: serde_json::from_value::<JobOptions>(opts).unwrap(),
                 producer: None,
+                trace: None,
             },
         )
         .await

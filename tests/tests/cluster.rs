@@ -84,6 +84,7 @@ async fn queues_jobs_and_flows_run_on_a_redis_cluster() {
                 data: json!({}),
                 opts: Default::default(),
                 producer: None,
+                trace: None,
             },
         )
         .await

@@ -119,6 +119,7 @@ impl Rig {
             runs_jobs: true,
             secrets_key: None,
             cancels: Default::default(),
+            traces: None,
         });
         Rig { redis, host }
     }

@@ -351,6 +351,7 @@ async fn a_soak_of_hostile_jobs_fails_each_with_its_kind_and_keeps_memory_flat()
                 data: json!({}),
                 opts: Default::default(),
                 producer: None,
+                trace: None,
             })
             .collect::<Vec<_>>()
     };

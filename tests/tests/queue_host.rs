@@ -311,6 +311,7 @@ async fn a_custom_job_id_deduplicates() {
                 data: json!({"v": 1}),
                 opts: serde_json::from_value(json!({"jobId": "order-7"})).unwrap(),
                 producer: None,
+                trace: None,
             },
         )
         .await
@@ -324,6 +325,7 @@ async fn a_custom_job_id_deduplicates() {
                 data: json!({"v": 2}),
                 opts: serde_json::from_value(json!({"jobId": "order-7"})).unwrap(),
                 producer: None,
+                trace: None,
             },
         )
         .await
@@ -690,6 +692,7 @@ async fn hosts_reconnect_after_redis_restarts() {
         data: json!({"transactionId": "after", "amount": 1}),
         opts: Default::default(),
         producer: None,
+        trace: None,
     };
     let id = airlock_tests::eventually_some(
         "enqueueing to work again once Redis is back",

@@ -48,7 +48,7 @@ use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, LazyLock, Mutex};
 use std::task::{Context, Poll};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use bytes::Bytes;
 use http_body_util::BodyExt;
@@ -64,6 +64,7 @@ pub use crate::http_pool::HttpPool;
 use crate::http_pool::{PoolKey, Sender};
 use crate::logs::{LogLevel, LogSink};
 use crate::secrets::Secret;
+use crate::trace::{EventKind, EventValue, RunEvent, RunEvents};
 
 /// What a run did over HTTP (job fields and metrics).
 #[derive(Debug, Default)]
@@ -130,6 +131,9 @@ struct Report {
     stats: Arc<HttpStats>,
     logs: Arc<Mutex<LogSink>>,
     refusals: Arc<Mutex<Refusals>>,
+    /// Why the host refused or cut off this request, if it did (its
+    /// trace event's error).
+    reason: Arc<Mutex<Option<String>>>,
 }
 
 impl Report {
@@ -152,6 +156,7 @@ impl Report {
             Denial::TooManyRequests(_) => Some(HttpRefusalKind::TooManyRequests),
             Denial::Unresolved(_) => None,
         };
+        self.note(denial.to_string());
         if let Some(kind) = kind {
             self.list(url, kind, denial.to_string());
         }
@@ -172,7 +177,14 @@ impl Report {
             &self.logs,
             &format!("[airlock] HTTP request cut off: {reason}"),
         );
+        self.note(reason.clone());
         self.list(url, kind, reason);
+    }
+
+    fn note(&self, reason: String) {
+        if let Ok(mut slot) = self.reason.lock() {
+            *slot = Some(reason);
+        }
     }
 
     fn list(&self, url: &str, kind: HttpRefusalKind, reason: String) {
@@ -240,6 +252,9 @@ pub struct RunHttp {
     pub logs: Arc<Mutex<LogSink>>,
     /// The requests refused or cut off so far.
     pub refusals: Arc<Mutex<Refusals>>,
+    /// Where each request is noted for the run's trace (`crate::trace`);
+    /// `None`: not noted.
+    pub events: Option<Arc<RunEvents>>,
 }
 
 impl RunHttp {
@@ -257,6 +272,7 @@ impl RunHttp {
             stats: self.stats.clone(),
             logs: self.logs.clone(),
             refusals: self.refusals.clone(),
+            reason: Arc::default(),
         }
     }
 }
@@ -360,9 +376,19 @@ impl WasiHttpHooks for RunHttp {
                 }
             }),
         };
+        let started = SystemTime::now();
+        let method = request.method().as_str().to_string();
         let policy = match checked {
             Ok(p) => p,
             Err(denial) => {
+                if let Some(events) = &self.events {
+                    let mut event = http_event(&method, dest.as_ref(), started);
+                    event.error = Some(denial.to_string());
+                    event
+                        .attributes
+                        .push(("airlock.http.refused", EventValue::Int(1)));
+                    events.push(event);
+                }
                 let error = report.refused(&url, &denial);
                 // The refusal is the response's error, at once. The guest
                 // may still be writing the body: it is read and discarded
@@ -378,12 +404,72 @@ impl WasiHttpHooks for RunHttp {
         let dest = dest.expect("checked above");
         let grants: Vec<Grant> = self.grants.lock().map(|g| g.clone()).unwrap_or_default();
         let pool = self.pool.clone();
+        let events = self.events.clone();
         Box::new(async move {
-            send(
-                request, options, dest, policy, grants, limits, report, url, pool,
+            let noted = events.map(|events| (events, http_event(&method, Some(&dest), started)));
+            let sent = Arc::new(AtomicU64::new(0));
+            let result = send(
+                request,
+                options,
+                dest,
+                policy,
+                grants,
+                limits,
+                report.clone(),
+                url,
+                pool,
+                sent.clone(),
             )
-            .await
+            .await;
+            if let Some((events, mut event)) = noted {
+                event.end = SystemTime::now();
+                event.attributes.push((
+                    "airlock.http.request_body_bytes",
+                    EventValue::Int(sent.load(Ordering::Relaxed) as i64),
+                ));
+                match &result {
+                    Ok((response, _)) => {
+                        let status = response.status().as_u16();
+                        event.attributes.push((
+                            "http.response.status_code",
+                            EventValue::Int(i64::from(status)),
+                        ));
+                        if status >= 500 {
+                            event.error = Some(format!("status {status}"));
+                        }
+                    }
+                    // The host's reason when it refused the request or cut
+                    // it off (a timeout, a body over its cap); else the
+                    // transport's error code.
+                    Err(error) => {
+                        let noted = report.reason.lock().ok().and_then(|r| r.clone());
+                        event.error = Some(noted.unwrap_or_else(|| format!("{error:?}")));
+                    }
+                }
+                events.push(event);
+            }
+            result
         })
+    }
+}
+
+/// A request's event, begun at `start` (ended there too, until its
+/// answer sets the end): method, destination and path, as the job's log
+/// shows a request (no query, no header, no body).
+fn http_event(method: &str, dest: Option<&Destination>, start: SystemTime) -> RunEvent {
+    let mut attributes = vec![("http.request.method", EventValue::Text(method.to_string()))];
+    if let Some(dest) = dest {
+        attributes.push(("server.address", EventValue::Text(dest.host.clone())));
+        attributes.push(("server.port", EventValue::Int(i64::from(dest.port))));
+        attributes.push(("url.path", EventValue::Text(dest.path.clone())));
+    }
+    RunEvent {
+        name: method.to_string(),
+        kind: EventKind::Http,
+        start,
+        end: start,
+        attributes,
+        error: None,
     }
 }
 
@@ -423,6 +509,7 @@ async fn send(
     report: Report,
     url: String,
     pool: Option<Arc<HttpPool>>,
+    sent: Arc<AtomicU64>,
 ) -> Result<
     (
         http::Response<WasiBody>,
@@ -523,6 +610,7 @@ async fn send(
     stats
         .bytes_out
         .fetch_add(body.len() as u64, Ordering::Relaxed);
+    sent.store(body.len() as u64, Ordering::Relaxed);
     // wasmtime set `Host` to the guest's authority as written; the request
     // names the destination as the rules matched it instead.
     if let Ok(host) = http::HeaderValue::from_str(&dest.host_header()) {

@@ -36,6 +36,7 @@ pub mod secrets;
 pub mod services;
 mod state;
 pub mod stop;
+pub mod trace;
 pub mod url_path;
 mod validate;
 pub mod warm;

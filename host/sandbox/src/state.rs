@@ -51,6 +51,9 @@ pub struct RunEnv {
     /// refuse an older one written back (`secrets::SecretsSeen`); `None`:
     /// not checked.
     pub secrets_seen: Option<Arc<secrets::SecretsSeen>>,
+    /// Where the run notes its outbound requests and the steps it runs,
+    /// for the host's trace of it (`crate::trace`); `None`: not noted.
+    pub events: Option<Arc<crate::trace::RunEvents>>,
 }
 
 /// Longest step id, sleep id or KV key a guest may use.
@@ -184,6 +187,10 @@ pub struct RunState {
     services: Box<dyn HostServices>,
     limits: Limits,
     steps_recorded: u32,
+    /// When the guest last looked up a step it had no result for: the
+    /// step's span begins there (`crate::trace`). Only kept when the run
+    /// notes events.
+    step_started: Option<(String, std::time::SystemTime)>,
     /// The guest's last words before aborting, from the SDK's panic hook.
     pub panic_message: Option<String>,
     /// Set by a durable sleep or wait that stopped the guest.
@@ -225,6 +232,7 @@ impl RunState {
                 grants: Arc::default(),
                 logs: logs.clone(),
                 refusals: Arc::default(),
+                events: None,
             },
             queue,
             env: RunEnv::default(),
@@ -234,6 +242,7 @@ impl RunState {
             services: Box::new(services::LocalServices::new()),
             limits: limits.clone(),
             steps_recorded: 0,
+            step_started: None,
             panic_message: None,
             suspended_until: None,
             suspended_wait: None,
@@ -272,6 +281,7 @@ impl RunState {
             grants: grants.clone(),
             logs: self.logs.clone(),
             refusals: Arc::default(),
+            events: env.events.clone(),
         };
         self.grants = grants;
         self.env = env;
@@ -279,6 +289,7 @@ impl RunState {
         self.services = services;
         self.limits = limits;
         self.steps_recorded = 0;
+        self.step_started = None;
         self.panic_message = None;
         self.suspended_until = None;
         self.suspended_wait = None;
@@ -544,10 +555,15 @@ impl context::Host for RunState {
 
     async fn step_lookup(&mut self, step_id: String) -> Result<Option<String>, HostError> {
         Self::check_key("step id", &step_id)?;
-        self.services
+        let found = self
+            .services
             .step_lookup(&step_id)
             .await
-            .map_err(|e| self.host_error(e))
+            .map_err(|e| self.host_error(e))?;
+        if found.is_none() && self.env.events.is_some() {
+            self.step_started = Some((step_id, std::time::SystemTime::now()));
+        }
+        Ok(found)
     }
 
     async fn step_record(&mut self, step_id: String, output: String) -> Result<(), HostError> {
@@ -568,6 +584,21 @@ impl context::Host for RunState {
             .await
             .map_err(|e| self.host_error(e))?;
         self.steps_recorded += 1;
+        if let Some(events) = &self.env.events {
+            let end = std::time::SystemTime::now();
+            let start = match self.step_started.take() {
+                Some((id, at)) if id == step_id => at,
+                _ => end,
+            };
+            events.push(crate::trace::RunEvent {
+                name: format!("step {step_id}"),
+                kind: crate::trace::EventKind::Step,
+                start,
+                end,
+                attributes: vec![("airlock.step.id", crate::trace::EventValue::Text(step_id))],
+                error: None,
+            });
+        }
         Ok(())
     }
 

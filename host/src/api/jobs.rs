@@ -16,6 +16,7 @@ use super::lookup::{ListState, bound, check_data_size};
 use crate::flow::{self};
 use crate::names;
 use crate::queue::{Deduplication, JobOptions, JobSnapshot, NewJob};
+use crate::traces;
 
 /// One job to enqueue.
 #[derive(Debug, Clone, Deserialize, ToSchema)]
@@ -201,6 +202,7 @@ fn prepare(
         data: req.data,
         opts,
         producer: Some(caller.name.clone()),
+        trace: None,
     })
 }
 
@@ -234,8 +236,28 @@ async fn enqueue_all(
         true => format!("jobs[{i}].{field}"),
         false => field.to_string(),
     };
-    let added = flow::add_governed(state.queues(), &binding, queue, jobs, lease_ms, field).await?;
-    Ok(added
+    // The trace the jobs' runs continue: this add's span when the host
+    // exports traces, else the request's own `traceparent` (`traces`).
+    let parent = traces::context_of_headers(headers);
+    let span = (state.host().traces.as_ref()).map(|t| t.start_add(queue, parent.as_ref()));
+    let trace = match &span {
+        Some(span) => span.metadata(),
+        None => parent.as_ref().and_then(traces::metadata_of),
+    };
+    for job in &mut jobs {
+        job.trace = trace.clone();
+    }
+    let added = flow::add_governed(state.queues(), &binding, queue, jobs, lease_ms, field).await;
+    if let Some(span) = span {
+        match &added {
+            Ok(added) => {
+                let ids: Vec<String> = added.iter().map(|job| job.id.clone()).collect();
+                span.end(Ok(&ids));
+            }
+            Err(e) => span.end(Err(&e.to_string())),
+        }
+    }
+    Ok(added?
         .into_iter()
         .map(|job| Accepted {
             r#ref: format!("{queue}:{}", job.id),

@@ -195,6 +195,7 @@ pub async fn trigger(
                 data: schedule.data.clone().unwrap_or(serde_json::Value::Null),
                 opts,
                 producer: None,
+                trace: None,
             },
         )
         .await?;

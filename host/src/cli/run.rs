@@ -124,6 +124,7 @@ fn env_from(args: &RunArgs, services: &LocalServices) -> anyhow::Result<RunEnv> 
         reuse: None,
         http_pool: Some(Arc::new(crate::sandbox::http::HttpPool::default())),
         secrets_seen: Some(Arc::default()),
+        events: None,
     })
 }
 

@@ -303,6 +303,10 @@ pub async fn execute(args: ServeArgs) -> anyhow::Result<i32> {
         );
     }
     let metrics = Arc::new(Metrics::new());
+    let traces = crate::traces::Traces::from_env()?.map(Arc::new);
+    if traces.is_some() {
+        tracing::info!("exporting traces over OTLP (OTEL_EXPORTER_OTLP_*)");
+    }
     let host = Arc::new(HostContext {
         host_id: host_id.clone(),
         sandbox: sandbox.clone(),
@@ -318,6 +322,7 @@ pub async fn execute(args: ServeArgs) -> anyhow::Result<i32> {
         runs_jobs: !args.no_workers,
         secrets_key,
         cancels: Default::default(),
+        traces: traces.clone(),
         worker_settings: WorkerSettings {
             concurrency: 1,
             lock_duration: args.lock_duration,
@@ -376,6 +381,10 @@ pub async fn execute(args: ServeArgs) -> anyhow::Result<i32> {
     }
     if let Some(api) = api {
         let _ = api.await;
+    }
+    if let Some(traces) = traces {
+        // The exporter's flush blocks on its own thread's answer.
+        let _ = tokio::task::spawn_blocking(move || traces.shutdown()).await;
     }
     tracing::info!("host stopped");
     Ok(0)

@@ -31,6 +31,10 @@ pub struct NewJob {
     /// The API token adding it: only it (and admin/reader tokens) may read
     /// the job through the API.
     pub producer: Option<String>,
+    /// The trace its runs continue, as BullMQ's telemetry writes it (JSON
+    /// of W3C `traceparent`/`tracestate`; see `crate::traces`). Carried
+    /// like per-job limits: a job with one is claimed on a known id.
+    pub trace: Option<String>,
 }
 
 /// How one job of an add goes in (see [`meta`] for why).
@@ -70,10 +74,12 @@ impl QueueService {
                 producer: job.producer.clone(),
                 seal: None,
                 limits: job.opts.limits.clone(),
+                trace: job.trace.clone(),
             };
             let known_id = job.opts.job_id.is_some()
                 || job.opts.deduplication.is_some()
-                || pending.limits.is_some();
+                || pending.limits.is_some()
+                || pending.trace.is_some();
             routes.push(match (pending.is_empty(), known_id) {
                 (true, _) => Route::Plain,
                 (false, false) => Route::ThenProducer,

@@ -236,6 +236,8 @@ impl QueueService {
                         .seal(&node.queue, id, p, &node.name, &node.data)
                 }),
                 limits: None,
+                // Flows carry no trace context yet (`crate::traces`).
+                trace: None,
             };
             match self
                 .state()

@@ -6,6 +6,10 @@
 pub const DIGEST: &str = "airlock.digest";
 /// Per-job limits (JSON `LimitsOverride`).
 pub const LIMITS: &str = "airlock.limits";
+/// The trace a job's runs continue: JSON of W3C `traceparent` and
+/// `tracestate`, as BullMQ's telemetry writes its `tm` option
+/// (`crate::traces`). Untrusted like everything in the hash.
+pub const TRACE: &str = "airlock.trace";
 /// Fuel used by the last run.
 pub const FUEL: &str = "airlock.fuelUsed";
 /// Peak memory of the last run, bytes.

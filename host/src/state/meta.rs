@@ -18,6 +18,7 @@
 //! | `airlock.wait:<id>` | a durable wait: what for, until when | [`Meta::set_and_pin`] (through the guest's services) |
 //! | `airlock.waited:<id>` | a durable wait's outcome, first writer wins | [`super::waits`] (its resolve script, `HSETNX`) |
 //! | `airlock.token:<id>` | a wait's completion token | [`super::waits`] (its token script, `HSETNX`) |
+//! | `airlock.trace` | the trace the job's runs continue: JSON of W3C `traceparent`/`tracestate`, as BullMQ's telemetry writes its `tm` option (see `crate::traces`) | moved from the pending hash by [`Meta::commit`] or [`Meta::pin`] |
 //! | `airlock.producer`, `airlock.producerSeal` | the API token that enqueued the job, and Airlock's seal on it (queue, id, producer, name, data; written only by hosts with the secrets key) | moved from the pending hash by [`Meta::commit`] or [`Meta::pin`]; [`Meta::set_producer`] |
 //! | `P:QUEUE:airlock-pending:ID` (hash) | `claim` (the adding producer) and the `airlock.*` fields to move into the job once it exists | [`Meta::claim`], [`Meta::commit`] |
 //! | `P:QUEUE:airlock:stats:MINUTE` (hash) | runs of the queue that ended in that minute (ms / 60,000), by end: `completed`, a failure kind, `slept`, `waited`; expires after [`STATS_TTL`](super::runs::STATS_TTL) (25 h) | [`Runs::record`](super::runs::Runs::record) (`HINCRBY`, with the measurements); read by [`Runs::stats`](super::runs::Runs::stats) |
@@ -221,12 +222,14 @@ pub struct Pending {
     pub seal: Option<String>,
     /// Its per-job limits.
     pub limits: Option<LimitsOverride>,
+    /// The trace its runs continue (`crate::traces`).
+    pub trace: Option<String>,
 }
 
 impl Pending {
     /// Whether there is anything to carry.
     pub fn is_empty(&self) -> bool {
-        self.producer.is_none() && self.limits.is_none()
+        self.producer.is_none() && self.limits.is_none() && self.trace.is_none()
     }
 
     fn claimant(&self) -> &str {
@@ -243,6 +246,9 @@ impl Pending {
         }
         if let Some(l) = &self.limits {
             out.push((fields::LIMITS, serde_json::to_string(l)?));
+        }
+        if let Some(t) = &self.trace {
+            out.push((fields::TRACE, t.clone()));
         }
         Ok(out)
     }
@@ -488,6 +494,22 @@ impl Meta {
             .query_async(&mut conn)
             .await?;
         Ok(Producer { name, seal })
+    }
+
+    /// The trace context a job carries: its `airlock.trace` field, and
+    /// the options BullMQ stored (whose `tm` a Node producer's telemetry
+    /// wrote); both untrusted, parsed by `crate::traces`. One `HMGET`.
+    pub async fn trace(
+        &self,
+        job_key: &str,
+    ) -> Result<(Option<String>, Option<String>), QueueError> {
+        let mut conn = self.store.conn();
+        Ok(redis::cmd("HMGET")
+            .arg(job_key)
+            .arg(fields::TRACE)
+            .arg("opts")
+            .query_async(&mut conn)
+            .await?)
     }
 
     /// Moves a job to another handler digest (its next run uses it).

@@ -59,7 +59,7 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, RwLock};
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use super::HostContext;
 use super::loader::LoadError;
@@ -71,6 +71,7 @@ use crate::metrics::QueueMetrics;
 use crate::queue::{ActiveJob, JobProcessor, JobResult, RunningJob};
 use crate::registry::{Binding, WarmInstances};
 use crate::sandbox::egress::EgressPolicy;
+use crate::sandbox::trace::RunEvents;
 use crate::sandbox::{
     Completion, Failure, FailureKind, Limits, Reuse, RunEnv, RunOutcome, StopSignal, stop_pair,
 };
@@ -78,6 +79,7 @@ use crate::state::meta::{Pinned, Producer};
 use crate::state::runs::{RunEnd, RunRecord};
 use crate::state::waits::Waits;
 use crate::tasks::{AbortOnDrop, retrying};
+use crate::traces::{self, RunSpan};
 use airlock_core::clock::now_ms;
 
 /// A binding with its handler resolved to the digest new jobs run.
@@ -112,6 +114,7 @@ impl ResolvedBinding {
             reuse: None,
             http_pool: Some(Arc::new(crate::sandbox::http::HttpPool::default())),
             secrets_seen: Some(Arc::default()),
+            events: None,
         };
         ResolvedBinding {
             binding,
@@ -383,6 +386,14 @@ impl Executor {
         );
         let mut env = resolved.env.clone();
         env.stop = Some(stop_signal);
+        // What the run's trace shows under it, noted only when this host
+        // exports traces.
+        let events = self
+            .host
+            .traces
+            .as_ref()
+            .map(|_| Arc::new(RunEvents::default()));
+        env.events = events.clone();
         if let Some(warm) = &resolved.binding.warm_instances {
             env.reuse = self
                 .reuse(&job, &resolved, warm, pinned.producer, carries_state)
@@ -426,6 +437,33 @@ impl Executor {
             Completion::Suspended { wait: None, .. } => (RunEnd::Slept, None),
             Completion::Suspended { wait: Some(_), .. } => (RunEnd::Waited, None),
         };
+        if let (Some(traces), Some(events)) = (&self.host.traces, events) {
+            let parent = self.trace_context(&job).await;
+            let (events, events_dropped) = events.take();
+            let end_at = SystemTime::now();
+            let failure_kind = match &end {
+                RunEnd::Failed(kind) => Some(kind.as_str()),
+                _ => None,
+            };
+            traces.record_run(RunSpan {
+                queue: job.queue(),
+                job_id: job.id(),
+                name: &job.input().name,
+                parent: parent.as_deref(),
+                run: job.attempts_started(),
+                digest: &pinned.digest,
+                host: &self.host.host_id,
+                start: end_at.checked_sub(outcome.wall_time).unwrap_or(end_at),
+                end_at,
+                fuel_used: outcome.fuel_used,
+                peak_memory_bytes: outcome.peak_memory_bytes,
+                end: end.as_str(),
+                failure_kind,
+                reason: reason.as_deref(),
+                events,
+                events_dropped,
+            });
+        }
         let record = RunRecord {
             job_key: job.job_key().to_string(),
             pin: unpinned
@@ -528,6 +566,22 @@ impl Executor {
             max_idle: Duration::from_millis(warm.idle_ms),
             max_kept: resolved.binding.concurrency,
         })
+    }
+
+    /// The trace context job carries, as metadata (see `crate::traces`):
+    /// its `airlock.trace`, else the `tm` of its BullMQ options; `None`
+    /// when it has neither (or they cannot be read: the run's span then
+    /// starts a trace of its own).
+    async fn trace_context<J: RunningJob>(&self, job: &J) -> Option<String> {
+        match self.host.queues.state().meta.trace(job.job_key()).await {
+            Ok((ours, opts)) => ours
+                .filter(|m| traces::context_of_metadata(m).is_some())
+                .or_else(|| opts.as_deref().and_then(traces::context_in_opts)),
+            Err(e) => {
+                tracing::debug!(queue = job.queue(), id = job.id(), error = %e, "read the job's trace context");
+                None
+            }
+        }
     }
 
     /// After parking a job for wait `wait`: an outcome that came while it

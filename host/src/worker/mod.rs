@@ -80,4 +80,7 @@ pub struct HostContext {
     pub secrets_key: Option<crate::sandbox::secrets::SecretsKey>,
     /// The runs a cancel can stop (followed by [`cancels::listen`]).
     pub cancels: Arc<cancels::Cancels>,
+    /// Where this host exports traces (`OTEL_EXPORTER_OTLP_*ENDPOINT`);
+    /// `None`: it does not, and runs note nothing for them.
+    pub traces: Option<Arc<crate::traces::Traces>>,
 }

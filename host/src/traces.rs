@@ -1,0 +1,406 @@
+//! OpenTelemetry traces of jobs, exported over OTLP (HTTP/protobuf) to the
+//! operator's own backend.
+//!
+//! ## Turning it on
+//!
+//! Off by default. A host exports traces when `OTEL_EXPORTER_OTLP_ENDPOINT`
+//! (a base URL; `/v1/traces` is appended) or
+//! `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` (used as is) is set, unless
+//! `OTEL_SDK_DISABLED=true` or `OTEL_TRACES_EXPORTER=none`. The rest is
+//! the OpenTelemetry SDK's own reading of the standard variables:
+//! `OTEL_SERVICE_NAME` (default here: `airlock`), `OTEL_RESOURCE_ATTRIBUTES`,
+//! `OTEL_TRACES_SAMPLER` / `OTEL_TRACES_SAMPLER_ARG` (default: parent-based,
+//! always on), `OTEL_EXPORTER_OTLP_HEADERS`, `OTEL_EXPORTER_OTLP_TIMEOUT`,
+//! and the batch processor's `OTEL_BSP_*` (spans leave every 5 s by
+//! default, on the processor's own thread, and at shutdown).
+//!
+//! ## The spans
+//!
+//! - `add QUEUE` (producer), for `POST /v1/queues/{queue}/jobs` and its
+//!   bulk form: a child of the request's `traceparent` when it has one.
+//! - `process QUEUE` (consumer), one per run of a job on a host, a child of
+//!   the job's trace context (below): the job's id, the run's number
+//!   (`airlock.run`), the handler's digest, the host, fuel, peak memory,
+//!   how the run ended (`airlock.run.end`: `completed`, a failure kind,
+//!   `slept`, `waited`) and, for a failure, its kind and reason as the
+//!   span's error status.
+//! - Under each run: a client span per outbound HTTP request (method,
+//!   destination host, port and path, status, request body bytes, the
+//!   host's refusal reason) and an internal span per durable step the run
+//!   executed (a replayed step ran in an earlier run and has its span
+//!   there). The sandbox notes them ([`crate::sandbox::trace`]); a guest
+//!   can neither skip nor forge one, and none holds a header value, a
+//!   query, a body or a secret.
+//!
+//! ## How a job carries its trace
+//!
+//! As BullMQ's own telemetry (`bullmq-otel`) does: a JSON object of W3C
+//! `traceparent`/`tracestate` headers. A Node producer writes it into the
+//! job's options (`tm`); the API writes it into the job hash as
+//! `airlock.trace` (the `add` span's context when this host exports
+//! traces, else the request's own `traceparent`, so a host that does
+//! export continues it). A run reads both with one `HMGET` — only on hosts
+//! that export traces — and prefers `airlock.trace`.
+//!
+//! Both live in Redis, which every BullMQ producer can write: the context
+//! is parsed by the W3C propagator (anything malformed is no parent) and
+//! only decides which trace a run's span joins. A forged one can attach a
+//! run's spans to another trace in the operator's backend; it cannot read
+//! anything, and nothing else here trusts it.
+//!
+//! Not traced yet: flows (`POST /v1/flows`) and events as parents, the
+//! time a job waited before its run and why, durable sleeps and waits as
+//! spans of their own (a run that parks ends with `slept` or `waited`),
+//! sandbox instantiation, and `traceparent` injected into the guest's
+//! outbound requests.
+
+use std::collections::HashMap;
+use std::time::SystemTime;
+
+use axum::http::HeaderMap;
+use opentelemetry::propagation::TextMapPropagator;
+use opentelemetry::trace::TracerProvider as _;
+use opentelemetry::trace::{Span as _, SpanKind, Status, TraceContextExt, Tracer as _};
+use opentelemetry::{Context, KeyValue};
+use opentelemetry_sdk::propagation::TraceContextPropagator;
+use opentelemetry_sdk::trace::{SdkTracer, SdkTracerProvider};
+
+use crate::sandbox::trace::{EventKind, EventValue, RunEvent};
+
+/// Longest failure reason a span's status keeps.
+const MAX_REASON_CHARS: usize = 1024;
+
+/// Largest trace context (or options text holding one) read from a job.
+const MAX_CONTEXT_BYTES: usize = 64 << 10;
+
+/// A host's trace exporter.
+pub struct Traces {
+    provider: SdkTracerProvider,
+    tracer: SdkTracer,
+}
+
+impl std::fmt::Debug for Traces {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Traces")
+    }
+}
+
+/// Whether the environment asks for traces (see the module docs).
+fn enabled_by(var: impl Fn(&str) -> Option<String>) -> bool {
+    let set = |name: &str| var(name).is_some_and(|v| !v.trim().is_empty());
+    let disabled = var("OTEL_SDK_DISABLED").is_some_and(|v| v.trim().eq_ignore_ascii_case("true"));
+    let no_exporter = var("OTEL_TRACES_EXPORTER").is_some_and(|v| v.trim() == "none");
+    (set("OTEL_EXPORTER_OTLP_ENDPOINT") || set("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"))
+        && !disabled
+        && !no_exporter
+}
+
+impl Traces {
+    /// The exporter the environment configures, or `None` when it asks
+    /// for no traces.
+    pub fn from_env() -> anyhow::Result<Option<Traces>> {
+        if !enabled_by(|name| std::env::var(name).ok()) {
+            return Ok(None);
+        }
+        let exporter = opentelemetry_otlp::SpanExporter::builder()
+            .with_http()
+            .build()
+            .map_err(|e| anyhow::anyhow!("OTLP trace exporter: {e}"))?;
+        let named = std::env::var("OTEL_SERVICE_NAME").is_ok_and(|v| !v.is_empty())
+            || std::env::var("OTEL_RESOURCE_ATTRIBUTES").is_ok_and(|v| {
+                v.split(',')
+                    .any(|kv| kv.trim().starts_with("service.name="))
+            });
+        let mut resource = opentelemetry_sdk::Resource::builder();
+        if !named {
+            resource = resource.with_service_name("airlock");
+        }
+        let provider = SdkTracerProvider::builder()
+            .with_batch_exporter(exporter)
+            .with_resource(resource.build())
+            .build();
+        let tracer = provider.tracer("airlock");
+        Ok(Some(Traces { provider, tracer }))
+    }
+
+    /// Sends the spans still queued and stops the exporter.
+    pub fn shutdown(&self) {
+        if let Err(e) = self.provider.shutdown() {
+            tracing::warn!(error = %e, "flush the trace exporter");
+        }
+    }
+
+    /// Starts the `add` span of an enqueue to `queue`, a child of
+    /// `parent` (the request's `traceparent`, if any).
+    pub fn start_add(&self, queue: &str, parent: Option<&Context>) -> AddSpan {
+        let root = Context::new();
+        let span = self
+            .tracer
+            .span_builder(format!("add {queue}"))
+            .with_kind(SpanKind::Producer)
+            .with_attributes([
+                KeyValue::new("messaging.system", "bullmq"),
+                KeyValue::new("messaging.operation.type", "send"),
+                KeyValue::new("messaging.destination.name", queue.to_string()),
+            ])
+            .start_with_context(&self.tracer, parent.unwrap_or(&root));
+        AddSpan {
+            cx: Context::new().with_span(span),
+        }
+    }
+
+    /// Emits the span of one run that ended, with a child per event the
+    /// sandbox noted.
+    pub fn record_run(&self, run: RunSpan<'_>) {
+        let parent = run.parent.and_then(context_of_metadata).unwrap_or_default();
+        let mut attributes = vec![
+            KeyValue::new("messaging.system", "bullmq"),
+            KeyValue::new("messaging.operation.type", "process"),
+            KeyValue::new("messaging.destination.name", run.queue.to_string()),
+            KeyValue::new("messaging.message.id", run.job_id.to_string()),
+            KeyValue::new("airlock.job.name", run.name.to_string()),
+            KeyValue::new("airlock.run", i64::from(run.run)),
+            KeyValue::new("airlock.handler.digest", run.digest.to_string()),
+            KeyValue::new("airlock.host.id", run.host.to_string()),
+            KeyValue::new("airlock.peak_memory_bytes", run.peak_memory_bytes as i64),
+            KeyValue::new("airlock.run.end", run.end.to_string()),
+        ];
+        if let Some(fuel) = run.fuel_used {
+            attributes.push(KeyValue::new("airlock.fuel_used", fuel as i64));
+        }
+        if let Some(kind) = run.failure_kind {
+            attributes.push(KeyValue::new("airlock.failure.kind", kind.to_string()));
+        }
+        if run.events_dropped > 0 {
+            attributes.push(KeyValue::new(
+                "airlock.trace.events_dropped",
+                run.events_dropped as i64,
+            ));
+        }
+        let mut span = self
+            .tracer
+            .span_builder(format!("process {}", run.queue))
+            .with_kind(SpanKind::Consumer)
+            .with_start_time(run.start)
+            .with_attributes(attributes)
+            .start_with_context(&self.tracer, &parent);
+        if let Some(reason) = run.reason {
+            span.set_status(Status::error(clip(reason)));
+        }
+        let cx = Context::new().with_remote_span_context(span.span_context().clone());
+        for event in run.events {
+            self.record_event(event, &cx);
+        }
+        span.end_with_timestamp(run.end_at);
+    }
+
+    fn record_event(&self, event: RunEvent, parent: &Context) {
+        let kind = match event.kind {
+            EventKind::Http => SpanKind::Client,
+            EventKind::Step => SpanKind::Internal,
+        };
+        let attributes: Vec<KeyValue> = event
+            .attributes
+            .into_iter()
+            .map(|(key, value)| match value {
+                EventValue::Text(text) => KeyValue::new(key, text),
+                EventValue::Int(n) => KeyValue::new(key, n),
+            })
+            .collect();
+        let mut span = self
+            .tracer
+            .span_builder(event.name)
+            .with_kind(kind)
+            .with_start_time(event.start)
+            .with_attributes(attributes)
+            .start_with_context(&self.tracer, parent);
+        if let Some(error) = event.error {
+            span.set_status(Status::error(clip(&error)));
+        }
+        span.end_with_timestamp(event.end);
+    }
+}
+
+/// The `add` span of an enqueue, until the add is done.
+pub struct AddSpan {
+    cx: Context,
+}
+
+impl AddSpan {
+    /// The trace context the added jobs carry (`airlock.trace`).
+    pub fn metadata(&self) -> Option<String> {
+        metadata_of(&self.cx)
+    }
+
+    /// Ends the span: with the ids added, or the error that failed the add.
+    pub fn end(self, outcome: Result<&[String], &str>) {
+        let span = self.cx.span();
+        match outcome {
+            Ok([id]) => span.set_attribute(KeyValue::new("messaging.message.id", id.clone())),
+            Ok(ids) => span.set_attribute(KeyValue::new(
+                "messaging.batch.message_count",
+                ids.len() as i64,
+            )),
+            Err(error) => span.set_status(Status::error(clip(error))),
+        }
+        span.end();
+    }
+}
+
+/// One run, as its span shows it.
+pub struct RunSpan<'a> {
+    /// The queue.
+    pub queue: &'a str,
+    /// The job's id.
+    pub job_id: &'a str,
+    /// The job's name.
+    pub name: &'a str,
+    /// The job's trace context (`airlock.trace`, or BullMQ's `tm`).
+    pub parent: Option<&'a str>,
+    /// The run's number (BullMQ's `ats`).
+    pub run: u32,
+    /// The handler digest it ran.
+    pub digest: &'a str,
+    /// The host that ran it.
+    pub host: &'a str,
+    /// When it began and ended.
+    pub start: SystemTime,
+    /// When it ended.
+    pub end_at: SystemTime,
+    /// Fuel used, when metered.
+    pub fuel_used: Option<u64>,
+    /// Peak memory, bytes.
+    pub peak_memory_bytes: u64,
+    /// How it ended (`completed`, a failure kind, `slept`, `waited`).
+    pub end: &'a str,
+    /// The failure's kind, when it failed.
+    pub failure_kind: Option<&'a str>,
+    /// Why it failed, when it did.
+    pub reason: Option<&'a str>,
+    /// What the sandbox noted during the run.
+    pub events: Vec<RunEvent>,
+    /// Events over the sandbox's cap, not kept.
+    pub events_dropped: u64,
+}
+
+/// The trace context of an API request: its `traceparent` and
+/// `tracestate` headers; `None` without a valid `traceparent`.
+pub fn context_of_headers(headers: &HeaderMap) -> Option<Context> {
+    let mut carrier = HashMap::new();
+    for name in ["traceparent", "tracestate"] {
+        if let Some(value) = headers.get(name).and_then(|v| v.to_str().ok()) {
+            carrier.insert(name.to_string(), value.to_string());
+        }
+    }
+    valid(TraceContextPropagator::new().extract(&carrier))
+}
+
+/// The trace context in BullMQ's telemetry metadata (a JSON object of
+/// W3C headers); `None` when it is malformed or holds no valid context.
+pub fn context_of_metadata(text: &str) -> Option<Context> {
+    if text.len() > MAX_CONTEXT_BYTES {
+        return None;
+    }
+    let carrier: HashMap<String, String> = serde_json::from_str(text).ok()?;
+    valid(TraceContextPropagator::new().extract(&carrier))
+}
+
+/// The trace context of a job's options as BullMQ stores them (`tm`, the
+/// metadata its telemetry wrote at the add).
+pub fn context_in_opts(opts: &str) -> Option<String> {
+    if opts.len() > MAX_CONTEXT_BYTES {
+        return None;
+    }
+    let opts: serde_json::Value = serde_json::from_str(opts).ok()?;
+    let metadata = opts.get("tm")?.as_str()?;
+    context_of_metadata(metadata).and_then(|cx| metadata_of(&cx))
+}
+
+/// `cx` as BullMQ's telemetry metadata; `None` without a valid span.
+pub fn metadata_of(cx: &Context) -> Option<String> {
+    let cx = valid(cx.clone())?;
+    let mut carrier: HashMap<String, String> = HashMap::new();
+    TraceContextPropagator::new().inject_context(&cx, &mut carrier);
+    // An empty `tracestate` says nothing.
+    carrier.retain(|_, value| !value.is_empty());
+    serde_json::to_string(&carrier).ok()
+}
+
+fn valid(cx: Context) -> Option<Context> {
+    cx.span().span_context().is_valid().then_some(cx)
+}
+
+fn clip(text: &str) -> String {
+    text.chars().take(MAX_REASON_CHARS).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PARENT: &str = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+
+    #[test]
+    fn traces_are_on_only_with_an_endpoint_and_not_disabled() {
+        let env = |pairs: &'static [(&'static str, &'static str)]| {
+            move |name: &str| {
+                pairs
+                    .iter()
+                    .find(|(k, _)| *k == name)
+                    .map(|(_, v)| v.to_string())
+            }
+        };
+        assert!(!enabled_by(env(&[])));
+        assert!(enabled_by(env(&[(
+            "OTEL_EXPORTER_OTLP_ENDPOINT",
+            "http://c:4318"
+        )])));
+        assert!(enabled_by(env(&[(
+            "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+            "http://c:4318/v1/traces"
+        )])));
+        assert!(!enabled_by(env(&[
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4318"),
+            ("OTEL_SDK_DISABLED", "TRUE")
+        ])));
+        assert!(!enabled_by(env(&[
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4318"),
+            ("OTEL_TRACES_EXPORTER", "none")
+        ])));
+        assert!(!enabled_by(env(&[("OTEL_EXPORTER_OTLP_ENDPOINT", " ")])));
+    }
+
+    #[test]
+    fn a_context_goes_through_headers_metadata_and_bullmq_options() {
+        let mut headers = HeaderMap::new();
+        headers.insert("traceparent", PARENT.parse().unwrap());
+        let cx = context_of_headers(&headers).expect("a valid traceparent");
+        let metadata = metadata_of(&cx).unwrap();
+        assert_eq!(
+            serde_json::from_str::<serde_json::Value>(&metadata).unwrap(),
+            serde_json::json!({"traceparent": PARENT})
+        );
+        let opts = serde_json::json!({"attempts": 3, "tm": metadata}).to_string();
+        assert_eq!(context_in_opts(&opts).as_deref(), Some(metadata.as_str()));
+    }
+
+    #[test]
+    fn anything_malformed_is_no_context() {
+        let mut headers = HeaderMap::new();
+        headers.insert("traceparent", "00-zz-b7ad6b7169203331-01".parse().unwrap());
+        assert!(context_of_headers(&headers).is_none());
+        assert!(context_of_headers(&HeaderMap::new()).is_none());
+        for text in [
+            "",
+            "[]",
+            "{\"traceparent\": 7}",
+            "{\"traceparent\": \"00-00000000000000000000000000000000-b7ad6b7169203331-01\"}",
+        ] {
+            assert!(context_of_metadata(text).is_none(), "{text}");
+        }
+        assert!(context_in_opts("{\"tm\": {\"traceparent\": \"x\"}}").is_none());
+        assert!(context_in_opts("not json").is_none());
+        let huge = format!("{{\"tm\": \"{}\"}}", "x".repeat(MAX_CONTEXT_BYTES));
+        assert!(context_in_opts(&huge).is_none());
+    }
+}

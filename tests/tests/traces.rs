@@ -1,0 +1,312 @@
+//! OpenTelemetry traces through real hosts, Redis and an OTLP receiver:
+//! a job's enqueue, its runs on two hosts, the steps they ran and the
+//! requests they sent arrive as one trace that continues the producer's
+//! `traceparent`; a retry is a second run span with the first one's
+//! failure; a job added by Node's BullMQ with `bullmq-otel` continues the
+//! Node producer's trace.
+
+use std::collections::HashSet;
+use std::time::Duration;
+
+use airlock_tests::api::Api;
+use airlock_tests::host::{HostOptions, HostProcess, tokens};
+use airlock_tests::http_server::TestServer;
+use airlock_tests::otlp::{OtlpReceiver, ReceivedSpan};
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+
+/// Options of a host that exports to `receiver` every 100 ms and may reach
+/// `approvals`.
+fn exporting(id: &str, receiver: &OtlpReceiver, approvals: &TestServer) -> HostOptions {
+    let mut options = HostOptions {
+        id: id.into(),
+        extra: [
+            "--egress-allow",
+            &approvals.url,
+            "--egress-allow-network",
+            "127.0.0.1/32",
+        ]
+        .map(String::from)
+        .to_vec(),
+        ..HostOptions::default()
+    };
+    options.env.extend([
+        ("OTEL_EXPORTER_OTLP_ENDPOINT".into(), receiver.url.clone()),
+        ("OTEL_BSP_SCHEDULE_DELAY".into(), "100".into()),
+    ]);
+    options
+}
+
+/// Enqueues `body` on `queue` with `traceparent` (if any); the job's ref.
+async fn enqueue_traced(api: &Api, queue: &str, traceparent: Option<&str>, body: Value) -> String {
+    let mut request = api
+        .http
+        .post(format!("{}/v1/queues/{queue}/jobs", api.url))
+        .bearer_auth(tokens::PRODUCER)
+        .json(&body);
+    if let Some(parent) = traceparent {
+        request = request.header("traceparent", parent);
+    }
+    let response = request.send().await.unwrap();
+    assert_eq!(response.status(), StatusCode::ACCEPTED);
+    let accepted: Value = response.json().await.unwrap();
+    accepted["ref"].as_str().unwrap().to_string()
+}
+
+/// The spans of `trace_id` once `done` holds for them (at most 20 s).
+async fn trace_when(
+    receiver: &OtlpReceiver,
+    trace_id: &str,
+    what: &str,
+    done: impl Fn(&[ReceivedSpan]) -> bool,
+) -> Vec<ReceivedSpan> {
+    airlock_tests::eventually_some(what, Duration::from_secs(20), || async {
+        let spans = receiver.trace(trace_id);
+        done(&spans).then_some(spans)
+    })
+    .await
+}
+
+fn named<'a>(spans: &'a [ReceivedSpan], name: &str) -> Vec<&'a ReceivedSpan> {
+    spans.iter().filter(|s| s.name == name).collect()
+}
+
+fn runs(spans: &[ReceivedSpan], queue: &str) -> Vec<ReceivedSpan> {
+    let mut runs: Vec<ReceivedSpan> = named(spans, &format!("process {queue}"))
+        .into_iter()
+        .cloned()
+        .collect();
+    runs.sort_by_key(|s| s.attr("airlock.run").as_i64());
+    runs
+}
+
+/// The refund example on two hosts: approval token, then settlement
+/// event. Three runs, each a `process` span under the API's `add` span,
+/// which continues the caller's `traceparent`; the steps each run executed
+/// and the approval request sit under their run.
+#[tokio::test]
+async fn a_job_is_one_trace_from_its_enqueue_through_every_run_step_and_request() {
+    let receiver = OtlpReceiver::start();
+    let approvals = TestServer::start();
+    let api = Api::start_with_options(exporting("api-host", &receiver, &approvals));
+    let _b = HostProcess::start(&api.redis.url(), exporting("host-b", &receiver, &approvals));
+    api.setup(
+        "refunds",
+        "refund-request",
+        json!({"egress": [approvals.url], "config": {"APPROVAL_URL": approvals.url}}),
+    )
+    .await;
+
+    let trace_id = "4bf92f3577b34da6a3ce929d0e0e4736";
+    let caller_span = "00f067aa0ba902b7";
+    let job = enqueue_traced(
+        &api,
+        "refunds",
+        Some(&format!("00-{trace_id}-{caller_span}-01")),
+        json!({"data": {"refundId": "r-t", "orderId": "o-t", "amount": 5}}),
+    )
+    .await;
+    let id = job.split_once(':').unwrap().1.to_string();
+    api.wait_until(&job, "parked on its token", |j| {
+        j["waiting"]["kind"] == "token"
+    })
+    .await;
+    let asked: Value = serde_json::from_str(&approvals.seen()[0].body).unwrap();
+    let token = asked["token"].as_str().unwrap().to_string();
+    let (status, body) = api
+        .call(
+            reqwest::Method::POST,
+            &format!("/v1/tokens/{token}/complete"),
+            None,
+            Some(json!({"approved": true})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+    api.wait_until(&job, "parked on its event", |j| {
+        j["waiting"]["kind"] == "event"
+    })
+    .await;
+    let (status, body) = api
+        .post(
+            "/v1/events",
+            tokens::PRODUCER,
+            json!({"name": "refund.settled", "data": {"refundId": "r-t"}}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+    assert_eq!(api.wait_done(&job).await["state"], "completed");
+
+    let spans = trace_when(
+        &receiver,
+        trace_id,
+        "the add, three runs and their children",
+        |s| runs(s, "refunds").len() == 3 && named(s, "add refunds").len() == 1 && s.len() >= 8,
+    )
+    .await;
+
+    // The enqueue: a producer span under the caller's.
+    let add = named(&spans, "add refunds")[0];
+    assert_eq!(
+        (add.kind, add.parent_id.as_str(), add.service.as_str()),
+        ("producer", caller_span, "airlock")
+    );
+    assert_eq!(add.attr("messaging.message.id"), &json!(id));
+
+    // Each run: a consumer span under the add, saying how it ended.
+    let runs = runs(&spans, "refunds");
+    let ends: Vec<&Value> = runs.iter().map(|r| r.attr("airlock.run.end")).collect();
+    assert_eq!(
+        ends,
+        [&json!("waited"), &json!("waited"), &json!("completed")]
+    );
+    let hosts: HashSet<&str> = ["api-host", "host-b"].into();
+    for (n, run) in runs.iter().enumerate() {
+        assert_eq!(
+            (run.kind, &run.parent_id),
+            ("consumer", &add.span_id),
+            "{run:?}"
+        );
+        assert_eq!(run.attr("airlock.run"), &json!(n + 1), "{run:?}");
+        assert_eq!(run.attr("messaging.message.id"), &json!(id), "{run:?}");
+        assert_eq!(run.attr("messaging.destination.name"), &json!("refunds"));
+        assert_eq!(
+            run.attr("airlock.handler.digest").as_str().unwrap().len(),
+            64
+        );
+        assert!(
+            hosts.contains(run.attr("airlock.host.id").as_str().unwrap()),
+            "{run:?}"
+        );
+        assert!(
+            run.attr("airlock.fuel_used").as_i64().unwrap() > 0,
+            "{run:?}"
+        );
+        assert!(run.attr("airlock.peak_memory_bytes").as_i64().unwrap() > 0);
+        assert_eq!(run.status, "unset", "{run:?}");
+        assert!(run.start_ns < run.end_ns, "{run:?}");
+    }
+
+    // Under each run: the steps it executed (not the ones it replayed)
+    // and the request it sent.
+    let under = |run: &ReceivedSpan| -> Vec<String> {
+        let mut names: Vec<String> = spans
+            .iter()
+            .filter(|s| s.parent_id == run.span_id)
+            .map(|s| s.name.clone())
+            .collect();
+        names.sort();
+        names
+    };
+    assert_eq!(
+        under(&runs[0]),
+        ["POST", "step ask-approval", "step open-refund"]
+    );
+    assert_eq!(under(&runs[1]), ["step issue-refund"]);
+    assert_eq!(under(&runs[2]), Vec::<String>::new());
+    let request = named(&spans, "POST")[0];
+    assert_eq!(request.kind, "client");
+    assert_eq!(request.attr("http.request.method"), &json!("POST"));
+    assert_eq!(request.attr("server.address"), &json!("127.0.0.1"));
+    assert_eq!(request.attr("server.port"), &json!(approvals.port));
+    assert_eq!(request.attr("url.path"), &json!("/v1/approvals"));
+    assert_eq!(request.attr("http.response.status_code"), &json!(200));
+    assert!(
+        request
+            .attr("airlock.http.request_body_bytes")
+            .as_i64()
+            .unwrap()
+            > 0
+    );
+    let step = named(&spans, "step ask-approval")[0];
+    assert_eq!(
+        (step.kind, step.attr("airlock.step.id")),
+        ("internal", &json!("ask-approval"))
+    );
+    // What spans hold is never a body: the token stays out of the trace.
+    for span in &spans {
+        let text = format!("{span:?}");
+        assert!(!text.contains(&token), "{span:?}");
+    }
+}
+
+/// A job that fails once and succeeds on its retry: two runs in the trace
+/// of its enqueue (a root: no `traceparent` came), the first with the
+/// failure's kind and reason as an error. A request the binding does not
+/// allow is a client span with the refusal.
+#[tokio::test]
+async fn a_retry_is_a_second_run_span_and_a_refused_request_says_why() {
+    let receiver = OtlpReceiver::start();
+    let approvals = TestServer::start();
+    let api = Api::start_with_options(exporting("api-host", &receiver, &approvals));
+    api.setup(
+        "flaky",
+        "flaky",
+        json!({"defaultJobOptions": {"attempts": 2}}),
+    )
+    .await;
+    let job = enqueue_traced(
+        &api,
+        "flaky",
+        None,
+        json!({"data": {"succeedOnAttempt": 2}}),
+    )
+    .await;
+    assert_eq!(api.wait_done(&job).await["state"], "completed");
+    let id = job.split_once(':').unwrap().1.to_string();
+    let add = airlock_tests::eventually_some("the add span", Duration::from_secs(20), || async {
+        receiver
+            .spans()
+            .into_iter()
+            .find(|s| s.name == "add flaky" && s.attr("messaging.message.id") == &json!(id))
+    })
+    .await;
+    assert_eq!(add.parent_id, "", "a root: the request had no traceparent");
+    let spans = trace_when(&receiver, &add.trace_id, "two runs", |s| {
+        runs(s, "flaky").len() == 2
+    })
+    .await;
+    let flaky = runs(&spans, "flaky");
+    assert_eq!(
+        (flaky[0].status, flaky[0].status_message.as_str()),
+        ("error", "attempt 1 failed on purpose")
+    );
+    assert_eq!(flaky[0].attr("airlock.failure.kind"), &json!("guest_retry"));
+    assert_eq!(flaky[0].attr("airlock.run.end"), &json!("guest_retry"));
+    assert_eq!(
+        (flaky[1].status, flaky[1].attr("airlock.run.end")),
+        ("unset", &json!("completed"))
+    );
+    assert!(flaky.iter().all(|r| r.parent_id == add.span_id));
+
+    // The payment handler posting to a ledger its binding does not allow.
+    api.setup(
+        "payments",
+        "payment-webhook",
+        json!({"egress": [approvals.url], "config": {"LEDGER_URL": "http://127.0.0.1:9"}}),
+    )
+    .await;
+    let trace_id = "5bf92f3577b34da6a3ce929d0e0e4736";
+    let job = enqueue_traced(
+        &api,
+        "payments",
+        Some(&format!("00-{trace_id}-00f067aa0ba902b7-01")),
+        json!({"data": {"transactionId": "tx-t", "amount": 5}}),
+    )
+    .await;
+    assert_eq!(api.wait_done(&job).await["state"], "failed");
+    let spans = trace_when(&receiver, trace_id, "the refused request", |s| {
+        !named(s, "POST").is_empty() && !runs(s, "payments").is_empty()
+    })
+    .await;
+    let refused = named(&spans, "POST")[0];
+    assert_eq!(refused.status, "error");
+    assert!(
+        refused
+            .status_message
+            .contains("is not in this queue's egress list"),
+        "{refused:?}"
+    );
+    assert_eq!(refused.attr("airlock.http.refused"), &json!(1));
+    assert_eq!(refused.attr("url.path"), &json!("/v1/ledger"));
+    assert_eq!(refused.parent_id, runs(&spans, "payments")[0].span_id);
+}
