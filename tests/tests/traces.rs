@@ -310,3 +310,58 @@ async fn a_retry_is_a_second_run_span_and_a_refused_request_says_why() {
     assert_eq!(refused.attr("url.path"), &json!("/v1/ledger"));
     assert_eq!(refused.parent_id, runs(&spans, "payments")[0].span_id);
 }
+
+/// A job added by Node's BullMQ with `bullmq-otel` telemetry: Airlock's
+/// run of it continues the Node producer's trace — its `process` span is a
+/// child of the producer's `add` span, and both reach the receiver as one
+/// trace.
+#[tokio::test]
+async fn a_node_bullmq_otel_producers_trace_goes_on_in_airlocks_run() {
+    let receiver = OtlpReceiver::start();
+    let approvals = TestServer::start();
+    let api = Api::start_with_options(exporting("api-host", &receiver, &approvals));
+    api.setup("traced", "payment-webhook", json!({})).await;
+    let out = std::process::Command::new("node")
+        .arg(airlock_tests::interop_script("traced-producer.js"))
+        .args(["--redis", &api.redis.url(), "--prefix", "bull"])
+        .args(["--queue", "traced", "--otlp", &receiver.url])
+        .args(["--data", r#"{"transactionId":"tx-node","amount":3}"#])
+        .output()
+        .expect("run node");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let added: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let (trace_id, producer_span) = (
+        added["traceId"].as_str().unwrap(),
+        added["spanId"].as_str().unwrap(),
+    );
+    assert!(
+        added["metadata"].as_str().unwrap().contains(trace_id),
+        "BullMQ stored the context with the job: {added}"
+    );
+    let job_id = added["jobId"].as_str().unwrap();
+    assert_eq!(
+        api.wait_done(&format!("traced:{job_id}")).await["state"],
+        "completed"
+    );
+
+    let spans = trace_when(&receiver, trace_id, "the Node add and Airlock's run", |s| {
+        s.iter().any(|s| s.service == "node-producer") && runs(s, "traced").len() == 1
+    })
+    .await;
+    let add = spans.iter().find(|s| s.service == "node-producer").unwrap();
+    assert_eq!(
+        (add.span_id.as_str(), add.kind),
+        (producer_span, "producer")
+    );
+    let run = &runs(&spans, "traced")[0];
+    assert_eq!(
+        (run.parent_id.as_str(), run.service.as_str()),
+        (producer_span, "airlock")
+    );
+    assert_eq!(run.attr("messaging.message.id"), &json!(job_id));
+    assert_eq!(run.attr("airlock.run.end"), &json!("completed"));
+}
