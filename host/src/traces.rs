@@ -23,7 +23,9 @@
 //!   (`airlock.run`), the handler's digest, the host, fuel, peak memory,
 //!   how the run ended (`airlock.run.end`: `completed`, a failure kind,
 //!   `slept`, `waited`) and, for a failure, its kind and reason as the
-//!   span's error status.
+//!   span's error status. The run writes the ids of its trace and span
+//!   into the job's log first (`[airlock] trace T span S`), so a reader
+//!   of the log finds the trace.
 //! - Under each run: a client span per outbound HTTP request (method,
 //!   destination host, port and path, status, request body bytes, the
 //!   host's refusal reason) and an internal span per durable step the run
@@ -48,14 +50,17 @@
 //! run's spans to another trace in the operator's backend; it cannot read
 //! anything, and nothing else here trusts it.
 //!
+//! With a sampler that drops a trace, its run spans record nothing and the
+//! sandbox's events for them are dropped too.
+//!
 //! Not traced yet: flows (`POST /v1/flows`) and events as parents, the
 //! time a job waited before its run and why, durable sleeps and waits as
 //! spans of their own (a run that parks ends with `slept` or `waited`),
-//! sandbox instantiation, and `traceparent` injected into the guest's
+//! sandbox instantiation as a span of its own, the trace ids on each guest
+//! log line (OTLP logs), and `traceparent` injected into the guest's
 //! outbound requests.
 
 use std::collections::HashMap;
-use std::time::SystemTime;
 
 use axum::http::HeaderMap;
 use opentelemetry::propagation::TextMapPropagator;
@@ -149,49 +154,60 @@ impl Traces {
         }
     }
 
-    /// Emits the span of one run that ended, with a child per event the
+    /// Starts the span of a run of job `job_id` of `queue` (a child of
+    /// its trace context `parent`, BullMQ telemetry metadata), now.
+    pub fn start_run(&self, queue: &str, job_id: &str, parent: Option<&str>) -> RunTrace {
+        let parent = parent.and_then(context_of_metadata).unwrap_or_default();
+        let span = self
+            .tracer
+            .span_builder(format!("process {queue}"))
+            .with_kind(SpanKind::Consumer)
+            .with_attributes([
+                KeyValue::new("messaging.system", "bullmq"),
+                KeyValue::new("messaging.operation.type", "process"),
+                KeyValue::new("messaging.destination.name", queue.to_string()),
+                KeyValue::new("messaging.message.id", job_id.to_string()),
+            ])
+            .start_with_context(&self.tracer, &parent);
+        RunTrace {
+            cx: Context::new().with_span(span),
+        }
+    }
+
+    /// Ends a run's span with what the run was, and a child per event the
     /// sandbox noted.
-    pub fn record_run(&self, run: RunSpan<'_>) {
-        let parent = run.parent.and_then(context_of_metadata).unwrap_or_default();
+    pub fn end_run(&self, run: RunTrace, ended: RunEnded<'_>) {
+        let span = run.cx.span();
         let mut attributes = vec![
-            KeyValue::new("messaging.system", "bullmq"),
-            KeyValue::new("messaging.operation.type", "process"),
-            KeyValue::new("messaging.destination.name", run.queue.to_string()),
-            KeyValue::new("messaging.message.id", run.job_id.to_string()),
-            KeyValue::new("airlock.job.name", run.name.to_string()),
-            KeyValue::new("airlock.run", i64::from(run.run)),
-            KeyValue::new("airlock.handler.digest", run.digest.to_string()),
-            KeyValue::new("airlock.host.id", run.host.to_string()),
-            KeyValue::new("airlock.peak_memory_bytes", run.peak_memory_bytes as i64),
-            KeyValue::new("airlock.run.end", run.end.to_string()),
+            KeyValue::new("airlock.job.name", ended.name.to_string()),
+            KeyValue::new("airlock.run", i64::from(ended.run)),
+            KeyValue::new("airlock.handler.digest", ended.digest.to_string()),
+            KeyValue::new("airlock.host.id", ended.host.to_string()),
+            KeyValue::new("airlock.peak_memory_bytes", ended.peak_memory_bytes as i64),
+            KeyValue::new("airlock.run.end", ended.end.to_string()),
         ];
-        if let Some(fuel) = run.fuel_used {
+        if let Some(fuel) = ended.fuel_used {
             attributes.push(KeyValue::new("airlock.fuel_used", fuel as i64));
         }
-        if let Some(kind) = run.failure_kind {
+        if let Some(kind) = ended.failure_kind {
             attributes.push(KeyValue::new("airlock.failure.kind", kind.to_string()));
         }
-        if run.events_dropped > 0 {
+        if ended.events_dropped > 0 {
             attributes.push(KeyValue::new(
                 "airlock.trace.events_dropped",
-                run.events_dropped as i64,
+                ended.events_dropped as i64,
             ));
         }
-        let mut span = self
-            .tracer
-            .span_builder(format!("process {}", run.queue))
-            .with_kind(SpanKind::Consumer)
-            .with_start_time(run.start)
-            .with_attributes(attributes)
-            .start_with_context(&self.tracer, &parent);
-        if let Some(reason) = run.reason {
+        span.set_attributes(attributes);
+        if let Some(reason) = ended.reason {
             span.set_status(Status::error(clip(reason)));
         }
-        let cx = Context::new().with_remote_span_context(span.span_context().clone());
-        for event in run.events {
-            self.record_event(event, &cx);
+        if span.is_recording() {
+            for event in ended.events {
+                self.record_event(event, &run.cx);
+            }
         }
-        span.end_with_timestamp(run.end_at);
+        span.end();
     }
 
     fn record_event(&self, event: RunEvent, parent: &Context) {
@@ -247,26 +263,32 @@ impl AddSpan {
     }
 }
 
-/// One run, as its span shows it.
-pub struct RunSpan<'a> {
-    /// The queue.
-    pub queue: &'a str,
-    /// The job's id.
-    pub job_id: &'a str,
+/// The span of a run under way.
+pub struct RunTrace {
+    cx: Context,
+}
+
+impl RunTrace {
+    /// The job-log line that names the run's trace and span (so a reader
+    /// of the log finds the trace), when the span is sampled.
+    pub fn log_line(&self) -> Option<String> {
+        let span = self.cx.span();
+        let ids = span.span_context();
+        ids.is_sampled()
+            .then(|| format!("[airlock] trace {} span {}", ids.trace_id(), ids.span_id()))
+    }
+}
+
+/// What a run was, for its span's end.
+pub struct RunEnded<'a> {
     /// The job's name.
     pub name: &'a str,
-    /// The job's trace context (`airlock.trace`, or BullMQ's `tm`).
-    pub parent: Option<&'a str>,
     /// The run's number (BullMQ's `ats`).
     pub run: u32,
     /// The handler digest it ran.
     pub digest: &'a str,
     /// The host that ran it.
     pub host: &'a str,
-    /// When it began and ended.
-    pub start: SystemTime,
-    /// When it ended.
-    pub end_at: SystemTime,
     /// Fuel used, when metered.
     pub fuel_used: Option<u64>,
     /// Peak memory, bytes.

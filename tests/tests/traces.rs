@@ -186,6 +186,13 @@ async fn a_job_is_one_trace_from_its_enqueue_through_every_run_step_and_request(
         assert!(run.start_ns < run.end_ns, "{run:?}");
     }
 
+    // The job's log names each run's trace and span.
+    let logs = api.job(&job).await["logs"].to_string();
+    for run in &runs {
+        let line = format!("[airlock] trace {trace_id} span {}", run.span_id);
+        assert!(logs.contains(&line), "{line} in {logs}");
+    }
+
     // Under each run: the steps it executed (not the ones it replayed)
     // and the request it sent.
     let under = |run: &ReceivedSpan| -> Vec<String> {

@@ -59,7 +59,7 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, RwLock};
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use super::HostContext;
 use super::loader::LoadError;
@@ -79,7 +79,7 @@ use crate::state::meta::{Pinned, Producer};
 use crate::state::runs::{RunEnd, RunRecord};
 use crate::state::waits::Waits;
 use crate::tasks::{AbortOnDrop, retrying};
-use crate::traces::{self, RunSpan};
+use crate::traces::{self, RunEnded};
 use airlock_core::clock::now_ms;
 
 /// A binding with its handler resolved to the digest new jobs run.
@@ -386,14 +386,20 @@ impl Executor {
         );
         let mut env = resolved.env.clone();
         env.stop = Some(stop_signal);
-        // What the run's trace shows under it, noted only when this host
-        // exports traces.
-        let events = self
-            .host
-            .traces
-            .as_ref()
-            .map(|_| Arc::new(RunEvents::default()));
-        env.events = events.clone();
+        // The run's span, begun now (its ids go into the job's log), and
+        // what it shows under it: only when this host exports traces.
+        let traced = match &self.host.traces {
+            Some(traces) => {
+                let parent = self.trace_context(&job).await;
+                let run = traces.start_run(job.queue(), job.id(), parent.as_deref());
+                if let Some(line) = run.log_line() {
+                    reporter.log(line);
+                }
+                Some((traces.clone(), run, Arc::new(RunEvents::default())))
+            }
+            None => None,
+        };
+        env.events = traced.as_ref().map(|(_, _, events)| events.clone());
         if let Some(warm) = &resolved.binding.warm_instances {
             env.reuse = self
                 .reuse(&job, &resolved, warm, pinned.producer, carries_state)
@@ -437,32 +443,28 @@ impl Executor {
             Completion::Suspended { wait: None, .. } => (RunEnd::Slept, None),
             Completion::Suspended { wait: Some(_), .. } => (RunEnd::Waited, None),
         };
-        if let (Some(traces), Some(events)) = (&self.host.traces, events) {
-            let parent = self.trace_context(&job).await;
+        if let Some((traces, run, events)) = traced {
             let (events, events_dropped) = events.take();
-            let end_at = SystemTime::now();
             let failure_kind = match &end {
                 RunEnd::Failed(kind) => Some(kind.as_str()),
                 _ => None,
             };
-            traces.record_run(RunSpan {
-                queue: job.queue(),
-                job_id: job.id(),
-                name: &job.input().name,
-                parent: parent.as_deref(),
-                run: job.attempts_started(),
-                digest: &pinned.digest,
-                host: &self.host.host_id,
-                start: end_at.checked_sub(outcome.wall_time).unwrap_or(end_at),
-                end_at,
-                fuel_used: outcome.fuel_used,
-                peak_memory_bytes: outcome.peak_memory_bytes,
-                end: end.as_str(),
-                failure_kind,
-                reason: reason.as_deref(),
-                events,
-                events_dropped,
-            });
+            traces.end_run(
+                run,
+                RunEnded {
+                    name: &job.input().name,
+                    run: job.attempts_started(),
+                    digest: &pinned.digest,
+                    host: &self.host.host_id,
+                    fuel_used: outcome.fuel_used,
+                    peak_memory_bytes: outcome.peak_memory_bytes,
+                    end: end.as_str(),
+                    failure_kind,
+                    reason: reason.as_deref(),
+                    events,
+                    events_dropped,
+                },
+            );
         }
         let record = RunRecord {
             job_key: job.job_key().to_string(),
