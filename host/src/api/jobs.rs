@@ -279,7 +279,9 @@ async fn enqueue_all(
     tag = "jobs",
     params(
         ("queue" = String, Path, description = "Queue name"),
-        ("Idempotency-Key" = Option<String>, Header, description = "Makes a retry safe: for 24 hours the same key (per producer token) answers with the job it first created, marked `duplicate`. Letters, digits, `-`, `_`, `.`; at most 200.")
+        ("Idempotency-Key" = Option<String>, Header, description = "Makes a retry safe: for 24 hours the same key (per producer token) answers with the job it first created, marked `duplicate`. Letters, digits, `-`, `_`, `.`; at most 200."),
+        ("traceparent" = Option<String>, Header, description = "W3C trace context: the job's runs join this trace (under the enqueue's span when the host exports traces). Malformed: ignored, the job starts no trace of the caller's."),
+        ("tracestate" = Option<String>, Header, description = "W3C trace state, carried with `traceparent`.")
     ),
     request_body = EnqueueRequest,
     responses(
@@ -313,7 +315,9 @@ pub const MAX_BULK: usize = 1000;
     tag = "jobs",
     params(
         ("queue" = String, Path, description = "Queue name"),
-        ("Idempotency-Key" = Option<String>, Header, description = "Makes a retry safe (see the single enqueue); job i of the bulk is keyed by the key and its index.")
+        ("Idempotency-Key" = Option<String>, Header, description = "Makes a retry safe (see the single enqueue); job i of the bulk is keyed by the key and its index."),
+        ("traceparent" = Option<String>, Header, description = "W3C trace context, as for the single enqueue: every job of the bulk joins this trace."),
+        ("tracestate" = Option<String>, Header, description = "W3C trace state, carried with `traceparent`.")
     ),
     request_body = BulkEnqueueRequest,
     responses(

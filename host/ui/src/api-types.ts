@@ -4749,6 +4749,10 @@ export interface operations {
             header?: {
                 /** @description Makes a retry safe: for 24 hours the same key (per producer token) answers with the job it first created, marked `duplicate`. Letters, digits, `-`, `_`, `.`; at most 200. */
                 "Idempotency-Key"?: string;
+                /** @description W3C trace context: the job's runs join this trace (under the enqueue's span when the host exports traces). Malformed: ignored, the job starts no trace of the caller's. */
+                traceparent?: string | null;
+                /** @description W3C trace state, carried with `traceparent`. */
+                tracestate?: string | null;
             };
             path: {
                 /** @description Queue name */
@@ -4842,6 +4846,10 @@ export interface operations {
             header?: {
                 /** @description Makes a retry safe (see the single enqueue); job i of the bulk is keyed by the key and its index. */
                 "Idempotency-Key"?: string;
+                /** @description W3C trace context, as for the single enqueue: every job of the bulk joins this trace. */
+                traceparent?: string | null;
+                /** @description W3C trace state, carried with `traceparent`. */
+                tracestate?: string | null;
             };
             path: {
                 /** @description Queue name */
