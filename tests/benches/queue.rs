@@ -30,6 +30,10 @@
 //!   (`sandboxed-payment.js`): jobs/s, the worker's CPU, minor faults and
 //!   resident memory per job, and the targets met or missed.
 //!
+//! - traces (`BENCH_ONLY=traces`): the no-op drain with OpenTelemetry
+//!   traces off, on for every run and on for 1 %, to an OTLP receiver in
+//!   this process.
+//!
 //! Needs the release `airlock` binary (`cargo build --release -p airlock`;
 //! `AIRLOCK_BENCH_BIN` runs another build, to compare versions), the
 //! guests and `tests/interop/node_modules` (`make interop-deps`).
@@ -68,6 +72,10 @@ fn start_airlock_on(redis_url: &str, id: &str) -> Child {
 }
 
 fn start_airlock_with(redis_url: &str, id: &str, extra: &[&str]) -> Child {
+    start_airlock_env(redis_url, id, extra, &[])
+}
+
+fn start_airlock_env(redis_url: &str, id: &str, extra: &[&str], env: &[(&str, &str)]) -> Child {
     Command::new(release_airlock())
         .args([
             "serve",
@@ -88,6 +96,7 @@ fn start_airlock_with(redis_url: &str, id: &str, extra: &[&str]) -> Child {
         )
         .env("AIRLOCK_CACHE_DIR", shared_cache_dir())
         .env("RUST_LOG", "warn")
+        .envs(env.iter().copied())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -213,6 +222,9 @@ enum Peer {
     /// The same, the binding with warm instances (`warmInstances`: a job
     /// may run in the instance an earlier completed job left).
     AirlockWarm(&'static str),
+    /// `airlock serve` exporting traces to [`TRACE_RECEIVER`], the
+    /// sampler keeping this ratio of traces (`parentbased_traceidratio`).
+    AirlockTraced(&'static str, &'static str),
     /// Node's BullMQ worker with this processor (`bench-worker.js`).
     Node(&'static str),
     /// The Rust port's no-op worker, in a process of its own (this
@@ -289,6 +301,22 @@ async fn command_stats(
 fn start_peer(peer: Peer, redis: &RedisServer, count: usize, concurrency: usize) -> Child {
     match peer {
         Peer::Airlock(_) | Peer::AirlockWarm(_) => start_airlock(redis),
+        Peer::AirlockTraced(_, ratio) => {
+            let receiver = TRACE_RECEIVER.get().expect("the trace bench's receiver");
+            start_airlock_env(
+                &redis.url(),
+                "bench",
+                &[],
+                &[
+                    ("OTEL_EXPORTER_OTLP_ENDPOINT", receiver),
+                    ("OTEL_TRACES_SAMPLER", "parentbased_traceidratio"),
+                    ("OTEL_TRACES_SAMPLER_ARG", ratio),
+                    // Batches every 100 ms, so the spans count is read
+                    // after the drain with at most 100 ms of them unsent.
+                    ("OTEL_BSP_SCHEDULE_DELAY", "100"),
+                ],
+            )
+        }
         // More jobs than queued: the worker keeps running (and its CPU
         // readable) until it is killed.
         Peer::Node(processor) => start_node_processor(redis, count * 10, concurrency, processor),
@@ -317,7 +345,7 @@ async fn drain(peer: Peer, count: usize, concurrency: usize, name: &str, data: &
     let redis = RedisServer::start();
     let admin = Admin::connect(&redis.url()).await;
     match peer {
-        Peer::Airlock(guest) => {
+        Peer::Airlock(guest) | Peer::AirlockTraced(guest, _) => {
             admin.deploy(guest, guest).await;
             admin
                 .bind(QUEUE, guest, json!({"concurrency": concurrency}))
@@ -357,7 +385,10 @@ async fn drain(peer: Peer, count: usize, concurrency: usize, name: &str, data: &
     // `BENCH_PERF=DIR` profiles every Airlock drain's measured span with
     // `perf record -g` (DIR/airlock-c<concurrency>-<guest>.data).
     let perf = match (peer, std::env::var_os("BENCH_PERF")) {
-        (Peer::Airlock(guest) | Peer::AirlockWarm(guest), Some(dir)) => Some(
+        (
+            Peer::Airlock(guest) | Peer::AirlockWarm(guest) | Peer::AirlockTraced(guest, _),
+            Some(dir),
+        ) => Some(
             Command::new("perf")
                 .args(["record", "-g", "-F", "999", "-p", &pid.to_string(), "-o"])
                 .arg(
@@ -987,6 +1018,50 @@ async fn drains(count: usize) {
     }
 }
 
+/// Where [`Peer::AirlockTraced`] hosts export: the OTLP receiver of
+/// [`trace_drains`], in this process.
+static TRACE_RECEIVER: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+/// What traces cost (`BENCH_ONLY=traces`): the no-op drain at concurrency
+/// 10 with traces off, exported for every run, and for 1 % of them
+/// (`parentbased_traceidratio` 0.01: Node's jobs carry no trace, so each
+/// run's span is a new trace the ratio decides on), same run, to an OTLP
+/// receiver in this process that decodes every request. Warm host, no
+/// compile in the span (see [`drain`]); the exporter's batches leave on
+/// their own thread inside the span.
+async fn trace_drains(count: usize) {
+    let receiver = airlock_tests::otlp::OtlpReceiver::start();
+    TRACE_RECEIVER.set(receiver.url.clone()).unwrap();
+    let node = drain(Peer::Node("noop"), count, 10, "noop", "{}").await;
+    let off = drain(Peer::Airlock("noop"), count, 10, "noop", "{}").await;
+    let all = drain(Peer::AirlockTraced("noop", "1.0"), count, 10, "noop", "{}").await;
+    // Received before each host was stopped (the drain's end).
+    let received_all = receiver.spans().len();
+    let some = drain(Peer::AirlockTraced("noop", "0.01"), count, 10, "noop", "{}").await;
+    let received_some = receiver.spans().len() - received_all;
+    println!(
+        "| no-op drain of {count} jobs, concurrency 10 | jobs/s | / traces off | host CPU per job | Redis CPU per job | spans received by the drain's end (of {} runs, warm-up included) |",
+        count + WARM_UP
+    );
+    println!("|---|---|---|---|---|---|");
+    for (label, d, spans) in [
+        ("traces off", &off, None),
+        ("traces on, every run", &all, Some(received_all)),
+        ("traces on, 1 % of runs", &some, Some(received_some)),
+    ] {
+        println!(
+            "| {label} | {:.0} | {:.2}× | {} | {} | {} |",
+            d.rate,
+            d.rate / off.rate,
+            per_job_us(d.host_us),
+            per_job_us(d.redis_us),
+            spans.map_or(String::new(), |n| n.to_string())
+        );
+    }
+    println!();
+    machine_note(node.rate);
+}
+
 /// The payment handler in every language Airlock takes, drained by one
 /// host — a fresh instance per job, and with warm instances for the
 /// engines that pay a start-up per instance —, against the same processor
@@ -1380,6 +1455,10 @@ async fn bench() {
     let only = std::env::var("BENCH_ONLY").unwrap_or_default();
     if only.is_empty() || only == "drain" {
         drains(count).await;
+    }
+    if only.is_empty() || only == "traces" {
+        println!();
+        trace_drains(count).await;
     }
     if only.is_empty() || only == "languages" {
         println!();

@@ -56,6 +56,11 @@
 //!   it (see [`crate::queue::cancel`]);
 //! - it dies with a job in `cancelOn` sets: the ids stay until a matching
 //!   event finds the job finished and takes them out.
+//! - it dies during a run on a host that exports traces: that run's span
+//!   and the events under it are lost (a span leaves the host only after
+//!   its run, in the exporter's next batch), and so are spans of finished
+//!   runs still in that batch; the job's log keeps the run's trace ids, and
+//!   the rerun's span joins the same trace (`crate::traces`).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, RwLock};
@@ -570,7 +575,7 @@ impl Executor {
         })
     }
 
-    /// The trace context job carries, as metadata (see `crate::traces`):
+    /// The trace context the job carries, as metadata (see `crate::traces`):
     /// its `airlock.trace`, else the `tm` of its BullMQ options; `None`
     /// when it has neither (or they cannot be read: the run's span then
     /// starts a trace of its own).
