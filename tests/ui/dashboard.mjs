@@ -781,6 +781,34 @@ try {
     await A.locator('[data-testid="view-job"][data-ready="true"]').waitFor();
     assert.ok(decodeURIComponent(A.url()).endsWith(`#/jobs/${refs.refund}`), A.url());
   });
+  await step('22. a producer token is shown no whole-queue counts over its own rows; the admin sees them', async () => {
+    const web = await openPage();
+    try {
+      const P = web.page;
+      await login(P, WEB);
+      await show(P, 'queues', 'queues');
+      const row = P.locator('[data-testid="queue-row"][data-queue="payments"]');
+      await row.waitFor();
+      assert.equal(await row.getByTestId('not-counted').count(), 5, 'five count cells say they are not shown');
+      assert.ok((await row.getByTestId('not-counted').first().getAttribute('title')).includes('producer token'));
+      await show(P, 'queues/payments', 'queue');
+      await P.getByTestId('not-counted').waitFor();
+      assert.equal(await P.getByTestId('queue-counts').count(), 0, 'no count tiles');
+      await show(P, 'jobs?queue=payments&state=completed', 'jobs');
+      await P.locator(`[data-testid="job-row"][data-ref="${refs.payment}"]`).waitFor();
+      assert.equal(await P.locator('[data-testid="state-tab"] .count').count(), 0, 'no counts on the tabs');
+      const view = await call('GET', '/v1/queues/payments', WEB);
+      assert.equal(view.body.counts, null, JSON.stringify(view.body));
+    } finally {
+      await web.context.close();
+    }
+    await show(A, 'queues', 'queues');
+    const row = A.locator('[data-testid="queue-row"][data-queue="payments"]');
+    await row.waitFor();
+    assert.equal(await row.getByTestId('not-counted').count(), 0);
+    await show(A, 'jobs?queue=payments&state=completed', 'jobs');
+    await A.locator('[data-testid="state-tab"][data-state="completed"] .count').waitFor();
+  });
   console.log(`# dashboard: all ${passed} steps passed`);
 } finally {
   // Let the host stop: the keyed guests spin until cancelled.

@@ -22,8 +22,11 @@ pub struct QueueView {
     /// The binding.
     #[serde(flatten)]
     pub binding: Binding,
-    /// Jobs per state.
-    pub counts: QueueCounts,
+    /// Jobs per state, the whole queue's; `null` for a producer token,
+    /// which reads only the jobs it enqueued (other producers' numbers are
+    /// not its business, and whole-queue numbers over its own rows
+    /// mislead).
+    pub counts: Option<QueueCounts>,
 }
 
 /// The queue list.
@@ -112,8 +115,11 @@ fn confirm(queue: &str, given: &str) -> Result<(), ApiError> {
     Ok(())
 }
 
-async fn view(state: &ApiState, binding: Binding) -> Result<QueueView, ApiError> {
-    let counts = state.queues().counts(&binding.queue).await?;
+async fn view(state: &ApiState, caller: &Caller, binding: Binding) -> Result<QueueView, ApiError> {
+    let counts = match caller.role {
+        Role::Producer | Role::Cron => None,
+        Role::Admin | Role::Reader => Some(state.queues().counts(&binding.queue).await?),
+    };
     Ok(QueueView { binding, counts })
 }
 
@@ -151,7 +157,7 @@ pub async fn bind(
             binding.rate_limit.map(|r| (r.max, r.duration_ms)),
         )
         .await?;
-    Ok(Json(view(&state, binding).await?))
+    Ok(Json(view(&state, &caller, binding).await?))
 }
 
 /// List bound queues with their counts.
@@ -170,7 +176,7 @@ pub async fn list(
     caller.require(&[Role::Reader, Role::Producer])?;
     let mut queues = Vec::new();
     for binding in state.registry().bindings().await? {
-        queues.push(view(&state, binding).await?);
+        queues.push(view(&state, &caller, binding).await?);
     }
     Ok(Json(QueueList { queues }))
 }
@@ -192,7 +198,7 @@ pub async fn get(
 ) -> Result<Json<QueueView>, ApiError> {
     caller.require(&[Role::Reader, Role::Producer])?;
     let binding = bound(&state, &queue).await?;
-    Ok(Json(view(&state, binding).await?))
+    Ok(Json(view(&state, &caller, binding).await?))
 }
 
 /// Remove a queue's binding; its jobs stay (and wait for a new binding).
@@ -233,7 +239,7 @@ pub async fn pause(
     caller.require(&[Role::Admin])?;
     let binding = bound(&state, &queue).await?;
     state.queues().pause(&queue).await?;
-    Ok(Json(view(&state, binding).await?))
+    Ok(Json(view(&state, &caller, binding).await?))
 }
 
 /// Resume a paused queue.
@@ -254,7 +260,7 @@ pub async fn resume(
     caller.require(&[Role::Admin])?;
     let binding = bound(&state, &queue).await?;
     state.queues().resume(&queue).await?;
-    Ok(Json(view(&state, binding).await?))
+    Ok(Json(view(&state, &caller, binding).await?))
 }
 
 /// Remove every waiting (and optionally delayed) job.
@@ -278,7 +284,7 @@ pub async fn drain(
     let binding = bound(&state, &queue).await?;
     confirm(&queue, &req.confirm)?;
     state.queues().drain(&queue, req.delayed).await?;
-    Ok(Json(view(&state, binding).await?))
+    Ok(Json(view(&state, &caller, binding).await?))
 }
 
 /// Remove jobs of one state older than a grace period.

@@ -117,6 +117,9 @@ pub(super) fn print(json_output: bool, value: &Value, human: impl FnOnce(&Value)
 }
 
 fn fmt_counts(counts: &Value) -> String {
+    if counts.is_null() {
+        return "(counts are not shown to a producer token)".into();
+    }
     [
         "waiting",
         "active",
@@ -247,7 +250,9 @@ pub async fn queue(conn: &Connection, json_output: bool, cmd: QueueCommand) -> a
         println!("concurrency {}", q["concurrency"]);
         println!("limits      {}", q["limits"]);
         println!("defaults    {}", q["defaultJobOptions"]);
-        println!("paused      {}", q["counts"]["paused"]);
+        if !q["counts"].is_null() {
+            println!("paused      {}", q["counts"]["paused"]);
+        }
         println!("jobs        {}", fmt_counts(&q["counts"]));
     });
     Ok(0)

@@ -30,7 +30,7 @@ const STATE_LABELS: Record<ListState, string> = {
   failed: 'Failed',
 };
 
-function countOf(counts: QueueCounts | undefined, s: ListState): number | undefined {
+function countOf(counts: QueueCounts | null | undefined, s: ListState): number | undefined {
   if (!counts) return undefined;
   return s === 'waiting-children' ? counts.waitingChildren : (counts[s] as number);
 }

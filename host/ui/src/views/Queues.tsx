@@ -22,7 +22,7 @@ export async function pauseQueue(action: Action, queue: string, after: () => voi
 function PauseButtons(props: { q: QueueView; action: Action; after: () => void }) {
   const me = useMe();
   if (!can.administer(me)) return null;
-  return props.q.counts.paused ? (
+  return props.q.counts?.paused ? (
     <button
       disabled={props.action.busy}
       data-testid="resume-queue"
@@ -39,6 +39,21 @@ function PauseButtons(props: { q: QueueView; action: Action; after: () => void }
     >
       Pause
     </button>
+  );
+}
+
+/** What a producer token sees for a count: the whole queue's are not its business. */
+export const NOT_COUNTED =
+  'Counts are the whole queue’s, other producers’ jobs included: a producer token reads only the jobs it enqueued.';
+
+function Count(props: { q: QueueView; state: ListState; n: (c: NonNullable<QueueView['counts']>) => number }) {
+  const c = props.q.counts;
+  if (!c) return <span class="muted" title={NOT_COUNTED} data-testid="not-counted">—</span>;
+  const n = props.n(c);
+  return (
+    <a href={jobsHref(props.q.queue, props.state)} class={props.state === 'failed' && n ? 'bad' : ''}>
+      {num(n)}
+    </a>
   );
 }
 
@@ -142,25 +157,21 @@ export function Queues() {
                 <td>
                   <a href={handlerHref(q.handler)}>{q.handler}</a>
                 </td>
-                <td>
-                  <QueueState paused={q.counts.paused} />
+                <td>{q.counts && <QueueState paused={q.counts.paused} />}</td>
+                <td class="num">
+                  <Count q={q} state="waiting" n={(c) => c.waiting + c.prioritized} />
                 </td>
                 <td class="num">
-                  <a href={jobsHref(q.queue, 'waiting')}>{num(q.counts.waiting + q.counts.prioritized)}</a>
+                  <Count q={q} state="active" n={(c) => c.active} />
                 </td>
                 <td class="num">
-                  <a href={jobsHref(q.queue, 'active')}>{num(q.counts.active)}</a>
+                  <Count q={q} state="delayed" n={(c) => c.delayed} />
                 </td>
                 <td class="num">
-                  <a href={jobsHref(q.queue, 'delayed')}>{num(q.counts.delayed)}</a>
+                  <Count q={q} state="completed" n={(c) => c.completed} />
                 </td>
                 <td class="num">
-                  <a href={jobsHref(q.queue, 'completed')}>{num(q.counts.completed)}</a>
-                </td>
-                <td class="num">
-                  <a href={jobsHref(q.queue, 'failed')} class={q.counts.failed ? 'bad' : ''}>
-                    {num(q.counts.failed)}
-                  </a>
+                  <Count q={q} state="failed" n={(c) => c.failed} />
                 </td>
                 <td>
                   <div class="chips">
@@ -219,7 +230,7 @@ export function Queue(props: { name: string }) {
       name="queue"
       title={
         <>
-          Queue <span class="mono">{props.name}</span> {q && <QueueState paused={q.counts.paused} />}
+          Queue <span class="mono">{props.name}</span> {q?.counts && <QueueState paused={q.counts.paused} />}
         </>
       }
       ready={queue.loaded && secrets.loaded && keys.loaded}
@@ -250,25 +261,34 @@ function QueueBody(props: {
   const l = q.limits;
   const o = q.defaultJobOptions ?? {};
   const rules = flowRules(q);
-  const counts: [ListState, string, number][] = [
-    ['waiting', 'waiting', q.counts.waiting],
-    ['prioritized', 'prioritized', q.counts.prioritized],
-    ['active', 'active', q.counts.active],
-    ['delayed', 'delayed', q.counts.delayed],
-    ['waiting-children', 'waiting for children', q.counts.waitingChildren],
-    ['completed', 'completed', q.counts.completed],
-    ['failed', 'failed', q.counts.failed],
-  ];
+  const c = q.counts;
+  const counts: [ListState, string, number][] = c
+    ? [
+        ['waiting', 'waiting', c.waiting],
+        ['prioritized', 'prioritized', c.prioritized],
+        ['active', 'active', c.active],
+        ['delayed', 'delayed', c.delayed],
+        ['waiting-children', 'waiting for children', c.waitingChildren],
+        ['completed', 'completed', c.completed],
+        ['failed', 'failed', c.failed],
+      ]
+    : [];
   return (
     <>
-      <div class="tiles" data-testid="queue-counts">
-        {counts.map(([state, label, n]) => (
-          <a class={`tile t-${state}`} href={jobsHref(q.queue, state)} key={state} data-state={state}>
-            <span class="tile-n">{num(n)}</span>
-            <span class="tile-label">{label}</span>
-          </a>
-        ))}
-      </div>
+      {c ? (
+        <div class="tiles" data-testid="queue-counts">
+          {counts.map(([state, label, n]) => (
+            <a class={`tile t-${state}`} href={jobsHref(q.queue, state)} key={state} data-state={state}>
+              <span class="tile-n">{num(n)}</span>
+              <span class="tile-label">{label}</span>
+            </a>
+          ))}
+        </div>
+      ) : (
+        <p class="muted" data-testid="not-counted">
+          {NOT_COUNTED} <a href={jobsHref(q.queue)}>Your jobs</a>
+        </p>
+      )}
       <div class="grid2">
         <Card title="Binding" testid="binding">
           <Facts>
