@@ -17,7 +17,10 @@
 //! ## The spans
 //!
 //! - `add QUEUE` (producer), for `POST /v1/queues/{queue}/jobs` and its
-//!   bulk form: a child of the request's `traceparent` when it has one.
+//!   bulk form, and for `POST /v1/flows` (the parent's queue; every job of
+//!   the flow joins it); `send EVENT` for `POST /v1/events` (the jobs it
+//!   creates join it): a child of the request's `traceparent` when it has
+//!   one.
 //! - `process QUEUE` (consumer), one per run of a job on a host, a child of
 //!   the job's trace context (below): the job's id, the run's number
 //!   (`airlock.run`), the handler's digest, the host, fuel, peak memory,
@@ -53,12 +56,15 @@
 //! With a sampler that drops a trace, its run spans record nothing and the
 //! sandbox's events for them are dropped too.
 //!
-//! Not traced yet: flows (`POST /v1/flows`) and events as parents, the
-//! time a job waited before its run and why, durable sleeps and waits as
+//! A binding with `propagateTrace` has the host put a `traceparent` on
+//! its handler's outbound requests (the run's span as the parent), so the
+//! service called joins the trace.
+//!
+//! Not traced yet: the durable waits an event resumes (their jobs stay in
+//! their own traces), the time a job waited before its run and why, durable sleeps and waits as
 //! spans of their own (a run that parks ends with `slept` or `waited`),
-//! sandbox instantiation as a span of its own, the trace ids on each guest
-//! log line (OTLP logs), and `traceparent` injected into the guest's
-//! outbound requests.
+//! sandbox instantiation as a span of its own, and the trace ids on each
+//! guest log line (OTLP logs).
 
 use std::collections::HashMap;
 
@@ -135,23 +141,22 @@ impl Traces {
         }
     }
 
-    /// Starts the `add` span of an enqueue to `queue`, a child of
-    /// `parent` (the request's `traceparent`, if any).
-    pub fn start_add(&self, queue: &str, parent: Option<&Context>) -> AddSpan {
+    /// Starts a producer span named `OPERATION DESTINATION` (`add
+    /// payments`, `send order.placed`), a child of `parent` (the request's
+    /// `traceparent`, if any).
+    fn start_send(&self, operation: &str, destination: &str, parent: Option<&Context>) -> Context {
         let root = Context::new();
         let span = self
             .tracer
-            .span_builder(format!("add {queue}"))
+            .span_builder(format!("{operation} {destination}"))
             .with_kind(SpanKind::Producer)
             .with_attributes([
                 KeyValue::new("messaging.system", "bullmq"),
                 KeyValue::new("messaging.operation.type", "send"),
-                KeyValue::new("messaging.destination.name", queue.to_string()),
+                KeyValue::new("messaging.destination.name", destination.to_string()),
             ])
             .start_with_context(&self.tracer, parent.unwrap_or(&root));
-        AddSpan {
-            cx: Context::new().with_span(span),
-        }
+        Context::new().with_span(span)
     }
 
     /// Starts the span of a run of job `job_id` of `queue` (a child of
@@ -237,27 +242,54 @@ impl Traces {
     }
 }
 
-/// The `add` span of an enqueue, until the add is done.
-pub struct AddSpan {
-    cx: Context,
+/// What an API request that adds jobs (an enqueue, a flow, an event)
+/// traces: its producer span while the jobs are added, when the host
+/// exports traces, and the trace context the jobs carry — that span's, or
+/// else the request's own `traceparent`, so a host that exports continues
+/// it.
+pub struct Send {
+    span: Option<Context>,
+    metadata: Option<String>,
 }
 
-impl AddSpan {
-    /// The trace context the added jobs carry (`airlock.trace`).
-    pub fn metadata(&self) -> Option<String> {
-        metadata_of(&self.cx)
+impl Send {
+    /// Begins `OPERATION DESTINATION` under the request's `traceparent`.
+    pub fn start(
+        traces: &Option<std::sync::Arc<Traces>>,
+        headers: &HeaderMap,
+        operation: &str,
+        destination: &str,
+    ) -> Send {
+        let parent = context_of_headers(headers);
+        let span = traces
+            .as_ref()
+            .map(|t| t.start_send(operation, destination, parent.as_ref()));
+        let metadata = match &span {
+            Some(cx) => metadata_of(cx),
+            None => parent.as_ref().and_then(metadata_of),
+        };
+        Send { span, metadata }
     }
 
-    /// Ends the span: with the ids added, or the error that failed the add.
-    pub fn end(self, outcome: Result<&[String], &str>) {
-        let span = self.cx.span();
+    /// The trace context the added jobs carry (`airlock.trace`).
+    pub fn metadata(&self) -> Option<String> {
+        self.metadata.clone()
+    }
+
+    /// Ends the span: with the ids of the jobs added, or the error that
+    /// failed the request.
+    pub fn end(self, outcome: Result<Vec<String>, String>) {
+        let Some(cx) = self.span else { return };
+        let span = cx.span();
         match outcome {
-            Ok([id]) => span.set_attribute(KeyValue::new("messaging.message.id", id.clone())),
+            Ok(ids) if ids.len() == 1 => {
+                span.set_attribute(KeyValue::new("messaging.message.id", ids[0].clone()))
+            }
             Ok(ids) => span.set_attribute(KeyValue::new(
                 "messaging.batch.message_count",
                 ids.len() as i64,
             )),
-            Err(error) => span.set_status(Status::error(clip(error))),
+            Err(error) => span.set_status(Status::error(clip(&error))),
         }
         span.end();
     }
@@ -269,6 +301,22 @@ pub struct RunTrace {
 }
 
 impl RunTrace {
+    /// The W3C `traceparent` naming the run's span, for the outbound
+    /// requests of a binding with `propagateTrace`, when the span is
+    /// sampled.
+    pub fn traceparent(&self) -> Option<String> {
+        let span = self.cx.span();
+        let ids = span.span_context();
+        ids.is_sampled().then(|| {
+            format!(
+                "00-{}-{}-{:02x}",
+                ids.trace_id(),
+                ids.span_id(),
+                ids.trace_flags().to_u8()
+            )
+        })
+    }
+
     /// The job-log line that names the run's trace and span (so a reader
     /// of the log finds the trace), when the span is sampled.
     pub fn log_line(&self) -> Option<String> {

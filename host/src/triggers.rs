@@ -101,13 +101,15 @@ async fn note(queues: &QueueService, event_id: &str, effect: Effect, refs: &[Str
 /// Delivers `event` to its subscribed queues, and cancels the started jobs
 /// it matches through their bindings' `cancelOn` rules — only those
 /// `producer` enqueued, when the event comes from a producer token.
-/// `lease_ms` is a key-slot reservation's lease (the worker lock duration).
+/// `lease_ms` is a key-slot reservation's lease (the worker lock duration);
+/// the jobs it creates carry `trace` (`crate::traces`).
 pub async fn deliver(
     queues: &QueueService,
     registry: &Registry,
     event: &Event,
     producer: Option<&str>,
     lease_ms: u64,
+    trace: Option<String>,
 ) -> Result<Delivery, DeliveryError> {
     event.validate().map_err(QueueError::from)?;
     let event_id = event
@@ -183,7 +185,7 @@ pub async fn deliver(
             // The sending producer owns the jobs its event created: it
             // reads them, and its events may cancel them.
             producer: producer.map(str::to_string),
-            trace: None,
+            trace: trace.clone(),
         };
         // Flow control's enqueue side, as for the API's jobs.
         let field = |_: usize, field: &str| format!("defaultJobOptions.{field}");

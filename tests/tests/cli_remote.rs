@@ -408,6 +408,7 @@ fn queue_bind_sets_every_field_and_names_the_flag_of_a_refusal() {
         "--cancel-on",
         "--finish-timeout",
         "--warm-instances",
+        "--propagate-trace",
         "--max-http-requests",
         "--max-http-request-size",
         "--max-http-response-size",
@@ -435,6 +436,7 @@ fn queue_bind_sets_every_field_and_names_the_flag_of_a_refusal() {
             "1h",
             "--warm-instances",
             r#"{"maxJobs":10,"idleMs":60000}"#,
+            "--propagate-trace",
             "--max-http-requests",
             "3",
             "--http-timeout",
@@ -450,6 +452,7 @@ fn queue_bind_sets_every_field_and_names_the_flag_of_a_refusal() {
     assert_eq!(binding["cancelOn"][0]["match"], "$.orderId", "{binding}");
     assert_eq!(binding["finishTimeoutMs"], 3_600_000, "{binding}");
     assert_eq!(binding["warmInstances"]["maxJobs"], 10, "{binding}");
+    assert_eq!(binding["propagateTrace"], true, "{binding}");
     assert_eq!(binding["limits"]["maxHttpRequests"], 3, "{binding}");
     assert_eq!(binding["limits"]["httpTimeoutMs"], 2000, "{binding}");
     assert_eq!(binding["egress"][0]["methods"][0], "POST", "{binding}");

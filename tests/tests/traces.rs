@@ -2,8 +2,9 @@
 //! a job's enqueue, its runs on two hosts, the steps they ran and the
 //! requests they sent arrive as one trace that continues the producer's
 //! `traceparent`; a retry is a second run span with the first one's
-//! failure; a job added by Node's BullMQ with `bullmq-otel` continues the
-//! Node producer's trace.
+//! failure; a binding with `propagateTrace` hands the trace on to the
+//! services its handler calls; a job added by Node's BullMQ with
+//! `bullmq-otel` continues the Node producer's trace.
 
 use std::collections::HashSet;
 use std::time::Duration;
@@ -93,7 +94,11 @@ async fn a_job_is_one_trace_from_its_enqueue_through_every_run_step_and_request(
     api.setup(
         "refunds",
         "refund-request",
-        json!({"egress": [approvals.url], "config": {"APPROVAL_URL": approvals.url}}),
+        json!({
+            "egress": [approvals.url],
+            "config": {"APPROVAL_URL": approvals.url},
+            "propagateTrace": true,
+        }),
     )
     .await;
 
@@ -224,6 +229,12 @@ async fn a_job_is_one_trace_from_its_enqueue_through_every_run_step_and_request(
             .unwrap()
             > 0
     );
+    // The binding propagates the trace: the approval service got the run's
+    // span as its parent.
+    assert_eq!(
+        approvals.seen()[0].headers.get("traceparent"),
+        Some(&format!("00-{trace_id}-{}-01", runs[0].span_id)),
+    );
     let step = named(&spans, "step ask-approval")[0];
     assert_eq!(
         (step.kind, step.attr("airlock.step.id")),
@@ -284,6 +295,32 @@ async fn a_retry_is_a_second_run_span_and_a_refused_request_says_why() {
         ("unset", &json!("completed"))
     );
     assert!(flaky.iter().all(|r| r.parent_id == add.span_id));
+
+    // Without `propagateTrace` a request goes as the handler wrote it.
+    api.setup(
+        "refunds",
+        "refund-request",
+        json!({"egress": [approvals.url], "config": {"APPROVAL_URL": approvals.url}}),
+    )
+    .await;
+    let refund = enqueue_traced(
+        &api,
+        "refunds",
+        None,
+        json!({"data": {"refundId": "r-u", "orderId": "o-u", "amount": 5}}),
+    )
+    .await;
+    api.wait_until(&refund, "parked on its token", |j| {
+        j["waiting"]["kind"] == "token"
+    })
+    .await;
+    let asked = approvals.seen();
+    assert_eq!(asked.len(), 1);
+    assert!(
+        !asked[0].headers.contains_key("traceparent"),
+        "{:?}",
+        asked[0].headers
+    );
 
     // The payment handler posting to a ledger its binding does not allow.
     api.setup(
@@ -371,4 +408,89 @@ async fn a_node_bullmq_otel_producers_trace_goes_on_in_airlocks_run() {
     );
     assert_eq!(run.attr("messaging.message.id"), &json!(job_id));
     assert_eq!(run.attr("airlock.run.end"), &json!("completed"));
+}
+
+/// POSTs `body` to `path` as the producer, with `traceparent`; the answer.
+async fn post_traced(api: &Api, path: &str, traceparent: &str, body: Value) -> Value {
+    let response = api
+        .http
+        .post(format!("{}{path}", api.url))
+        .bearer_auth(tokens::PRODUCER)
+        .header("traceparent", traceparent)
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::ACCEPTED);
+    response.json().await.unwrap()
+}
+
+/// A flow's jobs and an event's jobs join the trace of the request that
+/// added them: every run is a child of the request's producer span.
+#[tokio::test]
+async fn a_flow_and_an_event_carry_their_callers_trace_to_every_job() {
+    let receiver = OtlpReceiver::start();
+    let approvals = TestServer::start();
+    let api = Api::start_with_options(exporting("api-host", &receiver, &approvals));
+    api.setup("parent", "noop", json!({})).await;
+    api.setup("child", "noop", json!({})).await;
+    api.setup("signups", "noop", json!({"events": ["user.signed_up"]}))
+        .await;
+
+    let flow_trace = "6bf92f3577b34da6a3ce929d0e0e4736";
+    let flow = post_traced(
+        &api,
+        "/v1/flows",
+        &format!("00-{flow_trace}-00f067aa0ba902b7-01"),
+        json!({
+            "name": "report", "queue": "parent", "data": {},
+            "children": [
+                {"name": "part", "queue": "child", "data": {"n": 1}},
+                {"name": "part", "queue": "child", "data": {"n": 2}},
+            ],
+        }),
+    )
+    .await;
+    assert_eq!(
+        api.wait_done(flow["ref"].as_str().unwrap()).await["state"],
+        "completed"
+    );
+    let spans = trace_when(&receiver, flow_trace, "the flow's three runs", |s| {
+        runs(s, "parent").len() == 1 && runs(s, "child").len() == 2
+    })
+    .await;
+    let add = named(&spans, "add parent")[0];
+    assert_eq!(
+        (add.kind, add.parent_id.as_str()),
+        ("producer", "00f067aa0ba902b7")
+    );
+    for run in runs(&spans, "parent").iter().chain(&runs(&spans, "child")) {
+        assert_eq!(run.parent_id, add.span_id, "{run:?}");
+    }
+
+    let event_trace = "7bf92f3577b34da6a3ce929d0e0e4736";
+    let delivery = post_traced(
+        &api,
+        "/v1/events",
+        &format!("00-{event_trace}-00f067aa0ba902b7-01"),
+        json!({"name": "user.signed_up", "data": {"to": "ada@example.com"}}),
+    )
+    .await;
+    let job = delivery["jobs"][0].as_str().unwrap().to_string();
+    assert_eq!(api.wait_done(&job).await["state"], "completed");
+    let spans = trace_when(&receiver, event_trace, "the event's run", |s| {
+        runs(s, "signups").len() == 1
+    })
+    .await;
+    let send = named(&spans, "send user.signed_up")[0];
+    assert_eq!(
+        (send.kind, send.parent_id.as_str()),
+        ("producer", "00f067aa0ba902b7")
+    );
+    let run = &runs(&spans, "signups")[0];
+    assert_eq!(run.parent_id, send.span_id);
+    assert_eq!(
+        run.attr("messaging.message.id"),
+        &json!(job.split_once(':').unwrap().1)
+    );
 }

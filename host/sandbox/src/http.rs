@@ -255,6 +255,8 @@ pub struct RunHttp {
     /// Where each request is noted for the run's trace (`crate::trace`);
     /// `None`: not noted.
     pub events: Option<Arc<RunEvents>>,
+    /// The `traceparent` every request carries (`RunEnv::traceparent`).
+    pub traceparent: Option<http::HeaderValue>,
 }
 
 impl RunHttp {
@@ -405,6 +407,7 @@ impl WasiHttpHooks for RunHttp {
         let grants: Vec<Grant> = self.grants.lock().map(|g| g.clone()).unwrap_or_default();
         let pool = self.pool.clone();
         let events = self.events.clone();
+        let traceparent = self.traceparent.clone();
         Box::new(async move {
             let noted = events.map(|events| (events, http_event(&method, Some(&dest), started)));
             let sent = Arc::new(AtomicU64::new(0));
@@ -419,6 +422,7 @@ impl WasiHttpHooks for RunHttp {
                 url,
                 pool,
                 sent.clone(),
+                traceparent,
             )
             .await;
             if let Some((events, mut event)) = noted {
@@ -510,6 +514,7 @@ async fn send(
     url: String,
     pool: Option<Arc<HttpPool>>,
     sent: Arc<AtomicU64>,
+    traceparent: Option<http::HeaderValue>,
 ) -> Result<
     (
         http::Response<WasiBody>,
@@ -611,6 +616,12 @@ async fn send(
         .bytes_out
         .fetch_add(body.len() as u64, Ordering::Relaxed);
     sent.store(body.len() as u64, Ordering::Relaxed);
+    // The run's trace, when its binding propagates it: the host's context
+    // replaces whatever the guest put there.
+    if let Some(traceparent) = traceparent {
+        parts.headers.insert("traceparent", traceparent);
+        parts.headers.remove("tracestate");
+    }
     // wasmtime set `Host` to the guest's authority as written; the request
     // names the destination as the rules matched it instead.
     if let Ok(host) = http::HeaderValue::from_str(&dest.host_header()) {

@@ -54,6 +54,11 @@ pub struct RunEnv {
     /// Where the run notes its outbound requests and the steps it runs,
     /// for the host's trace of it (`crate::trace`); `None`: not noted.
     pub events: Option<Arc<crate::trace::RunEvents>>,
+    /// The W3C `traceparent` the host puts on the run's outbound requests
+    /// (a binding's `propagateTrace`), replacing the guest's own and
+    /// dropping its `tracestate`; `None`: requests go as the guest wrote
+    /// them.
+    pub traceparent: Option<String>,
 }
 
 /// Longest step id, sleep id or KV key a guest may use.
@@ -233,6 +238,7 @@ impl RunState {
                 logs: logs.clone(),
                 refusals: Arc::default(),
                 events: None,
+                traceparent: None,
             },
             queue,
             env: RunEnv::default(),
@@ -282,6 +288,10 @@ impl RunState {
             logs: self.logs.clone(),
             refusals: Arc::default(),
             events: env.events.clone(),
+            traceparent: env
+                .traceparent
+                .as_deref()
+                .and_then(|t| ::http::HeaderValue::from_str(t).ok()),
         };
         self.grants = grants;
         self.env = env;

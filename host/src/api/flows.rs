@@ -3,7 +3,7 @@
 
 use axum::Json;
 use axum::extract::State;
-use axum::http::StatusCode;
+use axum::http::{HeaderMap, StatusCode};
 
 use super::ApiState;
 use super::auth::{Caller, Role};
@@ -11,6 +11,7 @@ use super::error::{ApiError, ErrorBody, JsonBody};
 use super::lookup::check_data_size;
 use crate::queue::{FlowNode, FlowSpec};
 use crate::registry::RegistryError;
+use crate::traces;
 
 /// Add a flow. Every queue in the tree must be bound (a job on an unbound
 /// queue would wait forever), and each node takes its queue binding's
@@ -23,6 +24,10 @@ use crate::registry::RegistryError;
     operation_id = "flows_add",
     path = "/v1/flows",
     tag = "flows",
+    params(
+        ("traceparent" = Option<String>, Header, description = "W3C trace context: every job of the flow joins this trace (under the flow's `add` span when the host exports traces). Malformed: ignored."),
+        ("tracestate" = Option<String>, Header, description = "W3C trace state, carried with `traceparent`.")
+    ),
     request_body = FlowSpec,
     responses(
         (status = 202, description = "Added", body = FlowNode),
@@ -36,16 +41,25 @@ use crate::registry::RegistryError;
 pub async fn add(
     State(state): State<ApiState>,
     caller: Caller,
+    headers: HeaderMap,
     JsonBody(mut spec): JsonBody<FlowSpec>,
 ) -> Result<(StatusCode, Json<FlowNode>), ApiError> {
     caller.require(&[Role::Producer])?;
     spec.validate()?;
     apply_defaults(&state, &mut spec, String::new()).await?;
+    // Every job of the flow joins one trace (`crate::traces`).
+    let send = traces::Send::start(&state.host().traces, &headers, "add", &spec.queue);
     let added = state
         .queues()
-        .add_flow(&spec, Some(caller.name.as_str()))
-        .await?;
-    Ok((StatusCode::ACCEPTED, Json(added)))
+        .add_traced_flow(&spec, Some(caller.name.as_str()), send.metadata())
+        .await;
+    send.end(
+        added
+            .as_ref()
+            .map(|node| vec![node.id.clone()])
+            .map_err(|e| e.to_string()),
+    );
+    Ok((StatusCode::ACCEPTED, Json(added?)))
 }
 
 /// Checks that every node's queue is bound and its data fits, and fills

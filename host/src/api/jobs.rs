@@ -236,27 +236,18 @@ async fn enqueue_all(
         true => format!("jobs[{i}].{field}"),
         false => field.to_string(),
     };
-    // The trace the jobs' runs continue: this add's span when the host
-    // exports traces, else the request's own `traceparent` (`traces`).
-    let parent = traces::context_of_headers(headers);
-    let span = (state.host().traces.as_ref()).map(|t| t.start_add(queue, parent.as_ref()));
-    let trace = match &span {
-        Some(span) => span.metadata(),
-        None => parent.as_ref().and_then(traces::metadata_of),
-    };
+    // The trace the jobs' runs continue (`crate::traces`).
+    let send = traces::Send::start(&state.host().traces, headers, "add", queue);
     for job in &mut jobs {
-        job.trace = trace.clone();
+        job.trace = send.metadata();
     }
     let added = flow::add_governed(state.queues(), &binding, queue, jobs, lease_ms, field).await;
-    if let Some(span) = span {
-        match &added {
-            Ok(added) => {
-                let ids: Vec<String> = added.iter().map(|job| job.id.clone()).collect();
-                span.end(Ok(&ids));
-            }
-            Err(e) => span.end(Err(&e.to_string())),
-        }
-    }
+    send.end(
+        added
+            .as_ref()
+            .map(|added| added.iter().map(|job| job.id.clone()).collect())
+            .map_err(|e| e.to_string()),
+    );
     Ok(added?
         .into_iter()
         .map(|job| Accepted {

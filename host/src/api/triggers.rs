@@ -2,12 +2,13 @@
 
 use axum::Json;
 use axum::extract::State;
-use axum::http::StatusCode;
+use axum::http::{HeaderMap, StatusCode};
 
 use super::ApiState;
 use super::auth::{Caller, Role};
 use super::error::{ApiError, ErrorBody, JsonBody};
 use super::lookup::check_data_size;
+use crate::traces;
 use crate::triggers::{Delivery, Event, deliver};
 
 /// Send an event: every queue whose binding lists its name gets a job with
@@ -25,6 +26,10 @@ use crate::triggers::{Delivery, Event, deliver};
     operation_id = "events_send",
     path = "/v1/events",
     tag = "events",
+    params(
+        ("traceparent" = Option<String>, Header, description = "W3C trace context: the jobs the event creates join this trace (under its `send` span when the host exports traces). Malformed: ignored."),
+        ("tracestate" = Option<String>, Header, description = "W3C trace state, carried with `traceparent`.")
+    ),
     request_body = Event,
     responses(
         (status = 202, description = "Delivered (or already delivered)", body = Delivery),
@@ -36,6 +41,7 @@ use crate::triggers::{Delivery, Event, deliver};
 pub async fn send(
     State(state): State<ApiState>,
     caller: Caller,
+    headers: HeaderMap,
     JsonBody(event): JsonBody<Event>,
 ) -> Result<(StatusCode, Json<Delivery>), ApiError> {
     caller.require(&[Role::Producer])?;
@@ -44,8 +50,24 @@ pub async fn send(
     // A producer's event cancels only the jobs that producer enqueued.
     let producer = (caller.role == Role::Producer).then_some(caller.name.as_str());
     let lease_ms = state.host().worker_settings.lock_duration.as_millis() as u64;
-    let delivery = deliver(state.queues(), state.registry(), &event, producer, lease_ms).await?;
-    Ok((StatusCode::ACCEPTED, Json(delivery)))
+    // The jobs the event creates join one trace (`crate::traces`).
+    let send = traces::Send::start(&state.host().traces, &headers, "send", &event.name);
+    let delivery = deliver(
+        state.queues(),
+        state.registry(),
+        &event,
+        producer,
+        lease_ms,
+        send.metadata(),
+    )
+    .await;
+    send.end(
+        delivery
+            .as_ref()
+            .map(|d| d.jobs.clone())
+            .map_err(|e| e.to_string()),
+    );
+    Ok((StatusCode::ACCEPTED, Json(delivery?)))
 }
 
 /// How many recent events to list.

@@ -111,6 +111,10 @@ pub struct BindArgs {
     /// `{"maxJobs":100,"idleMs":60000}`.
     #[arg(long, value_name = "JSON")]
     pub warm_instances: Option<String>,
+    /// Put the run's W3C `traceparent` on the handler's outbound requests
+    /// (on hosts that export traces).
+    #[arg(long)]
+    pub propagate_trace: bool,
 }
 
 impl BindArgs {
@@ -127,6 +131,7 @@ impl BindArgs {
             global_concurrency: self.global_concurrency,
             rate_limit: self.rate_limit.as_deref().map(rate_limit).transpose()?,
             finish_timeout_ms: limits::millis("--finish-timeout", &self.finish_timeout)?,
+            propagate_trace: self.propagate_trace,
             ..BindingSpec::default()
         };
         spec.config = self.config()?;

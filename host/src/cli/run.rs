@@ -125,6 +125,7 @@ fn env_from(args: &RunArgs, services: &LocalServices) -> anyhow::Result<RunEnv> 
         http_pool: Some(Arc::new(crate::sandbox::http::HttpPool::default())),
         secrets_seen: Some(Arc::default()),
         events: None,
+        traceparent: None,
     })
 }
 

@@ -207,6 +207,17 @@ impl QueueService {
         spec: &FlowSpec,
         producer: Option<&str>,
     ) -> Result<FlowNode, QueueError> {
+        self.add_traced_flow(spec, producer, None).await
+    }
+
+    /// [`QueueService::add_flow`], every job of the flow carrying `trace`
+    /// (see `crate::traces`).
+    pub async fn add_traced_flow(
+        &self,
+        spec: &FlowSpec,
+        producer: Option<&str>,
+        trace: Option<String>,
+    ) -> Result<FlowNode, QueueError> {
         spec.validate()?;
         let mut spec = spec.clone();
         fn assign_ids(node: &mut FlowSpec) {
@@ -236,8 +247,7 @@ impl QueueService {
                         .seal(&node.queue, id, p, &node.name, &node.data)
                 }),
                 limits: None,
-                // Flows carry no trace context yet (`crate::traces`).
-                trace: None,
+                trace: trace.clone(),
             };
             match self
                 .state()

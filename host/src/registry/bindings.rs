@@ -130,6 +130,11 @@ pub struct Binding {
     /// within bounds; absent: a fresh instance for every job.
     #[serde(default)]
     pub warm_instances: Option<WarmInstances>,
+    /// Puts a W3C `traceparent` on the handler's outbound requests, so
+    /// the service called joins the run's trace (on hosts that export
+    /// traces, for sampled runs).
+    #[serde(default)]
+    pub propagate_trace: bool,
 }
 
 /// Warm instances (`warmInstances`): a host runs a job in an instance an
@@ -283,6 +288,15 @@ pub struct BindingSpec {
     /// is stored with the add. Absent: a fresh instance for every job.
     #[serde(default)]
     pub warm_instances: Option<WarmInstances>,
+    /// Put a W3C `traceparent` on every outbound HTTP request of the
+    /// handler — the run's span as the parent, so the service called joins
+    /// the job's trace — replacing a `traceparent` the handler set and
+    /// dropping its `tracestate`. Only on hosts that export traces
+    /// (`OTEL_EXPORTER_OTLP_*ENDPOINT`) and for runs whose trace is
+    /// sampled; otherwise requests go as the handler wrote them. Default
+    /// `false`.
+    #[serde(default)]
+    pub propagate_trace: bool,
 }
 
 /// A `config` key (schema only).
@@ -480,6 +494,7 @@ impl BindingSpec {
             singleton: self.singleton.clone(),
             fairness: self.fairness.clone(),
             warm_instances: self.warm_instances.clone(),
+            propagate_trace: self.propagate_trace,
         })
     }
 }

@@ -120,6 +120,7 @@ impl ResolvedBinding {
             http_pool: Some(Arc::new(crate::sandbox::http::HttpPool::default())),
             secrets_seen: Some(Arc::default()),
             events: None,
+            traceparent: None,
         };
         ResolvedBinding {
             binding,
@@ -405,6 +406,9 @@ impl Executor {
             None => None,
         };
         env.events = traced.as_ref().map(|(_, _, events)| events.clone());
+        if resolved.binding.propagate_trace {
+            env.traceparent = traced.as_ref().and_then(|(_, run, _)| run.traceparent());
+        }
         if let Some(warm) = &resolved.binding.warm_instances {
             env.reuse = self
                 .reuse(&job, &resolved, warm, pinned.producer, carries_state)

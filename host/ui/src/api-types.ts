@@ -886,6 +886,12 @@ export interface components {
             singleton?: components["schemas"]["Singleton"] | null;
             fairness?: components["schemas"]["Fairness"] | null;
             warmInstances?: components["schemas"]["WarmInstances"] | null;
+            /**
+             * @description Puts a W3C `traceparent` on the handler's outbound requests, so
+             *     the service called joins the run's trace (on hosts that export
+             *     traces, for sampled runs).
+             */
+            propagateTrace?: boolean;
         };
         /** @description A request to create or replace a binding; absent fields take defaults. */
         BindingSpec: {
@@ -945,6 +951,16 @@ export interface components {
             singleton?: components["schemas"]["Singleton"] | null;
             fairness?: components["schemas"]["Fairness"] | null;
             warmInstances?: components["schemas"]["WarmInstances"] | null;
+            /**
+             * @description Put a W3C `traceparent` on every outbound HTTP request of the
+             *     handler — the run's span as the parent, so the service called joins
+             *     the job's trace — replacing a `traceparent` the handler set and
+             *     dropping its `tracestate`. Only on hosts that export traces
+             *     (`OTEL_EXPORTER_OTLP_*ENDPOINT`) and for runs whose trace is
+             *     sampled; otherwise requests go as the handler wrote them. Default
+             *     `false`.
+             */
+            propagateTrace?: boolean;
         } & ({
             /** @enum {unknown} */
             metered?: true | null;
@@ -1965,8 +1981,7 @@ export interface components {
         };
         /** @description A queue: its binding and job counts. */
         QueueView: components["schemas"]["Binding"] & {
-            /** @description Jobs per state. */
-            counts: components["schemas"]["QueueCounts"];
+            counts?: components["schemas"]["QueueCounts"] | null;
         };
         /** @description A fleet-wide rate limit: at most `max` jobs started per `durationMs`. */
         RateLimit: {
@@ -2770,7 +2785,12 @@ export interface operations {
     events_send: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description W3C trace context: the jobs the event creates join this trace (under its `send` span when the host exports traces). Malformed: ignored. */
+                traceparent?: string | null;
+                /** @description W3C trace state, carried with `traceparent`. */
+                tracestate?: string | null;
+            };
             path?: never;
             cookie?: never;
         };
@@ -2848,7 +2868,12 @@ export interface operations {
     flows_add: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description W3C trace context: every job of the flow joins this trace (under the flow's `add` span when the host exports traces). Malformed: ignored. */
+                traceparent?: string | null;
+                /** @description W3C trace state, carried with `traceparent`. */
+                tracestate?: string | null;
+            };
             path?: never;
             cookie?: never;
         };
