@@ -29,7 +29,8 @@
 //!   span's error status. The run writes the ids of its trace and span
 //!   into the job's log first (`[airlock] trace T span S`), so a reader
 //!   of the log finds the trace.
-//! - Under each run: a client span per outbound HTTP request (method,
+//! - Under each run: `instantiate` (the guest's instantiation, when the
+//!   run took a fresh instance), a client span per outbound HTTP request (method,
 //!   destination host, port and path, status, request body bytes, the
 //!   host's refusal reason) and an internal span per durable step the run
 //!   executed (a replayed step ran in an earlier run and has its span
@@ -63,8 +64,7 @@
 //! Not traced yet: the durable waits an event resumes (their jobs stay in
 //! their own traces), the time a job waited before its run and why, durable sleeps and waits as
 //! spans of their own (a run that parks ends with `slept` or `waited`),
-//! sandbox instantiation as a span of its own, and the trace ids on each
-//! guest log line (OTLP logs).
+//! and the trace ids on each guest log line (OTLP logs).
 
 use std::collections::HashMap;
 
@@ -218,7 +218,7 @@ impl Traces {
     fn record_event(&self, event: RunEvent, parent: &Context) {
         let kind = match event.kind {
             EventKind::Http => SpanKind::Client,
-            EventKind::Step => SpanKind::Internal,
+            EventKind::Step | EventKind::Instantiate => SpanKind::Internal,
         };
         let attributes: Vec<KeyValue> = event
             .attributes

@@ -211,10 +211,15 @@ async fn a_job_is_one_trace_from_its_enqueue_through_every_run_step_and_request(
     };
     assert_eq!(
         under(&runs[0]),
-        ["POST", "step ask-approval", "step open-refund"]
+        [
+            "POST",
+            "instantiate",
+            "step ask-approval",
+            "step open-refund"
+        ]
     );
-    assert_eq!(under(&runs[1]), ["step issue-refund"]);
-    assert_eq!(under(&runs[2]), Vec::<String>::new());
+    assert_eq!(under(&runs[1]), ["instantiate", "step issue-refund"]);
+    assert_eq!(under(&runs[2]), ["instantiate"]);
     let request = named(&spans, "POST")[0];
     assert_eq!(request.kind, "client");
     assert_eq!(request.attr("http.request.method"), &json!("POST"));

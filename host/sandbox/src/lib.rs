@@ -638,10 +638,16 @@ impl Sandbox {
             ran = tokio::time::timeout_at(deadline.into(), async {
                 let handler = match handler {
                     Some(handler) => handler,
-                    None => match self.instantiate(&pre, &mut store).await {
-                        Ok(handler) => handler,
-                        Err(e) => return Err(e),
-                    },
+                    None => {
+                        let began = std::time::SystemTime::now();
+                        let instantiated = self.instantiate(&pre, &mut store).await;
+                        let failed = instantiated.as_ref().err().map(|e| format!("{e:#}"));
+                        store.data().note_instantiation(began, failed);
+                        match instantiated {
+                            Ok(handler) => handler,
+                            Err(e) => return Err(e),
+                        }
+                    }
                 };
                 let result = handler.call_run(&mut store, &wit_job).await;
                 Ok((handler, result))

@@ -306,6 +306,21 @@ impl RunState {
         self.service_outage = None;
     }
 
+    /// Notes the run's instantiation, begun at `began` and ended now, for
+    /// its trace (`crate::trace`), when the run notes events.
+    pub fn note_instantiation(&self, began: std::time::SystemTime, failed: Option<String>) {
+        if let Some(events) = &self.env.events {
+            events.push(crate::trace::RunEvent {
+                name: "instantiate".into(),
+                kind: crate::trace::EventKind::Instantiate,
+                start: began,
+                end: std::time::SystemTime::now(),
+                attributes: Vec::new(),
+                error: failed,
+            });
+        }
+    }
+
     /// Whether the guest still holds an outgoing HTTP request, response or
     /// body (a request of the last job could go on into the next): a warm
     /// instance holding one is not reused.

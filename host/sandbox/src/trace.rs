@@ -1,6 +1,7 @@
-//! What a run did that a trace shows as spans of its own: each outbound
-//! HTTP request (sent, refused or failed) and each durable step the guest
-//! ran (not one it replayed). The sandbox notes them while the run goes
+//! What a run did that a trace shows as spans of its own: its guest's
+//! instantiation (in a fresh instance), each outbound HTTP request (sent,
+//! refused or failed) and each durable step the guest ran (not one it
+//! replayed). The sandbox notes them while the run goes
 //! on; the host turns them into children of the run's span once it ended
 //! (`airlock::traces`). A run gets a [`RunEvents`] only when the host
 //! exports traces ([`crate::RunEnv::events`]); otherwise nothing is noted.
@@ -35,7 +36,7 @@ pub enum EventValue {
 pub struct RunEvent {
     /// The span's name (`POST`, `step charge-card`).
     pub name: String,
-    /// What kind of span: an outbound request or a step.
+    /// What kind of span: an outbound request, a step, the instantiation.
     pub kind: EventKind,
     /// When it began.
     pub start: SystemTime,
@@ -56,6 +57,9 @@ pub enum EventKind {
     Http,
     /// A durable step the guest ran (an internal span).
     Step,
+    /// The guest's instantiation in a fresh instance (an internal span; a
+    /// run in a warm instance has none).
+    Instantiate,
 }
 
 /// The events of one run, noted from any thread.
