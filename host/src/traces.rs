@@ -29,6 +29,10 @@
 //!   span's error status. The run writes the ids of its trace and span
 //!   into the job's log first (`[airlock] trace T span S`), so a reader
 //!   of the log finds the trace.
+//! - `held QUEUE`: each time flow control parks a job for its turn instead
+//!   of running it, with the rule that held it (`airlock.held.rule`:
+//!   `keyConcurrency`, `keyThrottle`, `singleton`, `fairness`), a child of
+//!   the job's trace context.
 //! - Under each run: `instantiate` (the guest's instantiation, when the
 //!   run took a fresh instance), a client span per outbound HTTP request (method,
 //!   destination host, port and path, status, request body bytes, the
@@ -62,11 +66,14 @@
 //! service called joins the trace.
 //!
 //! Not traced yet: the durable waits an event resumes (their jobs stay in
-//! their own traces), the time a job waited before its run and why, durable sleeps and waits as
-//! spans of their own (a run that parks ends with `slept` or `waited`),
-//! and the trace ids on each guest log line (OTLP logs).
+//! their own traces), the time a job spent in BullMQ's wait and delayed
+//! lists as a span (a `held` span marks each time flow control parked it;
+//! the gap between spans is the rest), durable sleeps and waits as spans
+//! of their own (a run that parks ends with `slept` or `waited`), and the
+//! trace ids on each guest log line (OTLP logs).
 
 use std::collections::HashMap;
+use std::time::SystemTime;
 
 use axum::http::HeaderMap;
 use opentelemetry::propagation::TextMapPropagator;
@@ -177,6 +184,32 @@ impl Traces {
         RunTrace {
             cx: Context::new().with_span(span),
         }
+    }
+
+    /// Emits `held QUEUE`: flow control parked job `job_id` for its turn
+    /// under the binding's `rule` (`keyConcurrency`, `keyThrottle`,
+    /// `singleton`, `fairness`) instead of running it; from `start` (the
+    /// decision's start) to now, a child of the job's trace context.
+    pub fn held(
+        &self,
+        queue: &str,
+        job_id: &str,
+        parent: Option<&str>,
+        rule: &str,
+        start: SystemTime,
+    ) {
+        let parent = parent.and_then(context_of_metadata).unwrap_or_default();
+        self.tracer
+            .span_builder(format!("held {queue}"))
+            .with_kind(SpanKind::Internal)
+            .with_start_time(start)
+            .with_attributes([
+                KeyValue::new("messaging.destination.name", queue.to_string()),
+                KeyValue::new("messaging.message.id", job_id.to_string()),
+                KeyValue::new("airlock.held.rule", rule.to_string()),
+            ])
+            .start_with_context(&self.tracer, &parent)
+            .end();
     }
 
     /// Ends a run's span with what the run was, and a child per event the

@@ -499,3 +499,65 @@ async fn a_flow_and_an_event_carry_their_callers_trace_to_every_job() {
         &json!(job.split_once(':').unwrap().1)
     );
 }
+
+/// A job that flow control parks for its turn has a `held` span in its
+/// trace naming the rule that held it, before the run that follows.
+#[tokio::test]
+async fn a_job_held_for_its_keys_turn_says_which_rule_held_it() {
+    let receiver = OtlpReceiver::start();
+    let approvals = TestServer::start();
+    let api = Api::start_with_options(exporting("api-host", &receiver, &approvals));
+    api.setup(
+        "keyed",
+        "hostile-infinite-loop",
+        json!({
+            "concurrency": 2,
+            "limits": {"fuel": 300_000_000u64},
+            "keyConcurrency": {"key": "$.k", "limit": 1},
+        }),
+    )
+    .await;
+    let traces = [
+        "8bf92f3577b34da6a3ce929d0e0e4736",
+        "9bf92f3577b34da6a3ce929d0e0e4736",
+    ];
+    let mut jobs = Vec::new();
+    for trace_id in traces {
+        jobs.push(
+            enqueue_traced(
+                &api,
+                "keyed",
+                Some(&format!("00-{trace_id}-00f067aa0ba902b7-01")),
+                json!({"data": {"k": "one key"}}),
+            )
+            .await,
+        );
+    }
+    for job in &jobs {
+        assert_eq!(api.wait_done(job).await["failureKind"], "fuel_exhausted");
+    }
+    // Both ran, one after the other: the second was held for its turn.
+    let held = airlock_tests::eventually_some("a held span", Duration::from_secs(20), || async {
+        let spans: Vec<ReceivedSpan> = traces.iter().flat_map(|t| receiver.trace(t)).collect();
+        let runs = runs(&spans, "keyed").len();
+        let held: Vec<ReceivedSpan> = named(&spans, "held keyed").into_iter().cloned().collect();
+        (runs == 2 && !held.is_empty()).then_some((held, spans))
+    })
+    .await;
+    let (held, spans) = held;
+    let span = &held[0];
+    assert_eq!(span.attr("airlock.held.rule"), &json!("keyConcurrency"));
+    let add = spans
+        .iter()
+        .find(|s| s.name == "add keyed" && s.trace_id == span.trace_id)
+        .unwrap();
+    assert_eq!(span.parent_id, add.span_id);
+    let run = runs(&spans, "keyed")
+        .into_iter()
+        .find(|r| r.trace_id == span.trace_id)
+        .unwrap();
+    assert!(
+        span.end_ns <= run.start_ns,
+        "held before it ran: {span:?} {run:?}"
+    );
+}

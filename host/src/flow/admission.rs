@@ -62,8 +62,10 @@ pub struct Admission {
 pub enum Admit {
     /// Run it; hand the value back to [`Admitted::finish`] after the run.
     Run(Admitted),
-    /// It was parked (delayed) for its turn; it runs later.
-    Parked,
+    /// It was parked (delayed) for its turn under the binding's rule of
+    /// this name (`keyThrottle`, `keyConcurrency`, `singleton`,
+    /// `fairness`); it runs later.
+    Parked(&'static str),
     /// It fails without running.
     Fail(Failure),
 }
@@ -239,7 +241,7 @@ impl Admission {
                     let park = || job.park_until(at.max(now_ms()));
                     return Some(
                         match retrying("park the job for its key's throttle", park).await {
-                            Ok(()) => Admit::Parked,
+                            Ok(()) => Admit::Parked("keyThrottle"),
                             Err(e) => Admit::Fail(Failure::new(
                                 FailureKind::HostUnavailable,
                                 format!("could not park the job for its key's throttle: {e:#}"),
@@ -274,7 +276,7 @@ impl Admission {
     /// What a job does when a key of its has no slot for it.
     async fn key_full<J: RunningJob>(&self, job: &J, gate: &KeyGate) -> Admit {
         match gate.on_full {
-            OnFull::Wait => self.wait_in_line(job, &gate.slot, gate.limit).await,
+            OnFull::Wait => self.wait_in_line(job, gate).await,
             OnFull::Skip => Admit::Fail(Failure::new(
                 FailureKind::Skipped,
                 format!(
@@ -333,13 +335,19 @@ impl Admission {
                 }
                 // Its slot comes back as the cancelled run stops; the
                 // release promotes this job from the line.
-                self.wait_in_line(job, &gate.slot, gate.limit).await
+                self.wait_in_line(job, gate).await
             }
         }
     }
 
     /// Parks a job whose key is at its limit and puts it in the key's line.
-    async fn wait_in_line<J: RunningJob>(&self, job: &J, slot: &KeySlot, limit: u64) -> Admit {
+    async fn wait_in_line<J: RunningJob>(&self, job: &J, gate: &KeyGate) -> Admit {
+        let (slot, limit) = (&gate.slot, gate.limit);
+        let rule = match (&gate.share, &gate.on_full) {
+            (Some(_), _) => "fairness",
+            (None, OnFull::Wait) => "keyConcurrency",
+            (None, _) => "singleton",
+        };
         let park = || job.park_until(now_ms() + PARK_MS);
         if let Err(e) = retrying("park the job for its key", park).await {
             return Admit::Fail(Failure::new(
@@ -359,7 +367,7 @@ impl Admission {
             // again (see `state::key_limits`).
             tracing::warn!(error = %e, "could not put a parked job in its key's line");
         }
-        Admit::Parked
+        Admit::Parked(rule)
     }
 }
 

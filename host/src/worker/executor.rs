@@ -268,13 +268,20 @@ impl Executor {
             Err(failure) => return Self::fail(failure),
         };
         let data = flow::keyed_data(&resolved.binding, &job);
+        let deciding = std::time::SystemTime::now();
         let admitted = match self
             .admission
             .admit(&job, &resolved.binding, data.as_ref())
             .await
         {
             Admit::Run(admitted) => admitted,
-            Admit::Parked => return JobResult::Parked,
+            Admit::Parked(rule) => {
+                if let Some(traces) = &self.host.traces {
+                    let parent = self.trace_context(&job).await;
+                    traces.held(job.queue(), job.id(), parent.as_deref(), rule, deciding);
+                }
+                return JobResult::Parked;
+            }
             Admit::Fail(failure) => return Self::fail(failure),
         };
         let finish_by = finish.as_ref().map(|f| f.at_ms);
