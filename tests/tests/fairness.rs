@@ -317,4 +317,11 @@ async fn fairness_settings_are_checked_and_name_the_field() {
     let (status, body) = put(fair(json!({"acme": 1000}))).await;
     assert_eq!(status, reqwest::StatusCode::OK, "{body}");
     assert_eq!(body["fairness"]["weights"]["acme"], 1000, "{body}");
+    // A weight is an integer as JSON Schema counts one: `3.0` is 3 (the
+    // OpenAPI fuzzer found `1.0` refused); `2.5` is not.
+    let (status, body) = put(fair(json!({"acme": 3.0}))).await;
+    assert_eq!(status, reqwest::StatusCode::OK, "{body}");
+    assert_eq!(body["fairness"]["weights"]["acme"], 3, "{body}");
+    let (status, body) = put(fair(json!({"acme": 2.5}))).await;
+    assert_eq!(status, reqwest::StatusCode::BAD_REQUEST, "{body}");
 }

@@ -5,8 +5,8 @@
 //! field's range are refused, naming the value.
 //!
 //! Use with `#[serde(default, deserialize_with = "int::opt")]` on
-//! `Option<u64 | u32 | usize>` fields and `deserialize_with = "int::one"`
-//! on plain ones.
+//! `Option<u64 | u32 | usize>` fields, `deserialize_with = "int::one"`
+//! on plain ones and `deserialize_with = "int::map"` on maps of them.
 
 use std::fmt;
 use std::marker::PhantomData;
@@ -110,6 +110,25 @@ where
     d.deserialize_option(OptVisitor(PhantomData))
 }
 
+/// An integer that deserializes as above, for containers of them.
+struct Int<T>(T);
+
+impl<'de, T: TryFrom<u64>> serde::Deserialize<'de> for Int<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(IntVisitor(PhantomData)).map(Int)
+    }
+}
+
+/// A JSON object of integers (`{"acme": 3.0}` is `{"acme": 3}`).
+pub fn map<'de, D, T>(d: D) -> Result<std::collections::BTreeMap<String, T>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: TryFrom<u64>,
+{
+    let raw: std::collections::BTreeMap<String, Int<T>> = serde::Deserialize::deserialize(d)?;
+    Ok(raw.into_iter().map(|(k, v)| (k, v.0)).collect())
+}
+
 #[cfg(test)]
 mod tests {
     use serde::Deserialize;
@@ -122,6 +141,12 @@ mod tests {
         b: u64,
     }
 
+    #[derive(Deserialize, Debug, PartialEq)]
+    struct M {
+        #[serde(deserialize_with = "super::map")]
+        m: std::collections::BTreeMap<String, u32>,
+    }
+
     #[test]
     fn integral_floats_are_integers() {
         let t: T = serde_json::from_str(r#"{"a": 5.0, "b": 7}"#).unwrap();
@@ -130,6 +155,10 @@ mod tests {
         assert_eq!(t, T { a: None, b: 1000 });
         let t: T = serde_json::from_str(r#"{"b": 0}"#).unwrap();
         assert_eq!(t.a, None);
+        let m: M = serde_json::from_str(r#"{"m": {"x": 3.0, "y": 4}}"#).unwrap();
+        assert_eq!(m.m, [("x".to_string(), 3), ("y".to_string(), 4)].into());
+        assert!(serde_json::from_str::<M>(r#"{"m": {"x": 3.5}}"#).is_err());
+        assert!(serde_json::from_str::<M>(r#"{"m": {"x": -3}}"#).is_err());
         for bad in [
             r#"{"b": 5.5}"#,
             r#"{"b": -1}"#,

@@ -186,7 +186,7 @@ pub struct Fairness {
     /// Weights of named tenants, 1 to 1000 (others weigh 1; at most 1000
     /// entries). A name matches a tenant whose value is that string, or
     /// whose value's JSON text it is (`"42"` matches the number 42).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "airlock_core::int::map")]
     #[schema(value_type = std::collections::BTreeMap<TenantName, TenantWeight>)]
     pub weights: std::collections::BTreeMap<String, u32>,
 }
