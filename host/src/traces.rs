@@ -26,9 +26,9 @@
 //!   (`airlock.run`), the handler's digest, the host, fuel, peak memory,
 //!   how the run ended (`airlock.run.end`: `completed`, a failure kind,
 //!   `slept`, `waited`) and, for a failure, its kind and reason as the
-//!   span's error status. The run writes the ids of its trace and span
-//!   into the job's log first (`[airlock] trace T span S`), so a reader
-//!   of the log finds the trace.
+//!   span's error status. A sampled run writes the ids of its trace and
+//!   span into the job's log first (`[airlock] trace T span S`), so a
+//!   reader of the log finds the trace.
 //! - `held QUEUE`: each time flow control parks a job for its turn instead
 //!   of running it, with the rule that held it (`airlock.held.rule`:
 //!   `keyConcurrency`, `keyThrottle`, `singleton`, `fairness`), a child of
@@ -58,8 +58,8 @@
 //! run's spans to another trace in the operator's backend; it cannot read
 //! anything, and nothing else here trusts it.
 //!
-//! With a sampler that drops a trace, its run spans record nothing and the
-//! sandbox's events for them are dropped too.
+//! With a sampler that drops a trace, its run spans record nothing, and
+//! the events the sandbox noted for them are not exported either.
 //!
 //! A binding with `propagateTrace` has the host put a `traceparent` on
 //! its handler's outbound requests (the run's span as the parent), so the

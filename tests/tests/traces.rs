@@ -4,7 +4,9 @@
 //! `traceparent`; a retry is a second run span with the first one's
 //! failure; a binding with `propagateTrace` hands the trace on to the
 //! services its handler calls; a job added by Node's BullMQ with
-//! `bullmq-otel` continues the Node producer's trace.
+//! `bullmq-otel` continues the Node producer's trace through two hosts, a
+//! retry, a step, a request and a sleep; flows, events and flow control's
+//! holds are in their jobs' traces.
 
 use std::collections::HashSet;
 use std::time::Duration;
@@ -360,21 +362,31 @@ async fn a_retry_is_a_second_run_span_and_a_refused_request_says_why() {
     assert_eq!(refused.parent_id, runs(&spans, "payments")[0].span_id);
 }
 
-/// A job added by Node's BullMQ with `bullmq-otel` telemetry: Airlock's
-/// run of it continues the Node producer's trace — its `process` span is a
-/// child of the producer's `add` span, and both reach the receiver as one
-/// trace.
+/// A job added by Node's BullMQ with `bullmq-otel` telemetry, run by two
+/// hosts, with a step that sends a request, a retry and a durable sleep:
+/// its runs continue the Node producer's trace — each `process` span a
+/// child of the producer's `add` span, both reaching the receiver as one
+/// trace — with the step, the request and the instantiation under the run
+/// that did them, the failed attempt as an error, and the service called
+/// handed the trace (`propagateTrace`).
 #[tokio::test]
-async fn a_node_bullmq_otel_producers_trace_goes_on_in_airlocks_run() {
+async fn a_node_bullmq_otel_job_is_one_trace_through_a_retry_a_step_a_request_and_a_sleep() {
     let receiver = OtlpReceiver::start();
-    let approvals = TestServer::start();
-    let api = Api::start_with_options(exporting("api-host", &receiver, &approvals));
-    api.setup("traced", "payment-webhook", json!({})).await;
+    let service = TestServer::start();
+    let api = Api::start_with_options(exporting("api-host", &receiver, &service));
+    let _b = HostProcess::start(&api.redis.url(), exporting("host-b", &receiver, &service));
+    api.setup(
+        "traced",
+        "trace-probe",
+        json!({"egress": [service.url], "propagateTrace": true}),
+    )
+    .await;
+    let data = json!({"url": format!("{}/called", service.url), "sleepMs": 200});
     let out = std::process::Command::new("node")
         .arg(airlock_tests::interop_script("traced-producer.js"))
         .args(["--redis", &api.redis.url(), "--prefix", "bull"])
         .args(["--queue", "traced", "--otlp", &receiver.url])
-        .args(["--data", r#"{"transactionId":"tx-node","amount":3}"#])
+        .args(["--attempts", "2", "--data", &data.to_string()])
         .output()
         .expect("run node");
     assert!(
@@ -392,27 +404,59 @@ async fn a_node_bullmq_otel_producers_trace_goes_on_in_airlocks_run() {
         "BullMQ stored the context with the job: {added}"
     );
     let job_id = added["jobId"].as_str().unwrap();
-    assert_eq!(
-        api.wait_done(&format!("traced:{job_id}")).await["state"],
-        "completed"
-    );
+    let done = api.wait_done(&format!("traced:{job_id}")).await;
+    assert_eq!(done["state"], "completed", "{done}");
 
-    let spans = trace_when(&receiver, trace_id, "the Node add and Airlock's run", |s| {
-        s.iter().any(|s| s.service == "node-producer") && runs(s, "traced").len() == 1
-    })
+    let spans = trace_when(
+        &receiver,
+        trace_id,
+        "the Node add and Airlock's three runs",
+        |s| s.iter().any(|s| s.service == "node-producer") && runs(s, "traced").len() == 3,
+    )
     .await;
     let add = spans.iter().find(|s| s.service == "node-producer").unwrap();
     assert_eq!(
         (add.span_id.as_str(), add.kind),
         (producer_span, "producer")
     );
-    let run = &runs(&spans, "traced")[0];
+    let runs = runs(&spans, "traced");
+    let ends: Vec<&Value> = runs.iter().map(|r| r.attr("airlock.run.end")).collect();
     assert_eq!(
-        (run.parent_id.as_str(), run.service.as_str()),
-        (producer_span, "airlock")
+        ends,
+        [&json!("guest_retry"), &json!("slept"), &json!("completed")]
     );
-    assert_eq!(run.attr("messaging.message.id"), &json!(job_id));
-    assert_eq!(run.attr("airlock.run.end"), &json!("completed"));
+    let hosts: HashSet<&str> = ["api-host", "host-b"].into();
+    for run in &runs {
+        assert_eq!(
+            (run.parent_id.as_str(), run.service.as_str()),
+            (producer_span, "airlock"),
+            "{run:?}"
+        );
+        assert_eq!(run.attr("messaging.message.id"), &json!(job_id));
+        assert!(hosts.contains(run.attr("airlock.host.id").as_str().unwrap()));
+    }
+    assert_eq!(
+        (runs[0].status, runs[0].status_message.as_str()),
+        ("error", "step `flaky` fails on the first attempt")
+    );
+    let under = |run: &ReceivedSpan| -> Vec<String> {
+        let mut names: Vec<String> = spans
+            .iter()
+            .filter(|s| s.parent_id == run.span_id)
+            .map(|s| s.name.clone())
+            .collect();
+        names.sort();
+        names
+    };
+    assert_eq!(under(&runs[0]), ["POST", "instantiate", "step call"]);
+    assert_eq!(under(&runs[1]), ["instantiate", "step flaky"]);
+    assert_eq!(under(&runs[2]), ["instantiate"]);
+    let called = &service.seen()[0];
+    assert_eq!(
+        called.headers.get("traceparent"),
+        Some(&format!("00-{trace_id}-{}-01", runs[0].span_id)),
+        "the service called joins the trace"
+    );
 }
 
 /// POSTs `body` to `path` as the producer, with `traceparent`; the answer.
