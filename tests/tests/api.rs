@@ -919,6 +919,7 @@ async fn the_openapi_document_is_valid_and_covers_every_route() {
         ("post", "/v1/queues/{queue}/jobs"),
         ("get", "/v1/queues/{queue}/jobs"),
         ("post", "/v1/queues/{queue}/jobs/bulk"),
+        ("get", "/v1/jobs"),
         ("get", "/v1/jobs/{ref}"),
         ("delete", "/v1/jobs/{ref}"),
         ("get", "/v1/jobs/{ref}/timeline"),

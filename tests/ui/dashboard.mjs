@@ -809,6 +809,40 @@ try {
     await show(A, 'jobs?queue=payments&state=completed', 'jobs');
     await A.locator('[data-testid="state-tab"][data-state="completed"] .count').waitFor();
   });
+  await step('23. a search across every queue finds a job by a text in its data, and a producer only its own', async () => {
+    // The payment of step 2 (on `payments`) and the refund of step 8 (on
+    // `refunds`) both hold RUN-specific data; the refund id is unique.
+    const refundId = `r-${RUN}`;
+    await show(A, 'search', 'search');
+    await A.getByTestId('search-input').fill(refundId);
+    await A.getByTestId('search-submit').click();
+    await A.waitForURL(new RegExp(`[?&]q=${refundId}`));
+    const row = A.locator(`[data-testid="search-row"][data-ref="${refs.refund}"]`);
+    await row.waitFor();
+    assert.equal(await A.locator('[data-testid="search-row"]').count(), 1, 'only the refund holds its id');
+    await byText(A, 'search-scope', /newest 100 of each state of each queue/).waitFor();
+    // A text in two queues' jobs: the payment's transaction id is on
+    // `payments` only, the word `amount` on both.
+    await show(A, 'search?q=amount', 'search');
+    await A.locator('[data-testid="search-row"][data-ref^="payments:"]').first().waitFor();
+    const queues = await A.locator('[data-testid="search-row"]').evaluateAll((els) =>
+      [...new Set(els.map((e) => e.dataset.ref.split(':')[0]))].sort(),
+    );
+    assert.ok(queues.includes('payments') && queues.includes('refunds'), `queues found: ${queues}`);
+    await show(A, `search?q=${refundId}`, 'search');
+    await row.getByTestId('search-link').click();
+    await A.locator('[data-testid="view-job"][data-ready="true"]').waitFor();
+    assert.ok(decodeURIComponent(A.url()).endsWith(`#/jobs/${refs.refund}`), A.url());
+    // The other producer finds none of WEB's jobs.
+    const theirs = await call('GET', `/v1/jobs?q=${refundId}`, OTHER);
+    assert.equal(theirs.status, 200);
+    assert.deepEqual(theirs.body.jobs, [], JSON.stringify(theirs.body));
+    const mine = await call('GET', `/v1/jobs?q=${refundId}`, WEB);
+    assert.deepEqual(mine.body.jobs.map((j) => `${j.queue}:${j.id}`), [refs.refund]);
+    const bad = await call('GET', '/v1/jobs?q=', ADMIN);
+    assert.equal(bad.status, 400);
+    assert.equal(bad.body.error.field, 'q');
+  });
   console.log(`# dashboard: all ${passed} steps passed`);
 } finally {
   // Let the host stop: the keyed guests spin until cancelled.

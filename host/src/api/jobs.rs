@@ -399,3 +399,119 @@ pub async fn list(
         next: full.then_some(start + limit),
     }))
 }
+
+/// How many of the newest jobs of each state of each queue a search looks
+/// at (see [`search`]).
+pub const SEARCH_DEPTH: usize = 100;
+
+/// A search across queues.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(deny_unknown_fields)]
+pub struct SearchQuery {
+    /// The text: jobs whose id, name or data (as compact JSON) contain it,
+    /// ignoring case. 1 to 200 characters.
+    #[param(min_length = 1, max_length = 200)]
+    pub q: String,
+    /// At most this many matches (default 50, at most 200).
+    #[serde(default, deserialize_with = "airlock_core::int::query_opt")]
+    #[param(minimum = 1, maximum = 200, value_type = Option<u64>)]
+    pub limit: Option<usize>,
+}
+
+/// What a search across queues found.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SearchResult {
+    /// The matches, newest first (by when they were added); each names
+    /// its queue and state.
+    pub jobs: Vec<JobSnapshot>,
+    /// How many jobs were looked at.
+    pub scanned: usize,
+    /// Whether some state of some queue held more jobs than the newest
+    /// `SEARCH_DEPTH` (100) looked at: an older match may exist there
+    /// (a job named by its exact id is found anyway).
+    pub truncated: bool,
+}
+
+/// Search every bound queue for jobs whose id, name or data contain a
+/// text, ignoring case: the newest 100 jobs of each state of each queue
+/// are looked at, and a job whose id is the text exactly is found in any
+/// queue however old. A producer token finds only the jobs it enqueued.
+#[utoipa::path(
+    operation_id = "jobs_search",
+    get,
+    path = "/v1/jobs",
+    tag = "jobs",
+    params(SearchQuery),
+    responses(
+        (status = 200, description = "OK", body = SearchResult),
+        (status = 400, description = "Invalid request (the error names the field)", body = ErrorBody)
+    ),
+    security(("bearer" = []))
+)]
+pub async fn search(
+    State(state): State<ApiState>,
+    caller: Caller,
+    QueryParams(query): QueryParams<SearchQuery>,
+) -> Result<Json<SearchResult>, ApiError> {
+    caller.require(&[Role::Reader, Role::Producer])?;
+    let text = query.q.trim();
+    if text.is_empty() || text.chars().count() > 200 {
+        return Err(ApiError::field("q", "must be 1 to 200 characters"));
+    }
+    let limit = query.limit.unwrap_or(50);
+    if !(1..=200).contains(&limit) {
+        return Err(ApiError::field("limit", "must be between 1 and 200"));
+    }
+    let needle = text.to_lowercase();
+    let matches = |j: &JobSnapshot| {
+        j.id.to_lowercase().contains(&needle)
+            || j.name.to_lowercase().contains(&needle)
+            || j.data.to_string().to_lowercase().contains(&needle)
+    };
+    let mine = |j: &JobSnapshot| {
+        caller.reads_everything() || j.producer.as_deref() == Some(caller.name.as_str())
+    };
+    let states = [
+        ListState::Active,
+        ListState::Waiting,
+        ListState::Prioritized,
+        ListState::Delayed,
+        ListState::WaitingChildren,
+        ListState::Failed,
+        ListState::Completed,
+    ];
+    let (mut found, mut scanned, mut truncated) = (Vec::new(), 0, false);
+    let mut seen = std::collections::HashSet::new();
+    for binding in state.registry().bindings().await? {
+        let queue = binding.queue;
+        // The exact id first: found however old it is.
+        if names::id("q", text, 256).is_ok()
+            && let Some(job) = state.queues().get_job(&queue, text).await?
+            && mine(&job)
+        {
+            seen.insert((queue.clone(), job.id.clone()));
+            found.push(job);
+        }
+        for list_state in states {
+            let jobs = state
+                .queues()
+                .list(&queue, list_state.into(), 0, SEARCH_DEPTH)
+                .await?;
+            truncated |= jobs.len() > SEARCH_DEPTH;
+            for job in jobs.into_iter().take(SEARCH_DEPTH) {
+                scanned += 1;
+                if mine(&job) && matches(&job) && seen.insert((queue.clone(), job.id.clone())) {
+                    found.push(job);
+                }
+            }
+        }
+    }
+    found.sort_by_key(|j| std::cmp::Reverse(j.timestamp));
+    found.truncate(limit);
+    Ok(Json(SearchResult {
+        jobs: found,
+        scanned,
+        truncated,
+    }))
+}

@@ -197,6 +197,7 @@ pub fn routes(state: ApiState) -> (Router, utoipa::openapi::OpenApi) {
         .routes(routes!(queues::keys))
         .routes(routes!(jobs::enqueue, jobs::list))
         .routes(routes!(jobs::enqueue_bulk))
+        .routes(routes!(jobs::search))
         .routes(routes!(job::get, job::remove))
         .routes(routes!(job::timeline))
         .routes(routes!(job::retry))

@@ -227,6 +227,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/jobs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Search every bound queue for jobs whose id, name or data contain a
+         *     text, ignoring case: the newest 100 jobs of each state of each queue
+         *     are looked at, and a job whose id is the text exactly is found in any
+         *     queue however old. A producer token finds only the jobs it enqueued.
+         */
+        get: operations["jobs_search"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/jobs/{ref}": {
         parameters: {
             query?: never;
@@ -2285,6 +2307,22 @@ export interface components {
             /** @description Job data. */
             data: unknown;
         };
+        /** @description What a search across queues found. */
+        SearchResult: {
+            /**
+             * @description The matches, newest first (by when they were added); each names
+             *     its queue and state.
+             */
+            jobs: components["schemas"]["JobSnapshot"][];
+            /** @description How many jobs were looked at. */
+            scanned: number;
+            /**
+             * @description Whether some state of some queue held more jobs than the newest
+             *     `SEARCH_DEPTH` (100) looked at: an older match may exist there
+             *     (a job named by its exact id is found anyway).
+             */
+            truncated: boolean;
+        };
         /**
          * @description Where a secret may be sent, `scheme://host[:port][/path-prefix]` (schema
          *     only; the syntax `sandbox::secrets::SecretDestination` parses).
@@ -3428,6 +3466,70 @@ export interface operations {
             };
             /** @description Not found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Redis is unreachable, or failed while the request ran (the message says whether anything changed) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    jobs_search: {
+        parameters: {
+            query: {
+                /**
+                 * @description The text: jobs whose id, name or data (as compact JSON) contain it,
+                 *     ignoring case. 1 to 200 characters.
+                 */
+                q: string;
+                /** @description At most this many matches (default 50, at most 200). */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SearchResult"];
+                };
+            };
+            /** @description Invalid request (the error names the field) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing or unknown token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The token's role may not do this */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -2,7 +2,7 @@
 // logged in with as a bearer header (never in a URL).
 import { fetchEventSource, type EventSourceMessage } from '@microsoft/fetch-event-source';
 import type {
-  Me, HostList, Stats, QueueList, QueueView, QueueKeys, JobPage, JobDetails, Timeline,
+  Me, HostList, Stats, QueueList, QueueView, QueueKeys, JobPage, SearchResult, JobDetails, Timeline,
   HandlerList, HandlerDetails, ScheduleList, SecretList, RecentEvents, Triggered, ListState,
   ActionResult, CancelAccepted, CancelBody, Cleaned, Retried,
 } from './types';
@@ -125,6 +125,7 @@ export const api = {
   secrets: (q: string) => request<SecretList>('GET', `/v1/queues/${enc(q)}/secrets`),
   jobs: (q: string, state: ListState, start: number, limit: number, search?: string, failureKind?: string) =>
     request<JobPage>('GET', `/v1/queues/${enc(q)}/jobs${query({ state, start, limit, q: search, failureKind })}`),
+  search: (text: string) => request<SearchResult>('GET', `/v1/jobs${query({ q: text })}`),
   retryFailed: (q: string, failureKind?: string) =>
     request<Retried>('POST', `/v1/queues/${enc(q)}/retry`, failureKind ? { failureKind } : {}),
   clean: (q: string, state: ListState) =>

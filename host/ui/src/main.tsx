@@ -14,6 +14,7 @@ import { Job } from './views/Job';
 import { Handlers, Handler } from './views/Handlers';
 import { Schedules } from './views/Schedules';
 import { Events } from './views/Events';
+import { Search } from './views/Search';
 
 interface NavItem {
   key: string;
@@ -28,6 +29,7 @@ const NAV: NavItem[] = [
   { key: 'handlers', label: 'Handlers', allowed: (me) => me.role !== 'cron' },
   { key: 'schedules', label: 'Schedules', allowed: (me) => me.role !== 'producer' },
   { key: 'events', label: 'Events', allowed: (me) => me.role !== 'cron' },
+  { key: 'search', label: 'Search', allowed: (me) => me.role !== 'cron' },
 ];
 
 function landing(me: Me): string {
@@ -176,6 +178,8 @@ function Page(props: { route: Route }) {
       return <Schedules />;
     case 'events':
       return <Events />;
+    case 'search':
+      return <Search route={props.route} />;
     default:
       return null;
   }

@@ -46,6 +46,7 @@ export type WaitKind = Schemas['WaitKind'];
 export type WaitReason = Schemas['WaitReason'];
 export type JobDetails = Schemas['JobDetails'];
 export type JobPage = Schemas['JobPage'];
+export type SearchResult = Schemas['SearchResult'];
 export type ActionResult = Schemas['ActionResult'];
 export type Retried = Schemas['Retried'];
 export type Cleaned = Schemas['Cleaned'];
