@@ -74,6 +74,17 @@ fn named<'a>(spans: &'a [ReceivedSpan], name: &str) -> Vec<&'a ReceivedSpan> {
     spans.iter().filter(|s| s.name == name).collect()
 }
 
+/// The names of the spans directly under `run`, sorted.
+fn under(spans: &[ReceivedSpan], run: &ReceivedSpan) -> Vec<String> {
+    let mut names: Vec<String> = spans
+        .iter()
+        .filter(|s| s.parent_id == run.span_id)
+        .map(|s| s.name.clone())
+        .collect();
+    names.sort();
+    names
+}
+
 fn runs(spans: &[ReceivedSpan], queue: &str) -> Vec<ReceivedSpan> {
     let mut runs: Vec<ReceivedSpan> = named(spans, &format!("process {queue}"))
         .into_iter()
@@ -202,17 +213,8 @@ async fn a_job_is_one_trace_from_its_enqueue_through_every_run_step_and_request(
 
     // Under each run: the steps it executed (not the ones it replayed)
     // and the request it sent.
-    let under = |run: &ReceivedSpan| -> Vec<String> {
-        let mut names: Vec<String> = spans
-            .iter()
-            .filter(|s| s.parent_id == run.span_id)
-            .map(|s| s.name.clone())
-            .collect();
-        names.sort();
-        names
-    };
     assert_eq!(
-        under(&runs[0]),
+        under(&spans, &runs[0]),
         [
             "POST",
             "instantiate",
@@ -220,8 +222,11 @@ async fn a_job_is_one_trace_from_its_enqueue_through_every_run_step_and_request(
             "step open-refund"
         ]
     );
-    assert_eq!(under(&runs[1]), ["instantiate", "step issue-refund"]);
-    assert_eq!(under(&runs[2]), ["instantiate"]);
+    assert_eq!(
+        under(&spans, &runs[1]),
+        ["instantiate", "step issue-refund"]
+    );
+    assert_eq!(under(&spans, &runs[2]), ["instantiate"]);
     let request = named(&spans, "POST")[0];
     assert_eq!(request.kind, "client");
     assert_eq!(request.attr("http.request.method"), &json!("POST"));
@@ -439,18 +444,12 @@ async fn a_node_bullmq_otel_job_is_one_trace_through_a_retry_a_step_a_request_an
         (runs[0].status, runs[0].status_message.as_str()),
         ("error", "step `flaky` fails on the first attempt")
     );
-    let under = |run: &ReceivedSpan| -> Vec<String> {
-        let mut names: Vec<String> = spans
-            .iter()
-            .filter(|s| s.parent_id == run.span_id)
-            .map(|s| s.name.clone())
-            .collect();
-        names.sort();
-        names
-    };
-    assert_eq!(under(&runs[0]), ["POST", "instantiate", "step call"]);
-    assert_eq!(under(&runs[1]), ["instantiate", "step flaky"]);
-    assert_eq!(under(&runs[2]), ["instantiate"]);
+    assert_eq!(
+        under(&spans, &runs[0]),
+        ["POST", "instantiate", "step call"]
+    );
+    assert_eq!(under(&spans, &runs[1]), ["instantiate", "step flaky"]);
+    assert_eq!(under(&spans, &runs[2]), ["instantiate"]);
     let called = &service.seen()[0];
     assert_eq!(
         called.headers.get("traceparent"),
