@@ -843,6 +843,40 @@ try {
     assert.equal(bad.status, 400);
     assert.equal(bad.body.error.field, 'q');
   });
+  await step('24. a queue and a handler show their throughput and latency percentiles over a chosen window', async () => {
+    const stats = await must('GET', '/v1/stats?queue=payments&minutes=60', READER);
+    assert.ok(stats.latency.run.count > 0 && stats.latency.wait.count > 0, JSON.stringify(stats.latency));
+    assert.ok(stats.minutes.every((m) => Object.keys(m.runs).every((k) => !k.includes(':'))), 'no bucket in runs');
+    // Both filters at once: the queue if that handler runs it, else nothing.
+    const both = await must('GET', '/v1/stats?queue=payments&handler=payment-webhook', READER);
+    assert.ok(both.latency.run.count >= stats.latency.run.count && both.latency.run.count > 0);
+    const neither = await must('GET', '/v1/stats?queue=payments&handler=noop', READER);
+    assert.equal(neither.latency.run.count, 0);
+    const bad = await call('GET', '/v1/stats?handler=', READER);
+    assert.equal(bad.status, 400);
+    assert.equal(bad.body.error.field, 'handler');
+
+    await show(A, 'queues/payments', 'queue');
+    const card = A.getByTestId('latency');
+    await card.waitFor();
+    const runs = Number(await card.getByTestId('latency-throughput').getAttribute('data-runs'));
+    assert.ok(runs > 0, `runs in the last hour: ${runs}`);
+    await card.locator('[data-testid="latency-end"][data-end="completed"]').waitFor();
+    for (const row of ['latency-wait', 'latency-run']) {
+      const r = card.getByTestId(row);
+      assert.equal(await r.getAttribute('data-count'), String(row === 'latency-run' ? stats.latency.run.count : stats.latency.wait.count));
+      assert.match(await r.locator('[data-p="50"]').textContent(), /^(≤ \d+(\.\d+)? (ms|s|min|h)|> 1 h)$/);
+    }
+    await card.locator('[data-testid="latency-window"][data-minutes="15"]').click();
+    await card.locator('[data-testid="latency-window"][data-minutes="15"][aria-pressed="true"]').waitFor();
+    await byText(card, 'latency-throughput', /in the last 15 min/).waitFor();
+
+    await show(A, 'handlers/payment-webhook', 'handler');
+    const handlerRuns = Number(
+      await A.getByTestId('latency').getByTestId('latency-throughput').getAttribute('data-runs'),
+    );
+    assert.ok(handlerRuns >= runs, `the handler's runs ${handlerRuns} include the queue's ${runs}`);
+  });
   console.log(`# dashboard: all ${passed} steps passed`);
 } finally {
   // Let the host stop: the keyed guests spin until cancelled.

@@ -21,7 +21,7 @@
 //! | `airlock.trace` | the trace the job's runs continue: JSON of W3C `traceparent`/`tracestate`, as BullMQ's telemetry writes its `tm` option (see `crate::traces`) | moved from the pending hash by [`Meta::commit`] or [`Meta::pin`] |
 //! | `airlock.producer`, `airlock.producerSeal` | the API token that enqueued the job, and Airlock's seal on it (queue, id, producer, name, data; written only by hosts with the secrets key) | moved from the pending hash by [`Meta::commit`] or [`Meta::pin`]; [`Meta::set_producer`] |
 //! | `P:QUEUE:airlock-pending:ID` (hash) | `claim` (the adding producer) and the `airlock.*` fields to move into the job once it exists | [`Meta::claim`], [`Meta::commit`] |
-//! | `P:QUEUE:airlock:stats:MINUTE` (hash) | runs of the queue that ended in that minute (ms / 60,000), by end: `completed`, a failure kind, `slept`, `waited`; expires after [`STATS_TTL`](super::runs::STATS_TTL) (25 h) | [`Runs::record`](super::runs::Runs::record) (`HINCRBY`, with the measurements); read by [`Runs::stats`](super::runs::Runs::stats) |
+//! | `P:QUEUE:airlock:stats:MINUTE` (hash) | runs of the queue that ended in that minute (ms / 60,000), by end: `completed`, a failure kind, `slept`, `waited`; and by latency bucket, `run:<bound>` and `wait:<bound>` ([`LATENCY_BOUNDS_MS`](super::runs::LATENCY_BOUNDS_MS)); expires after [`STATS_TTL`](super::runs::STATS_TTL) (25 h) | [`Runs::record`](super::runs::Runs::record) (`HINCRBY`, with the measurements); read by [`Runs::stats`](super::runs::Runs::stats) |
 //!
 //! Fields live in the job's own hash, so BullMQ deletes them with the job
 //! (retention, clean, obliterate) and they can never be orphaned.
@@ -120,13 +120,14 @@ static COMMIT: LazyLock<redis::Script> = LazyLock::new(|| {
 /// `KEYS[1]` job hash, `KEYS[2]` pending hash; `ARGV[1]` the current
 /// digest. Pins the job to `ARGV[1]` unless it has a digest, moves pending
 /// state over (like [`COMMIT`]), and answers `{digest, limits, producer,
-/// producer seal}` (each `false` when missing) —
+/// producer seal}` (each `false` when missing) and 1 when this call pinned
+/// it (0 when it was pinned before) —
 /// or nil when the job no longer exists (nothing is written then: a
 /// removed job's hash is never resurrected).
 static PIN: LazyLock<redis::Script> = LazyLock::new(|| {
     redis::Script::new(
         "if redis.call('EXISTS', KEYS[1]) == 0 then return false end \
-         redis.call('HSETNX', KEYS[1], 'airlock.digest', ARGV[1]) \
+         local first = redis.call('HSETNX', KEYS[1], 'airlock.digest', ARGV[1]) \
          local pending = redis.call('HGETALL', KEYS[2]) \
          for i = 1, #pending, 2 do \
            if pending[i] ~= 'claim' then \
@@ -136,7 +137,7 @@ static PIN: LazyLock<redis::Script> = LazyLock::new(|| {
          if #pending > 0 then redis.call('DEL', KEYS[2]) end \
          local fields = redis.call('HMGET', KEYS[1], 'airlock.digest', 'airlock.limits', \
            'airlock.producer', 'airlock.producerSeal') \
-         return {fields[1], fields[2] or false, fields[3] or false, fields[4] or false}",
+         return {fields[1], fields[2] or false, fields[3] or false, fields[4] or false, first}",
     )
 });
 
@@ -274,6 +275,11 @@ pub struct Pinned {
     pub limits: Option<LimitsOverride>,
     /// Who it says enqueued it.
     pub producer: Producer,
+    /// Whether no run pinned it before: this is its first run (the
+    /// queue's enqueue→start tally counts it). A job whose earlier run left
+    /// its pin to the recorder's next batch, and that is taken again before
+    /// the batch lands, is counted twice.
+    pub first_run: bool,
 }
 
 /// The producer fields of a job hash, as read: untrusted (anyone who can
@@ -460,9 +466,10 @@ impl Meta {
             Option<String>,
             Option<String>,
             Option<String>,
+            i64,
         );
         let reply: Option<Reply> = invocation.invoke_async(&mut conn).await?;
-        let Some((digest, limits, producer, seal)) = reply else {
+        let Some((digest, limits, producer, seal, first)) = reply else {
             return Ok(None);
         };
         let limits = match limits {
@@ -480,6 +487,7 @@ impl Meta {
                 name: producer,
                 seal,
             },
+            first_run: first == 1,
         }))
     }
 

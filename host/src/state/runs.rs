@@ -1,6 +1,7 @@
 //! What each run of a job leaves behind: its history entry and last-run
 //! measurements in the job's hash, and the queue's per-minute tallies of
-//! how runs ended (`P:QUEUE:airlock:stats:MINUTE`). The recorder
+//! how runs ended and how long they took and waited, in latency buckets
+//! (`P:QUEUE:airlock:stats:MINUTE`). The recorder
 //! (`worker::recorder`) batches finished runs into one [`Runs::record`]
 //! call per queue; the dashboard's charts read [`Runs::stats`].
 //!
@@ -115,6 +116,68 @@ static RECORD_RUNS: LazyLock<redis::Script> = LazyLock::new(|| {
     )
 });
 
+/// Upper bounds (ms) of the latency buckets a minute's tally counts runs
+/// in: a run of `d` ms counts in the first bucket whose bound is at least
+/// `d`, and past the last in `inf`. Percentiles read from them are "at
+/// most" the bucket's bound.
+pub const LATENCY_BOUNDS_MS: [u64; 17] = [
+    1, 2, 5, 10, 20, 50, 100, 200, 500, 1_000, 2_000, 5_000, 10_000, 30_000, 60_000, 300_000,
+    3_600_000,
+];
+
+/// The tally fields of run times: `run:<bound>`, and `run:inf`.
+pub const RUN_BUCKETS: [&str; 18] = [
+    "run:1",
+    "run:2",
+    "run:5",
+    "run:10",
+    "run:20",
+    "run:50",
+    "run:100",
+    "run:200",
+    "run:500",
+    "run:1000",
+    "run:2000",
+    "run:5000",
+    "run:10000",
+    "run:30000",
+    "run:60000",
+    "run:300000",
+    "run:3600000",
+    "run:inf",
+];
+
+/// The tally fields of first runs' enqueue→start times: `wait:<bound>`,
+/// and `wait:inf`.
+pub const WAIT_BUCKETS: [&str; 18] = [
+    "wait:1",
+    "wait:2",
+    "wait:5",
+    "wait:10",
+    "wait:20",
+    "wait:50",
+    "wait:100",
+    "wait:200",
+    "wait:500",
+    "wait:1000",
+    "wait:2000",
+    "wait:5000",
+    "wait:10000",
+    "wait:30000",
+    "wait:60000",
+    "wait:300000",
+    "wait:3600000",
+    "wait:inf",
+];
+
+/// The bucket of a latency of `ms`.
+pub fn bucket(ms: u64) -> usize {
+    LATENCY_BOUNDS_MS
+        .iter()
+        .position(|&bound| ms <= bound)
+        .unwrap_or(LATENCY_BOUNDS_MS.len())
+}
+
 /// Airlock's run-recording script, with its SHA1 (for benchmarks).
 pub fn script_hashes() -> Vec<(&'static str, String)> {
     vec![("record_runs", RECORD_RUNS.get_hash().to_string())]
@@ -142,6 +205,11 @@ pub struct RunRecord {
     pub run: u32,
     /// When it started, ms since the epoch.
     pub started_at_ms: u64,
+    /// When the job became ready to run (its add plus its delay), for a
+    /// first run: its enqueue→start time goes into the minute's latency
+    /// tally. `None` for later runs (their wait is a backoff, a sleep or a
+    /// wait of the job's own).
+    pub ready_at_ms: Option<u64>,
     /// The host that ran it.
     pub host: String,
     /// How it ended: [`RunEnd`].
@@ -240,6 +308,13 @@ impl Runs {
         let mut tallies: std::collections::BTreeMap<&'static str, u64> = Default::default();
         for run in runs {
             *tallies.entry(run.end.as_str()).or_default() += 1;
+            *tallies
+                .entry(RUN_BUCKETS[bucket(run.wall_time_ms.max(0.0) as u64)])
+                .or_default() += 1;
+            if let Some(ready) = run.ready_at_ms {
+                let waited = run.started_at_ms.saturating_sub(ready);
+                *tallies.entry(WAIT_BUCKETS[bucket(waited)]).or_default() += 1;
+            }
             invocation.key(&run.job_key);
             invocation.arg(run.pin.as_deref().unwrap_or(""));
             let http = run.http.requests + run.http.refused > 0;
@@ -337,6 +412,22 @@ impl Runs {
 #[cfg(test)]
 mod tests {
     use super::{MAX_RUN_REASON, bounded_reason};
+
+    #[test]
+    fn a_latency_counts_in_the_first_bucket_that_holds_it() {
+        use super::{LATENCY_BOUNDS_MS, RUN_BUCKETS, WAIT_BUCKETS, bucket};
+        assert_eq!(bucket(0), 0);
+        assert_eq!(bucket(1), 0);
+        assert_eq!(bucket(2), 1);
+        assert_eq!(bucket(3), 2);
+        assert_eq!(bucket(1_000), 9);
+        assert_eq!(bucket(3_600_001), LATENCY_BOUNDS_MS.len());
+        for (i, bound) in LATENCY_BOUNDS_MS.iter().enumerate() {
+            assert_eq!(RUN_BUCKETS[i], format!("run:{bound}"));
+            assert_eq!(WAIT_BUCKETS[i], format!("wait:{bound}"));
+        }
+        assert_eq!(RUN_BUCKETS[LATENCY_BOUNDS_MS.len()], "run:inf");
+    }
 
     #[test]
     fn a_reason_is_kept_whole_up_to_its_bound_and_cut_past_it() {

@@ -334,6 +334,8 @@ impl Executor {
                 digest: resolved.digest.clone(),
                 limits: None,
                 producer: Producer::default(),
+                // A first start of a BullMQ integer id (see the module docs).
+                first_run: true,
             }
         };
         // The pin still to write (with the first durable write, or at the
@@ -493,6 +495,7 @@ impl Executor {
             http: outcome.http,
             run: job.attempts_started(),
             started_at_ms: now_ms().saturating_sub(outcome.wall_time.as_millis() as u64),
+            ready_at_ms: pinned.first_run.then(|| job.ready_at_ms()),
             host: self.host.host_id.clone(),
             end,
             reason,

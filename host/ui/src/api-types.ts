@@ -785,8 +785,10 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Runs per minute by how they ended, over every bound queue (or one),
-         *     as the hosts recorded them (kept 25 hours). Jobs failed before any run
+         * Runs per minute by how they ended, and their latency percentiles (a
+         *     first run's enqueue→start, every run's run time), over every bound
+         *     queue, one queue or the queues of one handler, as the hosts recorded
+         *     them (kept 25 hours). Jobs failed before any run
          *     — a cancel mark, a rate limit, a time to finish that passed while the
          *     job waited — are not runs and are not counted.
          */
@@ -1759,6 +1761,21 @@ export interface components {
              */
             burst?: number | null;
         };
+        /**
+         * @description How long runs took and waited over a window, from the per-minute
+         *     tallies' buckets (bounds 1, 2, 5, 10, 20, 50, 100, 200, 500 ms, 1, 2,
+         *     5, 10, 30, 60 s, 5 min, 1 h).
+         */
+        Latency: {
+            /**
+             * @description From a job's enqueue (plus its delay) to the start of its first run
+             *     — including any time flow control held it; later runs (a retry, a
+             *     wake-up) are not counted.
+             */
+            wait: components["schemas"]["Percentiles"];
+            /** @description Run times (wall time in the sandbox), every run. */
+            run: components["schemas"]["Percentiles"];
+        };
         /** @description Everything that bounds one run of a guest. */
         Limits: {
             /**
@@ -1938,6 +1955,34 @@ export interface components {
             confirm: string;
             /** @description Also when jobs are active. */
             force?: boolean;
+        };
+        /**
+         * @description Percentiles of one latency, in ms: each is the bound of the bucket it
+         *     fell in, so the true value is at most that (and above the bucket
+         *     below); `null` when there were no runs, or past the last bound (over
+         *     an hour).
+         */
+        Percentiles: {
+            /**
+             * Format: int64
+             * @description How many runs were measured.
+             */
+            count: number;
+            /**
+             * Format: int64
+             * @description The median.
+             */
+            p50?: number | null;
+            /**
+             * Format: int64
+             * @description The 90th percentile.
+             */
+            p90?: number | null;
+            /**
+             * Format: int64
+             * @description The 99th percentile.
+             */
+            p99?: number | null;
         };
         /** @description Job counts of a queue. */
         QueueCounts: {
@@ -2415,10 +2460,12 @@ export interface components {
              */
             until: number;
         };
-        /** @description Runs per minute. */
+        /** @description Runs per minute, and their latencies over the whole window. */
         Stats: {
             /** @description Oldest first, one entry per minute (empty minutes included). */
             minutes: components["schemas"]["MinuteStats"][];
+            /** @description Latency percentiles of the window's runs. */
+            latency: components["schemas"]["Latency"];
         };
         /** @description One durable step. */
         StepEntry: {
@@ -6076,6 +6123,11 @@ export interface operations {
                 minutes?: number;
                 /** @description One queue only (default: every bound queue). */
                 queue?: string;
+                /**
+                 * @description Only the queues bound to this handler now (with `queue`: that
+                 *     queue, if this handler runs it; else none).
+                 */
+                handler?: string;
             };
             header?: never;
             path?: never;

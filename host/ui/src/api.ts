@@ -116,7 +116,8 @@ export const api = {
   hosts: () => request<HostList>('GET', '/v1/hosts'),
   drainHost: (id: string) => request<HostList>('POST', `/v1/hosts/${enc(id)}/drain`),
   resumeHost: (id: string) => request<HostList>('POST', `/v1/hosts/${enc(id)}/resume`),
-  stats: (minutes: number) => request<Stats>('GET', `/v1/stats${query({ minutes })}`),
+  stats: (minutes: number, scope: { queue?: string; handler?: string } = {}) =>
+    request<Stats>('GET', `/v1/stats${query({ minutes, queue: scope.queue, handler: scope.handler })}`),
   queues: () => request<QueueList>('GET', '/v1/queues'),
   queue: (q: string) => request<QueueView>('GET', `/v1/queues/${enc(q)}`),
   pauseQueue: (q: string) => request<QueueView>('POST', `/v1/queues/${enc(q)}/pause`),

@@ -13,6 +13,7 @@ export type HostList = Schemas['HostList'];
 
 export type MinuteStats = Schemas['MinuteStats'];
 export type Stats = Schemas['Stats'];
+export type Percentiles = Schemas['Percentiles'];
 
 export type Limits = Schemas['Limits'];
 export type KeyConcurrency = Schemas['KeyConcurrency'];

@@ -4,6 +4,7 @@ import { bytes, num, shortDigest } from '../format';
 import type { QueueView } from '../types';
 import { Badge, Card, ErrorBox, Fact, Facts, Loading, TableBox, View, Time } from '../ui';
 import { handlerHref, queueHref } from '../router';
+import { LatencyCard } from './Latency';
 
 function boundQueues(queues: QueueView[] | undefined, handler: string): string[] {
   return (queues ?? []).filter((q) => q.handler === handler).map((q) => q.queue);
@@ -106,6 +107,7 @@ export function Handler(props: { name: string; digest?: string | null }) {
                 Version <span class="mono">{shortDigest(highlighted)}</span> is no longer among this handler's uploads.
               </div>
             )}
+            <LatencyCard handler={props.name} />
             <div class="grid2">
               <Card title="Current version" testid="handler-current">
                 <Facts>

@@ -6,6 +6,7 @@ import {
   Badge, Card, ErrorBox, Fact, Facts, Loading, TableBox, View, can, confirmAction, useMe, Meter,
 } from '../ui';
 import { handlerHref, href, queueHref } from '../router';
+import { LatencyCard } from './Latency';
 
 export const jobsHref = (queue: string, state?: ListState) => href(['jobs'], { queue, state });
 
@@ -289,6 +290,7 @@ function QueueBody(props: {
           {NOT_COUNTED} <a href={jobsHref(q.queue)}>Your jobs</a>
         </p>
       )}
+      <LatencyCard queue={q.queue} />
       <div class="grid2">
         <Card title="Binding" testid="binding">
           <Facts>
