@@ -33,6 +33,12 @@
 //!   of running it, with the rule that held it (`airlock.held.rule`:
 //!   `keyConcurrency`, `keyThrottle`, `singleton`, `fairness`), a child of
 //!   the job's trace context.
+//! - What the job waited for before each run ([`Before`]): `delayed
+//!   QUEUE` and `queued QUEUE` before its first run, `sleep ID`, `wait ID`
+//!   or `backoff QUEUE` after the run before it, with the rule
+//!   (`airlock.wait.rule`: `delay`, `capacity`, `sleep`, `wait`,
+//!   `backoff`); a child of the job's trace context, ending as the run
+//!   starts.
 //! - Under each run: `instantiate` (the guest's instantiation, when the
 //!   run took a fresh instance), a client span per outbound HTTP request (method,
 //!   destination host, port and path, status, request body bytes, the
@@ -65,15 +71,19 @@
 //! its handler's outbound requests (the run's span as the parent), so the
 //! service called joins the trace.
 //!
-//! Not traced yet: the durable waits an event resumes (their jobs stay in
-//! their own traces), the time a job spent in BullMQ's wait and delayed
-//! lists as a span (a `held` span marks each time flow control parked it;
-//! the gap between spans is the rest), durable sleeps and waits as spans
-//! of their own (a run that parks ends with `slept` or `waited`), and the
-//! trace ids on each guest log line (OTLP logs).
+//! A later run reads the history entry of the run before it (with the
+//! trace context, in the same `HMGET`), also untrusted: a forged one can
+//! only shape that run's wait span. The recorder writes an entry just
+//! after its run; a run that starts before then (a retry without backoff
+//! taken at once), or after a flow-control hold or a crash (no entry), has
+//! no wait span.
+//!
+//! Not traced yet: the waits an event resumes are not linked to the
+//! event's trace, and the trace ids are not on each guest log line (OTLP
+//! logs); export is OTLP/HTTP only.
 
 use std::collections::HashMap;
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 use axum::http::HeaderMap;
 use opentelemetry::propagation::TextMapPropagator;
@@ -84,6 +94,7 @@ use opentelemetry_sdk::propagation::TraceContextPropagator;
 use opentelemetry_sdk::trace::{SdkTracer, SdkTracerProvider};
 
 use crate::sandbox::trace::{EventKind, EventValue, RunEvent};
+use crate::state::runs::RunEntry;
 
 /// Longest failure reason a span's status keeps.
 const MAX_REASON_CHARS: usize = 1024;
@@ -210,6 +221,79 @@ impl Traces {
             ])
             .start_with_context(&self.tracer, &parent)
             .end();
+    }
+
+    /// Emits the span of what job `job_id` waited for before the run that
+    /// starts now (see [`Before`]), children of its trace context
+    /// `parent`.
+    pub fn before_run(&self, queue: &str, job_id: &str, parent: Option<&str>, before: &Before) {
+        let parent = parent.and_then(context_of_metadata).unwrap_or_default();
+        let now = SystemTime::now();
+        let at = |ms: u64| {
+            SystemTime::UNIX_EPOCH
+                .checked_add(Duration::from_millis(ms))
+                .map_or(now, |t| t.min(now))
+        };
+        let emit = |name: String, rule: &str, start: u64, end: SystemTime, extra: Vec<KeyValue>| {
+            let mut attributes = vec![
+                KeyValue::new("messaging.destination.name", queue.to_string()),
+                KeyValue::new("messaging.message.id", job_id.to_string()),
+                KeyValue::new("airlock.wait.rule", rule.to_string()),
+            ];
+            attributes.extend(extra);
+            self.tracer
+                .span_builder(name)
+                .with_kind(SpanKind::Internal)
+                .with_start_time(at(start))
+                .with_attributes(attributes)
+                .start_with_context(&self.tracer, &parent)
+                .end_with_timestamp(end);
+        };
+        match before {
+            Before::FirstRun { added_ms, ready_ms } => {
+                if ready_ms > added_ms {
+                    emit(
+                        format!("delayed {queue}"),
+                        "delay",
+                        *added_ms,
+                        at(*ready_ms),
+                        vec![],
+                    );
+                }
+                emit(
+                    format!("queued {queue}"),
+                    "capacity",
+                    *ready_ms,
+                    now,
+                    vec![],
+                );
+            }
+            Before::After(entry) => {
+                let ended = entry
+                    .started_at
+                    .saturating_add(entry.wall_time_ms.max(0.0) as u64);
+                let step = || {
+                    let id = clip(entry.parked_on.as_deref().unwrap_or_default());
+                    (id.clone(), vec![KeyValue::new("airlock.step.id", id)])
+                };
+                match entry.end.as_str() {
+                    "slept" => {
+                        let (id, extra) = step();
+                        emit(format!("sleep {id}"), "sleep", ended, now, extra);
+                    }
+                    "waited" => {
+                        let (id, extra) = step();
+                        emit(format!("wait {id}"), "wait", ended, now, extra);
+                    }
+                    // A completed job that is run again was retried by hand.
+                    "completed" => {}
+                    kind => {
+                        let extra = vec![KeyValue::new("airlock.failure.kind", clip(kind))];
+                        emit(format!("backoff {queue}"), "backoff", ended, now, extra);
+                    }
+                }
+            }
+        }
     }
 
     /// Ends a run's span with what the run was, and a child per event the
@@ -357,6 +441,37 @@ impl RunTrace {
         let ids = span.span_context();
         ids.is_sampled()
             .then(|| format!("[airlock] trace {} span {}", ids.trace_id(), ids.span_id()))
+    }
+}
+
+/// What a job waited for before a run, for [`Traces::before_run`]'s span:
+/// from its add to its first run (`delayed QUEUE` while its delay lasted,
+/// then `queued QUEUE`), or from the end of the run before (its history
+/// entry) to this one — `sleep STEP` or `wait STEP` after a park,
+/// `backoff QUEUE` after a failure. The span ends as the run starts, so it
+/// holds the time the job then spent in BullMQ's wait list too.
+pub enum Before {
+    /// The job's first run.
+    FirstRun {
+        /// When it was added, ms since the epoch.
+        added_ms: u64,
+        /// When it became ready: its add plus its delay.
+        ready_ms: u64,
+    },
+    /// A later run, after the run this entry records (read from Redis:
+    /// untrusted; its times and texts only shape this span).
+    After(RunEntry),
+}
+
+impl Before {
+    /// The previous run's entry from its JSON text, when it is the run
+    /// `run` - 1's.
+    pub fn after(text: &str, run: u32) -> Option<Before> {
+        if text.len() > MAX_CONTEXT_BYTES {
+            return None;
+        }
+        let entry: RunEntry = serde_json::from_str(text).ok()?;
+        (entry.run.checked_add(1) == Some(run)).then_some(Before::After(entry))
     }
 }
 

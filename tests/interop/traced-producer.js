@@ -6,7 +6,11 @@
 // producer's trace.
 //
 //   node traced-producer.js --redis redis://127.0.0.1:PORT --prefix bull --queue Q \
-//     --otlp http://127.0.0.1:PORT [--name N] [--data '{}'] [--attempts 1]
+//     --otlp http://127.0.0.1:PORT [--name N] [--data '{}'] [--attempts 1] \
+//     [--delay MS] [--backoff MS]
+//
+// `--delay` adds the job delayed; `--backoff` gives its retries a fixed
+// backoff of that many ms.
 //
 // stdout: one JSON line {"jobId":..., "metadata":..., "traceId":..., "spanId":...}:
 // the job's id, the telemetry metadata BullMQ stored with it (its `tm`
@@ -42,9 +46,10 @@ async function main() {
   });
   queue.on('error', (err) => console.error('queue error:', err.message));
   try {
-    const job = await queue.add(args.name || 'traced', JSON.parse(args.data || '{}'), {
-      attempts: Number(args.attempts || 1),
-    });
+    const opts = { attempts: Number(args.attempts || 1) };
+    if (args.delay) opts.delay = Number(args.delay);
+    if (args.backoff) opts.backoff = { type: 'fixed', delay: Number(args.backoff) };
+    const job = await queue.add(args.name || 'traced', JSON.parse(args.data || '{}'), opts);
     await provider.forceFlush();
     const add = kept.getFinishedSpans().find((s) => s.name.startsWith('add '));
     if (!add) throw new Error('bullmq-otel made no add span');

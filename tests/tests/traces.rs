@@ -158,7 +158,12 @@ async fn a_job_is_one_trace_from_its_enqueue_through_every_run_step_and_request(
         &receiver,
         trace_id,
         "the add, three runs and their children",
-        |s| runs(s, "refunds").len() == 3 && named(s, "add refunds").len() == 1 && s.len() >= 8,
+        |s| {
+            runs(s, "refunds").len() == 3
+                && named(s, "add refunds").len() == 1
+                && named(s, "wait settlement").len() == 1
+                && s.len() >= 8
+        },
     )
     .await;
 
@@ -252,6 +257,25 @@ async fn a_job_is_one_trace_from_its_enqueue_through_every_run_step_and_request(
         (step.kind, step.attr("airlock.step.id")),
         ("internal", &json!("ask-approval"))
     );
+    // Each durable wait, from the park to the run it resumed, under the
+    // add: the approval (token), then the settlement (event).
+    for (name, parked, resumed) in [
+        ("wait approval", &runs[0], &runs[1]),
+        ("wait settlement", &runs[1], &runs[2]),
+    ] {
+        let found = named(&spans, name);
+        assert_eq!(found.len(), 1, "one `{name}`: {spans:#?}");
+        let wait = found[0];
+        assert_eq!(
+            (wait.parent_id.as_str(), wait.attr("airlock.wait.rule")),
+            (add.span_id.as_str(), &json!("wait")),
+            "{wait:?}"
+        );
+        assert!(
+            wait.start_ns + 100_000_000 >= parked.end_ns && wait.end_ns <= resumed.start_ns,
+            "{wait:?} lies between {parked:?} and {resumed:?}"
+        );
+    }
     // What spans hold is never a body: the token stays out of the trace.
     for span in &spans {
         let text = format!("{span:?}");
@@ -392,6 +416,7 @@ async fn a_node_bullmq_otel_job_is_one_trace_through_a_retry_a_step_a_request_an
         .args(["--redis", &api.redis.url(), "--prefix", "bull"])
         .args(["--queue", "traced", "--otlp", &receiver.url])
         .args(["--attempts", "2", "--data", &data.to_string()])
+        .args(["--delay", "300", "--backoff", "400"])
         .output()
         .expect("run node");
     assert!(
@@ -455,6 +480,82 @@ async fn a_node_bullmq_otel_job_is_one_trace_through_a_retry_a_step_a_request_an
         called.headers.get("traceparent"),
         Some(&format!("00-{trace_id}-{}-01", runs[0].span_id)),
         "the service called joins the trace"
+    );
+
+    // What the job waited for before each run: its delay, then the wait
+    // list, before run 1; the retry's backoff before run 2; the durable
+    // sleep before run 3 — each under the producer's span, ending as its
+    // run starts.
+    let waits: Vec<(&str, &Value, u64, u64)> = [
+        "delayed traced",
+        "queued traced",
+        "backoff traced",
+        "sleep nap",
+    ]
+    .into_iter()
+    .map(|name| {
+        let found = named(&spans, name);
+        assert_eq!(found.len(), 1, "one `{name}` span: {spans:#?}");
+        let span = found[0];
+        assert_eq!(span.parent_id, producer_span, "{span:?}");
+        assert_eq!(span.attr("messaging.message.id"), &json!(job_id));
+        (
+            name,
+            span.attr("airlock.wait.rule"),
+            span.start_ns,
+            span.end_ns,
+        )
+    })
+    .collect();
+    let rules: Vec<&Value> = waits.iter().map(|w| w.1).collect();
+    assert_eq!(
+        rules,
+        [
+            &json!("delay"),
+            &json!("capacity"),
+            &json!("backoff"),
+            &json!("sleep")
+        ]
+    );
+    let ms = |ns: u64| ns / 1_000_000;
+    let (delayed, queued, backoff, sleep) = (waits[0], waits[1], waits[2], waits[3]);
+    assert!(
+        ms(delayed.3 - delayed.2) >= 295,
+        "the 300 ms delay: {delayed:?}"
+    );
+    assert_eq!(queued.2, delayed.3, "queued from when the delay ended");
+    assert!(
+        queued.3 <= runs[0].start_ns,
+        "{queued:?} ends as run 1 starts"
+    );
+    assert!(
+        ms(backoff.3 - backoff.2) >= 395,
+        "the 400 ms backoff: {backoff:?}"
+    );
+    let near = |a: u64, b: u64| a.abs_diff(b) < 100_000_000;
+    assert!(
+        near(backoff.2, runs[0].end_ns),
+        "from run 1's end: {backoff:?}"
+    );
+    assert!(
+        backoff.3 <= runs[1].start_ns,
+        "{backoff:?} ends as run 2 starts"
+    );
+    assert!(ms(sleep.3 - sleep.2) >= 195, "the 200 ms sleep: {sleep:?}");
+    assert!(
+        near(sleep.2, runs[1].end_ns),
+        "from run 2's park: {sleep:?}"
+    );
+    assert!(
+        sleep.3 <= runs[2].start_ns,
+        "{sleep:?} ends as run 3 starts"
+    );
+    let nap = named(&spans, "sleep nap")[0];
+    assert_eq!(nap.attr("airlock.step.id"), &json!("nap"));
+    let backoff_span = named(&spans, "backoff traced")[0];
+    assert_eq!(
+        backoff_span.attr("airlock.failure.kind"),
+        &json!("guest_retry")
     );
 }
 

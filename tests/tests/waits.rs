@@ -250,6 +250,17 @@ async fn refund_is_approved_and_settled(guest: &str) {
         .map(|r| r["end"].as_str().unwrap())
         .collect();
     assert_eq!(ends, ["waited", "waited", "completed"], "{timeline}");
+    let parked_on: Vec<&Value> = timeline["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| &r["parkedOn"])
+        .collect();
+    assert_eq!(
+        parked_on,
+        [&json!("approval"), &json!("settlement"), &Value::Null],
+        "each parked run names its wait: {timeline}"
+    );
     let steps: Vec<&str> = timeline["steps"]
         .as_array()
         .unwrap()

@@ -438,6 +438,8 @@ try {
     const drawn = await A.locator('[data-testid="wf-run"]').evaluateAll((els) => els.map((e) => e.dataset.end));
     assert.deepEqual(drawn, ['waited', 'waited', 'completed'], `the waterfall's runs: ${drawn}`);
     assert.equal(await byText(A, 'wf-gap', 'parked in a durable wait').count(), 2, 'both gaps say why');
+    const parkedOn = await A.getByTestId('run-parked-on').allTextContents();
+    assert.deepEqual(parkedOn.map((t) => t.trim()), ['on approval', 'on settlement'], 'each parked run names its wait');
     await A.getByTestId('wf-finished').waitFor();
     await A.locator('[data-testid="wf-steps"] [data-step="open-refund"]').waitFor();
     await A.locator('[data-testid="wf-steps"] [data-step="issue-refund"]').waitFor();

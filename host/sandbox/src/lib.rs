@@ -61,7 +61,7 @@ use self::incremental::IncrementalCache;
 pub use self::limits::{HostMaxima, LimitError, Limits, LimitsOverride};
 use self::logs::{CapturedStream, LogSink};
 pub use self::logs::{LogLevel, LogLine, LogListener};
-pub use self::outcome::{Completion, Failure, FailureKind, RunOutcome};
+pub use self::outcome::{Completion, Failure, FailureKind, ParkedOn, RunOutcome};
 pub use self::services::{HostServices, LocalServices, Progress, ServiceError};
 pub use self::state::{MAX_SLEEP_MS, RunEnv};
 use self::state::{RunState, Suspend};
@@ -690,7 +690,7 @@ impl Sandbox {
                 && !state.limiter.limit_hit
                 && state.panic_message.is_none()
                 && state.service_outage.is_none()
-                && state.suspended_until.is_none()
+                && state.suspended.is_none()
                 && !state.holds_http_resources();
             let jobs = jobs_before + 1;
             if clean && jobs < reuse.max_jobs {
@@ -939,12 +939,9 @@ fn classify(
         }
         Err(err) => {
             if err.downcast_ref::<Suspend>().is_some()
-                && let Some(wake_at_ms) = state.suspended_until
+                && let Some((wake_at_ms, on)) = state.suspended.clone()
             {
-                return Completion::Suspended {
-                    wake_at_ms,
-                    wait: state.suspended_wait.clone(),
-                };
+                return Completion::Suspended { wake_at_ms, on };
             }
             Completion::Failed(classify_trap(&err, state, limits))
         }

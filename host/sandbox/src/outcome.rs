@@ -44,10 +44,36 @@ pub enum Completion {
     Suspended {
         /// When the job should run again.
         wake_at_ms: u64,
-        /// The wait it parks for, if it is one: an outcome may come before
-        /// the job is parked, and then it should run again at once.
-        wait: Option<String>,
+        /// The sleep or wait it parks on.
+        on: ParkedOn,
     },
+}
+
+/// The durable sleep or wait a suspended run parks on, by its id.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ParkedOn {
+    /// A durable sleep.
+    Sleep(String),
+    /// A durable wait: an outcome may come before the job is parked, and
+    /// then it should run again at once.
+    Wait(String),
+}
+
+impl ParkedOn {
+    /// The wait's id, when it is a wait.
+    pub fn wait(&self) -> Option<&str> {
+        match self {
+            ParkedOn::Wait(id) => Some(id),
+            ParkedOn::Sleep(_) => None,
+        }
+    }
+
+    /// The sleep's or wait's id.
+    pub fn id(&self) -> &str {
+        match self {
+            ParkedOn::Sleep(id) | ParkedOn::Wait(id) => id,
+        }
+    }
 }
 
 /// Everything a run produced.

@@ -198,10 +198,9 @@ pub struct RunState {
     step_started: Option<(String, std::time::SystemTime)>,
     /// The guest's last words before aborting, from the SDK's panic hook.
     pub panic_message: Option<String>,
-    /// Set by a durable sleep or wait that stopped the guest.
-    pub suspended_until: Option<u64>,
-    /// Set by a durable wait that stopped the guest: its id.
-    pub suspended_wait: Option<String>,
+    /// Set by a durable sleep or wait that stopped the guest: when it
+    /// ends, and which it was.
+    pub suspended: Option<(u64, crate::outcome::ParkedOn)>,
     /// A store outage seen during the run; a retry error that follows is
     /// reported as `host_unavailable`.
     pub service_outage: Option<String>,
@@ -250,8 +249,7 @@ impl RunState {
             steps_recorded: 0,
             step_started: None,
             panic_message: None,
-            suspended_until: None,
-            suspended_wait: None,
+            suspended: None,
             service_outage: None,
         };
         state.begin_job(services, limits, env, deadline);
@@ -301,8 +299,7 @@ impl RunState {
         self.steps_recorded = 0;
         self.step_started = None;
         self.panic_message = None;
-        self.suspended_until = None;
-        self.suspended_wait = None;
+        self.suspended = None;
         self.service_outage = None;
     }
 
@@ -449,8 +446,7 @@ impl RunState {
                 Err(e) => Err(self.host_error(e)),
             });
         }
-        self.suspended_until = Some(deadline);
-        self.suspended_wait = Some(wait_id);
+        self.suspended = Some((deadline, crate::outcome::ParkedOn::Wait(wait_id)));
         Err(wasmtime::Error::new(Suspend))
     }
 
@@ -657,7 +653,7 @@ impl context::Host for RunState {
         if wake_at <= now {
             return Ok(Ok(()));
         }
-        self.suspended_until = Some(wake_at);
+        self.suspended = Some((wake_at, crate::outcome::ParkedOn::Sleep(step_id)));
         Err(wasmtime::Error::new(Suspend))
     }
 

@@ -97,6 +97,8 @@ pub trait RunningJob: Clone + Send + Sync + 'static {
     /// `ats`): 1 on a job's first run, more on a retry, a wake-up after a
     /// durable sleep or a recovery after a crash.
     fn attempts_started(&self) -> u32;
+    /// When the job was added, ms since the epoch (BullMQ's `timestamp`).
+    fn enqueued_at_ms(&self) -> u64;
     /// When the job became ready to run, ms since the epoch: its enqueue
     /// time plus the delay it was added with (BullMQ keeps that in the
     /// job's options; a backoff's delay does not change it).
@@ -139,6 +141,10 @@ impl RunningJob for ActiveJob {
 
     fn attempts_started(&self) -> u32 {
         self.job.attempts_started()
+    }
+
+    fn enqueued_at_ms(&self) -> u64 {
+        self.job.timestamp()
     }
 
     fn ready_at_ms(&self) -> u64 {

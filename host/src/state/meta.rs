@@ -292,6 +292,19 @@ pub struct Producer {
     pub seal: Option<String>,
 }
 
+/// A job's fields a run's trace reads ([`Meta::trace`]), as Redis holds
+/// them: untrusted.
+#[derive(Debug, Default)]
+pub struct TraceFields {
+    /// `airlock.trace`: the trace context the API wrote.
+    pub context: Option<String>,
+    /// BullMQ's `opts` (a Node producer's telemetry writes `tm` there).
+    pub opts: Option<String>,
+    /// The previous run's history entry (JSON of `runs::RunEntry`), when
+    /// it was asked for and is there.
+    pub previous_run: Option<String>,
+}
+
 /// Reads and writes Airlock's per-job state on one Redis.
 #[derive(Clone)]
 pub struct Meta {
@@ -504,20 +517,30 @@ impl Meta {
         Ok(Producer { name, seal })
     }
 
-    /// The trace context a job carries: its `airlock.trace` field, and
-    /// the options BullMQ stored (whose `tm` a Node producer's telemetry
-    /// wrote); both untrusted, parsed by `crate::traces`. One `HMGET`.
+    /// What a run's trace reads of its job: the trace context it carries
+    /// (its `airlock.trace` field, and the options BullMQ stored, whose
+    /// `tm` a Node producer's telemetry wrote) and, for `previous_run`,
+    /// that run's history entry (`airlock.run:<n>`); all untrusted, parsed
+    /// by `crate::traces`. One `HMGET`.
     pub async fn trace(
         &self,
         job_key: &str,
-    ) -> Result<(Option<String>, Option<String>), QueueError> {
+        previous_run: Option<u32>,
+    ) -> Result<TraceFields, QueueError> {
         let mut conn = self.store.conn();
-        Ok(redis::cmd("HMGET")
-            .arg(job_key)
-            .arg(fields::TRACE)
-            .arg("opts")
-            .query_async(&mut conn)
-            .await?)
+        let mut command = redis::cmd("HMGET");
+        command.arg(job_key).arg(fields::TRACE).arg("opts");
+        if let Some(run) = previous_run {
+            command.arg(format!("{}{run}", fields::RUN_PREFIX));
+        }
+        let mut values: Vec<Option<String>> = command.query_async(&mut conn).await?;
+        values.resize(3, None);
+        let mut values = values.into_iter();
+        Ok(TraceFields {
+            context: values.next().flatten(),
+            opts: values.next().flatten(),
+            previous_run: values.next().flatten(),
+        })
     }
 
     /// Moves a job to another handler digest (its next run uses it).

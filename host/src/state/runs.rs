@@ -64,6 +64,10 @@ pub struct RunEntry {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(max_length = 1000)]
     pub reason: Option<String>,
+    /// The id of the durable sleep or wait a run that `slept` or `waited`
+    /// parked on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parked_on: Option<String>,
 }
 
 /// Most characters of a run's failure reason kept in its history entry
@@ -216,6 +220,8 @@ pub struct RunRecord {
     pub end: RunEnd,
     /// Why it failed (the failure's message), for a failed run.
     pub reason: Option<String>,
+    /// The durable sleep or wait it parked on, for a run that did.
+    pub parked_on: Option<String>,
 }
 
 /// How a run ended, as its history and the queue's per-minute tallies say.
@@ -279,6 +285,7 @@ pub fn completed_first_run(fields: &HashMap<String, String>) -> Option<RunEntry>
         host: get("pb").unwrap_or_default().to_string(),
         end: RunEnd::Completed.as_str().to_string(),
         reason: None,
+        parked_on: None,
     })
 }
 
@@ -362,6 +369,7 @@ impl Runs {
                     host: run.host.clone(),
                     end: run.end.as_str().to_string(),
                     reason: run.reason.as_deref().map(bounded_reason),
+                    parked_on: run.parked_on.clone(),
                 };
                 invocation
                     .arg(format!("{}{}", fields::RUN_PREFIX, run.run))

@@ -78,7 +78,8 @@ use crate::registry::{Binding, WarmInstances};
 use crate::sandbox::egress::EgressPolicy;
 use crate::sandbox::trace::RunEvents;
 use crate::sandbox::{
-    Completion, Failure, FailureKind, Limits, Reuse, RunEnv, RunOutcome, StopSignal, stop_pair,
+    Completion, Failure, FailureKind, Limits, ParkedOn, Reuse, RunEnv, RunOutcome, StopSignal,
+    stop_pair,
 };
 use crate::state::meta::{Pinned, Producer};
 use crate::state::runs::{RunEnd, RunRecord};
@@ -203,11 +204,11 @@ fn summary(outcome: &RunOutcome) -> String {
         Completion::Failed(f) => format!("failed ({})", f.kind),
         Completion::Suspended {
             wake_at_ms,
-            wait: None,
+            on: ParkedOn::Sleep(_),
         } => format!("suspended until {wake_at_ms}"),
         Completion::Suspended {
             wake_at_ms,
-            wait: Some(wait),
+            on: ParkedOn::Wait(wait),
         } => format!("waiting (`{wait}`) until {wake_at_ms}"),
     };
     let fuel = outcome
@@ -405,7 +406,22 @@ impl Executor {
         // what it shows under it: only when this host exports traces.
         let traced = match &self.host.traces {
             Some(traces) => {
-                let parent = self.trace_context(&job).await;
+                // What the job waited for since it was added or since the
+                // run before ended, then the run's own span.
+                let this_run = job.attempts_started();
+                let previous = (!pinned.first_run && this_run > 1).then(|| this_run - 1);
+                let (parent, previous_entry) = self.trace_fields(&job, previous).await;
+                let before = if pinned.first_run {
+                    Some(traces::Before::FirstRun {
+                        added_ms: job.enqueued_at_ms(),
+                        ready_ms: job.ready_at_ms(),
+                    })
+                } else {
+                    previous_entry.and_then(|text| traces::Before::after(&text, this_run))
+                };
+                if let Some(before) = &before {
+                    traces.before_run(job.queue(), job.id(), parent.as_deref(), before);
+                }
                 let run = traces.start_run(job.queue(), job.id(), parent.as_deref());
                 if let Some(line) = run.log_line() {
                     reporter.log(line);
@@ -458,8 +474,14 @@ impl Executor {
                 }
             }
             Completion::Failed(f) => (RunEnd::Failed(f.kind), Some(f.message.clone())),
-            Completion::Suspended { wait: None, .. } => (RunEnd::Slept, None),
-            Completion::Suspended { wait: Some(_), .. } => (RunEnd::Waited, None),
+            Completion::Suspended {
+                on: ParkedOn::Sleep(_),
+                ..
+            } => (RunEnd::Slept, None),
+            Completion::Suspended {
+                on: ParkedOn::Wait(_),
+                ..
+            } => (RunEnd::Waited, None),
         };
         if let Some((traces, run, events)) = traced {
             let (events, events_dropped) = events.take();
@@ -497,6 +519,10 @@ impl Executor {
             started_at_ms: now_ms().saturating_sub(outcome.wall_time.as_millis() as u64),
             ready_at_ms: pinned.first_run.then(|| job.ready_at_ms()),
             host: self.host.host_id.clone(),
+            parked_on: match &outcome.completion {
+                Completion::Suspended { on, .. } => Some(on.id().to_string()),
+                _ => None,
+            },
             end,
             reason,
         };
@@ -507,7 +533,7 @@ impl Executor {
                 Err(e) => Self::fail(Failure::new(FailureKind::InvalidOutput, e.to_string())),
             },
             Completion::Failed(failure) => Self::fail(failure),
-            Completion::Suspended { wake_at_ms, wait } => {
+            Completion::Suspended { wake_at_ms, on } => {
                 // A sleep past the job's time to finish wakes at it instead,
                 // to fail as `timed_out` when it is taken again.
                 let wake_at_ms = match finish_by {
@@ -517,8 +543,8 @@ impl Executor {
                 let park = || job.park_until(wake_at_ms.max(now_ms()));
                 match retrying("park the job", park).await {
                     Ok(()) => {
-                        if let Some(wait) = wait {
-                            self.wake_if_answered(&job, &wait).await;
+                        if let Some(wait) = on.wait() {
+                            self.wake_if_answered(&job, wait).await;
                         }
                         JobResult::Parked
                     }
@@ -594,13 +620,29 @@ impl Executor {
     /// when it has neither (or they cannot be read: the run's span then
     /// starts a trace of its own).
     async fn trace_context<J: RunningJob>(&self, job: &J) -> Option<String> {
-        match self.host.queues.state().meta.trace(job.job_key()).await {
-            Ok((ours, opts)) => ours
-                .filter(|m| traces::context_of_metadata(m).is_some())
-                .or_else(|| opts.as_deref().and_then(traces::context_in_opts)),
+        self.trace_fields(job, None).await.0
+    }
+
+    /// The job's trace context (as [`Self::trace_context`]) and, with
+    /// `previous_run`, that run's history entry as Redis holds it; read
+    /// together.
+    async fn trace_fields<J: RunningJob>(
+        &self,
+        job: &J,
+        previous_run: Option<u32>,
+    ) -> (Option<String>, Option<String>) {
+        let meta = &self.host.queues.state().meta;
+        match meta.trace(job.job_key(), previous_run).await {
+            Ok(read) => {
+                let context = read
+                    .context
+                    .filter(|m| traces::context_of_metadata(m).is_some())
+                    .or_else(|| read.opts.as_deref().and_then(traces::context_in_opts));
+                (context, read.previous_run)
+            }
             Err(e) => {
                 tracing::debug!(queue = job.queue(), id = job.id(), error = %e, "read the job's trace context");
-                None
+                (None, None)
             }
         }
     }

@@ -2180,6 +2180,11 @@ export interface components {
              *     BullMQ's `failedReason` holds only the last one's.
              */
             reason?: string | null;
+            /**
+             * @description The id of the durable sleep or wait a run that `slept` or `waited`
+             *     parked on.
+             */
+            parkedOn?: string | null;
         };
         /**
          * @description Measurements of a job's last run, from Airlock's job-hash fields. They

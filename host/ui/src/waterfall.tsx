@@ -16,8 +16,9 @@ export function endClass(end: string): string {
 
 /** What the time after a run was, from how the run ended. */
 function gapLabel(prev: RunEntry, hasNext: boolean): string {
-  if (prev.end === 'slept') return 'asleep (durable sleep)';
-  if (prev.end === 'waited') return 'parked in a durable wait';
+  const on = prev.parkedOn ? ` ${prev.parkedOn}` : '';
+  if (prev.end === 'slept') return `asleep (durable sleep${on})`;
+  if (prev.end === 'waited') return `parked in a durable wait${on ? ` (${on.trim()})` : ''}`;
   if (PUT_BACK.has(prev.end)) return `put back (${prev.end})`;
   if (prev.end === 'completed') return hasNext ? 'completed, then retried' : 'retried, waiting to run';
   return hasNext ? `${prev.end}, then retried` : `${prev.end}, waiting to retry`;

@@ -419,6 +419,12 @@ function TimelineCards(props: { job: JobDetails; timeline?: Timeline; error?: Ap
                     <Badge kind={endClass(r.end)} testid="run-end">
                       {r.end}
                     </Badge>
+                    {r.parkedOn && (
+                      <span class="muted" data-testid="run-parked-on">
+                        {' '}
+                        on <code>{r.parkedOn}</code>
+                      </span>
+                    )}
                     {r.reason && (
                       <div class="muted wrap" data-testid="run-reason">
                         <Prose text={r.reason} />
