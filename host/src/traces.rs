@@ -25,8 +25,9 @@
 //!   the job's trace context (below): the job's id, the run's number
 //!   (`airlock.run`), the handler's digest, the host, fuel, peak memory,
 //!   how the run ended (`airlock.run.end`: `completed`, a failure kind,
-//!   `slept`, `waited`) and, for a failure, its kind and reason as the
-//!   span's error status. A sampled run writes the ids of its trace and
+//!   `slept`, `waited`), a flow child's parent job (`airlock.flow.parent`,
+//!   `QUEUE:ID`) and, for a failure, its kind and reason as the span's
+//!   error status. A sampled run writes the ids of its trace and
 //!   span into the job's log first (`[airlock] trace T span S`), so a
 //!   reader of the log finds the trace.
 //! - `held QUEUE`: each time flow control parks a job for its turn instead
@@ -314,6 +315,9 @@ impl Traces {
         if let Some(kind) = ended.failure_kind {
             attributes.push(KeyValue::new("airlock.failure.kind", kind.to_string()));
         }
+        if let Some(parent) = ended.flow_parent {
+            attributes.push(KeyValue::new("airlock.flow.parent", parent.to_string()));
+        }
         if ended.events_dropped > 0 {
             attributes.push(KeyValue::new(
                 "airlock.trace.events_dropped",
@@ -479,6 +483,8 @@ impl Before {
 pub struct RunEnded<'a> {
     /// The job's name.
     pub name: &'a str,
+    /// The job's flow parent, as `QUEUE:ID`, when it is a flow's child.
+    pub flow_parent: Option<&'a str>,
     /// The run's number (BullMQ's `ats`).
     pub run: u32,
     /// The handler digest it ran.

@@ -1157,4 +1157,24 @@ async fn job_data_reaches_the_guest_as_the_wit_promises() {
         raw_of(r#"{"data": { "e" : 1e2, "u": "\u00e9", "w" : [ 1 , 2 ] } }"#).await,
         r#"{"e":100.0,"u":"é","w":[1,2]}"#
     );
+
+    // A flow's child is told its parent (`job-info.parent`); the parent,
+    // and a job outside a flow, are told none.
+    let (status, flow) = api
+        .post(
+            "/v1/flows",
+            tokens::PRODUCER,
+            json!({
+                "name": "parent", "queue": "probe", "data": {},
+                "children": [{"name": "child", "queue": "probe", "data": {"n": 1}}],
+            }),
+        )
+        .await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{flow}");
+    let child = api
+        .wait_done(flow["children"][0]["ref"].as_str().unwrap())
+        .await;
+    assert_eq!(child["returnvalue"]["parent"], flow["ref"], "{child}");
+    let parent = api.wait_done(flow["ref"].as_str().unwrap()).await;
+    assert_eq!(parent["returnvalue"]["parent"], Value::Null, "{parent}");
 }

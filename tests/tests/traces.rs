@@ -616,6 +616,19 @@ async fn a_flow_and_an_event_carry_their_callers_trace_to_every_job() {
     for run in runs(&spans, "parent").iter().chain(&runs(&spans, "child")) {
         assert_eq!(run.parent_id, add.span_id, "{run:?}");
     }
+    // Each child's run names its parent job; the parent's names none.
+    let parent_ref = flow["ref"].as_str().unwrap();
+    for run in runs(&spans, "child") {
+        assert_eq!(
+            run.attr("airlock.flow.parent"),
+            &json!(parent_ref),
+            "{run:?}"
+        );
+    }
+    assert_eq!(
+        runs(&spans, "parent")[0].attr("airlock.flow.parent"),
+        &Value::Null
+    );
 
     let event_trace = "7bf92f3577b34da6a3ce929d0e0e4736";
     let delivery = post_traced(

@@ -187,16 +187,22 @@ impl RunningJob for ActiveJob {
 }
 
 impl ActiveJob {
-    /// The flow parent as `(queue, id)`.
+    /// The flow parent as `(queue, id)`, from BullMQ's `parentKey`
+    /// (`PREFIX:QUEUE:ID`; neither a queue name nor a job id holds a `:`).
+    /// The port's `parent()` stays `None` for BullMQ's own `parent` field
+    /// (it expects `queue_key` where BullMQ writes `queueKey`), so the
+    /// key is read instead.
     fn parent(&self) -> Option<(String, String)> {
-        self.job.parent().map(|p| {
+        if let Some(p) = self.job.parent() {
             let queue = p
                 .queue_key
                 .rsplit_once(':')
-                .map(|(_, q)| q.to_string())
-                .unwrap_or_else(|| p.queue_key.clone());
-            (queue, p.id.clone())
-        })
+                .map_or(p.queue_key.as_str(), |(_, q)| q);
+            return Some((queue.to_string(), p.id.clone()));
+        }
+        let (queue_key, id) = self.job.parent_key()?.rsplit_once(':')?;
+        let queue = queue_key.rsplit_once(':').map_or(queue_key, |(_, q)| q);
+        Some((queue.to_string(), id.to_string()))
     }
 }
 

@@ -489,10 +489,13 @@ impl Executor {
                 RunEnd::Failed(kind) => Some(kind.as_str()),
                 _ => None,
             };
+            let input = job.input();
+            let flow_parent = input.parent.as_ref().map(|(q, id)| format!("{q}:{id}"));
             traces.end_run(
                 run,
                 RunEnded {
-                    name: &job.input().name,
+                    name: &input.name,
+                    flow_parent: flow_parent.as_deref(),
                     run: job.attempts_started(),
                     digest: &pinned.digest,
                     host: &self.host.host_id,
