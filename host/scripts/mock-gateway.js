@@ -6,6 +6,8 @@
 //                       answers 202 {"id": "msg_..."}; 401 without the key
 //   POST /v1/ledger     a ledger: answers 201 {"id": "led_<transactionId>"},
 //                       the same id again for a repeated Idempotency-Key
+//   GET  /v1/ledger     {"posts": N, "entries": [{id, amount, currency}]}: how
+//                       many POSTs the ledger got, and what it holds
 //   POST /v1/approvals  an approval service (the refund example asks it for a
 //                       manager's decision): keeps {refundId, orderId, amount,
 //                       token} and answers 201 {"id": "apr_<refundId>"}; the same
@@ -24,6 +26,8 @@ const crypto = require('node:crypto');
 const [host, port] = (process.env.MOCK_GATEWAY_LISTEN || '127.0.0.1:8090').split(':');
 const key = process.env.MOCK_GATEWAY_KEY || '';
 const ledger = new Map();
+const entries = [];
+let ledgerPosts = 0;
 const approvals = [];
 const ledgerDelayMs = Number(process.env.MOCK_GATEWAY_LEDGER_DELAY_MS || 0);
 
@@ -54,9 +58,15 @@ const server = http.createServer((req, res) => {
       reply(res, 202, { id });
     } else if (req.method === 'POST' && req.url === '/v1/ledger') {
       const idem = req.headers['idempotency-key'] || crypto.randomUUID();
-      if (!ledger.has(idem)) ledger.set(idem, `led_${body.transactionId}`);
+      ledgerPosts += 1;
+      if (!ledger.has(idem)) {
+        ledger.set(idem, `led_${body.transactionId}`);
+        entries.push({ id: ledger.get(idem), amount: body.amount, currency: body.currency });
+      }
       console.log(`ledger: ${ledger.get(idem)} amount=${body.amount} ${body.currency || ''}`);
       setTimeout(() => reply(res, 201, { id: ledger.get(idem) }), ledgerDelayMs);
+    } else if (req.method === 'GET' && req.url === '/v1/ledger') {
+      reply(res, 200, { posts: ledgerPosts, entries });
     } else if (req.method === 'POST' && req.url === '/v1/approvals') {
       const { refundId, orderId, amount, token } = body;
       if (typeof refundId !== 'string' || typeof token !== 'string') {

@@ -19,6 +19,8 @@
 //!   layer shares: time, JSON integers and paths, strict objects, field
 //!   errors, names.
 //! - [`triggers`] delivers events to the queues subscribed to them.
+//! - [`replay`] runs a recorded job against another handler version and
+//!   says how it differs.
 //! - [`api`] is the HTTP API; [`metrics`] its Prometheus series.
 //! - [`cli`] is the `airlock` command line.
 
@@ -30,6 +32,7 @@ pub mod flow;
 pub mod metrics;
 pub mod queue;
 pub mod registry;
+pub mod replay;
 pub mod state;
 pub mod store;
 pub mod tasks;

@@ -33,6 +33,8 @@
 //! - traces (`BENCH_ONLY=traces`): the no-op drain with OpenTelemetry
 //!   traces off, on for every run and on for 1 %, to an OTLP receiver in
 //!   this process.
+//! - transcripts (`BENCH_ONLY=transcripts`): the no-op and the payment
+//!   drain with `recordTranscripts` off and on.
 //!
 //! Needs the release `airlock` binary (`cargo build --release -p airlock`;
 //! `AIRLOCK_BENCH_BIN` runs another build, to compare versions), the
@@ -225,6 +227,9 @@ enum Peer {
     /// `airlock serve` exporting traces to [`TRACE_RECEIVER`], the
     /// sampler keeping this ratio of traces (`parentbased_traceidratio`).
     AirlockTraced(&'static str, &'static str),
+    /// `airlock serve`, the binding recording every run's transcript
+    /// (`recordTranscripts`).
+    AirlockRecorded(&'static str),
     /// Node's BullMQ worker with this processor (`bench-worker.js`).
     Node(&'static str),
     /// The Rust port's no-op worker, in a process of its own (this
@@ -300,7 +305,7 @@ async fn command_stats(
 
 fn start_peer(peer: Peer, redis: &RedisServer, count: usize, concurrency: usize) -> Child {
     match peer {
-        Peer::Airlock(_) | Peer::AirlockWarm(_) => start_airlock(redis),
+        Peer::Airlock(_) | Peer::AirlockWarm(_) | Peer::AirlockRecorded(_) => start_airlock(redis),
         Peer::AirlockTraced(_, ratio) => {
             let receiver = TRACE_RECEIVER.get().expect("the trace bench's receiver");
             start_airlock_env(
@@ -361,6 +366,16 @@ async fn drain(peer: Peer, count: usize, concurrency: usize, name: &str, data: &
                 )
                 .await;
         }
+        Peer::AirlockRecorded(guest) => {
+            admin.deploy(guest, guest).await;
+            admin
+                .bind(
+                    QUEUE,
+                    guest,
+                    json!({"concurrency": concurrency, "recordTranscripts": true}),
+                )
+                .await;
+        }
         _ => {}
     }
     let client = redis::Client::open(redis.url()).unwrap();
@@ -386,7 +401,10 @@ async fn drain(peer: Peer, count: usize, concurrency: usize, name: &str, data: &
     // `perf record -g` (DIR/airlock-c<concurrency>-<guest>.data).
     let perf = match (peer, std::env::var_os("BENCH_PERF")) {
         (
-            Peer::Airlock(guest) | Peer::AirlockWarm(guest) | Peer::AirlockTraced(guest, _),
+            Peer::Airlock(guest)
+            | Peer::AirlockWarm(guest)
+            | Peer::AirlockTraced(guest, _)
+            | Peer::AirlockRecorded(guest),
             Some(dir),
         ) => Some(
             Command::new("perf")
@@ -1062,6 +1080,37 @@ async fn trace_drains(count: usize) {
     machine_note(node.rate);
 }
 
+/// What recording transcripts costs (`BENCH_ONLY=transcripts`): the no-op
+/// and the payment handler (3 progress reports, 2 logs, a configuration
+/// read, a result) drained at concurrency 10 with `recordTranscripts` off
+/// and on, same run. Warm host, no compile in the span (see [`drain`]).
+async fn transcript_drains(count: usize) {
+    let node = drain(Peer::Node("noop"), count, 10, "noop", "{}").await;
+    println!(
+        "| drain of {count} jobs, concurrency 10 | off, jobs/s | recorded, jobs/s | recorded / off | host CPU per job, off → recorded | Redis CPU per job, off → recorded |"
+    );
+    println!("|---|---|---|---|---|---|");
+    for (label, guest, name, data) in [
+        ("no-op", "noop", "noop", "{}"),
+        ("payment webhook", "payment-webhook", "payment", PAYMENT),
+    ] {
+        let off = drain(Peer::Airlock(guest), count, 10, name, data).await;
+        let on = drain(Peer::AirlockRecorded(guest), count, 10, name, data).await;
+        println!(
+            "| {label} | {:.0} | {:.0} | {:.2}× | {} → {} | {} → {} |",
+            off.rate,
+            on.rate,
+            on.rate / off.rate,
+            per_job_us(off.host_us),
+            per_job_us(on.host_us),
+            per_job_us(off.redis_us),
+            per_job_us(on.redis_us),
+        );
+    }
+    println!();
+    machine_note(node.rate);
+}
+
 /// The payment handler in every language Airlock takes, drained by one
 /// host — a fresh instance per job, and with warm instances for the
 /// engines that pay a start-up per instance —, against the same processor
@@ -1459,6 +1508,10 @@ async fn bench() {
     if only.is_empty() || only == "traces" {
         println!();
         trace_drains(count).await;
+    }
+    if only.is_empty() || only == "transcripts" {
+        println!();
+        transcript_drains(count).await;
     }
     if only.is_empty() || only == "languages" {
         println!();

@@ -923,6 +923,7 @@ async fn the_openapi_document_is_valid_and_covers_every_route() {
         ("get", "/v1/jobs/{ref}"),
         ("delete", "/v1/jobs/{ref}"),
         ("get", "/v1/jobs/{ref}/timeline"),
+        ("get", "/v1/jobs/{ref}/transcript"),
         ("post", "/v1/jobs/{ref}/retry"),
         ("post", "/v1/jobs/{ref}/promote"),
         ("post", "/v1/jobs/{ref}/cancel"),

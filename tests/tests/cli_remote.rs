@@ -409,6 +409,7 @@ fn queue_bind_sets_every_field_and_names_the_flag_of_a_refusal() {
         "--finish-timeout",
         "--warm-instances",
         "--propagate-trace",
+        "--record-transcripts",
         "--max-http-requests",
         "--max-http-request-size",
         "--max-http-response-size",
@@ -437,6 +438,7 @@ fn queue_bind_sets_every_field_and_names_the_flag_of_a_refusal() {
             "--warm-instances",
             r#"{"maxJobs":10,"idleMs":60000}"#,
             "--propagate-trace",
+            "--record-transcripts",
             "--max-http-requests",
             "3",
             "--http-timeout",
@@ -453,6 +455,7 @@ fn queue_bind_sets_every_field_and_names_the_flag_of_a_refusal() {
     assert_eq!(binding["finishTimeoutMs"], 3_600_000, "{binding}");
     assert_eq!(binding["warmInstances"]["maxJobs"], 10, "{binding}");
     assert_eq!(binding["propagateTrace"], true, "{binding}");
+    assert_eq!(binding["recordTranscripts"], true, "{binding}");
     assert_eq!(binding["limits"]["maxHttpRequests"], 3, "{binding}");
     assert_eq!(binding["limits"]["httpTimeoutMs"], 2000, "{binding}");
     assert_eq!(binding["egress"][0]["methods"][0], "POST", "{binding}");

@@ -65,6 +65,9 @@ use crate::http_pool::{PoolKey, Sender};
 use crate::logs::{LogLevel, LogSink};
 use crate::secrets::Secret;
 use crate::trace::{EventKind, EventValue, RunEvent, RunEvents};
+use crate::transcript::{
+    Call, HttpAnswers, HttpSlot, RecordedBody, TranscriptRecorder, recorded_headers,
+};
 
 /// What a run did over HTTP (job fields and metrics).
 #[derive(Debug, Default)]
@@ -257,6 +260,11 @@ pub struct RunHttp {
     pub events: Option<Arc<RunEvents>>,
     /// The `traceparent` every request carries (`RunEnv::traceparent`).
     pub traceparent: Option<http::HeaderValue>,
+    /// Where each request and its response go into the run's transcript
+    /// (`crate::transcript`); `None`: not recorded.
+    pub transcript: Option<Arc<TranscriptRecorder>>,
+    /// Answers requests instead of the network (`RunEnv::http_answers`).
+    pub answers: Option<Arc<dyn HttpAnswers>>,
 }
 
 impl RunHttp {
@@ -380,9 +388,34 @@ impl WasiHttpHooks for RunHttp {
         };
         let started = SystemTime::now();
         let method = request.method().as_str().to_string();
+        // The request as the guest wrote it, for the run's transcript: its
+        // secrets' placeholders named, never filled in.
+        let grants: Vec<Grant> = self.grants.lock().map(|g| g.clone()).unwrap_or_default();
+        let slot = self.transcript.as_ref().and_then(|t| {
+            t.push_http(Call::Http {
+                method: method.clone(),
+                url: named_placeholders(&request.uri().to_string(), &grants),
+                headers: recorded_headers(request.headers())
+                    .into_iter()
+                    .map(|(name, value)| (name, named_placeholders(&value, &grants)))
+                    .collect(),
+                body: RecordedBody::of(b""),
+                response: None,
+                error: None,
+            })
+        });
+        // A replay: the answer comes from the transcript; nothing leaves
+        // the host, so no policy applies.
+        if let Some(answers) = self.answers.clone() {
+            self.stats.requests.fetch_add(1, Ordering::Relaxed);
+            return Box::new(answer_from(answers, request, method, grants, slot));
+        }
         let policy = match checked {
             Ok(p) => p,
             Err(denial) => {
+                if let Some(slot) = &slot {
+                    slot.failed(denial.to_string());
+                }
                 if let Some(events) = &self.events {
                     let mut event = http_event(&method, dest.as_ref(), started);
                     event.error = Some(denial.to_string());
@@ -404,7 +437,6 @@ impl WasiHttpHooks for RunHttp {
             }
         };
         let dest = dest.expect("checked above");
-        let grants: Vec<Grant> = self.grants.lock().map(|g| g.clone()).unwrap_or_default();
         let pool = self.pool.clone();
         let events = self.events.clone();
         let traceparent = self.traceparent.clone();
@@ -423,8 +455,13 @@ impl WasiHttpHooks for RunHttp {
                 pool,
                 sent.clone(),
                 traceparent,
+                slot.clone(),
             )
             .await;
+            if let (Some(slot), Err(error)) = (&slot, &result) {
+                let noted = report.reason.lock().ok().and_then(|r| r.clone());
+                slot.failed(noted.unwrap_or_else(|| format!("{error:?}")));
+            }
             if let Some((events, mut event)) = noted {
                 event.end = SystemTime::now();
                 event.attributes.push((
@@ -455,6 +492,82 @@ impl WasiHttpHooks for RunHttp {
             result
         })
     }
+}
+
+/// A replayed request's response, from `answers` (see
+/// [`RunHttp::answers`]); the request is read to its end and recorded.
+async fn answer_from(
+    answers: Arc<dyn HttpAnswers>,
+    request: http::Request<WasiBody>,
+    method: String,
+    grants: Vec<Grant>,
+    slot: Option<HttpSlot>,
+) -> Result<
+    (
+        http::Response<WasiBody>,
+        Box<dyn Future<Output = Result<(), Error>> + Send>,
+    ),
+    Error,
+> {
+    let url = named_placeholders(&request.uri().to_string(), &grants);
+    let headers: Vec<(String, String)> = recorded_headers(request.headers())
+        .into_iter()
+        .map(|(name, value)| (name, named_placeholders(&value, &grants)))
+        .collect();
+    let body = match request.into_body().collect().await {
+        Ok(collected) => collected.to_bytes(),
+        Err(e) => return Err(e),
+    };
+    let body =
+        RecordedBody::of(named_placeholders(&String::from_utf8_lossy(&body), &grants).as_bytes());
+    if let Some(slot) = &slot {
+        slot.request_body(body.clone());
+    }
+    match answers.answer(&method, &url, &headers, &body) {
+        Ok(recorded) => {
+            if let Some(slot) = &slot {
+                slot.response(recorded.status, recorded.headers.clone());
+                slot.body_chunk(recorded.body.text.as_bytes());
+            }
+            let mut response = http::Response::builder().status(recorded.status);
+            for (name, value) in &recorded.headers {
+                // The body is the recorded text: its old length no longer
+                // holds when it was cut.
+                if name.eq_ignore_ascii_case("content-length")
+                    || name.eq_ignore_ascii_case("transfer-encoding")
+                {
+                    continue;
+                }
+                response = response.header(name.as_str(), value.as_str());
+            }
+            let body = http_body_util::Full::new(Bytes::from(recorded.body.text))
+                .map_err(|never| match never {})
+                .boxed_unsync();
+            let response = response
+                .body(body)
+                .map_err(|e| Error::InternalError(Some(e.to_string())))?;
+            Ok((response, Box::new(async { Ok(()) })))
+        }
+        Err(why) => {
+            if let Some(slot) = &slot {
+                slot.failed(why.clone());
+            }
+            Err(Error::InternalError(Some(why)))
+        }
+    }
+}
+
+/// `text` with each secret placeholder of the run as `[secret:NAME]`: what
+/// a transcript keeps (a placeholder is random per run; the name is what
+/// the guest asked for).
+fn named_placeholders(text: &str, grants: &[Grant]) -> String {
+    let mut out = text.to_string();
+    for grant in grants {
+        if out.contains(&grant.placeholder) {
+            out = out.replace(&grant.placeholder, &format!("[secret:{}]", grant.name));
+        }
+    }
+    out
 }
 
 /// A request's event, begun at `start` (ended there too, until its
@@ -515,6 +628,7 @@ async fn send(
     pool: Option<Arc<HttpPool>>,
     sent: Arc<AtomicU64>,
     traceparent: Option<http::HeaderValue>,
+    slot: Option<HttpSlot>,
 ) -> Result<
     (
         http::Response<WasiBody>,
@@ -592,6 +706,10 @@ async fn send(
             }
         })?
         .to_bytes();
+    if let Some(slot) = &slot {
+        let text = named_placeholders(&String::from_utf8_lossy(&body), &grants);
+        slot.request_body(RecordedBody::of(text.as_bytes()));
+    }
     for value in parts.headers.values_mut() {
         if let Ok(text) = value.to_str()
             && let Some(replaced) = substitute(text, &grants, &dest, false)
@@ -703,8 +821,15 @@ async fn send(
         sender,
         addr,
     });
+    if let Some(slot) = &slot {
+        slot.response(
+            response.status().as_u16(),
+            recorded_headers(response.headers()),
+        );
+    }
     let response = response.map(|incoming| {
         CappedBody {
+            tee: slot,
             incoming,
             read: 0,
             max: limits.max_response_bytes,
@@ -820,6 +945,8 @@ struct CappedBody {
     /// The connection, for its pool once this body is read to its end (and
     /// never after a cut: a half-read connection is not reused).
     give_back: Option<GiveBack>,
+    /// The request's transcript entry, which keeps what the guest reads.
+    tee: Option<HttpSlot>,
 }
 
 impl CappedBody {
@@ -867,6 +994,9 @@ impl Body for CappedBody {
                         .stats
                         .bytes_in
                         .fetch_add(data.len() as u64, Ordering::Relaxed);
+                    if let Some(tee) = &this.tee {
+                        tee.body_chunk(data);
+                    }
                 }
                 let next = tokio::time::Instant::now() + this.between;
                 this.idle.as_mut().reset(next);

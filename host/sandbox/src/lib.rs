@@ -37,6 +37,7 @@ pub mod services;
 mod state;
 pub mod stop;
 pub mod trace;
+pub mod transcript;
 pub mod url_path;
 mod validate;
 pub mod warm;
@@ -517,14 +518,32 @@ impl Sandbox {
                 log_listener,
             ))),
         };
-        let finish = |completion,
+        // The transcript's job and start, when the run records one.
+        let recording = env.transcript.clone().map(|recorder| {
+            (
+                recorder,
+                transcript::RecordedJob::from(&job),
+                airlock_core::clock::now_ms(),
+            )
+        });
+        let finish = |completion: Completion,
                       fuel_used,
                       peak_memory_bytes,
                       http: http::HttpSummary,
                       sink: &Arc<Mutex<LogSink>>,
                       warm: bool| {
+            let transcript = recording.as_ref().map(|(recorder, job, started_at)| {
+                let sink = sink.lock().unwrap_or_else(|p| p.into_inner());
+                recorder.finish(
+                    job.clone(),
+                    *started_at,
+                    transcript::RecordedOutcome::from(&completion),
+                    &|text| sink.redact(&text).unwrap_or(text),
+                )
+            });
             let (logs, dropped) = sink.lock().unwrap().finish();
             RunOutcome {
+                transcript,
                 completion,
                 fuel_used,
                 peak_memory_bytes,
@@ -847,6 +866,7 @@ impl Sandbox {
                 logs_dropped_lines: 0,
                 http: Default::default(),
                 warm: false,
+                transcript: None,
             },
         }
     }

@@ -99,6 +99,9 @@ pub struct RunOutcome {
     /// Whether the run used a warm instance an earlier job of its owner
     /// left (see `crate::warm`), rather than a fresh one.
     pub warm: bool,
+    /// The run's transcript, when its environment recorded one
+    /// (`RunEnv::transcript`).
+    pub transcript: Option<crate::transcript::Transcript>,
 }
 
 impl RunOutcome {

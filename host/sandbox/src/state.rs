@@ -59,6 +59,13 @@ pub struct RunEnv {
     /// dropping its `tracestate`; `None`: requests go as the guest wrote
     /// them.
     pub traceparent: Option<String>,
+    /// Where the run's transcript is written (a binding that records
+    /// them; `crate::transcript`); `None`: not recorded.
+    pub transcript: Option<Arc<crate::transcript::TranscriptRecorder>>,
+    /// Answers the run's outbound requests instead of the network (a
+    /// replay: no request leaves the host); `None`: requests go out under
+    /// the egress policy.
+    pub http_answers: Option<Arc<dyn crate::transcript::HttpAnswers>>,
 }
 
 /// Longest step id, sleep id or KV key a guest may use.
@@ -238,6 +245,8 @@ impl RunState {
                 refusals: Arc::default(),
                 events: None,
                 traceparent: None,
+                transcript: None,
+                answers: None,
             },
             queue,
             env: RunEnv::default(),
@@ -290,11 +299,19 @@ impl RunState {
                 .traceparent
                 .as_deref()
                 .and_then(|t| ::http::HeaderValue::from_str(t).ok()),
+            transcript: env.transcript.clone(),
+            answers: env.http_answers.clone(),
         };
         self.grants = grants;
         self.env = env;
         self.limiter.begin_job(limits.memory_bytes);
-        self.services = services;
+        self.services = match &self.env.transcript {
+            Some(recorder) => Box::new(crate::transcript::RecordingServices {
+                inner: services,
+                recorder: recorder.clone(),
+            }),
+            None => services,
+        };
         self.limits = limits;
         self.steps_recorded = 0;
         self.step_started = None;
@@ -382,6 +399,9 @@ impl RunState {
         // way: refused, not an outage to wait out.
         let secret = secrets::open(key, &self.queue, name, &stored)
             .map_err(|e| HostError::Invalid(format!("secret `{name}`: {e}")))?;
+        if let Some(recorder) = &self.env.transcript {
+            recorder.note_secret(name, &secret.value);
+        }
         if let Some(seen) = &self.env.secrets_seen
             && !seen.admit(name, &secret)
         {
@@ -773,7 +793,14 @@ impl context::Host for RunState {
 
 impl config::Host for RunState {
     async fn get(&mut self, key: String) -> Option<String> {
-        self.env.config.get(&key).cloned()
+        let value = self.env.config.get(&key).cloned();
+        if let Some(recorder) = &self.env.transcript {
+            recorder.push(crate::transcript::Call::Config {
+                key,
+                value: value.clone(),
+            });
+        }
+        value
     }
 
     async fn keys(&mut self) -> Vec<String> {
@@ -790,6 +817,9 @@ impl config::Host for RunState {
         }
         let secret = self.open_secret(&name).await?;
         let placeholder = secrets::placeholder();
+        if let Some(recorder) = &self.env.transcript {
+            recorder.note_secret(&name, &placeholder);
+        }
         if let Ok(mut grants) = self.grants.lock() {
             grants.push(Grant {
                 name,

@@ -85,6 +85,62 @@ pub async fn timeline(
     Ok(Json(state.queues().timeline(&job.queue, &job.id).await?))
 }
 
+/// A job's run transcripts (a binding with `recordTranscripts`).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Transcripts {
+    /// One per run that left one (the first 25 runs), oldest first; empty
+    /// when the job's binding does not record them.
+    pub runs: Vec<RunTranscript>,
+}
+
+/// One run's transcript.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RunTranscript {
+    /// Which run (BullMQ's `ats`).
+    pub run: u32,
+    /// What the run received and how it ended.
+    pub transcript: crate::sandbox::transcript::Transcript,
+}
+
+/// What each run of a job received from outside its sandbox — the job,
+/// every durable call and its answer, each configuration read, each
+/// outbound request with its response (bounded), how it ended — when its
+/// binding records transcripts (`recordTranscripts`). Never a secret's
+/// value or a wait token. The job's own read rules apply: a producer
+/// token reads only its own jobs'. `airlock replay` runs another handler
+/// version against them.
+#[utoipa::path(
+    operation_id = "jobs_transcript",
+    get,
+    path = "/v1/jobs/{ref}/transcript",
+    tag = "jobs",
+    params(("ref" = String, Path, description = "`<queue>:<id>`")),
+    responses((status = 200, description = "OK", body = Transcripts), (status = 404, description = "Not found", body = ErrorBody)),
+    security(("bearer" = []))
+)]
+pub async fn transcript(
+    State(state): State<ApiState>,
+    caller: Caller,
+    PathParams(job_ref): PathParams<String>,
+) -> Result<Json<Transcripts>, ApiError> {
+    let job = visible_job(&state, &caller, &job_ref).await?;
+    let stored = state
+        .queues()
+        .state()
+        .meta
+        .transcripts(&job.queue, &job.id)
+        .await?;
+    // Read from Redis: a field that does not parse is left out.
+    let runs = stored
+        .into_iter()
+        .filter_map(|(run, text)| {
+            let transcript = serde_json::from_str(&text).ok()?;
+            Some(RunTranscript { run, transcript })
+        })
+        .collect();
+    Ok(Json(Transcripts { runs }))
+}
+
 /// A job: state, progress, result or failure (kind and reason), attempts,
 /// timestamps, fuel/memory/time, handler digest, and its log.
 #[utoipa::path(

@@ -24,7 +24,7 @@
 //! | queue bindings, counts, pause/resume, drain/clean/obliterate, bulk retry of failed jobs, per-key state (`/keys`) | [`queues`] |
 //! | a queue's secrets (set, list, delete; values never returned) | [`secrets`] |
 //! | enqueue (one or bulk), list | [`jobs`] |
-//! | one job: inspect, timeline, retry, remove, promote, cancel, repin, wait | [`job`] |
+//! | one job: inspect, timeline, transcript, retry, remove, promote, cancel, repin, wait | [`job`] |
 //! | Server-Sent Events of a queue or a job | [`events`] |
 //! | flows | [`flows`] |
 //! | schedules and their on-demand runs (`…/trigger`) | [`schedules`] |
@@ -200,6 +200,7 @@ pub fn routes(state: ApiState) -> (Router, utoipa::openapi::OpenApi) {
         .routes(routes!(jobs::search))
         .routes(routes!(job::get, job::remove))
         .routes(routes!(job::timeline))
+        .routes(routes!(job::transcript))
         .routes(routes!(job::retry))
         .routes(routes!(job::promote))
         .routes(routes!(job::cancel))

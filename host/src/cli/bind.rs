@@ -115,6 +115,9 @@ pub struct BindArgs {
     /// (on hosts that export traces).
     #[arg(long)]
     pub propagate_trace: bool,
+    /// Record each run's transcript into its job, for `airlock replay`.
+    #[arg(long)]
+    pub record_transcripts: bool,
 }
 
 impl BindArgs {
@@ -132,6 +135,7 @@ impl BindArgs {
             rate_limit: self.rate_limit.as_deref().map(rate_limit).transpose()?,
             finish_timeout_ms: limits::millis("--finish-timeout", &self.finish_timeout)?,
             propagate_trace: self.propagate_trace,
+            record_transcripts: self.record_transcripts,
             ..BindingSpec::default()
         };
         spec.config = self.config()?;

@@ -6,6 +6,7 @@ mod client;
 mod limits;
 mod new;
 mod remote;
+mod replay;
 mod run;
 mod secrets;
 mod serve;
@@ -39,6 +40,11 @@ pub enum Command {
     /// Run a worker host: a BullMQ worker per bound queue, each job in its
     /// own sandbox instance; with `--listen`, the HTTP API too.
     Serve(Box<serve::ServeArgs>),
+    /// Replay a recorded job (or `--queue Q --last N` of them) against
+    /// another handler version in a local sandbox: every call is answered
+    /// from the job's transcripts, nothing is sent anywhere. Exit 0 same,
+    /// 2 different, 3 diverged.
+    Replay(Box<replay::ReplayArgs>),
     /// Create a handler project (Rust, TypeScript, JavaScript or Python)
     /// that builds to a component with one command.
     New(new::NewArgs),
@@ -94,6 +100,7 @@ pub async fn execute(cli: Cli) -> anyhow::Result<i32> {
     match cli.command {
         Command::Run(args) => run::execute(*args).await,
         Command::Serve(args) => serve::execute(*args).await,
+        Command::Replay(args) => replay::execute(conn, json, *args).await,
         Command::New(args) => new::execute(args),
         Command::Deploy(args) => remote::deploy(conn, json, args).await,
         Command::Queue(cmd) => remote::queue(conn, json, cmd).await,

@@ -126,6 +126,8 @@ fn env_from(args: &RunArgs, services: &LocalServices) -> anyhow::Result<RunEnv> 
         secrets_seen: Some(Arc::default()),
         events: None,
         traceparent: None,
+        transcript: None,
+        http_answers: None,
     })
 }
 

@@ -135,6 +135,9 @@ pub struct Binding {
     /// traces, for sampled runs).
     #[serde(default)]
     pub propagate_trace: bool,
+    /// Records each run's transcript (`sandbox::transcript`) into the job.
+    #[serde(default)]
+    pub record_transcripts: bool,
 }
 
 /// Warm instances (`warmInstances`): a host runs a job in an instance an
@@ -297,6 +300,14 @@ pub struct BindingSpec {
     /// `false`.
     #[serde(default)]
     pub propagate_trace: bool,
+    /// Record each run's transcript — the job as received, every durable
+    /// call and its answer, each configuration read, each outbound HTTP
+    /// request with its response (headers and bodies bounded), how the run
+    /// ended — into the job (`GET /v1/jobs/{ref}/transcript`; kept and
+    /// removed with the job), for `airlock replay`. Never a secret's value
+    /// or a wait token; at most 256 KiB of calls per run. Default `false`.
+    #[serde(default)]
+    pub record_transcripts: bool,
 }
 
 /// A `config` key (schema only).
@@ -495,6 +506,7 @@ impl BindingSpec {
             fairness: self.fairness.clone(),
             warm_instances: self.warm_instances.clone(),
             propagate_trace: self.propagate_trace,
+            record_transcripts: self.record_transcripts,
         })
     }
 }

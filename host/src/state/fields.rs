@@ -46,6 +46,9 @@ pub const TOKEN_PREFIX: &str = "airlock.token:";
 /// Prefix of one run's measurements: `airlock.run:<n>` (JSON
 /// `RunEntry`), the job's run history.
 pub const RUN_PREFIX: &str = "airlock.run:";
+/// Prefix of one run's transcript: `airlock.transcript:<n>` (JSON
+/// `sandbox::transcript::Transcript`), for bindings that record them.
+pub const TRANSCRIPT_PREFIX: &str = "airlock.transcript:";
 /// Prefix of when a durable step was recorded: `airlock.stepAt:<id>`
 /// (ms since the epoch).
 pub const STEP_AT_PREFIX: &str = "airlock.stepAt:";

@@ -12,6 +12,7 @@
 //! | `airlock.fuelUsed`, `airlock.peakMemoryBytes`, `airlock.wallTimeMs` | measurements of the last run | [`Runs::record`](super::runs::Runs::record), after the run, batched |
 //! | `airlock.httpRequests`, `airlock.httpRefused`, `airlock.httpBytesOut`, `airlock.httpBytesIn` | the last run's outbound HTTP (only runs that tried a request write them) | [`Runs::record`](super::runs::Runs::record), with the measurements |
 //! | `airlock.run:<n>` | run `n`'s measurements, host and end (JSON `RunEntry`; the first 100 runs, but for a completed first run: see [`super::runs`]) | [`Runs::record`](super::runs::Runs::record), with the measurements; [`Meta::keep_first_run`] |
+//! | `airlock.transcript:<n>` | run `n`'s transcript (JSON `sandbox::transcript::Transcript`; a binding with `recordTranscripts`, the first 25 runs) | [`Runs::record`](super::runs::Runs::record), with the measurements; read by [`Meta::transcripts`] |
 //! | `airlock.stepAt:<id>` | when a durable step was recorded (ms) | [`Meta::set_and_pin`], with the step |
 //! | `airlock.step:<id>` | a durable step's recorded result | [`Meta::set_and_pin`] (through the guest's services) |
 //! | `airlock.sleep:<id>` | a durable sleep's wake-up time (ms) | [`Meta::set_and_pin`], [`Meta::wake_sleeps`] |
@@ -541,6 +542,25 @@ impl Meta {
             opts: values.next().flatten(),
             previous_run: values.next().flatten(),
         })
+    }
+
+    /// The transcripts a job's runs left (`airlock.transcript:<n>`), as
+    /// Redis holds them (untrusted text), by run, oldest first.
+    pub async fn transcripts(
+        &self,
+        queue: &str,
+        id: &str,
+    ) -> Result<Vec<(u32, String)>, QueueError> {
+        let fields = self.store.hgetall(&self.job_key(queue, id)).await?;
+        let mut runs: Vec<(u32, String)> = fields
+            .into_iter()
+            .filter_map(|(name, text)| {
+                let run = name.strip_prefix(fields::TRANSCRIPT_PREFIX)?.parse().ok()?;
+                Some((run, text))
+            })
+            .collect();
+        runs.sort_by_key(|(run, _)| *run);
+        Ok(runs)
     }
 
     /// Moves a job to another handler digest (its next run uses it).

@@ -222,6 +222,9 @@ pub struct RunRecord {
     pub reason: Option<String>,
     /// The durable sleep or wait it parked on, for a run that did.
     pub parked_on: Option<String>,
+    /// Its transcript (JSON), for a binding that records them and a run
+    /// among the first [`MAX_TRANSCRIPT_RUNS`].
+    pub transcript: Option<String>,
 }
 
 /// How a run ended, as its history and the queue's per-minute tallies say.
@@ -252,6 +255,10 @@ impl RunEnd {
 /// Most runs of one job whose measurements are kept in its history
 /// (`airlock.run:1` ...); later runs update only the last-run fields.
 pub const MAX_RUNS_KEPT: u32 = 100;
+
+/// Most runs of a job whose transcripts are kept (each at most about 256
+/// KiB): a job retried or woken more often keeps its first ones.
+pub const MAX_TRANSCRIPT_RUNS: u32 = 25;
 
 /// How long a queue's per-minute tallies are kept.
 pub const STATS_TTL: Duration = Duration::from_secs(25 * 60 * 60);
@@ -334,7 +341,8 @@ impl Runs {
             let pairs = 2
                 + usize::from(run.fuel_used.is_some())
                 + 4 * usize::from(http)
-                + usize::from(kept);
+                + usize::from(kept)
+                + usize::from(run.transcript.is_some());
             invocation.arg(pairs);
             invocation
                 .arg(fields::MEMORY)
@@ -374,6 +382,11 @@ impl Runs {
                 invocation
                     .arg(format!("{}{}", fields::RUN_PREFIX, run.run))
                     .arg(serde_json::to_string(&entry).unwrap_or_default());
+            }
+            if let Some(transcript) = &run.transcript {
+                invocation
+                    .arg(format!("{}{}", fields::TRANSCRIPT_PREFIX, run.run))
+                    .arg(transcript);
             }
         }
         // One tally key per queue and minute; a batch is one queue's runs.

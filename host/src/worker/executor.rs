@@ -82,7 +82,7 @@ use crate::sandbox::{
     stop_pair,
 };
 use crate::state::meta::{Pinned, Producer};
-use crate::state::runs::{RunEnd, RunRecord};
+use crate::state::runs::{MAX_TRANSCRIPT_RUNS, RunEnd, RunRecord};
 use crate::state::waits::Waits;
 use crate::tasks::{AbortOnDrop, retrying};
 use crate::traces::{self, RunEnded};
@@ -122,6 +122,8 @@ impl ResolvedBinding {
             secrets_seen: Some(Arc::default()),
             events: None,
             traceparent: None,
+            transcript: None,
+            http_answers: None,
         };
         ResolvedBinding {
             binding,
@@ -434,6 +436,9 @@ impl Executor {
         if resolved.binding.propagate_trace {
             env.traceparent = traced.as_ref().and_then(|(_, run, _)| run.traceparent());
         }
+        if resolved.binding.record_transcripts {
+            env.transcript = Some(Arc::default());
+        }
         if let Some(warm) = &resolved.binding.warm_instances {
             env.reuse = self
                 .reuse(&job, &resolved, warm, pinned.producer, carries_state)
@@ -522,6 +527,11 @@ impl Executor {
             started_at_ms: now_ms().saturating_sub(outcome.wall_time.as_millis() as u64),
             ready_at_ms: pinned.first_run.then(|| job.ready_at_ms()),
             host: self.host.host_id.clone(),
+            transcript: outcome
+                .transcript
+                .as_ref()
+                .filter(|_| job.attempts_started() <= MAX_TRANSCRIPT_RUNS)
+                .and_then(|t| serde_json::to_string(t).ok()),
             parked_on: match &outcome.completion {
                 Completion::Suspended { on, .. } => Some(on.id().to_string()),
                 _ => None,

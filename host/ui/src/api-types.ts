@@ -397,6 +397,31 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/jobs/{ref}/transcript": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What each run of a job received from outside its sandbox — the job,
+         *     every durable call and its answer, each configuration read, each
+         *     outbound request with its response (bounded), how it ended — when its
+         *     binding records transcripts (`recordTranscripts`). Never a secret's
+         *     value or a wait token. The job's own read rules apply: a producer
+         *     token reads only its own jobs'. `airlock replay` runs another handler
+         *     version against them.
+         */
+        get: operations["jobs_transcript"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/jobs/{ref}/wait": {
         parameters: {
             query?: never;
@@ -846,6 +871,78 @@ export interface components {
             /** @description The job after the action. */
             job: components["schemas"]["JobSnapshot"];
         };
+        /** @description A service's answer: a value or an error. */
+        Answer_Option: {
+            ok: null | string;
+        } | {
+            /** @description The error, as the guest saw it. */
+            error: components["schemas"]["RecordedError"];
+        };
+        /** @description A service's answer: a value or an error. */
+        Answer_Option_Option: {
+            ok: null | (null | string);
+        } | {
+            /** @description The error, as the guest saw it. */
+            error: components["schemas"]["RecordedError"];
+        };
+        /** @description A service's answer: a value or an error. */
+        Answer_Option_RecordedWaitState: {
+            ok: null | {
+                /**
+                 * Format: int64
+                 * @description Its deadline, ms since the epoch.
+                 */
+                deadline: number;
+                outcome?: components["schemas"]["Option"] | null;
+            };
+        } | {
+            /** @description The error, as the guest saw it. */
+            error: components["schemas"]["RecordedError"];
+        };
+        /** @description A service's answer: a value or an error. */
+        Answer_Option_String: {
+            ok: null | string;
+        } | {
+            /** @description The error, as the guest saw it. */
+            error: components["schemas"]["RecordedError"];
+        };
+        /** @description A service's answer: a value or an error. */
+        Answer_Option_u64: {
+            ok: null | number;
+        } | {
+            /** @description The error, as the guest saw it. */
+            error: components["schemas"]["RecordedError"];
+        };
+        /** @description A service's answer: a value or an error. */
+        Answer_String: {
+            ok: string;
+        } | {
+            /** @description The error, as the guest saw it. */
+            error: components["schemas"]["RecordedError"];
+        };
+        /** @description A service's answer: a value or an error. */
+        Answer_Vec_RecordedChild: {
+            ok: {
+                /** @description Its queue. */
+                queue: string;
+                /** @description Its id. */
+                id: string;
+                /** @description Its output (JSON text), when it completed. */
+                output?: string | null;
+                /** @description Why it failed, when it did. */
+                failed?: string | null;
+            }[];
+        } | {
+            /** @description The error, as the guest saw it. */
+            error: components["schemas"]["RecordedError"];
+        };
+        /** @description A service's answer: a value or an error. */
+        Answer_bool: {
+            ok: boolean;
+        } | {
+            /** @description The error, as the guest saw it. */
+            error: components["schemas"]["RecordedError"];
+        };
         /** @description How a failed attempt is spaced from the next one. */
         Backoff: {
             /**
@@ -916,6 +1013,8 @@ export interface components {
              *     traces, for sampled runs).
              */
             propagateTrace?: boolean;
+            /** @description Records each run's transcript (`sandbox::transcript`) into the job. */
+            recordTranscripts?: boolean;
         };
         /** @description A request to create or replace a binding; absent fields take defaults. */
         BindingSpec: {
@@ -985,6 +1084,15 @@ export interface components {
              *     `false`.
              */
             propagateTrace?: boolean;
+            /**
+             * @description Record each run's transcript — the job as received, every durable
+             *     call and its answer, each configuration read, each outbound HTTP
+             *     request with its response (headers and bodies bounded), how the run
+             *     ended — into the job (`GET /v1/jobs/{ref}/transcript`; kept and
+             *     removed with the job), for `airlock replay`. Never a secret's value
+             *     or a wait token; at most 256 KiB of calls per run. Default `false`.
+             */
+            recordTranscripts?: boolean;
         } & ({
             /** @enum {unknown} */
             metered?: true | null;
@@ -1002,6 +1110,147 @@ export interface components {
         BulkEnqueueRequest: {
             /** @description The jobs, 1 to 1000. */
             jobs: components["schemas"]["EnqueueRequest"][];
+        };
+        /** @description One call a run made, with its answer. */
+        Call: {
+            /** @description The step. */
+            id: string;
+            /** @description Its recorded result, if any. */
+            answer: components["schemas"]["Answer_Option_String"];
+            /** @enum {string} */
+            call: "stepLookup";
+        } | {
+            /** @description The step. */
+            id: string;
+            /** @description The result the guest recorded (redacted). */
+            output: string;
+            error?: components["schemas"]["RecordedError"] | null;
+            /** @enum {string} */
+            call: "stepRecord";
+        } | {
+            /** @description The sleep. */
+            id: string;
+            /** @description Its recorded wake-up time, if any. */
+            answer: components["schemas"]["Answer_Option_u64"];
+            /** @enum {string} */
+            call: "sleepLookup";
+        } | {
+            /** @description The sleep. */
+            id: string;
+            /**
+             * Format: int64
+             * @description Its wake-up time.
+             */
+            wake_at: number;
+            error?: components["schemas"]["RecordedError"] | null;
+            /** @enum {string} */
+            call: "sleepRecord";
+        } | {
+            /** @description The wait. */
+            id: string;
+            /** @description Its state, if it was reached before. */
+            answer: components["schemas"]["Answer_Option_RecordedWaitState"];
+            /** @enum {string} */
+            call: "waitLookup";
+        } | {
+            /** @description The wait. */
+            id: string;
+            /** @description What it waits for. */
+            what: components["schemas"]["RecordedWaitFor"];
+            /**
+             * Format: int64
+             * @description Its deadline.
+             */
+            deadline: number;
+            /** @description An outcome that came already. */
+            answer: components["schemas"]["Answer_Option_Option"];
+            /** @enum {string} */
+            call: "waitBegin";
+        } | {
+            /** @description The wait. */
+            id: string;
+            /** @description The outcome that stands. */
+            answer: components["schemas"]["Answer_Option"];
+            /** @enum {string} */
+            call: "waitExpire";
+        } | {
+            /** @description The wait. */
+            id: string;
+            /** @description `<redacted>`, or the error. */
+            answer: components["schemas"]["Answer_String"];
+            /** @enum {string} */
+            call: "waitToken";
+        } | {
+            /** @description Them. */
+            answer: components["schemas"]["Answer_Vec_RecordedChild"];
+            /** @enum {string} */
+            call: "childrenResults";
+        } | {
+            /** @description The key. */
+            key: string;
+            /** @description Its value. */
+            answer: components["schemas"]["Answer_Option_String"];
+            /** @enum {string} */
+            call: "kvGet";
+        } | {
+            /** @description The key. */
+            key: string;
+            /** @description The value written (redacted). */
+            value: string;
+            /**
+             * Format: int64
+             * @description Its time to live, ms.
+             */
+            ttl_ms?: number | null;
+            /** @description Whether only if absent. */
+            only_if_absent: boolean;
+            /** @description Whether it was written. */
+            answer: components["schemas"]["Answer_bool"];
+            /** @enum {string} */
+            call: "kvSet";
+        } | {
+            /** @description The key. */
+            key: string;
+            /** @description Whether it existed. */
+            answer: components["schemas"]["Answer_bool"];
+            /** @enum {string} */
+            call: "kvDelete";
+        } | {
+            /** @description The secret. */
+            name: string;
+            /** @description Whether it is set. */
+            answer: components["schemas"]["Answer_bool"];
+            /** @enum {string} */
+            call: "secret";
+        } | {
+            /** @description The key. */
+            key: string;
+            /** @description Its value. */
+            value?: string | null;
+            /** @enum {string} */
+            call: "config";
+        } | {
+            /** @description The value. */
+            value: unknown;
+            /** @enum {string} */
+            call: "progress";
+        } | {
+            /** @description Its method. */
+            method: string;
+            /** @description Its URL. */
+            url: string;
+            /** @description Its headers (the first [`MAX_HEADERS`]; placeholders unfilled). */
+            headers: [
+                string,
+                string
+            ][];
+            /** @description Its body. */
+            body: components["schemas"]["RecordedBody"];
+            response?: components["schemas"]["RecordedResponse"] | null;
+            /** @description Why there was none (a refusal, a transport error). */
+            error?: string | null;
+            /** @enum {string} */
+            call: "http";
         };
         /** @description A cancel that was accepted. */
         CancelAccepted: {
@@ -1956,6 +2205,7 @@ export interface components {
             /** @description Also when jobs are active. */
             force?: boolean;
         };
+        Option: null | string;
         /**
          * @description Percentiles of one latency, in ms: each is the bound of the bucket it
          *     fell in, so the true value is at most that (and above the bucket
@@ -2105,6 +2355,114 @@ export interface components {
             /** @description Newest first. */
             events: components["schemas"]["RecentEventJobs"][];
         };
+        /**
+         * @description An HTTP body as recorded: its first [`MAX_BODY_BYTES`] as UTF-8 text
+         *     (lossy: bytes that are not UTF-8 become U+FFFD) and its full length.
+         *     No hash of the whole body is kept: one over a body holding a weak
+         *     secret would let a reader guess it.
+         */
+        RecordedBody: {
+            /** @description The body's first bytes as UTF-8 text (lossy when not text). */
+            text: string;
+            /**
+             * Format: int64
+             * @description Its full length, bytes.
+             */
+            len: number;
+            /** @description Whether `text` holds less than the whole body. */
+            cut?: boolean;
+        };
+        /** @description A [`ServiceError`] as recorded. */
+        RecordedError: {
+            /** @description `unsupported`, `invalid`, `limitExceeded`, `unavailable`. */
+            kind: string;
+            /** @description Its message. */
+            message: string;
+        };
+        /** @description The job a run received. */
+        RecordedJob: {
+            /** @description Job id. */
+            id: string;
+            /** @description Queue. */
+            queue: string;
+            /** @description Job name. */
+            name: string;
+            /** @description Its data, JSON text. */
+            data: string;
+            /**
+             * Format: int32
+             * @description The attempt, from 1.
+             */
+            attempt: number;
+            /**
+             * Format: int32
+             * @description Attempts allowed.
+             */
+            maxAttempts: number;
+            /**
+             * Format: int64
+             * @description Enqueued at, ms since the epoch.
+             */
+            enqueuedAt: number;
+            /** @description Flow parent as `(queue, id)`. */
+            parent?: [
+                string,
+                string
+            ] | null;
+        };
+        /** @description How a recorded run ended. */
+        RecordedOutcome: {
+            /** @description The output. */
+            output: string;
+            /** @enum {string} */
+            end: "completed";
+        } | {
+            /** @description The failure kind (`guest_retry`, `fuel_exhausted`...). */
+            kind: string;
+            /** @description Why. */
+            reason: string;
+            /** @enum {string} */
+            end: "failed";
+        } | {
+            /** @description The sleep's id. */
+            id: string;
+            /** @enum {string} */
+            end: "slept";
+        } | {
+            /** @description The wait's id. */
+            id: string;
+            /** @enum {string} */
+            end: "waited";
+        };
+        /** @description An HTTP response as recorded. */
+        RecordedResponse: {
+            /**
+             * Format: int32
+             * @description Its status.
+             */
+            status: number;
+            /** @description Its headers (the first [`MAX_HEADERS`]). */
+            headers: [
+                string,
+                string
+            ][];
+            /** @description Its body as the guest read it (up to where it stopped reading). */
+            body: components["schemas"]["RecordedBody"];
+        };
+        /** @description What a wait waits for, as recorded. */
+        RecordedWaitFor: {
+            /** @description Its name. */
+            name: string;
+            /** @description The JSON path its data must hold `value` at. */
+            path?: string | null;
+            /** @description That value. */
+            value?: unknown;
+            /** @enum {string} */
+            for: "event";
+        } | {
+            /** @enum {string} */
+            for: "token";
+        };
         /** @description How many finished jobs to keep (BullMQ `removeOnComplete`/`removeOnFail`). */
         Retention: boolean | number | components["schemas"]["KeepJobs"];
         /** @description The jobs a bulk retry moved back to waiting. */
@@ -2229,6 +2587,16 @@ export interface components {
              * @description Response body bytes read.
              */
             httpBytesIn?: number | null;
+        };
+        /** @description One run's transcript. */
+        RunTranscript: {
+            /**
+             * Format: int32
+             * @description Which run (BullMQ's `ats`).
+             */
+            run: number;
+            /** @description What the run received and how it ended. */
+            transcript: components["schemas"]["Transcript"];
         };
         /**
          * @description The options of the jobs a schedule creates (their ids and times are the
@@ -2511,6 +2879,30 @@ export interface components {
         TokenCompleted: {
             /** @description Always true: the wait has this result, and its job runs again. */
             completed: boolean;
+        };
+        /** @description One run's transcript. */
+        Transcript: {
+            /** @description The job as the run received it. */
+            job: components["schemas"]["RecordedJob"];
+            /**
+             * Format: int64
+             * @description When the run started, ms since the epoch.
+             */
+            startedAt: number;
+            /** @description Every call, in order. */
+            calls: components["schemas"]["Call"][];
+            /** @description Whether calls past [`MAX_TRANSCRIPT_BYTES`] were left out. */
+            truncated?: boolean;
+            /** @description How the run ended. */
+            outcome: components["schemas"]["RecordedOutcome"];
+        };
+        /** @description A job's run transcripts (a binding with `recordTranscripts`). */
+        Transcripts: {
+            /**
+             * @description One per run that left one (the first 25 runs), oldest first; empty
+             *     when the job's binding does not record them.
+             */
+            runs: components["schemas"]["RunTranscript"][];
         };
         /** @description Result of a trigger. */
         Triggered: {
@@ -4149,6 +4541,74 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Timeline"];
+                };
+            };
+            /** @description Invalid request (the error names the field) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing or unknown token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The token's role may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Redis is unreachable, or failed while the request ran (the message says whether anything changed) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    jobs_transcript: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description `<queue>:<id>` */
+                ref: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Transcripts"];
                 };
             };
             /** @description Invalid request (the error names the field) */

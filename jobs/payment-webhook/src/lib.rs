@@ -13,6 +13,11 @@
 //! is POSTed to `{LEDGER_URL}/v1/ledger` (with the transaction id as its
 //! `Idempotency-Key`, so a retry records it once) and the ledger's id is
 //! returned; without it the entry id is derived locally.
+//!
+//! Built with the feature `amount-in-cents` (the crate
+//! `payment-webhook-cents` builds this very source so), the ledger gets the
+//! amount in cents, an integer: a changed version for `airlock replay`'s
+//! tests to catch.
 
 use airlock_guest::{Context, JobError};
 use serde::{Deserialize, Serialize};
@@ -70,13 +75,23 @@ fn record(ctx: &Context, ledger: &str, event: &PaymentEvent) -> Result<String, J
         .header("idempotency-key", &event.transaction_id)
         .json(&serde_json::json!({
             "transactionId": event.transaction_id,
-            "amount": event.amount,
+            "amount": ledger_amount(event.amount),
             "currency": event.currency.as_deref().unwrap_or("USD"),
         }))
         .send()?
         .error_for_status()?
         .json()?;
     Ok(recorded.id)
+}
+
+/// The amount as the ledger gets it: as given, or in cents with the
+/// feature `amount-in-cents`.
+fn ledger_amount(amount: f64) -> serde_json::Value {
+    if cfg!(feature = "amount-in-cents") {
+        serde_json::json!((amount * 100.0).round() as i64)
+    } else {
+        serde_json::json!(amount)
+    }
 }
 
 airlock_guest::handler!(process_payment);

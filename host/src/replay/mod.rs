@@ -1,0 +1,91 @@
+//! Replaying a recorded job against another handler version.
+//!
+//! A binding with `recordTranscripts` keeps each run's transcript
+//! (`sandbox::transcript`): the job as the run received it and every
+//! answer it got from outside its sandbox. A replay runs the job again in
+//! a local sandbox, one run per recorded run, with the same job input
+//! (attempt numbers included), answering every call of the new version
+//! from the recorded run's answers ([`services`], [`answers`]):
+//! no network, no Redis, no write anywhere; sleeps are skipped, waits get
+//! the outcomes the recording got. Then it compares both sides' effects
+//! ([`compare`]): the same, different values, or another path from step N
+//! on.
+//!
+//! A replay stops after a run that ended otherwise than its recorded run
+//! (the recording has nothing to answer the rest with). A run's limits
+//! are the sandbox defaults the replay is given; the new version's fuel
+//! and time are its own.
+
+pub mod answers;
+pub mod compare;
+pub mod services;
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use crate::sandbox::secrets::SecretsKey;
+use crate::sandbox::transcript::{Call, Transcript, TranscriptRecorder};
+use crate::sandbox::{Limits, LoadedComponent, RunEnv, Sandbox};
+
+pub use self::compare::{Report, Verdict};
+
+/// Replays the recorded runs `recorded` (oldest first) of one job with
+/// `component` under `limits`; what it found.
+pub async fn replay(
+    sandbox: &Sandbox,
+    component: &LoadedComponent,
+    recorded: &[Transcript],
+    limits: &Limits,
+) -> Report {
+    let state = Arc::new(Mutex::new(services::ReplayState::default()));
+    let key = SecretsKey::generate();
+    let mut replayed = Vec::new();
+    for (n, old) in recorded.iter().enumerate() {
+        if n > 0 {
+            state.lock().unwrap_or_else(|p| p.into_inner()).next_run();
+        }
+        let services = services::ReplayServices::new(old, state.clone(), key.clone());
+        let recorder = Arc::new(TranscriptRecorder::default());
+        let env = RunEnv {
+            config: Arc::new(config_of(old)),
+            secrets_key: Some(key.clone()),
+            transcript: Some(recorder),
+            http_answers: Some(Arc::new(answers::RecordedAnswers::new(old))),
+            ..RunEnv::default()
+        };
+        let outcome = sandbox
+            .run_async(
+                component,
+                old.job.input(),
+                limits,
+                Box::new(services),
+                None,
+                env,
+            )
+            .await;
+        let Some(new) = outcome.transcript else {
+            break;
+        };
+        let ended_alike = compare::end_kind(&new.outcome) == compare::end_kind(&old.outcome);
+        replayed.push(new);
+        if !ended_alike {
+            break;
+        }
+    }
+    compare::compare(recorded, &replayed)
+}
+
+/// The configuration the recorded run read: what the new version reads
+/// of it (a key the recording never read is absent).
+fn config_of(run: &Transcript) -> BTreeMap<String, String> {
+    run.calls
+        .iter()
+        .filter_map(|call| match call {
+            Call::Config {
+                key,
+                value: Some(value),
+            } => Some((key.clone(), value.clone())),
+            _ => None,
+        })
+        .collect()
+}

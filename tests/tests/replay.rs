@@ -1,0 +1,383 @@
+//! Run transcripts and `airlock replay` through a real host, Redis and
+//! guests: a binding that records transcripts keeps what each run
+//! received (the job, its configuration reads, its requests with their
+//! responses, its waits' outcomes) and never a secret's value or a wait
+//! token; `airlock replay` runs the recorded job against another version
+//! with nothing sent anywhere and says "same" for the same version, a
+//! changed request for a payment handler that now sends cents, and
+//! "diverged" for a version that takes another path.
+
+use std::process::Command;
+
+use airlock_tests::api::Api;
+use airlock_tests::host::tokens;
+use airlock_tests::http_server::TestServer;
+use airlock_tests::mock_gateway::MockGateway;
+use airlock_tests::{airlock_bin, guest_path};
+use reqwest::{Method, StatusCode};
+use serde_json::{Value, json};
+
+/// `airlock replay ARGS` against `api` as the admin: exit code, stdout,
+/// stderr.
+fn replay(api: &Api, args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(airlock_bin())
+        .arg("replay")
+        .args(args)
+        .env("AIRLOCK_URL", &api.url)
+        .env("AIRLOCK_TOKEN", tokens::ADMIN)
+        .output()
+        .expect("run airlock");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn wasm(guest: &str) -> String {
+    guest_path(guest).display().to_string()
+}
+
+async fn transcript(api: &Api, job: &str, token: &str) -> (StatusCode, Value) {
+    api.get(&format!("/v1/jobs/{job}/transcript"), token).await
+}
+
+#[tokio::test]
+async fn a_payment_handler_that_now_sends_cents_is_caught_as_a_changed_request() {
+    let gateway = MockGateway::start("unused");
+    let api = Api::start_with(&[
+        "--egress-allow",
+        &gateway.url,
+        "--egress-allow-network",
+        "127.0.0.1/32",
+    ]);
+    api.setup(
+        "payments",
+        "payment-webhook",
+        json!({
+            "egress": [gateway.url],
+            "config": {"LEDGER_URL": gateway.url},
+            "recordTranscripts": true,
+        }),
+    )
+    .await;
+    let job = api
+        .enqueue(
+            "payments",
+            json!({"data": {"transactionId": "tx_replay", "amount": 42.5}}),
+        )
+        .await;
+    let done = api.wait_recorded(&job).await;
+    assert_eq!(done["state"], "completed", "{done}");
+
+    // The transcript: the job, the configuration read, the request as the
+    // handler wrote it with the ledger's response, the output.
+    let (status, read) = transcript(&api, &job, tokens::READER).await;
+    assert_eq!(status, StatusCode::OK, "{read}");
+    let runs = read["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 1, "{read}");
+    let t = &runs[0]["transcript"];
+    assert_eq!(runs[0]["run"], 1);
+    assert_eq!(
+        t["job"]["data"],
+        r#"{"transactionId":"tx_replay","amount":42.5}"#
+    );
+    let calls = t["calls"].as_array().unwrap();
+    let config = calls.iter().find(|c| c["call"] == "config").unwrap();
+    assert_eq!(config["value"], gateway.url);
+    let http: Vec<&Value> = calls.iter().filter(|c| c["call"] == "http").collect();
+    assert_eq!(http.len(), 1, "{t}");
+    assert_eq!(http[0]["method"], "POST");
+    assert_eq!(http[0]["url"], format!("{}/v1/ledger", gateway.url));
+    let sent: Value = serde_json::from_str(http[0]["body"]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(sent["amount"], 42.5, "{t}");
+    assert_eq!(http[0]["response"]["status"], 201, "{t}");
+    assert!(
+        http[0]["response"]["body"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("led_tx_replay"),
+        "{t}"
+    );
+    assert_eq!(t["outcome"]["end"], "completed");
+    assert_eq!(
+        serde_json::from_str::<Value>(t["outcome"]["output"].as_str().unwrap()).unwrap(),
+        done["returnvalue"]
+    );
+    // Another producer does not read it; an unknown job is a 404.
+    let (status, _) = transcript(&api, &job, tokens::OTHER_PRODUCER).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+
+    let ledger_calls = gateway_requests(&gateway).await;
+    assert_eq!(ledger_calls, 1);
+    // The same version: the same.
+    let (code, out, err) = replay(&api, &[&job, "--handler", &wasm("payment-webhook")]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains(&format!("{job}: same")), "{out}");
+
+    // The version that sends cents: the request changed, nothing else.
+    let (code, out, err) = replay(
+        &api,
+        &[&job, "--handler", &wasm("payment-webhook-cents"), "--json"],
+    );
+    assert_eq!(code, 2, "different: {out}{err}");
+    let report: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(report["verdict"], "different", "{report}");
+    assert_eq!(report["divergedAt"], Value::Null);
+    let changed = report["requests"]["changed"].as_array().unwrap();
+    assert_eq!(changed.len(), 1, "{report}");
+    assert_eq!(changed[0]["url"], format!("{}/v1/ledger", gateway.url));
+    let (was, now): (Value, Value) = (
+        serde_json::from_str(changed[0]["recorded"].as_str().unwrap()).unwrap(),
+        serde_json::from_str(changed[0]["replayed"].as_str().unwrap()).unwrap(),
+    );
+    assert_eq!(
+        (&was["amount"], &now["amount"]),
+        (&json!(42.5), &json!(4250))
+    );
+    assert_eq!(report["requests"]["added"], json!([]));
+    assert_eq!(report["requests"]["missing"], json!([]));
+    assert_eq!(report["runs"][0]["replayed"]["end"], "completed");
+
+    // Nothing was sent anywhere by either replay.
+    assert_eq!(gateway_requests(&gateway).await, ledger_calls);
+
+    // The same from a file, without the API.
+    let file = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(file.path(), read.to_string()).unwrap();
+    let (code, out, err) = replay(
+        &api,
+        &[
+            "--transcript",
+            file.path().to_str().unwrap(),
+            "--handler",
+            &wasm("payment-webhook-cents"),
+        ],
+    );
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(out.contains("changed request: POST"), "{out}");
+
+    // A version that takes another path (the no-op sends nothing):
+    // diverged at step 1.
+    let (code, out, err) = replay(&api, &[&job, "--handler", &wasm("noop")]);
+    assert_eq!(code, 3, "{out}{err}");
+    assert!(
+        out.contains(&format!(
+            "{job}: diverged at step 1 (run 1): recorded POST {}/v1/ledger; the new version: nothing more",
+            gateway.url
+        )),
+        "{out}"
+    );
+
+    // A queue sample: the newest jobs that have transcripts.
+    let (code, out, err) = replay(
+        &api,
+        &[
+            "--queue",
+            "payments",
+            "--last",
+            "5",
+            "--handler",
+            &wasm("payment-webhook"),
+        ],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains(&format!("{job}: same")), "{out}");
+}
+
+/// How many POSTs the mock ledger has received.
+async fn gateway_requests(gateway: &MockGateway) -> u64 {
+    let ledger: Value = reqwest::get(format!("{}/v1/ledger", gateway.url))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    ledger["posts"].as_u64().unwrap()
+}
+
+/// The refund example parks for its approval token and its settlement
+/// event: its three transcripts hold the waits' outcomes, never the token
+/// (not even in the approval request's body, where the handler put it) —
+/// and the same version replays through all three runs as the same.
+#[tokio::test]
+async fn waits_replay_with_their_recorded_outcomes_and_no_token_is_kept() {
+    let approvals = TestServer::start();
+    let api = Api::start_with(&[
+        "--egress-allow",
+        &approvals.url,
+        "--egress-allow-network",
+        "127.0.0.1/32",
+    ]);
+    api.setup(
+        "refunds",
+        "refund-request",
+        json!({
+            "egress": [approvals.url],
+            "config": {"APPROVAL_URL": approvals.url},
+            "recordTranscripts": true,
+        }),
+    )
+    .await;
+    let job = api
+        .enqueue(
+            "refunds",
+            json!({"data": {"refundId": "r-9", "orderId": "o-9", "amount": 30.0}}),
+        )
+        .await;
+    let token = airlock_tests::eventually_some(
+        "the approval request",
+        std::time::Duration::from_secs(20),
+        || async {
+            approvals
+                .seen()
+                .iter()
+                .find(|s| s.uri == "/v1/approvals")
+                .and_then(|s| serde_json::from_str::<Value>(&s.body).ok())
+                .and_then(|b| b["token"].as_str().map(String::from))
+        },
+    )
+    .await;
+    api.wait_until(&job, "parked on its token", |j| j["state"] == "delayed")
+        .await;
+    let (status, body) = api
+        .call(
+            Method::POST,
+            &format!("/v1/tokens/{token}/complete"),
+            None,
+            Some(json!({"approved": true, "by": "ana"})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+    api.wait_until(&job, "parked on its event", |j| {
+        j["state"] == "delayed" && j["waiting"]["kind"] == "event"
+    })
+    .await;
+    let (status, sent) = api
+        .post(
+            "/v1/events",
+            tokens::PRODUCER,
+            json!({"name": "refund.settled", "data": {"refundId": "r-9"}}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{sent}");
+    assert_eq!(api.wait_done(&job).await["state"], "completed");
+
+    let read = airlock_tests::eventually_some(
+        "three transcripts",
+        std::time::Duration::from_secs(10),
+        || async {
+            let (_, read) = transcript(&api, &job, tokens::ADMIN).await;
+            (read["runs"].as_array().map_or(0, Vec::len) == 3).then_some(read)
+        },
+    )
+    .await;
+    let text = read.to_string();
+    assert!(!text.contains(&token), "the wait token is kept: {text}");
+    assert!(text.contains("[wait-token:approval]"), "{text}");
+    let ends: Vec<&Value> = read["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| &r["transcript"]["outcome"]["end"])
+        .collect();
+    assert_eq!(
+        ends,
+        [&json!("waited"), &json!("waited"), &json!("completed")]
+    );
+
+    let (code, out, err) = replay(
+        &api,
+        &[&job, "--handler", &wasm("refund-request"), "--json"],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    let report: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(report["verdict"], "same", "{report}");
+    let replayed: Vec<&Value> = report["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| &r["replayed"]["end"])
+        .collect();
+    assert_eq!(
+        replayed,
+        [&json!("waited"), &json!("waited"), &json!("completed")]
+    );
+    assert_eq!(
+        report["stepsReplayed"],
+        json!(["open-refund", "ask-approval", "issue-refund"]),
+        "{report}"
+    );
+}
+
+/// A secret the handler sends is in its transcript as `[secret:NAME]`,
+/// never its value, though the service received the value.
+#[tokio::test]
+async fn a_transcript_names_a_secret_and_never_holds_its_value() {
+    const SECRETS_KEY: &str = "5f2b7c1d9e3a4b6c8d0e1f2a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6e";
+    const VALUE: &str = "sk_live_transcript_never_holds_this";
+    let service = TestServer::start();
+    let api = Api::start_with(&[
+        "--egress-allow",
+        &service.url,
+        "--egress-allow-network",
+        "127.0.0.1/32",
+        "--secrets-key",
+        SECRETS_KEY,
+    ]);
+    api.setup(
+        "mail",
+        "http-probe",
+        json!({"egress": [service.url], "recordTranscripts": true}),
+    )
+    .await;
+    let (status, body) = api
+        .put(
+            "/v1/queues/mail/secrets/MAIL_API_KEY",
+            tokens::ADMIN,
+            json!({"value": VALUE, "allow": [service.url]}),
+        )
+        .await;
+    assert!(status.is_success(), "{body}");
+    let job = api
+        .enqueue(
+            "mail",
+            json!({"data": {"secret": "MAIL_API_KEY", "requests": [
+                {"method": "POST", "url": format!("{}/echo", service.url), "body": "key={{secret}}"}
+            ]}}),
+        )
+        .await;
+    assert_eq!(api.wait_done(&job).await["state"], "completed");
+    assert!(service.received(VALUE), "the service got the value");
+    let (_, read) = transcript(&api, &job, tokens::ADMIN).await;
+    let text = read.to_string();
+    assert!(!text.contains(VALUE), "a secret's value is kept: {text}");
+    let http = &read["runs"][0]["transcript"]["calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["call"] == "http")
+        .unwrap()
+        .clone();
+    assert_eq!(http["body"]["text"], "key=[secret:MAIL_API_KEY]", "{http}");
+    let auth = http["headers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|h| h[0] == "authorization")
+        .unwrap();
+    assert_eq!(auth[1], "Bearer [secret:MAIL_API_KEY]");
+    // The echo service sent the filled-in request back: its response, as
+    // kept, names the secret instead of holding its value.
+    let echoed = http["response"]["body"]["text"].as_str().unwrap();
+    assert!(echoed.contains("key=[secret:MAIL_API_KEY]"), "{echoed}");
+    let secret = read["runs"][0]["transcript"]["calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["call"] == "secret")
+        .unwrap()
+        .clone();
+    assert_eq!(secret["name"], "MAIL_API_KEY");
+    assert_eq!(secret["answer"]["ok"], true);
+}
