@@ -924,6 +924,8 @@ async fn the_openapi_document_is_valid_and_covers_every_route() {
         ("delete", "/v1/jobs/{ref}"),
         ("get", "/v1/jobs/{ref}/timeline"),
         ("get", "/v1/jobs/{ref}/transcript"),
+        ("post", "/v1/jobs/{ref}/replay"),
+        ("post", "/v1/queues/{queue}/migrate"),
         ("post", "/v1/jobs/{ref}/retry"),
         ("post", "/v1/jobs/{ref}/promote"),
         ("post", "/v1/jobs/{ref}/cancel"),

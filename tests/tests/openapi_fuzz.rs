@@ -130,6 +130,20 @@ async fn an_array_never_stands_in_for_an_object() {
             "body",
         ),
         (
+            "jobs_replay",
+            Method::POST,
+            "/v1/jobs/emails:1/replay",
+            json!(["0".repeat(64)]),
+            "body",
+        ),
+        (
+            "queues_migrate",
+            Method::POST,
+            "/v1/queues/emails/migrate",
+            json!(["0".repeat(64), true]),
+            "body",
+        ),
+        (
             "queues_bind",
             Method::PUT,
             "/v1/queues/emails",

@@ -381,3 +381,174 @@ async fn a_transcript_names_a_secret_and_never_holds_its_value() {
     assert_eq!(secret["name"], "MAIL_API_KEY");
     assert_eq!(secret["answer"]["ok"], true);
 }
+
+/// Uploads built guest `guest` as a version of handler `name`; its digest.
+async fn upload_version(api: &Api, name: &str, guest: &str) -> String {
+    let (status, body) = api
+        .upload(
+            name,
+            airlock_tests::guest_bytes(guest),
+            "application/wasm",
+            tokens::ADMIN,
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    body["digest"].as_str().unwrap().to_string()
+}
+
+/// Two orders parked in their 24 h review sleep, recorded by the Rust
+/// version: a version that diverges before the sleep (the no-op, uploaded
+/// under the same name) is refused for both, on the host and by the CLI;
+/// the Python port (the same steps and KV counter) takes both, and a
+/// migrated order woken now finishes on it without charging again.
+#[tokio::test]
+async fn parked_jobs_migrate_only_to_a_version_that_reaches_their_sleep() {
+    let api = Api::start();
+    let rust = upload_version(&api, "orders", "order-workflow").await;
+    let (status, body) = api
+        .put(
+            "/v1/queues/orders",
+            tokens::ADMIN,
+            json!({"handler": "orders", "recordTranscripts": true}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let mut jobs = Vec::new();
+    for n in 1..=2 {
+        let job = api
+            .enqueue(
+                "orders",
+                json!({"data": {"orderId": format!("o-{n}"), "amount": 20.0, "reviewDelayMs": 86_400_000}}),
+            )
+            .await;
+        api.wait_until(&job, "parked in its review sleep", |j| {
+            j["state"] == "delayed" && j["waiting"]["kind"] == "sleeping"
+        })
+        .await;
+        jobs.push(job);
+    }
+    let python = upload_version(&api, "orders", "py-order-workflow").await;
+    let noop = upload_version(&api, "orders", "noop").await;
+
+    // A diverging version: both refused, nothing moved.
+    let (status, done) = api
+        .post(
+            "/v1/queues/orders/migrate",
+            tokens::ADMIN,
+            json!({"to": noop}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{done}");
+    assert_eq!(done["migrated"], json!([]), "{done}");
+    let refused = done["refused"].as_array().unwrap();
+    assert_eq!(refused.len(), 2, "{done}");
+    for r in refused {
+        let reason = r["reason"].as_str().unwrap();
+        assert!(
+            reason.contains("diverged at step 1 (run 1): recorded step `verify-fraud-risk`"),
+            "{reason}"
+        );
+        assert_eq!(r["report"]["verdict"], "diverged");
+    }
+    for job in &jobs {
+        assert_eq!(api.job(job).await["handlerDigest"], rust, "not moved");
+    }
+    // The CLI says the same, and exits 3.
+    let out = Command::new(airlock_bin())
+        .args(["jobs", "migrate", "orders", "--to", &noop])
+        .env("AIRLOCK_URL", &api.url)
+        .env("AIRLOCK_TOKEN", tokens::ADMIN)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(3), "{text}");
+    assert!(text.contains("0 moved, 2 refused"), "{text}");
+
+    // Bad input names the field; another handler's version is refused.
+    let (status, body) = api
+        .post(
+            "/v1/queues/orders/migrate",
+            tokens::ADMIN,
+            json!({"to": "nope"}),
+        )
+        .await;
+    assert_eq!(
+        (status, &body["error"]["field"]),
+        (StatusCode::BAD_REQUEST, &json!("to"))
+    );
+    let other = upload_version(&api, "other", "payment-webhook").await;
+    let (status, body) = api
+        .post(
+            "/v1/queues/orders/migrate",
+            tokens::ADMIN,
+            json!({"to": other}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    let (status, _) = api
+        .post(
+            "/v1/queues/orders/migrate",
+            tokens::READER,
+            json!({"to": python}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+
+    // The Python port reaches the same sleep: a dry run moves nothing,
+    // then both move.
+    let (_, dry) = api
+        .post(
+            "/v1/queues/orders/migrate",
+            tokens::ADMIN,
+            json!({"to": python, "dryRun": true}),
+        )
+        .await;
+    assert_eq!(dry["migrated"].as_array().unwrap().len(), 2, "{dry}");
+    assert_eq!(api.job(&jobs[0]).await["handlerDigest"], rust);
+    let (status, done) = api
+        .post(
+            "/v1/queues/orders/migrate",
+            tokens::ADMIN,
+            json!({"to": python}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{done}");
+    assert_eq!(done["refused"], json!([]), "{done}");
+    let mut moved: Vec<&str> = done["migrated"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| j.as_str().unwrap())
+        .collect();
+    moved.sort();
+    assert_eq!(moved, jobs.iter().map(String::as_str).collect::<Vec<_>>());
+
+    // Woken now, the first finishes on the Python version, its charge
+    // replayed (recorded by the Rust run), not made again.
+    let (status, body) = api
+        .post(
+            &format!("/v1/jobs/{}/promote", jobs[0]),
+            tokens::ADMIN,
+            json!({}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let finished = api.wait_done(&jobs[0]).await;
+    assert_eq!(finished["state"], "completed", "{finished}");
+    assert_eq!(finished["handlerDigest"], python, "{finished}");
+    assert_eq!(finished["returnvalue"]["chargeId"], "ch_o-1", "{finished}");
+    let (_, timeline) = api
+        .get(&format!("/v1/jobs/{}/timeline", jobs[0]), tokens::ADMIN)
+        .await;
+    let charges = timeline["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["id"] == "charge-payment")
+        .count();
+    assert_eq!(charges, 1, "charged once: {timeline}");
+    // And the replay of the migrated job against its new version, on the
+    // host through the CLI (NAME@DIGEST): the same.
+    let (code, out, err) = replay(&api, &[&jobs[0], "--handler", &format!("orders@{python}")]);
+    assert_eq!(code, 0, "{out}{err}");
+}

@@ -124,19 +124,10 @@ pub async fn transcript(
     PathParams(job_ref): PathParams<String>,
 ) -> Result<Json<Transcripts>, ApiError> {
     let job = visible_job(&state, &caller, &job_ref).await?;
-    let stored = state
-        .queues()
-        .state()
-        .meta
-        .transcripts(&job.queue, &job.id)
-        .await?;
-    // Read from Redis: a field that does not parse is left out.
-    let runs = stored
+    let runs = super::lookup::transcripts(&state, &job.queue, &job.id)
+        .await?
         .into_iter()
-        .filter_map(|(run, text)| {
-            let transcript = serde_json::from_str(&text).ok()?;
-            Some(RunTranscript { run, transcript })
-        })
+        .map(|(run, transcript)| RunTranscript { run, transcript })
         .collect();
     Ok(Json(Transcripts { runs }))
 }

@@ -12,6 +12,7 @@ use super::error::ApiError;
 use crate::names;
 use crate::queue::{JobSnapshot, JobState};
 use crate::registry::Binding;
+use crate::sandbox::transcript::Transcript;
 
 /// The binding of `queue`, checking the name first (400, then 404).
 pub async fn bound(state: &ApiState, queue: &str) -> Result<Binding, ApiError> {
@@ -128,4 +129,18 @@ pub(super) fn check_data_size(
         return Err(err);
     }
     Ok(())
+}
+
+/// The job's transcripts, oldest run first (a field that does not parse
+/// is left out: it came from Redis).
+pub async fn transcripts(
+    state: &ApiState,
+    queue: &str,
+    id: &str,
+) -> Result<Vec<(u32, Transcript)>, ApiError> {
+    let stored = state.queues().state().meta.transcripts(queue, id).await?;
+    Ok(stored
+        .into_iter()
+        .filter_map(|(run, text)| Some((run, serde_json::from_str(&text).ok()?)))
+        .collect())
 }

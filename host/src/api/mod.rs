@@ -25,6 +25,7 @@
 //! | a queue's secrets (set, list, delete; values never returned) | [`secrets`] |
 //! | enqueue (one or bulk), list | [`jobs`] |
 //! | one job: inspect, timeline, transcript, retry, remove, promote, cancel, repin, wait | [`job`] |
+//! | replaying a job against a handler version; migrating a queue's parked jobs | [`replays`] |
 //! | Server-Sent Events of a queue or a job | [`events`] |
 //! | flows | [`flows`] |
 //! | schedules and their on-demand runs (`…/trigger`) | [`schedules`] |
@@ -49,6 +50,7 @@ pub mod jobs;
 pub mod lookup;
 pub mod openapi;
 pub mod queues;
+pub mod replays;
 pub mod schedules;
 pub mod secrets;
 pub mod stats;
@@ -201,6 +203,8 @@ pub fn routes(state: ApiState) -> (Router, utoipa::openapi::OpenApi) {
         .routes(routes!(job::get, job::remove))
         .routes(routes!(job::timeline))
         .routes(routes!(job::transcript))
+        .routes(routes!(replays::replay_job))
+        .routes(routes!(replays::migrate))
         .routes(routes!(job::retry))
         .routes(routes!(job::promote))
         .routes(routes!(job::cancel))

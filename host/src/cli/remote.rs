@@ -86,9 +86,14 @@ pub struct EnqueueArgs {
 
 /// `airlock jobs`.
 #[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
 pub struct JobsArgs {
+    /// Another action on a queue's jobs.
+    #[command(subcommand)]
+    pub action: Option<JobsCommand>,
     /// Queue name.
-    pub queue: String,
+    #[arg(required = true)]
+    pub queue: Option<String>,
     /// State to list.
     #[arg(long, default_value = "waiting")]
     pub state: String,
@@ -100,8 +105,80 @@ pub struct JobsArgs {
     pub start: usize,
 }
 
+/// `airlock jobs ...` actions beyond listing.
+#[derive(Debug, Subcommand)]
+pub enum JobsCommand {
+    /// Move the queue's jobs parked in durable sleeps and waits onto
+    /// another version of its handler, each only after replaying its
+    /// transcripts against that version on the host: one that diverges
+    /// before the point it is parked at stays where it is.
+    Migrate {
+        /// Queue name.
+        queue: String,
+        /// The target version's digest.
+        #[arg(long)]
+        to: String,
+        /// Replay and report only; move nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
+}
+
 fn parse_json(flag: &str, text: &str) -> anyhow::Result<Value> {
     serde_json::from_str(text).with_context(|| format!("{flag}: not valid JSON: {text}"))
+}
+
+/// What `airlock jobs QUEUE` lists.
+struct ListArgs {
+    queue: String,
+    state: String,
+    limit: usize,
+    start: usize,
+}
+
+/// `airlock jobs migrate`: exit 0 when nothing was refused, 3 otherwise.
+async fn migrate(
+    client: &ApiClient,
+    json_output: bool,
+    queue: &str,
+    to: &str,
+    dry_run: bool,
+) -> anyhow::Result<i32> {
+    let done: Value = client
+        .json(
+            Method::POST,
+            &format!("/v1/queues/{queue}/migrate"),
+            &json!({"to": to, "dryRun": dry_run}),
+        )
+        .await?;
+    let refused = done["refused"].as_array().map_or(0, Vec::len);
+    print(json_output, &done, |d| {
+        let verb = if dry_run { "would move" } else { "moved" };
+        for job in d["migrated"]
+            .as_array()
+            .map(Vec::as_slice)
+            .unwrap_or_default()
+        {
+            println!("{verb} {} to {to}", job.as_str().unwrap_or(""));
+        }
+        for r in d["refused"]
+            .as_array()
+            .map(Vec::as_slice)
+            .unwrap_or_default()
+        {
+            println!(
+                "refused {}: {}",
+                r["job"].as_str().unwrap_or(""),
+                r["reason"].as_str().unwrap_or("")
+            );
+        }
+        println!(
+            "{} {verb}, {refused} refused, {} left alone (not parked, or on that version already)",
+            d["migrated"].as_array().map_or(0, Vec::len),
+            d["skipped"]
+        );
+    });
+    Ok(if refused > 0 { 3 } else { 0 })
 }
 
 /// Prints `value` as JSON for `--json`, else through `human`.
@@ -378,6 +455,16 @@ async fn follow(client: &ApiClient, json_output: bool, job_ref: &str) -> anyhow:
 /// `airlock jobs`.
 pub async fn jobs(conn: &Connection, json_output: bool, args: JobsArgs) -> anyhow::Result<i32> {
     let client = ApiClient::new(conn)?;
+    if let Some(JobsCommand::Migrate { queue, to, dry_run }) = args.action {
+        return migrate(&client, json_output, &queue, &to, dry_run).await;
+    }
+    let queue = args.queue.unwrap_or_default();
+    let args = ListArgs {
+        queue,
+        state: args.state,
+        limit: args.limit,
+        start: args.start,
+    };
     let page: Value = client
         .get(&format!(
             "/v1/queues/{}/jobs?state={}&start={}&limit={}",

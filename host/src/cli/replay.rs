@@ -3,7 +3,9 @@
 //! it did the same, something different, or diverged at step N.
 //!
 //! The transcripts come from the API (`GET /v1/jobs/{ref}/transcript`, the
-//! job's read rules) or from a file holding that answer. Exit code: 0 when
+//! job's read rules) or from a file holding that answer; with `--handler
+//! NAME@DIGEST` the host replays instead (`POST /v1/jobs/{ref}/replay`),
+//! against that uploaded version. Exit code: 0 when
 //! every job replayed the same, 2 when one was different and none
 //! diverged, 3 when one diverged; 1 for a usage, load or API error.
 
@@ -26,9 +28,11 @@ use crate::sandbox::{Limits, Sandbox, SandboxConfig};
 pub struct ReplayArgs {
     /// The job to replay, `<queue>:<id>`.
     pub job: Option<String>,
-    /// The handler version to run instead: a component file (`.wasm`).
-    #[arg(long)]
-    pub handler: PathBuf,
+    /// The handler version to run instead: a component file (`.wasm`),
+    /// replayed here, or an uploaded version as `NAME@DIGEST`, replayed on
+    /// the host (`POST /v1/jobs/{ref}/replay`, admin).
+    #[arg(long, value_name = "FILE|NAME@DIGEST")]
+    pub handler: String,
     /// Read the job's transcripts from this file (the JSON
     /// `GET /v1/jobs/{ref}/transcript` answers) instead of the API.
     #[arg(long, value_name = "FILE", conflicts_with = "queue")]
@@ -67,9 +71,13 @@ pub async fn execute(
     if request.unmetered {
         limits.fuel = None;
     }
+    if let Some((_, digest)) = uploaded(&args.handler) {
+        return on_host(conn, json_output, &args, digest).await;
+    }
     let jobs = transcripts_of(conn, &args).await?;
-    let bytes = std::fs::read(&args.handler)
-        .with_context(|| format!("--handler: cannot read {}", args.handler.display()))?;
+    let handler = PathBuf::from(&args.handler);
+    let bytes = std::fs::read(&handler)
+        .with_context(|| format!("--handler: cannot read {}", handler.display()))?;
     let sandbox = Arc::new(Sandbox::new(SandboxConfig {
         max_instances: 4,
         cache_dir: Some(super::default_cache_dir()),
@@ -79,12 +87,7 @@ pub async fn execute(
         let sandbox = sandbox.clone();
         tokio::task::spawn_blocking(move || sandbox.load(&bytes)).await?
     }
-    .with_context(|| {
-        format!(
-            "--handler: {} is not a usable handler",
-            args.handler.display()
-        )
-    })?;
+    .with_context(|| format!("--handler: {} is not a usable handler", handler.display()))?;
 
     let mut reports = Vec::new();
     for (job, runs) in jobs {
@@ -98,6 +101,55 @@ pub async fn execute(
         }
         reports.push(replay::replay(&sandbox, &component, &runs, &limits).await);
     }
+    finish(json_output, &args, reports)
+}
+
+/// `NAME@DIGEST` as its parts, when `handler` is written so and names no
+/// file here.
+fn uploaded(handler: &str) -> Option<(&str, &str)> {
+    let (name, digest) = handler.rsplit_once('@')?;
+    (!std::path::Path::new(handler).exists() && !name.is_empty()).then_some((name, digest))
+}
+
+/// Replays on the host, against an uploaded version.
+async fn on_host(
+    conn: &Connection,
+    json_output: bool,
+    args: &ReplayArgs,
+    digest: &str,
+) -> anyhow::Result<i32> {
+    if args.transcript.is_some() {
+        anyhow::bail!(
+            "--handler NAME@DIGEST replays on the host, from the job's stored transcripts; with --transcript FILE give a component file"
+        );
+    }
+    let client = ApiClient::new(conn)?;
+    let refs = match (&args.job, &args.queue) {
+        (Some(job), _) => vec![job.clone()],
+        (None, Some(queue)) => newest(&client, queue, args.last).await?,
+        (None, None) => anyhow::bail!("name a job (`<queue>:<id>`), or --queue Q for a sample"),
+    };
+    let mut reports = Vec::new();
+    for job in refs {
+        let answer: Result<Report, _> = client
+            .json(
+                reqwest::Method::POST,
+                &format!("/v1/jobs/{job}/replay"),
+                &json!({"digest": digest}),
+            )
+            .await;
+        match answer {
+            Ok(report) => reports.push(report),
+            // A sample skips the jobs without transcripts (409).
+            Err(e) if args.queue.is_some() && format!("{e:#}").contains("no transcripts") => {}
+            Err(e) => return Err(e.context(format!("replaying {job} on the host"))),
+        }
+    }
+    finish(json_output, args, reports)
+}
+
+/// Prints the reports; the exit code.
+fn finish(json_output: bool, args: &ReplayArgs, reports: Vec<Report>) -> anyhow::Result<i32> {
     if args.queue.is_some() && reports.is_empty() {
         anyhow::bail!(
             "--queue: none of the newest jobs has transcripts: the queue records them only when bound with --record-transcripts"

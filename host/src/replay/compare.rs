@@ -20,12 +20,12 @@
 //! the new version sent, those only the recording did, and those whose
 //! body changed.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::sandbox::transcript::{Call, RecordedOutcome, RecordedWaitFor, Transcript};
 
 /// A replay's verdict.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub enum Verdict {
     /// Every run ended the same way, with the same effects.
@@ -181,7 +181,7 @@ pub fn effects(run: &Transcript) -> Vec<Effect> {
 }
 
 /// Where the new version took another path.
-#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Divergence {
     /// The effect's position, from 1, over all runs.
@@ -195,7 +195,7 @@ pub struct Divergence {
 }
 
 /// One run on both sides.
-#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RunEnds {
     /// The run, from 1.
@@ -209,7 +209,7 @@ pub struct RunEnds {
 }
 
 /// A request, as the lists show it.
-#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RequestShown {
     /// Its method.
@@ -221,7 +221,7 @@ pub struct RequestShown {
 }
 
 /// A request both sent, with another body.
-#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ChangedRequest {
     /// Its method.
@@ -235,7 +235,7 @@ pub struct ChangedRequest {
 }
 
 /// The requests compared.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Requests {
     /// Sent by the new version only.
@@ -247,7 +247,7 @@ pub struct Requests {
 }
 
 /// What a replay of one job found.
-#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Report {
     /// The job, `<queue>:<id>`.

@@ -356,6 +356,29 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/jobs/{ref}/replay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Replay a job against an uploaded handler version, on this host (admin):
+         *     each run of the job again, in order, every call answered from its
+         *     transcripts (no request leaves the host, nothing is written). The
+         *     report says whether the version did the same, something different, or
+         *     diverged at step N.
+         */
+        post: operations["jobs_replay"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/jobs/{ref}/retry": {
         parameters: {
             query?: never;
@@ -617,6 +640,29 @@ export interface paths {
         get: operations["queues_keys"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/queues/{queue}/migrate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Move a queue's jobs parked in durable sleeps and waits onto another
+         *     version of its handler (admin), each only after replaying its recorded
+         *     runs against that version on this host: a job whose replay diverges
+         *     before the sleep or wait it is parked in stays where it is. Looks at the
+         *     newest 1,000 delayed jobs. Jobs with no transcripts are refused.
+         */
+        post: operations["queues_migrate"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1283,6 +1329,17 @@ export interface components {
             /** @description Where the event's data holds it; absent: the same path as `match`. */
             eventMatch?: string | null;
         };
+        /** @description A request both sent, with another body. */
+        ChangedRequest: {
+            /** @description Its method. */
+            method: string;
+            /** @description Its URL. */
+            url: string;
+            /** @description The recorded body. */
+            recorded: string;
+            /** @description The new version's. */
+            replayed: string;
+        };
         /** @description One child of a flow parent. */
         ChildEntry: {
             /** @description The child, as `<queue>:<id>`. */
@@ -1472,6 +1529,17 @@ export interface components {
              *     `<queue>:<id>`.
              */
             resumed: string[];
+        };
+        /** @description Where the new version took another path. */
+        Divergence: {
+            /** @description The effect's position, from 1, over all runs. */
+            step: number;
+            /** @description In which run (from 1). */
+            run: number;
+            /** @description What the recording did there (`null`: nothing more). */
+            recorded?: string | null;
+            /** @description What the new version did there (`null`: nothing more). */
+            replayed?: string | null;
         };
         /** @description Confirmation of a destructive action: must repeat the queue name. */
         DrainRequest: {
@@ -2183,6 +2251,29 @@ export interface components {
             /** @description Its role: `admin`, `producer`, `reader` or `cron`. */
             role: string;
         };
+        /** @description What to migrate a queue's parked jobs to. */
+        MigrateTo: {
+            /** @description The digest of an uploaded version of the queue's handler. */
+            to: string;
+            /** @description Replay and report only; move nothing. Default `false`. */
+            dryRun?: boolean;
+        };
+        /** @description What a migration did. */
+        Migration: {
+            /** @description The version the jobs moved to. */
+            to: string;
+            /** @description Whether this was a dry run (nothing moved). */
+            dryRun: boolean;
+            /** @description The jobs moved (with a dry run: that would move). */
+            migrated: string[];
+            /** @description The parked jobs refused, and why. */
+            refused: components["schemas"]["Refused"][];
+            /**
+             * @description Delayed jobs left alone: not parked in a sleep or wait, or already
+             *     on the target version.
+             */
+            skipped: number;
+        };
         /** @description One minute's runs. */
         MinuteStats: {
             /**
@@ -2463,6 +2554,63 @@ export interface components {
             /** @enum {string} */
             for: "token";
         };
+        /** @description One job a migration refused. */
+        Refused: {
+            /** @description `<queue>:<id>`. */
+            job: string;
+            /** @description Why. */
+            reason: string;
+            report?: components["schemas"]["Report"] | null;
+        };
+        /** @description The handler version to replay with. */
+        ReplayWith: {
+            /**
+             * @description The digest of an uploaded handler version (64 lowercase hex
+             *     digits).
+             */
+            digest: string;
+        };
+        /** @description What a replay of one job found. */
+        Report: {
+            /** @description The job, `<queue>:<id>`. */
+            job: string;
+            /** @description Same, different or diverged. */
+            verdict: components["schemas"]["Verdict"];
+            divergedAt?: components["schemas"]["Divergence"] | null;
+            /** @description Each run replayed: how it ended on both sides. */
+            runs: components["schemas"]["RunEnds"][];
+            /** @description The steps each side ran, in order. */
+            stepsRecorded: string[];
+            /** @description The new version's. */
+            stepsReplayed: string[];
+            /** @description The requests compared. */
+            requests: components["schemas"]["Requests"];
+            /** @description Every difference of value on the common path, in words. */
+            differences: string[];
+            /**
+             * @description Whether a recorded transcript was cut at its size cap: calls past
+             *     the cut were not recorded, so the replay cannot answer them.
+             */
+            incomplete: boolean;
+        };
+        /** @description A request, as the lists show it. */
+        RequestShown: {
+            /** @description Its method. */
+            method: string;
+            /** @description Its URL. */
+            url: string;
+            /** @description Its body (cut at 16 KiB). */
+            body: string;
+        };
+        /** @description The requests compared. */
+        Requests: {
+            /** @description Sent by the new version only. */
+            added: components["schemas"]["RequestShown"][];
+            /** @description Sent by the recording only. */
+            missing: components["schemas"]["RequestShown"][];
+            /** @description Sent by both (method and URL), with another body. */
+            changed: components["schemas"]["ChangedRequest"][];
+        };
         /** @description How many finished jobs to keep (BullMQ `removeOnComplete`/`removeOnFail`). */
         Retention: boolean | number | components["schemas"]["KeepJobs"];
         /** @description The jobs a bulk retry moved back to waiting. */
@@ -2479,6 +2627,15 @@ export interface components {
              * @description At most this many jobs, newest failed first (default 1000).
              */
             limit?: number | null;
+        };
+        /** @description One run on both sides. */
+        RunEnds: {
+            /** @description The run, from 1. */
+            run: number;
+            /** @description How the recorded run ended. */
+            recorded: Record<string, never>;
+            /** @description How the replayed run ended. */
+            replayed: Record<string, never>;
         };
         /** @description One run of a job as its history keeps it (`airlock.run:<n>`). */
         RunEntry: {
@@ -2914,6 +3071,11 @@ export interface components {
              */
             coalesced: boolean;
         };
+        /**
+         * @description A replay's verdict.
+         * @enum {string}
+         */
+        Verdict: "same" | "different" | "diverged";
         /** @description One durable wait. */
         WaitEntry: {
             /** @description Its id. */
@@ -4445,6 +4607,105 @@ export interface operations {
             };
         };
     };
+    jobs_replay: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description `<queue>:<id>` */
+                ref: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ReplayWith"];
+            };
+        };
+        responses: {
+            /** @description The replay's report */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Report"];
+                };
+            };
+            /** @description `digest` is malformed or names no uploaded version */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing or unknown token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The token's role may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No such job */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The job has no transcripts */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Redis is unreachable, or failed while the request ran (the message says whether anything changed) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     jobs_retry: {
         parameters: {
             query?: never;
@@ -5635,6 +5896,96 @@ export interface operations {
             };
             /** @description The binding has no keyConcurrency */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Redis is unreachable, or failed while the request ran (the message says whether anything changed) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    queues_migrate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Queue name */
+                queue: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MigrateTo"];
+            };
+        };
+        responses: {
+            /** @description What moved and what was refused */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Migration"];
+                };
+            };
+            /** @description `to` is malformed or not a version of the queue's handler */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing or unknown token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The token's role may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The queue is not bound */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not application/json */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
