@@ -926,6 +926,7 @@ async fn the_openapi_document_is_valid_and_covers_every_route() {
         ("get", "/v1/jobs/{ref}/transcript"),
         ("post", "/v1/jobs/{ref}/replay"),
         ("post", "/v1/queues/{queue}/migrate"),
+        ("post", "/v1/queues/{queue}/rollback"),
         ("post", "/v1/jobs/{ref}/retry"),
         ("post", "/v1/jobs/{ref}/promote"),
         ("post", "/v1/jobs/{ref}/cancel"),

@@ -410,6 +410,7 @@ fn queue_bind_sets_every_field_and_names_the_flag_of_a_refusal() {
         "--warm-instances",
         "--propagate-trace",
         "--record-transcripts",
+        "--canary",
         "--max-http-requests",
         "--max-http-request-size",
         "--max-http-response-size",

@@ -150,6 +150,7 @@ impl From<RegistryError> for ApiError {
                 err
             }
             e @ RegistryError::InUse { .. } => ApiError::conflict(e.to_string()),
+            RegistryError::Conflict(message) => ApiError::conflict(message),
             RegistryError::Redis(e) => ApiError::outcome_unknown(format!("{e:#}")),
         }
     }

@@ -21,7 +21,7 @@
 //! | area | module |
 //! |---|---|
 //! | handler components | [`handlers`] |
-//! | queue bindings, counts, pause/resume, drain/clean/obliterate, bulk retry of failed jobs, per-key state (`/keys`) | [`queues`] |
+//! | queue bindings, counts, pause/resume, rollback, drain/clean/obliterate, bulk retry of failed jobs, per-key state (`/keys`) | [`queues`] |
 //! | a queue's secrets (set, list, delete; values never returned) | [`secrets`] |
 //! | enqueue (one or bulk), list | [`jobs`] |
 //! | one job: inspect, timeline, transcript, retry, remove, promote, cancel, repin, wait | [`job`] |
@@ -191,6 +191,7 @@ pub fn routes(state: ApiState) -> (Router, utoipa::openapi::OpenApi) {
         .routes(routes!(queues::list))
         .routes(routes!(queues::get, queues::bind, queues::unbind))
         .routes(routes!(queues::pause))
+        .routes(routes!(queues::rollback))
         .routes(routes!(queues::resume))
         .routes(routes!(queues::drain))
         .routes(routes!(queues::clean))

@@ -12,7 +12,7 @@ use utoipa::{IntoParams, ToSchema};
 use super::ApiState;
 use super::auth::{Caller, Role};
 use super::error::{ApiError, ErrorBody, QueryParams};
-use crate::state::runs::{LATENCY_BOUNDS_MS, RUN_BUCKETS, WAIT_BUCKETS};
+use crate::state::runs::{LATENCY_BOUNDS_MS, RUN_BUCKETS, VERSION_PREFIX, WAIT_BUCKETS};
 
 /// The calling token.
 #[derive(Debug, Serialize, ToSchema)]
@@ -82,6 +82,22 @@ pub struct Stats {
     pub minutes: Vec<MinuteStats>,
     /// Latency percentiles of the window's runs.
     pub latency: Latency,
+    /// The window's runs by handler version, for queues whose binding has
+    /// (or had, within the window) a canary: each version's runs by end,
+    /// wall time and fuel, side by side. Empty otherwise.
+    pub versions: BTreeMap<String, VersionStats>,
+}
+
+/// One handler version's runs over the window (a binding with a canary).
+#[derive(Debug, Default, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct VersionStats {
+    /// Runs by how they ended.
+    pub runs: BTreeMap<String, u64>,
+    /// Their wall time, summed, ms.
+    pub wall_ms: u64,
+    /// Their fuel, summed (0 for unmetered runs).
+    pub fuel: u64,
 }
 
 /// How long runs took and waited over a window, from the per-minute
@@ -189,11 +205,21 @@ pub async fn stats(
     let mut total: BTreeMap<u64, BTreeMap<String, u64>> = BTreeMap::new();
     let bucket_count = LATENCY_BOUNDS_MS.len() + 1;
     let (mut run, mut wait) = (vec![0u64; bucket_count], vec![0u64; bucket_count]);
+    let mut versions: BTreeMap<String, VersionStats> = BTreeMap::new();
     for queue in &queues {
         for (minute, counts) in state.queues().state().runs.stats(queue, minutes).await? {
             let slot = total.entry(minute).or_default();
             for (field, n) in counts {
-                if let Some(i) = RUN_BUCKETS.iter().position(|b| *b == field) {
+                if let Some(rest) = field.strip_prefix(VERSION_PREFIX) {
+                    if let Some((digest, what)) = rest.split_once(':') {
+                        let version = versions.entry(digest.to_string()).or_default();
+                        match what {
+                            "wallMs" => version.wall_ms += n,
+                            "fuel" => version.fuel += n,
+                            end => *version.runs.entry(end.to_string()).or_default() += n,
+                        }
+                    }
+                } else if let Some(i) = RUN_BUCKETS.iter().position(|b| *b == field) {
                     run[i] += n;
                 } else if let Some(i) = WAIT_BUCKETS.iter().position(|b| *b == field) {
                     wait[i] += n;
@@ -214,6 +240,7 @@ pub async fn stats(
             wait: Percentiles::of(&wait),
             run: Percentiles::of(&run),
         },
+        versions,
         minutes: total
             .into_iter()
             .map(|(minute, runs)| MinuteStats {

@@ -118,6 +118,10 @@ pub struct BindArgs {
     /// Record each run's transcript into its job, for `airlock replay`.
     #[arg(long)]
     pub record_transcripts: bool,
+    /// Send a share of new jobs to a candidate version of the handler:
+    /// `{"digest":"<64 hex>","percent":10}`.
+    #[arg(long, value_name = "JSON")]
+    pub canary: Option<String>,
 }
 
 impl BindArgs {
@@ -156,6 +160,7 @@ impl BindArgs {
         spec.singleton = opt_object("--singleton", &self.singleton)?;
         spec.fairness = opt_object("--fairness", &self.fairness)?;
         spec.warm_instances = opt_object("--warm-instances", &self.warm_instances)?;
+        spec.canary = opt_object("--canary", &self.canary)?;
         Ok(spec)
     }
 

@@ -58,6 +58,22 @@ pub enum QueueCommand {
         /// Queue name.
         queue: String,
     },
+    /// Undo the last change to what the queue's new jobs run: remove its
+    /// canary, or, without one, put its handler back to the version
+    /// before its current one (every queue bound to it follows).
+    Rollback {
+        /// Queue name.
+        queue: String,
+    },
+    /// The queue's runs by handler version over a window, side by side
+    /// (a queue with a canary): runs by end, mean wall time and fuel.
+    Versions {
+        /// Queue name.
+        queue: String,
+        /// The window, in minutes (1 to 1440).
+        #[arg(long, default_value_t = 60)]
+        minutes: u32,
+    },
 }
 
 /// `airlock enqueue`.
@@ -319,6 +335,66 @@ pub async fn queue(conn: &Connection, json_output: bool, cmd: QueueCommand) -> a
                     &json!({}),
                 )
                 .await?
+        }
+        QueueCommand::Rollback { queue } => {
+            let done: Value = client
+                .json(
+                    Method::POST,
+                    &format!("/v1/queues/{queue}/rollback"),
+                    &json!({}),
+                )
+                .await?;
+            print(json_output, &done, |d| {
+                let handler = d["handler"].as_str().unwrap_or("");
+                if let Some(candidate) = d["canaryRemoved"].as_str() {
+                    println!(
+                        "removed queue {queue}'s canary ({candidate}): every new job runs {handler}'s current version"
+                    );
+                } else {
+                    println!(
+                        "handler {handler} back from {} to {}; queues following: {}",
+                        d["from"].as_str().unwrap_or(""),
+                        d["to"].as_str().unwrap_or(""),
+                        d["queues"]
+                            .as_array()
+                            .map(|q| q
+                                .iter()
+                                .filter_map(Value::as_str)
+                                .collect::<Vec<_>>()
+                                .join(", "))
+                            .unwrap_or_default()
+                    );
+                }
+            });
+            return Ok(0);
+        }
+        QueueCommand::Versions { queue, minutes } => {
+            let stats: Value = client
+                .get(&format!("/v1/stats?queue={queue}&minutes={minutes}"))
+                .await?;
+            print(json_output, &stats["versions"], |versions| {
+                let Some(versions) = versions.as_object().filter(|v| !v.is_empty()) else {
+                    println!(
+                        "no runs by version in the last {minutes} min (a queue with a canary tallies them)"
+                    );
+                    return;
+                };
+                for (digest, v) in versions {
+                    let runs: u64 = v["runs"]
+                        .as_object()
+                        .map(|r| r.values().filter_map(Value::as_u64).sum())
+                        .unwrap_or(0);
+                    let mean =
+                        |field: &str| v[field].as_u64().unwrap_or(0) as f64 / runs.max(1) as f64;
+                    println!(
+                        "{digest}  {runs} runs {}  mean {:.1} ms, {:.0} fuel",
+                        v["runs"],
+                        mean("wallMs"),
+                        mean("fuel")
+                    );
+                }
+            });
+            return Ok(0);
         }
     };
     print(json_output, &view, |q| {

@@ -138,6 +138,43 @@ pub struct Binding {
     /// Records each run's transcript (`sandbox::transcript`) into the job.
     #[serde(default)]
     pub record_transcripts: bool,
+    /// Sends a share of new jobs to a candidate version of the handler.
+    #[serde(default)]
+    pub canary: Option<Canary>,
+}
+
+/// A canary (`canary`): `percent` of the queue's new jobs run a candidate
+/// version of its handler instead of the current one. Which jobs is
+/// decided by a hash of the job's queue and id, so a job keeps its side
+/// across retries; a job stays on the version its first run pinned, as
+/// every job does. `GET /v1/stats?queue=` reports both versions' runs,
+/// wall time and fuel side by side (`versions`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Canary {
+    /// The candidate: the digest of an uploaded version of the binding's
+    /// handler.
+    #[schema(pattern = "^[0-9a-f]{64}$")]
+    pub digest: String,
+    /// The share of new jobs that run it, 1 to 99.
+    #[serde(deserialize_with = "airlock_core::int::one")]
+    #[schema(minimum = 1, maximum = 99)]
+    pub percent: u8,
+}
+
+impl Canary {
+    /// Whether job `id` of `queue` runs the candidate: its hash's place
+    /// among 10,000 is under `percent` hundredths.
+    pub fn takes(&self, queue: &str, id: &str) -> bool {
+        use sha2::{Digest, Sha256};
+        let mut hasher = Sha256::new();
+        hasher.update(queue.as_bytes());
+        hasher.update([0]);
+        hasher.update(id.as_bytes());
+        let hash = hasher.finalize();
+        let n = u64::from_be_bytes(hash[..8].try_into().expect("8 bytes"));
+        n % 10_000 < u64::from(self.percent) * 100
+    }
 }
 
 /// Warm instances (`warmInstances`): a host runs a job in an instance an
@@ -308,6 +345,13 @@ pub struct BindingSpec {
     /// or a wait token; at most 256 KiB of calls per run. Default `false`.
     #[serde(default)]
     pub record_transcripts: bool,
+    /// Send `percent` (1 to 99) of new jobs to a candidate version of the
+    /// handler, `digest` (one of its uploaded versions), the rest to its
+    /// current version; a job's side is a hash of its id, and it stays on
+    /// the version its first run pinned. `GET /v1/stats?queue=` reports
+    /// both side by side. `POST /v1/queues/{queue}/rollback` removes it.
+    #[serde(default)]
+    pub canary: Option<Canary>,
 }
 
 /// A `config` key (schema only).
@@ -367,6 +411,18 @@ impl BindingSpec {
         }
         if self.events.len() > 100 {
             return Err(invalid("events", "at most 100 event names"));
+        }
+        if let Some(canary) = &self.canary {
+            if !(1..=99).contains(&canary.percent) {
+                return Err(invalid("canary.percent", "must be 1 to 99"));
+            }
+            let hex = |b: u8| matches!(b, b'0'..=b'9' | b'a'..=b'f');
+            if canary.digest.len() != 64 || !canary.digest.bytes().all(hex) {
+                return Err(invalid(
+                    "canary.digest",
+                    "must be a handler version's digest: 64 lowercase hex digits",
+                ));
+            }
         }
         if let Some(n) = self.global_concurrency
             && !(1..=1_000_000).contains(&n)
@@ -507,6 +563,7 @@ impl BindingSpec {
             warm_instances: self.warm_instances.clone(),
             propagate_trace: self.propagate_trace,
             record_transcripts: self.record_transcripts,
+            canary: self.canary.clone(),
         })
     }
 }

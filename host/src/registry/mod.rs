@@ -21,7 +21,10 @@ use std::sync::Arc;
 
 use redis::AsyncCommands;
 
-pub use self::bindings::{Binding, BindingSpec, MAX_CONFIG_ENTRIES, RateLimit, WarmInstances};
+pub use self::binding_store::Rollback;
+pub use self::bindings::{
+    Binding, BindingSpec, Canary, MAX_CONFIG_ENTRIES, RateLimit, WarmInstances,
+};
 pub use self::flow_rules::{
     CancelOn, Debounce, Fairness, KeyConcurrency, KeyRate, Singleton, SingletonMode,
 };
@@ -55,6 +58,10 @@ pub enum RegistryError {
         /// Queues binding it.
         queues: Vec<String>,
     },
+    /// The registry's state does not allow it (a rollback with no earlier
+    /// version to go back to).
+    #[error("{0}")]
+    Conflict(String),
     /// Redis failed.
     #[error("redis: {0}")]
     Redis(#[from] anyhow::Error),

@@ -21,6 +21,7 @@
 //! from; a completed job retried by another BullMQ client
 //! (`job.retry('completed')`) loses its first run's entry.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::LazyLock;
 use std::time::Duration;
@@ -119,6 +120,10 @@ static RECORD_RUNS: LazyLock<redis::Script> = LazyLock::new(|| {
          return runs",
     )
 });
+
+/// Prefix of a minute's per-version tallies (a binding with a canary):
+/// `v:<digest>:<end>` runs, `v:<digest>:wallMs` and `v:<digest>:fuel` sums.
+pub const VERSION_PREFIX: &str = "v:";
 
 /// Upper bounds (ms) of the latency buckets a minute's tally counts runs
 /// in: a run of `d` ms counts in the first bucket whose bound is at least
@@ -225,6 +230,10 @@ pub struct RunRecord {
     /// Its transcript (JSON), for a binding that records them and a run
     /// among the first [`MAX_TRANSCRIPT_RUNS`].
     pub transcript: Option<String>,
+    /// The handler digest it ran, for a binding with a canary: its run is
+    /// also tallied per version (`v:<digest>:<end>`, `v:<digest>:wallMs`,
+    /// `v:<digest>:fuel`), so both versions show side by side.
+    pub version: Option<String>,
 }
 
 /// How a run ended, as its history and the queue's per-minute tallies say.
@@ -319,15 +328,29 @@ impl Runs {
         }
         let mut invocation = RECORD_RUNS.prepare_invoke();
         invocation.arg(runs.len());
-        let mut tallies: std::collections::BTreeMap<&'static str, u64> = Default::default();
+        let mut tallies: std::collections::BTreeMap<Cow<'static, str>, u64> = Default::default();
         for run in runs {
-            *tallies.entry(run.end.as_str()).or_default() += 1;
+            *tallies.entry(Cow::Borrowed(run.end.as_str())).or_default() += 1;
             *tallies
-                .entry(RUN_BUCKETS[bucket(run.wall_time_ms.max(0.0) as u64)])
+                .entry(Cow::Borrowed(
+                    RUN_BUCKETS[bucket(run.wall_time_ms.max(0.0) as u64)],
+                ))
                 .or_default() += 1;
             if let Some(ready) = run.ready_at_ms {
                 let waited = run.started_at_ms.saturating_sub(ready);
-                *tallies.entry(WAIT_BUCKETS[bucket(waited)]).or_default() += 1;
+                *tallies
+                    .entry(Cow::Borrowed(WAIT_BUCKETS[bucket(waited)]))
+                    .or_default() += 1;
+            }
+            if let Some(version) = &run.version {
+                let mut add = |what: &str, n: u64| {
+                    *tallies
+                        .entry(Cow::Owned(format!("{VERSION_PREFIX}{version}:{what}")))
+                        .or_default() += n;
+                };
+                add(run.end.as_str(), 1);
+                add("wallMs", run.wall_time_ms.max(0.0).round() as u64);
+                add("fuel", run.fuel_used.unwrap_or(0));
             }
             invocation.key(&run.job_key);
             invocation.arg(run.pin.as_deref().unwrap_or(""));
@@ -394,7 +417,7 @@ impl Runs {
         invocation.key(self.stats_key(&runs[0].job_key, minute));
         invocation.arg(tallies.len());
         for (end, count) in &tallies {
-            invocation.arg(*end).arg(*count);
+            invocation.arg(end.as_ref()).arg(*count);
         }
         invocation.arg(STATS_TTL.as_millis() as u64);
         let mut conn = self.store.conn();

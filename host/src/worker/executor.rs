@@ -107,6 +107,15 @@ pub struct ResolvedBinding {
 static RESOLUTIONS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 impl ResolvedBinding {
+    /// The version a job of this binding not pinned yet runs: the
+    /// canary's candidate for its share of jobs, else the current one.
+    pub fn digest_for(&self, queue: &str, id: &str) -> &str {
+        match &self.binding.canary {
+            Some(canary) if canary.takes(queue, id) => &canary.digest,
+            _ => &self.digest,
+        }
+    }
+
     /// `binding` running `digest` on `host`.
     pub fn new(binding: Binding, digest: String, host: &HostContext) -> ResolvedBinding {
         let env = RunEnv {
@@ -315,8 +324,11 @@ impl Executor {
         // Read what the job may carry (see the module docs), or nothing.
         let carries_state =
             job.attempts_started() > 1 || !job.id().bytes().all(|b| b.is_ascii_digit());
+        // The version a job not pinned yet runs (a canary's share runs
+        // its candidate); a pinned job keeps its own.
+        let unpinned_digest = resolved.digest_for(job.queue(), job.id()).to_string();
         let pinned = if carries_state {
-            let pin = || meta.pin(job.queue(), job.id(), &resolved.digest);
+            let pin = || meta.pin(job.queue(), job.id(), &unpinned_digest);
             match retrying("pin the job", pin).await {
                 Ok(Some(p)) => p,
                 Ok(None) => {
@@ -334,7 +346,7 @@ impl Executor {
             }
         } else {
             Pinned {
-                digest: resolved.digest.clone(),
+                digest: unpinned_digest.clone(),
                 limits: None,
                 producer: Producer::default(),
                 // A first start of a BullMQ integer id (see the module docs).
@@ -527,6 +539,11 @@ impl Executor {
             started_at_ms: now_ms().saturating_sub(outcome.wall_time.as_millis() as u64),
             ready_at_ms: pinned.first_run.then(|| job.ready_at_ms()),
             host: self.host.host_id.clone(),
+            version: resolved
+                .binding
+                .canary
+                .is_some()
+                .then(|| pinned.digest.clone()),
             transcript: outcome
                 .transcript
                 .as_ref()

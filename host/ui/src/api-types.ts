@@ -746,6 +746,29 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/queues/{queue}/rollback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Undo the last change to what a queue's new jobs run (admin): its
+         *     canary is removed, or, without one, its handler goes back to the
+         *     version before its current one — for every queue bound to that
+         *     handler (the answer lists them). Hosts see it at their next registry
+         *     poll (`--poll`, 500 ms); jobs already started stay on their version.
+         */
+        post: operations["queues_rollback"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/queues/{queue}/schedules": {
         parameters: {
             query?: never;
@@ -1061,6 +1084,7 @@ export interface components {
             propagateTrace?: boolean;
             /** @description Records each run's transcript (`sandbox::transcript`) into the job. */
             recordTranscripts?: boolean;
+            canary?: components["schemas"]["Canary"] | null;
         };
         /** @description A request to create or replace a binding; absent fields take defaults. */
         BindingSpec: {
@@ -1139,6 +1163,7 @@ export interface components {
              *     or a wait token; at most 256 KiB of calls per run. Default `false`.
              */
             recordTranscripts?: boolean;
+            canary?: components["schemas"]["Canary"] | null;
         } & ({
             /** @enum {unknown} */
             metered?: true | null;
@@ -1297,6 +1322,26 @@ export interface components {
             error?: string | null;
             /** @enum {string} */
             call: "http";
+        };
+        /**
+         * @description A canary (`canary`): `percent` of the queue's new jobs run a candidate
+         *     version of its handler instead of the current one. Which jobs is
+         *     decided by a hash of the job's queue and id, so a job keeps its side
+         *     across retries; a job stays on the version its first run pinned, as
+         *     every job does. `GET /v1/stats?queue=` reports both versions' runs,
+         *     wall time and fuel side by side (`versions`).
+         */
+        Canary: {
+            /**
+             * @description The candidate: the digest of an uploaded version of the binding's
+             *     handler.
+             */
+            digest: string;
+            /**
+             * Format: int32
+             * @description The share of new jobs that run it, 1 to 99.
+             */
+            percent: number;
         };
         /** @description A cancel that was accepted. */
         CancelAccepted: {
@@ -2628,6 +2673,19 @@ export interface components {
              */
             limit?: number | null;
         };
+        /** @description What a rollback did. */
+        Rollback: {
+            /** @description The queue's handler. */
+            handler: string;
+            /** @description The canary's candidate, when the rollback removed a canary. */
+            canaryRemoved?: string | null;
+            /** @description The version the handler ran before (when it went back a version). */
+            from?: string | null;
+            /** @description The version it runs now (when it went back a version). */
+            to?: string | null;
+            /** @description The queues whose new jobs run differently now. */
+            queues: string[];
+        };
         /** @description One run on both sides. */
         RunEnds: {
             /** @description The run, from 1. */
@@ -2996,6 +3054,14 @@ export interface components {
             minutes: components["schemas"]["MinuteStats"][];
             /** @description Latency percentiles of the window's runs. */
             latency: components["schemas"]["Latency"];
+            /**
+             * @description The window's runs by handler version, for queues whose binding has
+             *     (or had, within the window) a canary: each version's runs by end,
+             *     wall time and fuel, side by side. Empty otherwise.
+             */
+            versions: {
+                [key: string]: components["schemas"]["VersionStats"];
+            };
         };
         /** @description One durable step. */
         StepEntry: {
@@ -3076,6 +3142,23 @@ export interface components {
          * @enum {string}
          */
         Verdict: "same" | "different" | "diverged";
+        /** @description One handler version's runs over the window (a binding with a canary). */
+        VersionStats: {
+            /** @description Runs by how they ended. */
+            runs: {
+                [key: string]: number;
+            };
+            /**
+             * Format: int64
+             * @description Their wall time, summed, ms.
+             */
+            wallMs: number;
+            /**
+             * Format: int64
+             * @description Their fuel, summed (0 for unmetered runs).
+             */
+            fuel: number;
+        };
         /** @description One durable wait. */
         WaitEntry: {
             /** @description Its id. */
@@ -6309,6 +6392,83 @@ export interface operations {
             };
             /** @description Not application/json */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Redis is unreachable, or failed while the request ran (the message says whether anything changed) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    queues_rollback: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Queue name */
+                queue: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description What was rolled back */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Rollback"];
+                };
+            };
+            /** @description Invalid request (the error names the field) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing or unknown token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The token's role may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not bound */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No canary and no earlier version */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
