@@ -38,10 +38,26 @@ async fn the_dashboard_in_a_real_browser() {
         "--egress-allow-network",
         "127.0.0.1/32",
     ]);
+    // A changed version of the payment handler (amounts in cents), uploaded
+    // first: the setup's upload makes the original current again, and the
+    // replay step compares a recorded job against this one.
+    let (status, cents) = api
+        .upload(
+            "payment-webhook",
+            airlock_tests::guest_bytes("payment-webhook-cents"),
+            "application/wasm",
+            tokens::ADMIN,
+        )
+        .await;
+    assert_eq!(status, reqwest::StatusCode::CREATED, "{cents}");
     api.setup(
         "payments",
         "payment-webhook",
-        json!({"egress": [gateway.url], "config": {"LEDGER_URL": gateway.url}}),
+        json!({
+            "egress": [gateway.url],
+            "config": {"LEDGER_URL": gateway.url},
+            "recordTranscripts": true,
+        }),
     )
     .await;
     api.setup(
@@ -64,7 +80,11 @@ async fn the_dashboard_in_a_real_browser() {
     api.setup(
         "refunds",
         "refund-request",
-        json!({"egress": [gateway.url], "config": {"APPROVAL_URL": gateway.url}}),
+        json!({
+            "egress": [gateway.url],
+            "config": {"APPROVAL_URL": gateway.url},
+            "recordTranscripts": true,
+        }),
     )
     .await;
 
@@ -77,6 +97,10 @@ async fn the_dashboard_in_a_real_browser() {
         ("OTHER_PRODUCER_TOKEN", tokens::OTHER_PRODUCER.to_string()),
         ("READER_TOKEN", tokens::READER.to_string()),
         ("SCREENSHOT_DIR", screenshots.display().to_string()),
+        (
+            "CENTS_DIGEST",
+            cents["digest"].as_str().unwrap().to_string(),
+        ),
         ("CHROMIUM", chromium),
         ("GATEWAY_URL", gateway.url.clone()),
     ];

@@ -23,6 +23,7 @@ function env(name) {
 const BASE = env('AIRLOCK_URL').replace(/\/$/, '');
 const UI = `${BASE}/ui/`;
 const ADMIN = env('ADMIN_TOKEN');
+const CENTS = env('CENTS_DIGEST');
 const WEB = env('PRODUCER_TOKEN');
 const OTHER = env('OTHER_PRODUCER_TOKEN');
 const READER = env('READER_TOKEN');
@@ -409,6 +410,7 @@ try {
     const asked = inbox.approvals.filter((a) => a.refundId === refundId);
     assert.equal(asked.length, 1, `one approval request: ${JSON.stringify(inbox)}`);
     const token = asked[0].token;
+    refs.refundToken = token;
     assert.match(token, /^wt_/);
     assert.deepEqual(parked.progress, { stage: 'awaiting-approval' });
     // The delayed list says what it waits for, not just `delayed`.
@@ -878,6 +880,44 @@ try {
       await A.getByTestId('latency').getByTestId('latency-throughput').getAttribute('data-runs'),
     );
     assert.ok(handlerRuns >= runs, `the handler's runs ${handlerRuns} include the queue's ${runs}`);
+  });
+  await step('25. a recorded job shows its transcript, and a replay against the version that sends cents shows the changed request', async () => {
+    await show(A, `jobs/${refs.payment}`, 'job');
+    const transcript = A.getByTestId('job-transcript');
+    await transcript.waitFor();
+    const request = transcript.locator('[data-testid="transcript-call"][data-call="http"]');
+    await request.waitFor();
+    assert.match(await request.textContent(), /POST http:\/\/127\.0\.0\.1:\d+\/v1\/ledger.*201/);
+    await transcript.locator('[data-testid="transcript-call"][data-call="config"]', { hasText: 'LEDGER_URL' }).waitFor();
+    // The current version replays the same; the one that sends cents, a
+    // changed request with both bodies.
+    const version = transcript.getByTestId('replay-version');
+    const current = await version.inputValue();
+    assert.notEqual(current, CENTS);
+    await transcript.getByTestId('replay-run').click();
+    await transcript.locator('[data-testid="replay-report"][data-verdict="same"]').waitFor();
+    await version.selectOption(CENTS);
+    await transcript.getByTestId('replay-run').click();
+    await transcript.locator('[data-testid="replay-report"][data-verdict="different"]').waitFor();
+    const changed = await transcript.getByTestId('replay-changed').textContent();
+    assert.match(changed, /"amount":42\.5/, changed);
+    assert.match(changed, /"amount":4250/, changed);
+    // The refund's transcript names its wait token; the token is nowhere.
+    await show(A, `jobs/${refs.refund}`, 'job');
+    await A.getByTestId('job-transcript').waitFor();
+    const page = await A.content();
+    assert.ok(page.includes('[wait-token:approval]'), 'the token is named in the transcript');
+    assert.ok(!page.includes(refs.refundToken), 'the token itself is not on the page');
+    // A reader sees the transcript, and is offered no replay.
+    const reader = await openPage();
+    try {
+      await login(reader.page, READER);
+      await show(reader.page, `jobs/${refs.payment}`, 'job');
+      await reader.page.getByTestId('job-transcript').waitFor();
+      assert.equal(await reader.page.getByTestId('replay').count(), 0);
+    } finally {
+      await reader.context.close();
+    }
   });
   console.log(`# dashboard: all ${passed} steps passed`);
 } finally {

@@ -450,6 +450,7 @@ pub enum Call {
         /// The sleep.
         id: String,
         /// Its wake-up time.
+        #[serde(rename = "wakeAt")]
         wake_at: u64,
         /// The store's error, if it failed.
         #[serde(default)]
@@ -507,8 +508,10 @@ pub enum Call {
         /// The value written (redacted).
         value: String,
         /// Its time to live, ms.
+        #[serde(rename = "ttlMs")]
         ttl_ms: Option<u64>,
         /// Whether only if absent.
+        #[serde(rename = "onlyIfAbsent")]
         only_if_absent: bool,
         /// Whether it was written.
         answer: Answer<bool>,

@@ -1212,7 +1212,7 @@ export interface components {
              * Format: int64
              * @description Its wake-up time.
              */
-            wake_at: number;
+            wakeAt: number;
             error?: components["schemas"]["RecordedError"] | null;
             /** @enum {string} */
             call: "sleepRecord";
@@ -1272,9 +1272,9 @@ export interface components {
              * Format: int64
              * @description Its time to live, ms.
              */
-            ttl_ms?: number | null;
+            ttlMs?: number | null;
             /** @description Whether only if absent. */
-            only_if_absent: boolean;
+            onlyIfAbsent: boolean;
             /** @description Whether it was written. */
             answer: components["schemas"]["Answer_bool"];
             /** @enum {string} */

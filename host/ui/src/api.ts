@@ -4,7 +4,7 @@ import { fetchEventSource, type EventSourceMessage } from '@microsoft/fetch-even
 import type {
   Me, HostList, Stats, QueueList, QueueView, QueueKeys, JobPage, SearchResult, JobDetails, Timeline,
   HandlerList, HandlerDetails, ScheduleList, SecretList, RecentEvents, Triggered, ListState,
-  ActionResult, CancelAccepted, CancelBody, Cleaned, Retried,
+  ActionResult, CancelAccepted, CancelBody, Cleaned, Retried, Transcripts, ReplayReport,
 } from './types';
 
 const TOKEN_KEY = 'airlock.token';
@@ -133,6 +133,8 @@ export const api = {
     request<Cleaned>('POST', `/v1/queues/${enc(q)}/clean`, { confirm: q, state }),
   job: (ref: string) => request<JobDetails>('GET', jobPath(ref)),
   timeline: (ref: string) => request<Timeline>('GET', `${jobPath(ref)}/timeline`),
+  transcript: (ref: string) => request<Transcripts>('GET', `${jobPath(ref)}/transcript`),
+  replay: (ref: string, digest: string) => request<ReplayReport>('POST', `${jobPath(ref)}/replay`, { digest }),
   retry: (ref: string) => request<ActionResult>('POST', `${jobPath(ref)}/retry`),
   promote: (ref: string) => request<ActionResult>('POST', `${jobPath(ref)}/promote`),
   cancel: (ref: string, reason: string) => {

@@ -66,6 +66,10 @@ export type SleepEntry = Schemas['SleepEntry'];
 export type WaitEntry = Schemas['WaitEntry'];
 export type ChildEntry = Schemas['ChildEntry'];
 export type Timeline = Schemas['Timeline'];
+export type Transcripts = Schemas['Transcripts'];
+export type RunTranscript = Schemas['RunTranscript'];
+export type TranscriptCall = Schemas['Call'];
+export type ReplayReport = Schemas['Report'];
 
 export type HandlerSummary = Schemas['HandlerSummary'];
 export type HandlerList = Schemas['HandlerList'];

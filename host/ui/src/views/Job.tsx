@@ -7,6 +7,7 @@ import {
   Badge, Card, ErrorBox, Fact, Facts, Json, Loading, Prose, TableBox, View, Time, can, confirmAction, useMe,
 } from '../ui';
 import { Waterfall, endClass } from '../waterfall';
+import { Transcript } from './Transcript';
 import { handlerHref, href, jobHref, navigate, queueHref } from '../router';
 
 /** `<prefix>:<queue>:<id>` (BullMQ's `parentKey`) as a job ref, `<queue>:<id>`. */
@@ -245,6 +246,7 @@ export function Job(props: { jobRef: string }) {
         </Card>
       </div>
       <TimelineCards job={j} timeline={timeline.data} error={timeline.error} now={now} />
+      <Transcript jobRef={ref} handler={queue.data?.handler} runs={timeline.data?.runs.length} />
       <div class="grid2">
         <Card title="Data" testid="job-data">
           <Json value={j.data} />
