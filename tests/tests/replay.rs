@@ -142,9 +142,17 @@ async fn a_payment_handler_that_now_sends_cents_is_caught_as_a_changed_request()
     // Nothing was sent anywhere by either replay.
     assert_eq!(gateway_requests(&gateway).await, ledger_calls);
 
-    // The same from a file, without the API.
+    // The same from a file `airlock job export` wrote, without the API.
     let file = tempfile::NamedTempFile::new().unwrap();
-    std::fs::write(file.path(), read.to_string()).unwrap();
+    let exported = Command::new(airlock_bin())
+        .args(["job", "export", &job, "-o", file.path().to_str().unwrap()])
+        .env("AIRLOCK_URL", &api.url)
+        .env("AIRLOCK_TOKEN", tokens::READER)
+        .output()
+        .unwrap();
+    assert!(exported.status.success(), "{exported:?}");
+    let written: Value = serde_json::from_slice(&std::fs::read(file.path()).unwrap()).unwrap();
+    assert_eq!(written, read, "the export is the API's answer");
     let (code, out, err) = replay(
         &api,
         &[
@@ -551,4 +559,43 @@ async fn parked_jobs_migrate_only_to_a_version_that_reaches_their_sleep() {
     // host through the CLI (NAME@DIGEST): the same.
     let (code, out, err) = replay(&api, &[&jobs[0], "--handler", &format!("orders@{python}")]);
     assert_eq!(code, 0, "{out}{err}");
+}
+
+/// The catalog sync returns when its busy time began and ended, read from
+/// the wall clock: its transcript keeps those readings, and a replay gives
+/// them back, so the same version returns the same — the replay is not
+/// "different" for the time it runs at.
+#[tokio::test]
+async fn a_replay_reads_the_clock_the_recorded_run_read() {
+    let api = Api::start();
+    api.setup(
+        "catalog",
+        "catalog-sync",
+        json!({"recordTranscripts": true}),
+    )
+    .await;
+    let job = api
+        .enqueue(
+            "catalog",
+            json!({"data": {"catalog": "main", "items": 3, "holdMs": 20}}),
+        )
+        .await;
+    let done = api.wait_recorded(&job).await;
+    assert_eq!(done["state"], "completed", "{done}");
+    let (_, read) = transcript(&api, &job, tokens::ADMIN).await;
+    let clock: Vec<u64> = read["runs"][0]["transcript"]["clock"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_u64().unwrap())
+        .collect();
+    let held = |field: &str| done["returnvalue"][field].as_u64().unwrap();
+    assert!(
+        clock.iter().any(|ns| ns / 1_000_000 == held("heldFromMs"))
+            && clock.iter().any(|ns| ns / 1_000_000 == held("heldToMs")),
+        "the readings the output came from: {clock:?} {done}"
+    );
+    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    let (code, out, err) = replay(&api, &[&job, "--handler", &wasm("catalog-sync")]);
+    assert_eq!(code, 0, "the same, at another time: {out}{err}");
 }

@@ -51,7 +51,6 @@ use std::time::{Duration, Instant};
 use sha2::{Digest, Sha256};
 use wasmtime::component::Component;
 use wasmtime::{Store, Trap};
-use wasmtime_wasi::WasiCtxBuilder;
 
 use self::bindings::{Handler, HandlerPre, Job, JobError, JobRef};
 use self::cache::ArtifactCache;
@@ -599,13 +598,13 @@ impl Sandbox {
                 (store, Some(w.handler), w.jobs)
             }
             None => {
-                let wasi = WasiCtxBuilder::new()
-                    .stdout(CapturedStream::new(sink.clone(), LogLevel::Stdout))
-                    .stderr(CapturedStream::new(sink.clone(), LogLevel::Stderr))
-                    .allow_tcp(false)
-                    .allow_udp(false)
-                    .allow_ip_name_lookup(false)
-                    .build();
+                let wasi = state::Wasi::new(|b| {
+                    b.stdout(CapturedStream::new(sink.clone(), LogLevel::Stdout))
+                        .stderr(CapturedStream::new(sink.clone(), LogLevel::Stderr))
+                        .allow_tcp(false)
+                        .allow_udp(false)
+                        .allow_ip_name_lookup(false);
+                });
                 let state = RunState::new(
                     wasi,
                     sink.clone(),
@@ -801,9 +800,8 @@ impl Sandbox {
             limits.max_log_lines,
             None,
         )));
-        let wasi = WasiCtxBuilder::new().build();
         let state = RunState::new(
-            wasi,
+            state::Wasi::new(|_| {}),
             sink,
             Box::new(LocalServices::new()),
             limits.clone(),

@@ -66,6 +66,9 @@ pub struct RunEnv {
     /// replay: no request leaves the host); `None`: requests go out under
     /// the egress policy.
     pub http_answers: Option<Arc<dyn crate::transcript::HttpAnswers>>,
+    /// The wall-clock readings the run's guest gets, in order, ns since
+    /// the epoch, before the real clock (a replay); `None`: the real clock.
+    pub clock_readings: Option<Vec<u64>>,
 }
 
 /// Longest step id, sleep id or KV key a guest may use.
@@ -180,6 +183,30 @@ impl ResourceLimiter for MemoryLimiter {
     }
 }
 
+/// A store's WASI context and the wall clock it was built with (whose
+/// mode each job sets: see [`crate::transcript::RunClock`]).
+pub struct Wasi {
+    /// The context.
+    pub ctx: WasiCtx,
+    /// Its wall clock.
+    pub clock: crate::transcript::RunClock,
+}
+
+impl Wasi {
+    /// A context with a [`crate::transcript::RunClock`] as its wall clock,
+    /// and what `configure` adds.
+    pub fn new(configure: impl FnOnce(&mut wasmtime_wasi::WasiCtxBuilder)) -> Wasi {
+        let clock = crate::transcript::RunClock::default();
+        let mut builder = wasmtime_wasi::WasiCtxBuilder::new();
+        builder.wall_clock(clock.clone());
+        configure(&mut builder);
+        Wasi {
+            ctx: builder.build(),
+            clock,
+        }
+    }
+}
+
 /// Everything one store (one run) owns.
 pub struct RunState {
     wasi: WasiCtx,
@@ -187,6 +214,9 @@ pub struct RunState {
     http_ctx: WasiHttpCtx,
     /// The `wasi:http` hooks: policy, limits, secrets substitution.
     pub http: RunHttp,
+    /// The guest's wall clock (the WASI context's): real, recorded or
+    /// replayed, per job.
+    clock: crate::transcript::RunClock,
     /// The queue (secrets are sealed for it).
     queue: String,
     env: RunEnv,
@@ -217,7 +247,7 @@ impl RunState {
     /// State for one run of a job of `queue` under `limits`, ending by
     /// `deadline`.
     pub fn new(
-        wasi: WasiCtx,
+        wasi: Wasi,
         logs: Arc<Mutex<LogSink>>,
         services: Box<dyn HostServices>,
         limits: Limits,
@@ -226,7 +256,8 @@ impl RunState {
         deadline: Instant,
     ) -> Self {
         let mut state = RunState {
-            wasi,
+            wasi: wasi.ctx,
+            clock: wasi.clock,
             table: ResourceTable::new(),
             http_ctx: WasiHttpCtx::new(),
             http: RunHttp {
@@ -303,6 +334,14 @@ impl RunState {
             answers: env.http_answers.clone(),
         };
         self.grants = grants;
+        self.clock
+            .set(match (&env.clock_readings, &env.transcript) {
+                (Some(readings), _) => {
+                    crate::transcript::ClockMode::Replaying(readings.iter().copied().collect())
+                }
+                (None, Some(recorder)) => crate::transcript::ClockMode::Recording(recorder.clone()),
+                (None, None) => crate::transcript::ClockMode::Real,
+            });
         self.env = env;
         self.limiter.begin_job(limits.memory_bytes);
         self.services = match &self.env.transcript {

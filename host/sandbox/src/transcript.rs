@@ -1,7 +1,9 @@
 //! Run transcripts: everything a run received from outside its sandbox,
 //! in the order it asked — each durable call and its answer (steps,
 //! sleeps, waits, KV, children, secrets by name), each configuration read,
-//! each outbound HTTP request with its response — and how the run ended.
+//! each outbound HTTP request with its response, each wall-clock reading
+//! ([`RunClock`]; the monotonic clock is not recorded) — and how the run
+//! ended.
 //! A binding that records transcripts gets one per run
 //! ([`crate::RunEnv::transcript`]); `airlock replay` answers a new handler
 //! version's calls from them (the host crate's `replay`).
@@ -34,6 +36,8 @@ pub const MAX_TRANSCRIPT_BYTES: usize = 256 << 10;
 pub const MAX_BODY_BYTES: usize = 16 << 10;
 /// Most headers of one request or response kept.
 pub const MAX_HEADERS: usize = 64;
+/// Most wall-clock readings one transcript keeps.
+pub const MAX_CLOCK_READINGS: usize = 1000;
 /// What a transcript keeps of a wait token.
 pub const REDACTED: &str = "<redacted>";
 
@@ -48,6 +52,10 @@ pub struct Transcript {
     pub started_at: u64,
     /// Every call, in order.
     pub calls: Vec<Call>,
+    /// The wall-clock readings the guest took, in order, ns since the
+    /// epoch (the first [`MAX_CLOCK_READINGS`]).
+    #[serde(default)]
+    pub clock: Vec<u64>,
     /// Whether calls past [`MAX_TRANSCRIPT_BYTES`] were left out.
     #[serde(default)]
     pub truncated: bool,
@@ -605,6 +613,8 @@ struct Recording {
     /// The secrets the run opened, by name: their values are replaced
     /// everywhere by `[secret:NAME]` (a service may echo one back).
     secrets: Vec<(String, zeroize::Zeroizing<String>)>,
+    /// The wall-clock readings so far.
+    clock: Vec<u64>,
 }
 
 /// A call, or an HTTP request whose response body is still being read.
@@ -623,6 +633,14 @@ impl TranscriptRecorder {
             return;
         }
         r.calls.push(Slot::Done(call));
+    }
+
+    /// Notes a wall-clock reading the guest took (ns since the epoch).
+    pub fn note_clock(&self, ns: u64) {
+        let mut r = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        if r.clock.len() < MAX_CLOCK_READINGS {
+            r.clock.push(ns);
+        }
     }
 
     /// Notes the token handed out for wait `id`, so no part of the
@@ -693,6 +711,7 @@ impl TranscriptRecorder {
         let transcript = Transcript {
             job,
             started_at,
+            clock: r.clock,
             calls,
             truncated: r.truncated,
             outcome,
@@ -968,6 +987,61 @@ pub trait HttpAnswers: Send + Sync + std::fmt::Debug {
         headers: &[(String, String)],
         body: &RecordedBody,
     ) -> Result<RecordedResponse, String>;
+}
+
+/// A run's wall clock (`wasi:clocks/wall-clock`), as the sandbox gives it
+/// to a guest: the real one, noted into the run's transcript when it
+/// records one, or — in a replay — the recorded run's readings in order,
+/// then the real clock once they run out. One per instance; the mode is
+/// set per job ([`ClockMode`]).
+#[derive(Clone, Default)]
+pub struct RunClock {
+    mode: Arc<Mutex<ClockMode>>,
+}
+
+/// What a [`RunClock`] answers with.
+#[derive(Default)]
+pub enum ClockMode {
+    /// The real clock.
+    #[default]
+    Real,
+    /// The real clock, each reading noted in the transcript.
+    Recording(Arc<TranscriptRecorder>),
+    /// A recorded run's readings (ns), in order, then the real clock.
+    Replaying(std::collections::VecDeque<u64>),
+}
+
+impl RunClock {
+    /// Sets what the clock answers with for the job starting now.
+    pub fn set(&self, mode: ClockMode) {
+        *self.mode.lock().unwrap_or_else(|p| p.into_inner()) = mode;
+    }
+}
+
+fn real_ns() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64)
+}
+
+impl wasmtime_wasi::HostWallClock for RunClock {
+    fn resolution(&self) -> Duration {
+        Duration::from_nanos(1)
+    }
+
+    fn now(&self) -> Duration {
+        let mut mode = self.mode.lock().unwrap_or_else(|p| p.into_inner());
+        let ns = match &mut *mode {
+            ClockMode::Real => real_ns(),
+            ClockMode::Recording(recorder) => {
+                let ns = real_ns();
+                recorder.note_clock(ns);
+                ns
+            }
+            ClockMode::Replaying(readings) => readings.pop_front().unwrap_or_else(real_ns),
+        };
+        Duration::from_nanos(ns)
+    }
 }
 
 /// Headers as recorded: the first [`MAX_HEADERS`], values as text.

@@ -57,11 +57,9 @@ pub enum Command {
     Enqueue(remote::EnqueueArgs),
     /// List a queue's jobs in one state.
     Jobs(remote::JobsArgs),
-    /// Show one job (`<queue>:<id>`), logs included.
-    Job {
-        /// The job, as `<queue>:<id>`.
-        job: String,
-    },
+    /// Show one job (`<queue>:<id>`), logs included; `job export` writes
+    /// its transcripts.
+    Job(remote::JobArgs),
     /// Retry a failed job (`<queue>:<id>`).
     Retry {
         /// The job, as `<queue>:<id>`.
@@ -106,7 +104,12 @@ pub async fn execute(cli: Cli) -> anyhow::Result<i32> {
         Command::Queue(cmd) => remote::queue(conn, json, cmd).await,
         Command::Enqueue(args) => remote::enqueue(conn, json, args).await,
         Command::Jobs(args) => remote::jobs(conn, json, args).await,
-        Command::Job { job } => remote::job(conn, json, &job).await,
+        Command::Job(args) => match args.action {
+            Some(remote::JobCommand::Export { job, output }) => {
+                remote::export(conn, &job, output.as_deref()).await
+            }
+            None => remote::job(conn, json, &args.job.unwrap_or_default()).await,
+        },
         Command::Retry { job } => remote::retry(conn, json, &job).await,
         Command::Cancel(args) => remote::cancel(conn, json, args).await,
         Command::Schedule(cmd) => workflows::schedule(conn, json, cmd).await,

@@ -121,6 +121,61 @@ pub struct JobsArgs {
     pub start: usize,
 }
 
+/// `airlock job`: show one job, or another action on it.
+#[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
+pub struct JobArgs {
+    /// Another action on the job.
+    #[command(subcommand)]
+    pub action: Option<JobCommand>,
+    /// The job, as `<queue>:<id>`.
+    #[arg(required = true)]
+    pub job: Option<String>,
+}
+
+/// `airlock job ...` actions beyond showing it.
+#[derive(Debug, Subcommand)]
+pub enum JobCommand {
+    /// Write the job's transcripts (`GET /v1/jobs/{ref}/transcript`) as
+    /// JSON: what `airlock replay --transcript FILE` reads.
+    Export {
+        /// The job, as `<queue>:<id>`.
+        job: String,
+        /// The file to write (default: standard output).
+        #[arg(long, short)]
+        output: Option<PathBuf>,
+    },
+}
+
+/// `airlock job export`.
+pub async fn export(
+    conn: &Connection,
+    job: &str,
+    output: Option<&std::path::Path>,
+) -> anyhow::Result<i32> {
+    let client = ApiClient::new(conn)?;
+    let transcripts: Value = client.get(&format!("/v1/jobs/{job}/transcript")).await?;
+    let runs = transcripts["runs"].as_array().map_or(0, Vec::len);
+    if runs == 0 {
+        anyhow::bail!(
+            "{job} has no transcripts: its queue records them only when bound with --record-transcripts"
+        );
+    }
+    let text = serde_json::to_string_pretty(&transcripts)?;
+    match output {
+        Some(path) => {
+            std::fs::write(path, text + "\n")
+                .with_context(|| format!("--output: cannot write {}", path.display()))?;
+            eprintln!(
+                "wrote {runs} run transcript(s) of {job} to {}",
+                path.display()
+            );
+        }
+        None => println!("{text}"),
+    }
+    Ok(0)
+}
+
 /// `airlock jobs ...` actions beyond listing.
 #[derive(Debug, Subcommand)]
 pub enum JobsCommand {

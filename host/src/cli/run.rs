@@ -128,6 +128,7 @@ fn env_from(args: &RunArgs, services: &LocalServices) -> anyhow::Result<RunEnv> 
         traceparent: None,
         transcript: None,
         http_answers: None,
+        clock_readings: None,
     })
 }
 

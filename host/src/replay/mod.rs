@@ -7,7 +7,8 @@
 //! (attempt numbers included), answering every call of the new version
 //! from the recorded run's answers ([`services`], [`answers`]):
 //! no network, no Redis, no write anywhere; sleeps are skipped, waits get
-//! the outcomes the recording got. Then it compares both sides' effects
+//! the outcomes the recording got, and the guest's wall clock reads what
+//! the recorded run's read, in order (then the real clock). Then it compares both sides' effects
 //! ([`compare`]): the same, different values, or another path from step N
 //! on.
 //!
@@ -51,6 +52,7 @@ pub async fn replay(
             secrets_key: Some(key.clone()),
             transcript: Some(recorder),
             http_answers: Some(Arc::new(answers::RecordedAnswers::new(old))),
+            clock_readings: Some(old.clock.clone()),
             ..RunEnv::default()
         };
         let outcome = sandbox

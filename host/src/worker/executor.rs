@@ -133,6 +133,7 @@ impl ResolvedBinding {
             traceparent: None,
             transcript: None,
             http_answers: None,
+            clock_readings: None,
         };
         ResolvedBinding {
             binding,

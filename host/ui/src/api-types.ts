@@ -3114,6 +3114,11 @@ export interface components {
             startedAt: number;
             /** @description Every call, in order. */
             calls: components["schemas"]["Call"][];
+            /**
+             * @description The wall-clock readings the guest took, in order, ns since the
+             *     epoch (the first [`MAX_CLOCK_READINGS`]).
+             */
+            clock?: number[];
             /** @description Whether calls past [`MAX_TRANSCRIPT_BYTES`] were left out. */
             truncated?: boolean;
             /** @description How the run ended. */
