@@ -599,3 +599,57 @@ async fn a_replay_reads_the_clock_the_recorded_run_read() {
     let (code, out, err) = replay(&api, &[&job, "--handler", &wasm("catalog-sync")]);
     assert_eq!(code, 0, "the same, at another time: {out}{err}");
 }
+
+/// `airlock test` on the examples' fixtures: the payment handler passes
+/// and the version that sends cents fails on the request's body; the
+/// refund fixture (its token, two waits, a KV counter) passes for the Rust
+/// and the Python port alike; a wait the fixture leaves out is named.
+#[test]
+fn airlock_test_checks_fixtures_against_the_component_in_any_language() {
+    let root = airlock_tests::workspace_root();
+    let test = |guest: &str, fixtures: &std::path::Path| {
+        let out = Command::new(airlock_bin())
+            .args(["test", &wasm(guest)])
+            .arg(fixtures)
+            .output()
+            .expect("run airlock test");
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    };
+    let payments = root.join("jobs/payment-webhook/fixtures");
+    let (code, out) = test("payment-webhook", &payments);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("2 passed, 0 failed"), "{out}");
+    let (code, out) = test("payment-webhook-cents", &payments);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("expected body {\"transactionId\":\"tx_1\",\"amount\":42.5,\"currency\":\"EUR\"}, got {\"amount\":4250,"),
+        "{out}"
+    );
+    assert!(out.contains("1 passed, 1 failed"), "{out}");
+
+    let refunds = root.join("jobs/refund-request/fixtures");
+    for guest in ["refund-request", "py-refund-request"] {
+        let (code, out) = test(guest, &refunds);
+        assert_eq!(code, 0, "{guest}: {out}");
+    }
+
+    let mut fixture: Value = serde_json::from_str(
+        &std::fs::read_to_string(refunds.join("approved-and-settled.json")).unwrap(),
+    )
+    .unwrap();
+    fixture["waits"]
+        .as_object_mut()
+        .unwrap()
+        .remove("settlement");
+    let file = tempfile::Builder::new().suffix(".json").tempfile().unwrap();
+    std::fs::write(file.path(), fixture.to_string()).unwrap();
+    let (code, out) = test("refund-request", file.path());
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("the job parked in wait `settlement`, which the fixture gives no outcome"),
+        "{out}"
+    );
+}

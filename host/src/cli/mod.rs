@@ -3,6 +3,7 @@
 
 mod bind;
 mod client;
+mod fixtures;
 mod limits;
 mod new;
 mod remote;
@@ -45,6 +46,10 @@ pub enum Command {
     /// from the job's transcripts, nothing is sent anywhere. Exit 0 same,
     /// 2 different, 3 diverged.
     Replay(Box<replay::ReplayArgs>),
+    /// Test a handler component against hand-written fixtures (canned
+    /// answers, time skipped, nothing sent anywhere): its output or
+    /// failure, steps and requests. Exit 0 when every fixture passed.
+    Test(Box<fixtures::TestArgs>),
     /// Create a handler project (Rust, TypeScript, JavaScript or Python)
     /// that builds to a component with one command.
     New(new::NewArgs),
@@ -99,6 +104,7 @@ pub async fn execute(cli: Cli) -> anyhow::Result<i32> {
         Command::Run(args) => run::execute(*args).await,
         Command::Serve(args) => serve::execute(*args).await,
         Command::Replay(args) => replay::execute(conn, json, *args).await,
+        Command::Test(args) => fixtures::execute(json, *args).await,
         Command::New(args) => new::execute(args),
         Command::Deploy(args) => remote::deploy(conn, json, args).await,
         Command::Queue(cmd) => remote::queue(conn, json, cmd).await,

@@ -19,6 +19,7 @@
 
 pub mod answers;
 pub mod compare;
+pub mod fixture;
 pub mod services;
 
 use std::collections::BTreeMap;
@@ -45,27 +46,17 @@ pub async fn replay(
         if n > 0 {
             state.lock().unwrap_or_else(|p| p.into_inner()).next_run();
         }
-        let services = services::ReplayServices::new(old, state.clone(), key.clone());
-        let recorder = Arc::new(TranscriptRecorder::default());
-        let env = RunEnv {
-            config: Arc::new(config_of(old)),
-            secrets_key: Some(key.clone()),
-            transcript: Some(recorder),
-            http_answers: Some(Arc::new(answers::RecordedAnswers::new(old))),
-            clock_readings: Some(old.clock.clone()),
-            ..RunEnv::default()
-        };
-        let outcome = sandbox
-            .run_async(
-                component,
-                old.job.input(),
-                limits,
-                Box::new(services),
-                None,
-                env,
-            )
-            .await;
-        let Some(new) = outcome.transcript else {
+        let Some(new) = run_answered(
+            sandbox,
+            component,
+            old.job.input(),
+            old,
+            &state,
+            &key,
+            limits,
+        )
+        .await
+        else {
             break;
         };
         let ended_alike = compare::end_kind(&new.outcome) == compare::end_kind(&old.outcome);
@@ -75,6 +66,33 @@ pub async fn replay(
         }
     }
     compare::compare(recorded, &replayed)
+}
+
+/// Runs `input` once with every call answered from `answers` (a recorded
+/// run's transcript, or a fixture's canned one) over `state`; the run's own
+/// transcript.
+async fn run_answered(
+    sandbox: &Sandbox,
+    component: &LoadedComponent,
+    input: crate::sandbox::JobInput,
+    answers: &Transcript,
+    state: &Arc<Mutex<services::ReplayState>>,
+    key: &SecretsKey,
+    limits: &Limits,
+) -> Option<Transcript> {
+    let services = services::ReplayServices::new(answers, state.clone(), key.clone());
+    let env = RunEnv {
+        config: Arc::new(config_of(answers)),
+        secrets_key: Some(key.clone()),
+        transcript: Some(Arc::new(TranscriptRecorder::default())),
+        http_answers: Some(Arc::new(answers::RecordedAnswers::new(answers))),
+        clock_readings: Some(answers.clock.clone()),
+        ..RunEnv::default()
+    };
+    sandbox
+        .run_async(component, input, limits, Box::new(services), None, env)
+        .await
+        .transcript
 }
 
 /// The configuration the recorded run read: what the new version reads

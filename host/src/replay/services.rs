@@ -41,6 +41,14 @@ pub struct ReplayState {
 }
 
 impl ReplayState {
+    /// A state whose KV store holds `kv` (a fixture's).
+    pub fn with_kv(kv: HashMap<String, String>) -> ReplayState {
+        ReplayState {
+            kv,
+            ..ReplayState::default()
+        }
+    }
+
     /// A new run begins: every sleep recorded so far has ended.
     pub fn next_run(&mut self) {
         for (_, ended) in self.sleeps.values_mut() {
