@@ -653,3 +653,61 @@ fn airlock_test_checks_fixtures_against_the_component_in_any_language() {
         "{out}"
     );
 }
+
+/// The SDKs' thin wrappers: `fixtureTests` under `node --test` and
+/// `FixtureTests` under `python -m unittest` pass for the payment handler
+/// and fail, naming the body, for the version that sends cents.
+#[test]
+fn npm_test_and_python_unittest_drive_airlock_test() {
+    let root = airlock_tests::workspace_root();
+    let fixtures = root.join("jobs/payment-webhook/fixtures");
+    let dir = tempfile::tempdir().unwrap();
+    let node_test = dir.path().join("payments.test.mjs");
+    std::fs::write(
+        &node_test,
+        format!(
+            "import {{ fixtureTests }} from '{}';\nfixtureTests(process.env.COMPONENT, [process.env.FIXTURES]);\n",
+            url_of(&root.join("guest-sdk/js/lib/testing.mjs"))
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("test_payments.py"),
+        "import os\nfrom airlock_sdk.fixtures import FixtureTests\n\n\nclass Payments(FixtureTests):\n    component = os.environ['COMPONENT']\n    fixtures = [os.environ['FIXTURES']]\n",
+    )
+    .unwrap();
+    for (guest, passes) in [("payment-webhook", true), ("payment-webhook-cents", false)] {
+        let run = |command: &mut Command| {
+            let out = command
+                .env("COMPONENT", wasm(guest))
+                .env("FIXTURES", &fixtures)
+                .env("AIRLOCK_BIN", airlock_bin())
+                .output()
+                .expect("run the test runner");
+            (
+                out.status.success(),
+                format!(
+                    "{}{}",
+                    String::from_utf8_lossy(&out.stdout),
+                    String::from_utf8_lossy(&out.stderr)
+                ),
+            )
+        };
+        let node = run(Command::new("node").arg("--test").arg(&node_test));
+        let python = run(Command::new("python3")
+            .args(["-m", "unittest", "discover", "-s"])
+            .arg(dir.path())
+            .env("PYTHONPATH", root.join("guest-sdk/python/src")));
+        for (runner, (ok, out)) in [("node --test", node), ("python -m unittest", python)] {
+            assert_eq!(ok, passes, "{runner} on {guest}: {out}");
+            if !passes {
+                assert!(out.contains("expected body"), "{runner}: {out}");
+            }
+        }
+    }
+}
+
+/// A `file://` URL of `path` (for an ES module import).
+fn url_of(path: &std::path::Path) -> String {
+    format!("file://{}", path.display())
+}
