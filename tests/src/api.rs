@@ -131,6 +131,16 @@ impl Api {
         (status, resp.json().await.unwrap_or(Value::Null))
     }
 
+    /// Uploads the built guest `guest` as a version of handler `name`
+    /// (it becomes the current one); its digest.
+    pub async fn upload_version(&self, name: &str, guest: &str) -> String {
+        let (status, body) = self
+            .upload(name, guest_bytes(guest), "application/wasm", tokens::ADMIN)
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+        body["digest"].as_str().unwrap().to_string()
+    }
+
     /// Deploys the built guest `guest` as a handler of the same name and binds `queue` to it with `spec`.
     pub async fn setup(&self, queue: &str, guest: &str, spec: Value) {
         let (status, body) = self

@@ -41,15 +41,9 @@ async fn the_dashboard_in_a_real_browser() {
     // A changed version of the payment handler (amounts in cents), uploaded
     // first: the setup's upload makes the original current again, and the
     // replay step compares a recorded job against this one.
-    let (status, cents) = api
-        .upload(
-            "payment-webhook",
-            airlock_tests::guest_bytes("payment-webhook-cents"),
-            "application/wasm",
-            tokens::ADMIN,
-        )
+    let cents = api
+        .upload_version("payment-webhook", "payment-webhook-cents")
         .await;
-    assert_eq!(status, reqwest::StatusCode::CREATED, "{cents}");
     api.setup(
         "payments",
         "payment-webhook",
@@ -97,10 +91,7 @@ async fn the_dashboard_in_a_real_browser() {
         ("OTHER_PRODUCER_TOKEN", tokens::OTHER_PRODUCER.to_string()),
         ("READER_TOKEN", tokens::READER.to_string()),
         ("SCREENSHOT_DIR", screenshots.display().to_string()),
-        (
-            "CENTS_DIGEST",
-            cents["digest"].as_str().unwrap().to_string(),
-        ),
+        ("CENTS_DIGEST", cents),
         ("CHROMIUM", chromium),
         ("GATEWAY_URL", gateway.url.clone()),
     ];

@@ -10,21 +10,6 @@ use airlock_tests::host::tokens;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
-/// Uploads built guest `guest` as a version of handler `name` (it becomes
-/// the current one); its digest.
-async fn upload_version(api: &Api, name: &str, guest: &str) -> String {
-    let (status, body) = api
-        .upload(
-            name,
-            airlock_tests::guest_bytes(guest),
-            "application/wasm",
-            tokens::ADMIN,
-        )
-        .await;
-    assert_eq!(status, StatusCode::CREATED, "{body}");
-    body["digest"].as_str().unwrap().to_string()
-}
-
 /// The queue's completed runs by version, once they add up to `total`.
 async fn completed_by_version(api: &Api, queue: &str, total: u64) -> Value {
     airlock_tests::eventually_some(
@@ -51,8 +36,8 @@ async fn completed_by_version(api: &Api, queue: &str, total: u64) -> Value {
 #[tokio::test]
 async fn a_canary_at_ten_percent_runs_a_tenth_of_new_jobs_and_a_rollback_undoes_it() {
     let api = Api::start();
-    let candidate = upload_version(&api, "probe", "data-probe").await;
-    let current = upload_version(&api, "probe", "noop").await;
+    let candidate = api.upload_version("probe", "data-probe").await;
+    let current = api.upload_version("probe", "noop").await;
 
     // Bad canaries name their field.
     for (canary, field) in [

@@ -390,20 +390,6 @@ async fn a_transcript_names_a_secret_and_never_holds_its_value() {
     assert_eq!(secret["answer"]["ok"], true);
 }
 
-/// Uploads built guest `guest` as a version of handler `name`; its digest.
-async fn upload_version(api: &Api, name: &str, guest: &str) -> String {
-    let (status, body) = api
-        .upload(
-            name,
-            airlock_tests::guest_bytes(guest),
-            "application/wasm",
-            tokens::ADMIN,
-        )
-        .await;
-    assert_eq!(status, StatusCode::CREATED, "{body}");
-    body["digest"].as_str().unwrap().to_string()
-}
-
 /// Two orders parked in their 24 h review sleep, recorded by the Rust
 /// version: a version that diverges before the sleep (the no-op, uploaded
 /// under the same name) is refused for both, on the host and by the CLI;
@@ -412,7 +398,7 @@ async fn upload_version(api: &Api, name: &str, guest: &str) -> String {
 #[tokio::test]
 async fn parked_jobs_migrate_only_to_a_version_that_reaches_their_sleep() {
     let api = Api::start();
-    let rust = upload_version(&api, "orders", "order-workflow").await;
+    let rust = api.upload_version("orders", "order-workflow").await;
     let (status, body) = api
         .put(
             "/v1/queues/orders",
@@ -435,8 +421,8 @@ async fn parked_jobs_migrate_only_to_a_version_that_reaches_their_sleep() {
         .await;
         jobs.push(job);
     }
-    let python = upload_version(&api, "orders", "py-order-workflow").await;
-    let noop = upload_version(&api, "orders", "noop").await;
+    let python = api.upload_version("orders", "py-order-workflow").await;
+    let noop = api.upload_version("orders", "noop").await;
 
     // A diverging version: both refused, nothing moved.
     let (status, done) = api
@@ -484,7 +470,7 @@ async fn parked_jobs_migrate_only_to_a_version_that_reaches_their_sleep() {
         (status, &body["error"]["field"]),
         (StatusCode::BAD_REQUEST, &json!("to"))
     );
-    let other = upload_version(&api, "other", "payment-webhook").await;
+    let other = api.upload_version("other", "payment-webhook").await;
     let (status, body) = api
         .post(
             "/v1/queues/orders/migrate",

@@ -41,6 +41,22 @@ pub fn handler(field: &str, name: &str) -> Result<(), FieldError> {
 
 /// The JSON-schema pattern of [`handler`].
 pub const HANDLER_PATTERN: &str = r"^[A-Za-z0-9._-]{1,128}$";
+
+/// A handler version's digest: 64 lowercase hex digits (SHA-256).
+pub fn digest(field: &str, digest: &str) -> Result<(), FieldError> {
+    if digest.len() == 64
+        && digest
+            .bytes()
+            .all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+    {
+        Ok(())
+    } else {
+        Err(FieldError::new(
+            field,
+            "must be a handler version's digest: 64 lowercase hex digits",
+        ))
+    }
+}
 /// A secret name (`registry::secrets::check_name`; the sandbox accepts the
 /// same names from guests).
 pub const SECRET_PATTERN: &str = r"^[A-Za-z0-9._-]{1,128}$";

@@ -149,7 +149,7 @@ pub async fn migrate(
     JsonBody(to): JsonBody<MigrateTo>,
 ) -> Result<Json<Migration>, ApiError> {
     caller.require(&[Role::Admin])?;
-    check_digest("to", &to.to)?;
+    crate::names::digest("to", &to.to)?;
     let binding = state.registry().binding(&queue).await?;
     let handler = state.registry().handler(&binding.handler).await?;
     if !handler.versions.iter().any(|v| v.digest == to.to) {
@@ -215,15 +215,11 @@ pub async fn migrate(
         }
         // It ran meanwhile (woken, recovered): what was replayed is not
         // where it is now.
-        let now_runs = state
-            .queues()
-            .store()
-            .hgetall(&key)
-            .await
-            .map_err(ApiError::outcome_unknown)?
-            .get("ats")
-            .and_then(|a| a.parse::<u32>().ok())
-            .unwrap_or(0);
+        let now_runs: Option<u32> =
+            redis::AsyncCommands::hget(&mut state.queues().store().conn(), &key, "ats")
+                .await
+                .map_err(ApiError::outcome_unknown)?;
+        let now_runs = now_runs.unwrap_or(0);
         if now_runs != job.attempts_started {
             out.refused.push(Refused {
                 job: job_ref,
@@ -238,21 +234,6 @@ pub async fn migrate(
     Ok(Json(out))
 }
 
-fn check_digest(field: &str, digest: &str) -> Result<(), ApiError> {
-    if digest.len() == 64
-        && digest
-            .bytes()
-            .all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
-    {
-        Ok(())
-    } else {
-        Err(ApiError::field(
-            field,
-            "must be a handler version's digest: 64 lowercase hex digits",
-        ))
-    }
-}
-
 /// Replays `runs` against version `digest` on this host, under the
 /// sandbox's default limits and within this host's memory budget.
 async fn run_replay(
@@ -260,7 +241,7 @@ async fn run_replay(
     digest: &str,
     runs: &[(u32, Transcript)],
 ) -> Result<Report, ApiError> {
-    check_digest("digest", digest)?;
+    crate::names::digest("digest", digest)?;
     let host = state.host();
     let component = match host.loader.get(digest).await {
         Ok(component) => component,

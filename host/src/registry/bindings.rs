@@ -416,13 +416,7 @@ impl BindingSpec {
             if !(1..=99).contains(&canary.percent) {
                 return Err(invalid("canary.percent", "must be 1 to 99"));
             }
-            let hex = |b: u8| matches!(b, b'0'..=b'9' | b'a'..=b'f');
-            if canary.digest.len() != 64 || !canary.digest.bytes().all(hex) {
-                return Err(invalid(
-                    "canary.digest",
-                    "must be a handler version's digest: 64 lowercase hex digits",
-                ));
-            }
+            names::digest("canary.digest", &canary.digest)?;
         }
         if let Some(n) = self.global_concurrency
             && !(1..=1_000_000).contains(&n)

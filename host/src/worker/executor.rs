@@ -327,9 +327,9 @@ impl Executor {
             job.attempts_started() > 1 || !job.id().bytes().all(|b| b.is_ascii_digit());
         // The version a job not pinned yet runs (a canary's share runs
         // its candidate); a pinned job keeps its own.
-        let unpinned_digest = resolved.digest_for(job.queue(), job.id()).to_string();
+        let unpinned_digest = resolved.digest_for(job.queue(), job.id());
         let pinned = if carries_state {
-            let pin = || meta.pin(job.queue(), job.id(), &unpinned_digest);
+            let pin = || meta.pin(job.queue(), job.id(), unpinned_digest);
             match retrying("pin the job", pin).await {
                 Ok(Some(p)) => p,
                 Ok(None) => {
@@ -347,7 +347,7 @@ impl Executor {
             }
         } else {
             Pinned {
-                digest: unpinned_digest.clone(),
+                digest: unpinned_digest.to_string(),
                 limits: None,
                 producer: Producer::default(),
                 // A first start of a BullMQ integer id (see the module docs).
