@@ -6,6 +6,12 @@
 //! (`crate::replay`): nothing is sent anywhere and nothing but the
 //! migrated pins is written.
 //!
+//! Transcripts are read from Redis, which any BullMQ producer can write: a
+//! forged one can make a replay's report wrong, and so let a migration move
+//! a job the admin asked to move to a version the admin chose (only an
+//! uploaded version: the target is checked against the handler's
+//! versions). It cannot choose code or reach anything else.
+//!
 //! Migration, job by job: a delayed job parked in a durable sleep or wait,
 //! pinned to another version, with transcripts; its runs replayed against
 //! the target; moved (re-pinned) only when the replay did not diverge — so
