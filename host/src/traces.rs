@@ -397,9 +397,19 @@ impl Send {
         self.metadata.clone()
     }
 
+    /// Ends the span with what the request's add gave: the ids `ids` reads
+    /// from it (of the jobs added), or its error.
+    pub fn end_with<T, E: std::fmt::Display>(
+        self,
+        added: &Result<T, E>,
+        ids: impl FnOnce(&T) -> Vec<String>,
+    ) {
+        self.end(added.as_ref().map(ids).map_err(|e| e.to_string()));
+    }
+
     /// Ends the span: with the ids of the jobs added, or the error that
     /// failed the request.
-    pub fn end(self, outcome: Result<Vec<String>, String>) {
+    fn end(self, outcome: Result<Vec<String>, String>) {
         let Some(cx) = self.span else { return };
         let span = cx.span();
         match outcome {

@@ -53,12 +53,7 @@ pub async fn add(
         .queues()
         .add_traced_flow(&spec, Some(caller.name.as_str()), send.metadata())
         .await;
-    send.end(
-        added
-            .as_ref()
-            .map(|node| vec![node.id.clone()])
-            .map_err(|e| e.to_string()),
-    );
+    send.end_with(&added, |node| vec![node.id.clone()]);
     Ok((StatusCode::ACCEPTED, Json(added?)))
 }
 

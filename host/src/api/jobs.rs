@@ -242,12 +242,9 @@ async fn enqueue_all(
         job.trace = send.metadata();
     }
     let added = flow::add_governed(state.queues(), &binding, queue, jobs, lease_ms, field).await;
-    send.end(
-        added
-            .as_ref()
-            .map(|added| added.iter().map(|job| job.id.clone()).collect())
-            .map_err(|e| e.to_string()),
-    );
+    send.end_with(&added, |added| {
+        added.iter().map(|job| job.id.clone()).collect()
+    });
     Ok(added?
         .into_iter()
         .map(|job| Accepted {

@@ -61,12 +61,7 @@ pub async fn send(
         send.metadata(),
     )
     .await;
-    send.end(
-        delivery
-            .as_ref()
-            .map(|d| d.jobs.clone())
-            .map_err(|e| e.to_string()),
-    );
+    send.end_with(&delivery, |d| d.jobs.clone());
     Ok((StatusCode::ACCEPTED, Json(delivery?)))
 }
 
