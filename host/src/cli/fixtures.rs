@@ -6,14 +6,12 @@
 //! a usage or load error).
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use anyhow::Context as _;
 use clap::Args;
 
 use super::limits::LimitFlags;
 use crate::replay::fixture::{Fixture, Outcome};
-use crate::sandbox::{Limits, Sandbox, SandboxConfig};
 
 /// Arguments of `airlock test`.
 #[derive(Debug, Args)]
@@ -56,11 +54,7 @@ fn read_fixture(path: &Path) -> anyhow::Result<Fixture> {
 
 /// Runs the command; returns the exit code.
 pub async fn execute(json_output: bool, args: TestArgs) -> anyhow::Result<i32> {
-    let request = args.limits.request()?;
-    let mut limits = Limits::default().with_settings(&request.limits);
-    if request.unmetered {
-        limits.fuel = None;
-    }
+    let limits = super::run::local_limits(&args.limits)?;
     let files = fixture_files(&args.fixtures)?;
     if files.is_empty() {
         anyhow::bail!("no fixture: the paths given hold no .json file");
@@ -69,18 +63,7 @@ pub async fn execute(json_output: bool, args: TestArgs) -> anyhow::Result<i32> {
         .into_iter()
         .map(|f| read_fixture(&f).map(|fixture| (f, fixture)))
         .collect::<anyhow::Result<_>>()?;
-    let bytes = std::fs::read(&args.handler)
-        .with_context(|| format!("cannot read {}", args.handler.display()))?;
-    let sandbox = Arc::new(Sandbox::new(SandboxConfig {
-        max_instances: 4,
-        cache_dir: Some(super::default_cache_dir()),
-        ..SandboxConfig::default()
-    })?);
-    let component = {
-        let sandbox = sandbox.clone();
-        tokio::task::spawn_blocking(move || sandbox.load(&bytes)).await?
-    }
-    .with_context(|| format!("{} is not a usable handler", args.handler.display()))?;
+    let (sandbox, component) = super::run::local_component(&args.handler).await?;
 
     let mut outcomes: Vec<Outcome> = Vec::new();
     for (path, fixture) in &fixtures {

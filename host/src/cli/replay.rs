@@ -10,7 +10,6 @@
 //! diverged, 3 when one diverged; 1 for a usage, load or API error.
 
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use anyhow::Context as _;
 use clap::Args;
@@ -21,7 +20,6 @@ use super::client::{ApiClient, Connection};
 use super::limits::LimitFlags;
 use crate::replay::{self, Report, Verdict};
 use crate::sandbox::transcript::Transcript;
-use crate::sandbox::{Limits, Sandbox, SandboxConfig};
 
 /// Arguments of `airlock replay`.
 #[derive(Debug, Args)]
@@ -66,28 +64,14 @@ pub async fn execute(
     json_output: bool,
     args: ReplayArgs,
 ) -> anyhow::Result<i32> {
-    let request = args.limits.request()?;
-    let mut limits = Limits::default().with_settings(&request.limits);
-    if request.unmetered {
-        limits.fuel = None;
-    }
+    let limits = super::run::local_limits(&args.limits)?;
     if let Some((_, digest)) = uploaded(&args.handler) {
         return on_host(conn, json_output, &args, digest).await;
     }
     let jobs = transcripts_of(conn, &args).await?;
-    let handler = PathBuf::from(&args.handler);
-    let bytes = std::fs::read(&handler)
-        .with_context(|| format!("--handler: cannot read {}", handler.display()))?;
-    let sandbox = Arc::new(Sandbox::new(SandboxConfig {
-        max_instances: 4,
-        cache_dir: Some(super::default_cache_dir()),
-        ..SandboxConfig::default()
-    })?);
-    let component = {
-        let sandbox = sandbox.clone();
-        tokio::task::spawn_blocking(move || sandbox.load(&bytes)).await?
-    }
-    .with_context(|| format!("--handler: {} is not a usable handler", handler.display()))?;
+    let (sandbox, component) = super::run::local_component(std::path::Path::new(&args.handler))
+        .await
+        .context("--handler")?;
 
     let mut reports = Vec::new();
     for (job, runs) in jobs {

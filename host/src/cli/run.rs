@@ -155,10 +155,12 @@ pub fn exit_code(kind: FailureKind) -> i32 {
     }
 }
 
-fn limits_from(args: &RunArgs) -> anyhow::Result<Limits> {
-    // The local runner sets limits directly (up to the host maxima): it is
-    // the author's own machine, there is no queue binding to stay under.
-    let request = args.limits.request()?;
+/// The limits `flags` set over the sandbox defaults, checked against the
+/// host maxima (an error names the flag). The local runners — `airlock
+/// run`, `replay` and `test` — set limits directly: it is the author's own
+/// machine, there is no queue binding to stay under.
+pub fn local_limits(flags: &LimitFlags) -> anyhow::Result<Limits> {
+    let request = flags.request()?;
     let mut limits = Limits::default().with_settings(&request.limits);
     if request.unmetered {
         limits.fuel = None;
@@ -172,25 +174,32 @@ fn limits_from(args: &RunArgs) -> anyhow::Result<Limits> {
     Ok(limits)
 }
 
-/// Runs the command; returns the exit code.
-pub async fn execute(args: RunArgs) -> anyhow::Result<i32> {
-    serde_json::from_str::<serde::de::IgnoredAny>(&args.data)
-        .with_context(|| format!("--data: not valid JSON: {}", args.data))?;
-    let limits = limits_from(&args)?;
-    let bytes = std::fs::read(&args.handler)
-        .with_context(|| format!("cannot read {}", args.handler.display()))?;
-
-    let config = SandboxConfig {
+/// A local sandbox (compiled code cached in [`super::default_cache_dir`])
+/// and the handler component at `path`, loaded (compiled off the async
+/// threads when it is not cached yet).
+pub async fn local_component(
+    path: &std::path::Path,
+) -> anyhow::Result<(Arc<Sandbox>, Arc<crate::sandbox::LoadedComponent>)> {
+    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let sandbox = Arc::new(Sandbox::new(SandboxConfig {
         max_instances: 4,
         cache_dir: Some(super::default_cache_dir()),
         ..SandboxConfig::default()
-    };
-    let sandbox = Arc::new(Sandbox::new(config)?);
+    })?);
     let component = {
         let sandbox = sandbox.clone();
         tokio::task::spawn_blocking(move || sandbox.load(&bytes)).await?
     }
-    .with_context(|| format!("{} is not a usable handler", args.handler.display()))?;
+    .with_context(|| format!("{} is not a usable handler", path.display()))?;
+    Ok((sandbox, component))
+}
+
+/// Runs the command; returns the exit code.
+pub async fn execute(args: RunArgs) -> anyhow::Result<i32> {
+    serde_json::from_str::<serde::de::IgnoredAny>(&args.data)
+        .with_context(|| format!("--data: not valid JSON: {}", args.data))?;
+    let limits = local_limits(&args.limits)?;
+    let (sandbox, component) = local_component(&args.handler).await?;
 
     let services = LocalServices::new();
     let env = env_from(&args, &services)?;
