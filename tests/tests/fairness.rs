@@ -109,16 +109,30 @@ async fn completed_count(api: &Api, queue: &str) -> u64 {
 /// and a half of work at least), three other tenants' jobs, added through
 /// the API, all finish while most of the backlog still waits.
 async fn small_tenants_go_first(api: &Api, queue: &str, big: u64) {
+    let adds = ["s1", "s2", "s3"].map(|t| {
+        (
+            tokens::PRODUCER,
+            json!({"data": {"tenant": t, "holdMs": 25}}),
+        )
+    });
+    others_go_first(api, queue, big, &adds).await;
+}
+
+/// With `big` jobs of one tenant queued (as [`small_tenants_go_first`]),
+/// the jobs `adds` (each a producer token and an enqueue body) all finish
+/// while most of the backlog still waits.
+async fn others_go_first(api: &Api, queue: &str, big: u64, adds: &[(&str, Value)]) {
     eventually("the backlog to start", || async {
         completed_count(api, queue).await > 0
     })
     .await;
     let mut small = Vec::new();
-    for t in ["s1", "s2", "s3"] {
-        small.push(
-            api.enqueue(queue, json!({"data": {"tenant": t, "holdMs": 25}}))
-                .await,
-        );
+    for (token, body) in adds {
+        let (status, accepted) = api
+            .post(&format!("/v1/queues/{queue}/jobs"), token, body.clone())
+            .await;
+        assert_eq!(status, reqwest::StatusCode::ACCEPTED, "{accepted}");
+        small.push(accepted["ref"].as_str().unwrap().to_string());
     }
     for job in &small {
         let done = api.wait_done(job).await;
@@ -155,6 +169,124 @@ async fn a_tenants_first_jobs_jump_another_tenants_backlog_from_node_and_the_api
         .collect();
     api_enqueue(&api, "api-imports", jobs).await;
     small_tenants_go_first(&api, "api-imports", 600).await;
+}
+
+/// The fleet's secrets key of these hosts: it seals the producers the API
+/// writes on jobs.
+const SECRETS_KEY: &str = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
+
+/// A second host with the fleet's secrets key.
+fn sealing_host(api: &Api, id: &str) -> HostProcess {
+    HostProcess::start(
+        &api.redis.url(),
+        HostOptions {
+            id: id.into(),
+            extra: vec!["--secrets-key".into(), SECRETS_KEY.into()],
+            ..HostOptions::default()
+        },
+    )
+}
+
+/// A queue of catalog syncs whose 4 fleet slots the producer tokens share.
+fn fair_by_producer(weights: Value) -> Value {
+    let mut spec = fair(weights);
+    spec["fairness"]["tenant"] = json!("producer");
+    spec
+}
+
+/// By producer, the tenants are the producer tokens that enqueued the
+/// jobs: another producer's first jobs jump one producer's backlog from
+/// the API, and the backlog of BullMQ's own clients (the tenant `null`);
+/// a producer's name written straight into Redis, without Airlock's seal,
+/// takes that producer's turn neither: the job waits in `null`'s line.
+#[tokio::test]
+async fn producers_are_tenants_and_a_forged_producer_is_none() {
+    let api = Api::start_with(&["--secrets-key", SECRETS_KEY]);
+    let _b = sealing_host(&api, "host-b");
+    let other = |n: u64| {
+        (0..n)
+            .map(|_| (tokens::OTHER_PRODUCER, json!({"data": {"holdMs": 25}})))
+            .collect::<Vec<_>>()
+    };
+
+    // Producer `web`'s backlog through the API: `other` jumps it.
+    api.setup("by-producer", "catalog-sync", fair_by_producer(json!({})))
+        .await;
+    let jobs = (0..600).map(|_| json!({"data": {"holdMs": 25}})).collect();
+    let refs = api_enqueue(&api, "by-producer", jobs).await;
+    assert!(
+        refs.iter().all(|r| r.starts_with("by-producer:j-")),
+        "jobs of a queue fair by producer get ids of the API's choosing, so their producer comes with the add: {:?}",
+        &refs[..3]
+    );
+    others_go_first(&api, "by-producer", 600, &other(3)).await;
+
+    // A backlog from Node's BullMQ: no producer, one tenant.
+    api.setup(
+        "by-producer-node",
+        "catalog-sync",
+        fair_by_producer(json!({})),
+    )
+    .await;
+    node_enqueue(&api, "by-producer-node", 600, json!({"holdMs": 25}));
+    others_go_first(&api, "by-producer-node", 600, &other(3)).await;
+
+    // `web` (weight 1000) and the producer-less backlog share 4 slots: 3
+    // and 1, so producer-less jobs wait in their tenant's line.
+    api.setup(
+        "forged",
+        "catalog-sync",
+        fair_by_producer(json!({"web": 1000})),
+    )
+    .await;
+    let jobs = (0..40).map(|_| json!({"data": {"holdMs": 1000}})).collect();
+    api_enqueue(&api, "forged", jobs).await;
+    node_enqueue(&api, "forged", 20, json!({"holdMs": 1000}));
+    eventually("the backlogs to start", || async {
+        completed_count(&api, "forged").await > 0
+    })
+    .await;
+    // A job whose producer field says `other`, written into Redis while
+    // the queue is paused, so nothing reads the job before it is forged.
+    let admin = airlock_tests::host::Admin::connect(&api.redis.url()).await;
+    admin.queues.pause("forged").await.unwrap();
+    let id = admin
+        .enqueue("forged", "sync", json!({"holdMs": 25}), json!({}))
+        .await;
+    let client = redis::Client::open(api.redis.url()).unwrap();
+    let mut conn = client.get_multiplexed_async_connection().await.unwrap();
+    let _: () = redis::cmd("HSET")
+        .arg(format!("bull:forged:{id}"))
+        .arg("airlock.producer")
+        .arg("other")
+        .arg("airlock.producerSeal")
+        .arg("0123456789abcdef0123456789abcdef")
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    admin.queues.resume("forged").await.unwrap();
+    let forged = format!("forged:{id}");
+    let held = eventually_some(
+        "the forged job waiting for the producer-less tenant's turn",
+        Duration::from_secs(30),
+        || async {
+            let job = api.job(&forged).await;
+            (job["waiting"]["kind"] == "tenant_turn").then_some(job)
+        },
+    )
+    .await;
+    let why = &held["waiting"];
+    assert!(
+        why["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("tenant null (producer) runs its share: "),
+        "{why}"
+    );
+    assert_eq!(
+        why["limit"], 1,
+        "null's share of 4 against web's weight 1000: {why}"
+    );
 }
 
 #[tokio::test]
@@ -324,4 +456,24 @@ async fn fairness_settings_are_checked_and_name_the_field() {
     assert_eq!(body["fairness"]["weights"]["acme"], 3, "{body}");
     let (status, body) = put(fair(json!({"acme": 2.5}))).await;
     assert_eq!(status, reqwest::StatusCode::BAD_REQUEST, "{body}");
+    // `tenant` is `producer` or a path, and the answer says so.
+    let (status, body) = put(fair_by_producer(json!({}))).await;
+    assert_eq!(status, reqwest::StatusCode::OK, "{body}");
+    assert_eq!(body["fairness"]["tenant"], "producer", "{body}");
+    let mut producers = fair(json!({}));
+    producers["fairness"]["tenant"] = json!("producers");
+    let (status, body) = put(producers).await;
+    assert_eq!(status, reqwest::StatusCode::BAD_REQUEST, "{body}");
+    assert_eq!(
+        airlock_tests::api::error_field(&body),
+        "fairness.tenant",
+        "{body}"
+    );
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("or `producer`"),
+        "the error says what `tenant` takes: {body}"
+    );
 }

@@ -182,12 +182,13 @@ fn prepare(
         });
     }
     opts.validate().map_err(|e| e.under(&at("opts")))?;
-    // On a queue with warm instances the job's producer decides which
-    // instance it may run in, so it must be on the job from its add on:
-    // an id chosen now makes the add carry it (claim, add, commit; see
-    // `state::meta`) instead of writing it just after a BullMQ-chosen id,
-    // a moment in which a worker could take the job as producer-less.
-    if binding.warm_instances.is_some() {
+    // On a queue with warm instances or fairness by producer the job's
+    // producer decides which instance it may run in or whose turn it
+    // takes, so it must be on the job from its add on: an id chosen now
+    // makes the add carry it (claim, add, commit; see `state::meta`)
+    // instead of writing it just after a BullMQ-chosen id, a moment in
+    // which a worker could take the job as producer-less.
+    if binding.producer_decides() {
         opts.job_id
             .get_or_insert_with(|| format!("j-{}", uuid::Uuid::new_v4().simple()));
     }

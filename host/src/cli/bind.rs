@@ -103,8 +103,10 @@ pub struct BindArgs {
     /// (`skip` or `cancel`).
     #[arg(long, value_name = "JSON")]
     pub singleton: Option<String>,
-    /// Share the queue's `--global-concurrency` between tenants by weight:
-    /// `{"tenant":"$.tenantId","weights":{"acme":3}}`.
+    /// Share the queue's `--global-concurrency` between tenants by weight;
+    /// a tenant is the producer token that enqueued a job or a value in
+    /// its data: `{"tenant":"producer","weights":{"web":3}}`,
+    /// `{"tenant":"$.tenantId"}`.
     #[arg(long, value_name = "JSON")]
     pub fairness: Option<String>,
     /// Reuse a completed job's instance for the next job of the same tenant:

@@ -34,7 +34,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::keys::{KeyGate, OnFull, cancel_matches, key_gates, key_value, slot_of};
-use super::tenants::{TenantShare, Tenants, tenant_slot};
+use super::tenants::{TenantShare, Tenants, job_tenant, tenant_slot};
 use crate::queue::{JobResult, QueueService, RunningJob};
 use crate::registry::Binding;
 use crate::sandbox::{Failure, FailureKind};
@@ -112,7 +112,16 @@ impl Admission {
 
         let lease_ms = self.lease_ms();
         let mut gates = key_gates(binding, queue, data);
-        match self.tenants.gate(binding, queue, data).await {
+        let tenant = match self.tenants.tenant_of(binding, job, data).await {
+            Ok(tenant) => tenant,
+            Err(e) => {
+                return Admit::Fail(Failure::new(
+                    FailureKind::HostUnavailable,
+                    format!("could not read the job's producer for its tenant: {e:#}"),
+                ));
+            }
+        };
+        match self.tenants.gate(binding, queue, tenant.as_ref()).await {
             Ok(Some(gate)) => gates.push(gate),
             Ok(None) => {}
             Err(e) => {
@@ -281,8 +290,7 @@ impl Admission {
                 FailureKind::Skipped,
                 format!(
                     "singleton: key {} ({}) already has a running job; skipped without running",
-                    gate.value,
-                    gate.path.as_str()
+                    gate.value, gate.path
                 ),
             )),
             OnFull::CancelRunning => {
@@ -414,12 +422,13 @@ impl Admitted {
 /// A binding changed since the job took its slots may name other keys;
 /// those slots' leases run out on their own. A tenant's slot goes back
 /// without refilling its line: the hosts serving the queue do that within
-/// a refresh (`super::tenants`), knowing the tenant's share.
+/// a refresh (`super::tenants`), knowing the tenant's share. `name` and
+/// `data_text` (its data as BullMQ holds it) check a producer's seal under
+/// fairness by producer.
 pub async fn release_slots_of(
     queues: &QueueService,
     binding: &Binding,
-    queue: &str,
-    id: &str,
+    (queue, id, name): (&str, &str, &str),
     data: &Value,
     lease: Duration,
 ) {
@@ -431,14 +440,19 @@ pub async fn release_slots_of(
             share: None,
         })
         .collect();
-    if let Some(rule) = &binding.fairness
-        && let Some(slot) = tenant_slot(rule, queue, Some(data))
-    {
-        held.push(Held {
-            slot,
-            limit: 0,
-            share: None,
-        });
+    if let Some(rule) = &binding.fairness {
+        let data_text = serde_json::to_string(data).unwrap_or_default();
+        let job = (queue, id, name, data_text.as_str());
+        match job_tenant(queues, rule, job, Some(data)).await {
+            Ok(Some(tenant)) => held.push(Held {
+                slot: tenant_slot(queue, &tenant),
+                limit: 0,
+                share: None,
+            }),
+            Ok(None) => {}
+            // Its lease runs out on its own.
+            Err(e) => tracing::warn!(error = %e, "could not read a dead host's job's tenant"),
+        }
     }
     release_all(queues, &held, id, lease.as_millis() as u64).await;
 }

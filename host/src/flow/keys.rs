@@ -52,7 +52,9 @@ pub enum OnFull {
 pub struct KeyGate {
     pub slot: KeySlot,
     pub limit: u64,
-    pub path: JsonPath,
+    /// Where the key comes from, as the rule writes it (a path, or
+    /// `producer`): for failure reasons.
+    pub path: String,
     /// The key's value, as JSON text (for failure reasons).
     pub value: String,
     pub on_full: OnFull,
@@ -72,7 +74,7 @@ pub fn key_gates(binding: &Binding, queue: &str, data: Option<&Value>) -> Vec<Ke
         gates.push(KeyGate {
             slot: slot.singleton(),
             limit: 1,
-            path: rule.key.clone(),
+            path: rule.key.as_str().to_string(),
             value: key_value(&rule.key, data).unwrap_or_default(),
             on_full: match rule.mode {
                 SingletonMode::Skip => OnFull::Skip,
@@ -87,7 +89,7 @@ pub fn key_gates(binding: &Binding, queue: &str, data: Option<&Value>) -> Vec<Ke
         gates.push(KeyGate {
             slot,
             limit: rule.limit,
-            path: rule.key.clone(),
+            path: rule.key.as_str().to_string(),
             value: key_value(&rule.key, data).unwrap_or_default(),
             on_full: OnFull::Wait,
             share: None,

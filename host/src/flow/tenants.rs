@@ -1,7 +1,9 @@
 //! Fair shares between tenants (a binding's `fairness`): the queue's fleet
 //! capacity, its `globalConcurrency`, is shared between the tenants that
-//! have jobs running or waiting — a tenant is the value at the rule's path
-//! in a job's data — in proportion to their weights.
+//! have jobs running or waiting — a tenant is the producer token that
+//! enqueued a job, as Airlock's seal on the job proves ([`job_tenant`]), or
+//! the value at the rule's path in a job's data — in proportion to their
+//! weights.
 //!
 //! **Shares are slots.** A tenant's share is max-min fair by weight: the
 //! tenant asking wants as many slots as it can get, and so does every
@@ -46,7 +48,10 @@
 //! can put 100,000 jobs of one tenant ahead of another tenant's first job.
 //! Every 10 ms ([`SCAN`]) each host reads the newest [`NEWEST`] and the
 //! next [`NEXT`] ids of the wait list (`queue::wait_order`), reads the
-//! tenant of the ones it has not seen, and moves to the front the jobs of
+//! tenant of the ones it has not seen (by producer, the name as Redis holds
+//! it, seal unchecked: a scan only orders the wait list, which any Redis
+//! writer can, and admission checks the seal before a job takes a turn),
+//! and moves to the front the jobs of
 //! tenants that have none among the next ones, are not in line and are
 //! under their share — at most their share's room, and at most
 //! [`MAX_JUMPS`] per tenant per scan. Such a job is then taken next, and
@@ -55,7 +60,8 @@
 //! jobs added within one scan after it) waits for the workers to reach it.
 //!
 //! Cost: the scan is two `LRANGE`s per 10 ms per host, one `HGET` of the
-//! data of each job it has not seen (every job once per host, as it is
+//! data (by producer, two of its producer: the job's hash and its pending
+//! claim) of each job it has not seen (every job once per host, as it is
 //! added or reaches the front), and one script call moving the jobs that
 //! jump; the refresh is two round trips per 100 ms per host (the lists,
 //! then the counts); a governed job adds one batched operation to its take
@@ -76,8 +82,8 @@ use serde_json::Value;
 
 use super::keys::{KeyGate, OnFull};
 use crate::error::QueueError;
-use crate::queue::QueueService;
-use crate::registry::{Binding, Fairness};
+use crate::queue::{QueueService, RunningJob};
+use crate::registry::{Binding, Fairness, TenantOf};
 use crate::state::key_limits::{KeySlot, KeyState, TENANT_MARK};
 use crate::tasks::AbortOnDrop;
 
@@ -98,9 +104,39 @@ pub const FORGET_AFTER: Duration = Duration::from_secs(2);
 /// How many jobs' tenants a host remembers for its scans.
 const SEEN_JOBS: usize = 16_384;
 
-/// The tenant slot of a job under `rule`, if its data names a tenant.
-pub fn tenant_slot(rule: &Fairness, queue: &str, data: Option<&Value>) -> Option<KeySlot> {
-    Some(KeySlot::of(queue, rule.tenant.get(data?)?).tenant())
+/// The tenant slot of a job whose tenant is `value`.
+pub fn tenant_slot(queue: &str, value: &Value) -> KeySlot {
+    KeySlot::of(queue, value).tenant()
+}
+
+/// The tenant of a job with this `producer` (its checked name, `None`
+/// without a sealed one) under fairness by producer: the name, or `null`.
+pub fn producer_tenant(producer: Option<String>) -> Value {
+    producer.map_or(Value::Null, Value::String)
+}
+
+/// The tenant under `rule` of job `(queue, id, name, data as JSON text)`:
+/// the value at the rule's path in its `data`, or, by producer, the
+/// producer token that enqueued it when Airlock's seal on the job says so.
+/// The producer fields are read from Redis, where anyone can write them,
+/// so a job whose seal is missing or does not verify (or a host without
+/// the secrets key, which cannot tell) is taken as having no producer: the
+/// tenant `null`. `None`, by path, without a value there.
+pub async fn job_tenant(
+    queues: &QueueService,
+    rule: &Fairness,
+    (queue, id, name, data_text): (&str, &str, &str, &str),
+    data: Option<&Value>,
+) -> Result<Option<Value>, QueueError> {
+    match &rule.tenant {
+        TenantOf::Path(path) => Ok(data.and_then(|d| path.get(d)).cloned()),
+        TenantOf::Producer => {
+            let meta = &queues.state().meta;
+            let producer = meta.producer_of(queue, id).await?;
+            let checked = meta.verified(&producer, queue, id, name, data_text);
+            Ok(Some(producer_tenant(checked)))
+        }
+    }
 }
 
 /// A tenant as the last refresh saw it.
@@ -259,29 +295,51 @@ impl Tenants {
         }
     }
 
-    /// The tenant slot a job of `binding` must hold, with its tenant's
-    /// share as the limit; `None` without `fairness` or a tenant. Adds the
+    /// The tenant of `job` under `binding`'s `fairness` ([`job_tenant`]);
+    /// `data` is its data as parsed for flow control.
+    pub async fn tenant_of<J: RunningJob>(
+        &self,
+        binding: &Binding,
+        job: &J,
+        data: Option<&Value>,
+    ) -> Result<Option<Value>, QueueError> {
+        let Some(rule) = &binding.fairness else {
+            return Ok(None);
+        };
+        let input = job.input();
+        let job = (
+            job.queue(),
+            job.id(),
+            input.name.as_str(),
+            input.data.as_str(),
+        );
+        job_tenant(&self.inner.queues, rule, job, data).await
+    }
+
+    /// The tenant slot a job of `binding` whose tenant is `tenant` (as
+    /// [`Tenants::tenant_of`] found it) must hold, with its tenant's share
+    /// as the limit; `None` without `fairness` or a tenant. Adds the
     /// tenant to the work list when this host has not lately.
     pub async fn gate(
         &self,
         binding: &Binding,
         queue: &str,
-        data: Option<&Value>,
+        tenant: Option<&Value>,
     ) -> Result<Option<KeyGate>, QueueError> {
         let (Some(rule), Some(capacity)) = (&binding.fairness, binding.global_concurrency) else {
             return Ok(None);
         };
-        let Some(value) = data.and_then(|d| rule.tenant.get(d)) else {
+        let Some(value) = tenant else {
             return Ok(None);
         };
-        let slot = KeySlot::of(queue, value).tenant();
+        let slot = tenant_slot(queue, value);
         let limit =
             (self.inner.view.read().unwrap()).share(&slot.hash, rule.weight_of(value), capacity);
         self.inner.register(&slot.hash).await?;
         Ok(Some(KeyGate {
             slot,
             limit,
-            path: rule.tenant.clone(),
+            path: rule.tenant.as_str().to_string(),
             value: value.to_string(),
             on_full: OnFull::Wait,
             share: Some(TenantShare {
@@ -439,10 +497,31 @@ impl Inner {
             .into_iter()
             .collect();
         if !unknown.is_empty() {
-            let datas = self.queues.job_datas(&self.queue, &unknown).await?;
-            for (id, data) in unknown.into_iter().zip(datas) {
-                let data = data.and_then(|d| serde_json::from_str::<Value>(&d).ok());
-                let tenant = tenant_slot(rule, &self.queue, data.as_ref()).map(|s| s.hash);
+            let tenants: Vec<Option<Value>> = match &rule.tenant {
+                TenantOf::Path(path) => {
+                    let datas = self.queues.job_datas(&self.queue, &unknown).await?;
+                    datas
+                        .into_iter()
+                        .map(|d| {
+                            let data = serde_json::from_str::<Value>(&d?).ok()?;
+                            path.get(&data).cloned()
+                        })
+                        .collect()
+                }
+                // Names as Redis holds them, seals unchecked: a scan only
+                // orders the wait list (which any Redis writer can), and
+                // admission checks the seal before a job takes a turn.
+                TenantOf::Producer => {
+                    let meta = &self.queues.state().meta;
+                    let names = meta.producer_names(&self.queue, &unknown).await?;
+                    names
+                        .into_iter()
+                        .map(|n| Some(producer_tenant(n)))
+                        .collect()
+                }
+            };
+            for (id, tenant) in unknown.into_iter().zip(tenants) {
+                let tenant = tenant.map(|v| tenant_slot(&self.queue, &v).hash);
                 seen.insert(id, tenant);
             }
         }

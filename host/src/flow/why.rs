@@ -8,11 +8,13 @@
 use redis::AsyncCommands;
 use serde::Serialize;
 
-use super::tenants::share_now;
+use super::tenants::{job_tenant, share_now};
 use crate::queue::{HELD_BACK_PRIORITY, JobSnapshot, JobState, QueueError, QueueService};
 use crate::registry::Binding;
 use crate::state::key_limits::KeySlot;
 use crate::state::waits::{Parked, WaitRecord, parked_in};
+use airlock_core::json_path::JsonPath;
+use serde_json::Value;
 
 /// What holds a job back.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
@@ -260,28 +262,37 @@ impl<'q> Why<'q> {
     /// The job's place in its key's line, if it waits in one: its
     /// `singleton` key's (waiting for the replaced job to stop), its
     /// `keyConcurrency` key's, or its tenant's under `fairness`.
-    async fn key_wait(
+    async fn key_wait<'a>(
         &self,
         job: &JobSnapshot,
-        binding: Option<&Binding>,
+        binding: Option<&'a Binding>,
     ) -> Result<Option<WaitReason>, QueueError> {
         let Some(binding) = binding else {
             return Ok(None);
         };
-        let mut rules = Vec::new();
+        // Each line's key: its value and where the rule takes it from.
+        let mut rules: Vec<(Value, &str, u64, Line)> = Vec::new();
+        let mut by_path = |path: &'a JsonPath, limit, line| {
+            if let Some(value) = path.get(&job.data) {
+                rules.push((value.clone(), path.as_str(), limit, line));
+            }
+        };
         if let Some(rule) = &binding.singleton {
-            rules.push((&rule.key, 1, Line::Singleton));
+            by_path(&rule.key, 1, Line::Singleton);
         }
         if let Some(rule) = &binding.key_concurrency {
-            rules.push((&rule.key, rule.limit, Line::Key));
+            by_path(&rule.key, rule.limit, Line::Key);
         }
         if let Some(rule) = &binding.fairness {
-            rules.push((&rule.tenant, 0, Line::Tenant));
+            let data_text = serde_json::to_string(&job.data).unwrap_or_default();
+            let of = (job.queue.as_str(), job.id.as_str(), job.name.as_str());
+            let of = (of.0, of.1, of.2, data_text.as_str());
+            if let Some(value) = job_tenant(self.queues, rule, of, Some(&job.data)).await? {
+                rules.push((value, rule.tenant.as_str(), 0, Line::Tenant));
+            }
         }
-        for (path, limit, line_of) in rules {
-            let Some(value) = path.get(&job.data) else {
-                continue;
-            };
+        for (value, path, limit, line_of) in rules {
+            let value = &value;
             let slot = match line_of {
                 Line::Singleton => KeySlot::of(&job.queue, value).singleton(),
                 Line::Key => KeySlot::of(&job.queue, value),
@@ -302,7 +313,6 @@ impl<'q> Why<'q> {
                 (None, true) => "held back behind every ready job until a worker has room".into(),
                 (None, false) => continue,
             };
-            let path = path.as_str();
             let (kind, state, limit, message) = match line_of {
                 Line::Singleton => {
                     let state = self.queues.state().key_limits.state(&slot).await?;

@@ -45,6 +45,13 @@ pub struct StalledJob {
     job: bullmq::Job,
 }
 
+impl StalledJob {
+    /// Its name (a producer's seal covers it).
+    pub fn name(&self) -> &str {
+        self.job.name()
+    }
+}
+
 /// A lock with less than this left (ms) is left to expire: BullMQ's stalled
 /// check may move its job as soon as it does, and must not race recovery.
 const LOCK_LEFT_MS: i64 = 5_000;

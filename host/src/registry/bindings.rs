@@ -143,6 +143,19 @@ pub struct Binding {
     pub canary: Option<Canary>,
 }
 
+impl Binding {
+    /// Whether a job's producer decides how it runs — which warm instance
+    /// it may share (`warmInstances`), whose turn it takes (`fairness` by
+    /// `producer`) — so it must be on the job from its add on.
+    pub fn producer_decides(&self) -> bool {
+        self.warm_instances.is_some()
+            || self
+                .fairness
+                .as_ref()
+                .is_some_and(|f| f.tenant == super::TenantOf::Producer)
+    }
+}
+
 /// A canary (`canary`): `percent` of the queue's new jobs run a candidate
 /// version of its handler instead of the current one. Which jobs is
 /// decided by a hash of the job's queue and id, so a job keeps its side

@@ -170,8 +170,9 @@ pub const MAX_TENANT_WEIGHTS: usize = 1000;
 pub const MAX_TENANT_WEIGHT: u32 = 1000;
 
 /// Fair shares between tenants (`fairness`): the queue's fleet capacity
-/// (its `globalConcurrency`) is shared between the tenants — the values at
-/// `tenant` in the jobs' data — that have jobs running or waiting, in
+/// (its `globalConcurrency`) is shared between the tenants — the producer
+/// tokens that enqueued the jobs, or the values at a path in the jobs'
+/// data (`tenant`) — that have jobs running or waiting, in
 /// proportion to their weights. A tenant running its share waits for its
 /// turn while another tenant is under its own; a tenant alone uses all of
 /// it. Sharing running slots charges each tenant by the wall time its jobs
@@ -179,16 +180,64 @@ pub const MAX_TENANT_WEIGHT: u32 = 1000;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Fairness {
-    /// Where the job's data names its tenant (`$.tenantId`). A job without
-    /// a value there is not governed by fairness.
-    #[schema(value_type = String, pattern = r"^\$(\.[A-Za-z0-9_-]{1,64}){1,16}$", max_length = 256)]
-    pub tenant: JsonPath,
+    /// Who a job's tenant is: `producer`, the producer token that
+    /// enqueued it through the API (as Airlock sealed it on the job; jobs
+    /// without a sealed producer — added by BullMQ's own clients, by flows
+    /// or with an admin token — are one tenant together), or where the
+    /// job's data names it (`$.tenantId`; a job without a value there is
+    /// not governed by fairness).
+    #[schema(value_type = String, pattern = r"^(producer|\$(\.[A-Za-z0-9_-]{1,64}){1,16})$", max_length = 256)]
+    pub tenant: TenantOf,
     /// Weights of named tenants, 1 to 1000 (others weigh 1; at most 1000
     /// entries). A name matches a tenant whose value is that string, or
-    /// whose value's JSON text it is (`"42"` matches the number 42).
+    /// whose value's JSON text it is (`"42"` matches the number 42); with
+    /// `tenant: producer`, a producer token's name (`null` names the jobs
+    /// without a sealed producer).
     #[serde(default, deserialize_with = "airlock_core::int::map")]
     #[schema(value_type = std::collections::BTreeMap<TenantName, TenantWeight>)]
     pub weights: std::collections::BTreeMap<String, u32>,
+}
+
+/// Who a job's tenant is under `fairness` (`tenant`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TenantOf {
+    /// The producer token that enqueued the job, as Airlock's seal on the
+    /// job proves (`flow::tenants` reads and checks it); a job without one
+    /// belongs to the tenant `null`.
+    Producer,
+    /// The value at this path in the job's data.
+    Path(JsonPath),
+}
+
+impl TenantOf {
+    /// The word `tenant` takes for [`TenantOf::Producer`].
+    pub const PRODUCER: &str = "producer";
+
+    /// The rule as written (`producer` or the path).
+    pub fn as_str(&self) -> &str {
+        match self {
+            TenantOf::Producer => Self::PRODUCER,
+            TenantOf::Path(path) => path.as_str(),
+        }
+    }
+}
+
+impl Serialize for TenantOf {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for TenantOf {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<TenantOf, D::Error> {
+        let text = String::deserialize(d)?;
+        if text == Self::PRODUCER {
+            return Ok(TenantOf::Producer);
+        }
+        JsonPath::parse(&text)
+            .map(TenantOf::Path)
+            .map_err(|e| serde::de::Error::custom(format!("{e}, or `producer`")))
+    }
 }
 
 /// A tenant's name in `fairness.weights` (schema only).

@@ -26,7 +26,7 @@ pub use self::bindings::{
     Binding, BindingSpec, Canary, MAX_CONFIG_ENTRIES, RateLimit, WarmInstances,
 };
 pub use self::flow_rules::{
-    CancelOn, Debounce, Fairness, KeyConcurrency, KeyRate, Singleton, SingletonMode,
+    CancelOn, Debounce, Fairness, KeyConcurrency, KeyRate, Singleton, SingletonMode, TenantOf,
 };
 pub use self::handlers::{ComponentError, HandlerDetails, HandlerVersion};
 pub use self::secrets::{SecretSpec, SecretView};

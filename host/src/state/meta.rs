@@ -62,8 +62,10 @@
 //! commit. A job that has a producer but neither a custom id nor
 //! deduplication nor limits gets a BullMQ-generated id, which no other add
 //! can share; its producer is written right after the add
-//! ([`Meta::set_producer`]). On a queue with warm instances `api::jobs`
-//! gives every such job a `j-<uuid>` id instead, so it is claimed.
+//! ([`Meta::set_producer`]). On a queue whose jobs' producer decides how
+//! they run (warm instances, fairness by producer: `Binding::producer_decides`)
+//! `api::jobs` gives every such job a `j-<uuid>` id instead, so it is
+//! claimed.
 
 use std::collections::HashMap;
 use std::sync::{Arc, LazyLock};
@@ -516,6 +518,76 @@ impl Meta {
             .query_async(&mut conn)
             .await?;
         Ok(Producer { name, seal })
+    }
+
+    /// Who enqueued job `id` of `queue`, as Redis holds it (untrusted until
+    /// [`Meta::verified`] checks the seal): the job hash's producer fields,
+    /// or, when the add's commit has not moved them there yet, its pending
+    /// hash's. One round trip.
+    pub async fn producer_of(&self, queue: &str, id: &str) -> Result<Producer, QueueError> {
+        let read = |key: String| {
+            let mut command = redis::cmd("HMGET");
+            command
+                .arg(key)
+                .arg(fields::PRODUCER)
+                .arg(fields::PRODUCER_SEAL);
+            command
+        };
+        let mut pipe = redis::pipe();
+        pipe.add_command(read(self.job_key(queue, id)))
+            .add_command(read(self.pending_key(queue, id)));
+        type Pair = (Option<String>, Option<String>);
+        let ((name, seal), (pending_name, pending_seal)): (Pair, Pair) =
+            pipe.query_async(&mut self.store.conn()).await?;
+        Ok(match name {
+            Some(name) => Producer {
+                name: Some(name),
+                seal,
+            },
+            None => Producer {
+                name: pending_name,
+                seal: pending_seal,
+            },
+        })
+    }
+
+    /// The producers of jobs `ids` of `queue` as [`Meta::producer_of`]
+    /// reads them, names only (unchecked: for ordering decisions, never
+    /// for trust). One round trip.
+    pub async fn producer_names(
+        &self,
+        queue: &str,
+        ids: &[String],
+    ) -> Result<Vec<Option<String>>, QueueError> {
+        let mut pipe = redis::pipe();
+        for id in ids {
+            pipe.hget(self.job_key(queue, id), fields::PRODUCER)
+                .hget(self.pending_key(queue, id), fields::PRODUCER);
+        }
+        let names: Vec<Option<String>> = pipe.query_async(&mut self.store.conn()).await?;
+        Ok(names
+            .chunks(2)
+            .map(|pair| pair[0].clone().or_else(|| pair[1].clone()))
+            .collect())
+    }
+
+    /// The producer's name when `producer`'s seal is Airlock's on it having
+    /// enqueued job `id` of `queue` with this name and data (JSON text as
+    /// BullMQ holds it); `None` when it has no producer, no seal, a wrong
+    /// one, or this host has no secrets key to tell.
+    pub fn verified(
+        &self,
+        producer: &Producer,
+        queue: &str,
+        id: &str,
+        name: &str,
+        data: &str,
+    ) -> Option<String> {
+        use subtle::ConstantTimeEq;
+        let (who, seal) = (producer.name.as_ref()?, producer.seal.as_ref()?);
+        let want = (self.seal_key.as_ref()?).producer_seal(queue, id, who, name, data);
+        (want.len() == seal.len() && bool::from(want.as_bytes().ct_eq(seal.as_bytes())))
+            .then(|| who.clone())
     }
 
     /// What a run's trace reads of its job: the trace context it carries

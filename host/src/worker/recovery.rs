@@ -144,8 +144,7 @@ async fn recover_host(host: &HostContext, fleet: &Fleet, id: &str) {
                 crate::flow::admission::release_slots_of(
                     &host.queues,
                     binding,
-                    queue,
-                    &job.id,
+                    (queue, &job.id, found.name()),
                     &found.data,
                     settings.lock_duration,
                 )

@@ -1650,8 +1650,9 @@ export interface components {
         };
         /**
          * @description Fair shares between tenants (`fairness`): the queue's fleet capacity
-         *     (its `globalConcurrency`) is shared between the tenants — the values at
-         *     `tenant` in the jobs' data — that have jobs running or waiting, in
+         *     (its `globalConcurrency`) is shared between the tenants — the producer
+         *     tokens that enqueued the jobs, or the values at a path in the jobs'
+         *     data (`tenant`) — that have jobs running or waiting, in
          *     proportion to their weights. A tenant running its share waits for its
          *     turn while another tenant is under its own; a tenant alone uses all of
          *     it. Sharing running slots charges each tenant by the wall time its jobs
@@ -1659,14 +1660,20 @@ export interface components {
          */
         Fairness: {
             /**
-             * @description Where the job's data names its tenant (`$.tenantId`). A job without
-             *     a value there is not governed by fairness.
+             * @description Who a job's tenant is: `producer`, the producer token that
+             *     enqueued it through the API (as Airlock sealed it on the job; jobs
+             *     without a sealed producer — added by BullMQ's own clients, by flows
+             *     or with an admin token — are one tenant together), or where the
+             *     job's data names it (`$.tenantId`; a job without a value there is
+             *     not governed by fairness).
              */
             tenant: string;
             /**
              * @description Weights of named tenants, 1 to 1000 (others weigh 1; at most 1000
              *     entries). A name matches a tenant whose value is that string, or
-             *     whose value's JSON text it is (`"42"` matches the number 42).
+             *     whose value's JSON text it is (`"42"` matches the number 42); with
+             *     `tenant: producer`, a producer token's name (`null` names the jobs
+             *     without a sealed producer).
              */
             weights?: {
                 [key: string]: components["schemas"]["TenantWeight"];
