@@ -29,7 +29,10 @@
 //!   1,000 keys x `BENCH_FC_PER_KEY` jobs (default 100), from the API or
 //!   from Node's `addBulk`, then 100 other tenants' first jobs, one every
 //!   20 ms through the API: their start delays (`processedOn - timestamp`)
-//!   with `fairness` and without, and each drain's jobs/s.
+//!   with `fairness` by `$.tenant` and without, and each drain's jobs/s;
+//!   then, fair by `producer`, the API backlog as producer `web`'s and the
+//!   Node backlog as the producer-less tenant's, each other tenant adding
+//!   its job with a producer token of its own.
 //!
 //! `BENCH_ONLY` runs one part: `recovery`, `cancel`, `fairness`, `backlog`
 //! (the two backlog drains and the spread drain) or `spread` (the spread
@@ -66,12 +69,8 @@ fn free_port() -> u16 {
         .port()
 }
 
-/// A release host; with `api`, serving the API on that port.
-fn start_host(redis: &RedisServer, id: &str, api: Option<u16>) -> Child {
-    start_host_with(redis, id, api, &[])
-}
-
-/// [`start_host`] with more `serve` arguments.
+/// A release host with more `serve` arguments `extra`; with `api`,
+/// serving the API on that port.
 fn start_host_with(redis: &RedisServer, id: &str, api: Option<u16>, extra: &[&str]) -> Child {
     let mut cmd = Command::new(release_airlock());
     cmd.args(["serve", "--redis", &redis.url(), "--host-id", id])
@@ -97,6 +96,8 @@ struct Fleet {
     base: String,
     http: reqwest::Client,
     hosts: Vec<Child>,
+    /// The `serve` arguments every host of the fleet gets.
+    extra: Vec<String>,
 }
 
 impl Fleet {
@@ -121,25 +122,33 @@ impl Fleet {
             base,
             http,
             hosts,
+            extra: extra.iter().map(|a| a.to_string()).collect(),
         }
     }
 
-    /// Another host, without the API.
+    /// Another host, without the API (with the fleet's `extra` arguments).
     fn add_host(&mut self) {
         let id = format!("fc-{}", self.hosts.len());
-        self.hosts.push(start_host(&self.redis, &id, None));
+        let extra: Vec<&str> = self.extra.iter().map(String::as_str).collect();
+        self.hosts
+            .push(start_host_with(&self.redis, &id, None, &extra));
     }
 
     async fn enqueue(&self, jobs: Vec<Value>) {
         enqueue(&self.http, &self.base, jobs).await
     }
 
-    /// Adds one job; answers its ref.
+    /// Adds one job as producer `web`; answers its ref.
     async fn add(&self, body: Value) -> String {
+        self.add_as(tokens::PRODUCER, body).await
+    }
+
+    /// Adds one job with producer token `token`; answers its ref.
+    async fn add_as(&self, token: &str, body: Value) -> String {
         let resp: Value = self
             .http
             .post(format!("{}/v1/queues/{QUEUE}/jobs", self.base))
-            .bearer_auth(tokens::PRODUCER)
+            .bearer_auth(token)
             .json(&body)
             .send()
             .await
@@ -375,24 +384,57 @@ enum Source {
     Node,
 }
 
+/// The fleet's secrets key in the drains fair by producer: it seals the
+/// producers the API writes.
+const SECRETS_KEY: &str = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
+
+/// The 100 other tenants' producer tokens (drains fair by producer).
+fn other_producer(t: usize) -> String {
+    format!("bench-producer-{t:06}-secret")
+}
+
+/// A tokens file (`--tokens-file`) with the 100 other tenants' producer
+/// tokens, named `t0` … `t99`.
+fn other_producers_file() -> std::path::PathBuf {
+    let entries: Vec<Value> = (0..100)
+        .map(|t| json!({"name": format!("t{t}"), "role": "producer", "token": other_producer(t)}))
+        .collect();
+    let path = std::env::temp_dir().join(format!("airlock-fc-tokens-{}.json", std::process::id()));
+    std::fs::write(&path, serde_json::to_string(&entries).unwrap()).unwrap();
+    path
+}
+
 /// One tenant ("big") enqueues 1,000 keys x `per_key` no-op jobs (keys
 /// interleaved) from `source`; once it is queued, 100 other tenants add one
 /// job each through the API, 20 ms apart, while the backlog drains. The
 /// queue has, with `keyed`, the per-key limit of 2 and, with `fair`,
-/// `fairness` by `$.tenant`. Answers the other tenants' start delays
-/// (`processedOn - timestamp`, ms, sorted), the backlog left when the first
-/// of them was added, and the drain's jobs/s.
+/// `fairness` with that `tenant`: by `$.tenant`, or by `producer`, where
+/// the backlog is producer `web`'s (API) or producer-less (Node) and each
+/// other tenant adds its job with a producer token of its own. Answers the
+/// other tenants' start delays (`processedOn - timestamp`, ms, sorted), the
+/// backlog left when the first of them was added, and the drain's jobs/s.
 async fn tenant_drain(
     per_key: usize,
     source: Source,
     keyed: bool,
-    fair: bool,
+    fair: Option<&str>,
 ) -> (Vec<u64>, u64, f64) {
     let mut spec = noop_spec(keyed);
-    if fair {
-        spec["fairness"] = json!({"tenant": "$.tenant"});
+    if let Some(tenant) = fair {
+        spec["fairness"] = json!({ "tenant": tenant });
     }
-    let mut fleet = Fleet::start("noop", spec).await;
+    let by_producer = fair == Some("producer");
+    let tokens_file = other_producers_file();
+    let extra: Vec<&str> = match by_producer {
+        true => vec![
+            "--secrets-key",
+            SECRETS_KEY,
+            "--tokens-file",
+            tokens_file.to_str().unwrap(),
+        ],
+        false => Vec::new(),
+    };
+    let mut fleet = Fleet::start_with("noop", spec, &extra).await;
     fleet.add_host();
     let big = 1000 * per_key;
     match source {
@@ -420,11 +462,14 @@ async fn tenant_drain(
     }
     let left = big.saturating_sub(completed(&fleet.redis).await) as u64;
     for t in 0..100 {
-        fleet
-            .add(json!({"data": {"tenant": format!("t{t}"), "customerId": format!("t{t}")}}))
-            .await;
+        let body = json!({"data": {"tenant": format!("t{t}"), "customerId": format!("t{t}")}});
+        match by_producer {
+            true => fleet.add_as(&other_producer(t), body).await,
+            false => fleet.add(body).await,
+        };
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
+    let _ = std::fs::remove_file(&tokens_file);
     wait_completed(&fleet.redis, big + 100).await;
     let jobs = finished(&fleet.redis).await;
     let mut delays: Vec<u64> = jobs
@@ -648,18 +693,27 @@ async fn bench() {
             "| 2 hosts, global 50; tenant \"big\" 1,000 keys x {per_key}, then 100 tenants x 1 job (API, 20 ms apart) | backlog left | other tenants' first start p50 · p99 · max | jobs/s | target |"
         );
         println!("|---|---|---|---|---|");
+        // (source, key limit, fairness's tenants, and whether the same
+        // drain without fairness runs beside it).
         let drains = [
-            (Source::Api, true),
-            (Source::Api, false),
-            (Source::Node, true),
+            (Source::Api, true, "$.tenant", true),
+            (Source::Api, false, "$.tenant", true),
+            (Source::Node, true, "$.tenant", true),
+            (Source::Api, true, "producer", false),
+            (Source::Node, true, "producer", false),
         ];
-        // `BENCH_FC_DRAINS=api-free,node-keyed` picks some of them.
+        // `BENCH_FC_DRAINS=api-free,node-keyed-producer` picks some of them.
         let picked = std::env::var("BENCH_FC_DRAINS").ok();
-        for (source, keyed) in drains {
+        for (source, keyed, tenant, unfair_too) in drains {
             let name = format!(
-                "{}-{}",
+                "{}-{}{}",
                 format!("{source:?}").to_lowercase(),
-                if keyed { "keyed" } else { "free" }
+                if keyed { "keyed" } else { "free" },
+                if tenant == "producer" {
+                    "-producer"
+                } else {
+                    ""
+                }
             );
             if picked
                 .as_deref()
@@ -667,20 +721,23 @@ async fn bench() {
             {
                 continue;
             }
-            for fair in [true, false] {
+            let fairs: &[Option<&str>] = match unfair_too {
+                true => &[Some(tenant), None],
+                false => &[Some(tenant)],
+            };
+            for &fair in fairs {
                 let (delays, left, rate) = tenant_drain(per_key, source, keyed, fair).await;
                 let keyed = if keyed { "key limit 2" } else { "no key limit" };
-                let fairness = if fair {
-                    "fairness by $.tenant"
-                } else {
-                    "no fairness"
+                let fairness = match fair {
+                    Some(tenant) => format!("fairness by {tenant}"),
+                    None => "no fairness".to_string(),
                 };
                 println!(
                     "| backlog from {source:?}, {keyed}, {fairness} | {left} | {} · {} · {} ms | {rate:.0} | {} |",
                     pct(&delays, 0.5),
                     pct(&delays, 0.99),
                     delays.last().unwrap(),
-                    if fair { "p99 ≤ 100 ms" } else { "" },
+                    if fair.is_some() { "p99 ≤ 100 ms" } else { "" },
                 );
             }
         }
