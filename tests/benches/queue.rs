@@ -47,7 +47,7 @@ use std::time::{Duration, Instant};
 
 use airlock_tests::host::Admin;
 use airlock_tests::http_server::TestServer;
-use airlock_tests::redis_server::RedisServer;
+use airlock_tests::redis_server::{RedisServer, command_stats};
 use airlock_tests::{interop_script, shared_cache_dir, target_dir};
 use redis::AsyncCommands;
 use serde_json::json;
@@ -268,39 +268,6 @@ async fn redis_cpu_us(conn: &mut redis::aio::MultiplexedConnection) -> f64 {
         })
         .sum::<f64>()
         * 1e6
-}
-
-/// `INFO commandstats` as command → (calls, µs), leaving out the
-/// benchmark's own polling.
-async fn command_stats(
-    conn: &mut redis::aio::MultiplexedConnection,
-) -> BTreeMap<String, (f64, f64)> {
-    let info: String = redis::cmd("INFO")
-        .arg("commandstats")
-        .query_async(conn)
-        .await
-        .unwrap();
-    let mut stats = BTreeMap::new();
-    for line in info.lines() {
-        let Some((name, rest)) = line
-            .trim()
-            .strip_prefix("cmdstat_")
-            .and_then(|l| l.split_once(':'))
-        else {
-            continue;
-        };
-        if matches!(name, "info" | "config" | "zcard") {
-            continue;
-        }
-        let field = |key: &str| {
-            rest.split(',')
-                .find_map(|kv| kv.strip_prefix(key)?.strip_prefix('='))
-                .and_then(|v| v.parse::<f64>().ok())
-                .unwrap_or(0.0)
-        };
-        stats.insert(name.to_string(), (field("calls"), field("usec")));
-    }
-    stats
 }
 
 fn start_peer(peer: Peer, redis: &RedisServer, count: usize, concurrency: usize) -> Child {

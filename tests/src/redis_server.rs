@@ -383,6 +383,39 @@ pub fn start_cluster(masters: usize) -> Vec<RedisServer> {
     nodes
 }
 
+/// `INFO commandstats` as command → (calls, µs), leaving out the
+/// benchmark's own polling.
+pub async fn command_stats(
+    conn: &mut redis::aio::MultiplexedConnection,
+) -> std::collections::BTreeMap<String, (f64, f64)> {
+    let info: String = redis::cmd("INFO")
+        .arg("commandstats")
+        .query_async(conn)
+        .await
+        .unwrap();
+    let mut stats = std::collections::BTreeMap::new();
+    for line in info.lines() {
+        let Some((name, rest)) = line
+            .trim()
+            .strip_prefix("cmdstat_")
+            .and_then(|l| l.split_once(':'))
+        else {
+            continue;
+        };
+        if matches!(name, "info" | "config" | "zcard") {
+            continue;
+        }
+        let field = |key: &str| {
+            rest.split(',')
+                .find_map(|kv| kv.strip_prefix(key)?.strip_prefix('='))
+                .and_then(|v| v.parse::<f64>().ok())
+                .unwrap_or(0.0)
+        };
+        stats.insert(name.to_string(), (field("calls"), field("usec")));
+    }
+    stats
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
