@@ -97,8 +97,8 @@ struct Fleet {
     base: String,
     http: reqwest::Client,
     hosts: Vec<Child>,
-    /// The `serve` arguments every host of the fleet gets.
-    extra: Vec<String>,
+    /// The `serve` arguments the hosts [`Fleet::add_host`] starts get.
+    host_extra: Vec<String>,
 }
 
 impl Fleet {
@@ -123,14 +123,22 @@ impl Fleet {
             base,
             http,
             hosts,
-            extra: extra.iter().map(|a| a.to_string()).collect(),
+            host_extra: Vec::new(),
         }
     }
 
-    /// Another host, without the API (with the fleet's `extra` arguments).
+    /// [`Fleet::start`], every host (the API host and those
+    /// [`Fleet::add_host`] starts) with `extra` arguments.
+    async fn start_all_with(guest: &str, spec: Value, extra: &[&str]) -> Fleet {
+        let mut fleet = Fleet::start_with(guest, spec, extra).await;
+        fleet.host_extra = extra.iter().map(|a| a.to_string()).collect();
+        fleet
+    }
+
+    /// Another host, without the API.
     fn add_host(&mut self) {
         let id = format!("fc-{}", self.hosts.len());
-        let extra: Vec<&str> = self.extra.iter().map(String::as_str).collect();
+        let extra: Vec<&str> = self.host_extra.iter().map(String::as_str).collect();
         self.hosts
             .push(start_host_with(&self.redis, &id, None, &extra));
     }
@@ -452,7 +460,7 @@ async fn tenant_drain(
         ],
         false => Vec::new(),
     };
-    let mut fleet = Fleet::start_with("noop", spec, &extra).await;
+    let mut fleet = Fleet::start_all_with("noop", spec, &extra).await;
     fleet.add_host();
     let big = 1000 * per_key;
     match source {

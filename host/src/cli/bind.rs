@@ -395,6 +395,15 @@ mod tests {
     }
 
     #[test]
+    fn fairness_takes_producers_or_a_path() {
+        let body = spec(&["--fairness", r#"{"tenant":"producer","weights":{"web":3}}"#]).unwrap();
+        assert_eq!(
+            body["fairness"],
+            json!({"tenant": "producer", "weights": {"web": 3}})
+        );
+    }
+
+    #[test]
     fn errors_name_the_flag() {
         let err = spec(&["--key-concurrency", r#"["$.a", 2]"#]).unwrap_err();
         assert!(err.to_string().starts_with("--key-concurrency: "), "{err}");
@@ -402,6 +411,9 @@ mod tests {
         assert!(err.to_string().starts_with("--singleton: "), "{err}");
         let err = spec(&["--finish-timeout", "soon"]).unwrap_err();
         assert!(err.to_string().starts_with("--finish-timeout: "), "{err}");
+        let err = spec(&["--fairness", r#"{"tenant":"producers"}"#]).unwrap_err();
+        assert!(err.to_string().starts_with("--fairness: "), "{err}");
+        assert!(err.to_string().contains("or `producer`"), "{err}");
         assert_eq!(flag_of("limits.memoryBytes").as_deref(), Some("--memory"));
         assert_eq!(
             flag_of("keyThrottle.periodMs").as_deref(),
