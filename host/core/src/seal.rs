@@ -15,4 +15,16 @@ pub trait ProducerSeal: Send + Sync {
         name: &str,
         data: &str,
     ) -> String;
+
+    /// Whether `seal` is [`ProducerSeal::producer_seal`] of the rest
+    /// (compared in constant time).
+    fn producer_seal_matches(
+        &self,
+        seal: &str,
+        queue: &str,
+        id: &str,
+        producer: &str,
+        name: &str,
+        data: &str,
+    ) -> bool;
 }

@@ -68,7 +68,8 @@ impl SecretsKey {
     /// derived from this one, over the queue, the job id, the producer
     /// token's name and the job's name and data (JSON text), 32 hex digits.
     /// The API writes it beside the job's producer; a host shares a warm
-    /// instance between jobs of one producer only when the seal verifies
+    /// instance between jobs of one producer, and counts a job as its
+    /// producer's under fairness by producer, only when the seal verifies
     /// ([`SecretsKey::producer_seal_matches`]), since anyone who can write
     /// to Redis can write a producer's name onto a job of their own — but
     /// not this seal, and not onto other data than the producer enqueued.
@@ -122,6 +123,18 @@ impl airlock_core::seal::ProducerSeal for SecretsKey {
         data: &str,
     ) -> String {
         SecretsKey::producer_seal(self, queue, id, producer, name, data)
+    }
+
+    fn producer_seal_matches(
+        &self,
+        seal: &str,
+        queue: &str,
+        id: &str,
+        producer: &str,
+        name: &str,
+        data: &str,
+    ) -> bool {
+        SecretsKey::producer_seal_matches(self, seal, queue, id, producer, name, data)
     }
 }
 

@@ -5,16 +5,16 @@
 //! Read on demand for one job (`GET /v1/jobs/{ref}`): a few reads, one of
 //! them (the position in a key's line) linear in the line's length.
 
+use airlock_core::json_path::JsonPath;
 use redis::AsyncCommands;
 use serde::Serialize;
+use serde_json::Value;
 
 use super::tenants::{job_tenant, share_now};
 use crate::queue::{HELD_BACK_PRIORITY, JobSnapshot, JobState, QueueError, QueueService};
 use crate::registry::Binding;
 use crate::state::key_limits::KeySlot;
 use crate::state::waits::{Parked, WaitRecord, parked_in};
-use airlock_core::json_path::JsonPath;
-use serde_json::Value;
 
 /// What holds a job back.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]

@@ -583,10 +583,9 @@ impl Meta {
         name: &str,
         data: &str,
     ) -> Option<String> {
-        use subtle::ConstantTimeEq;
         let (who, seal) = (producer.name.as_ref()?, producer.seal.as_ref()?);
-        let want = (self.seal_key.as_ref()?).producer_seal(queue, id, who, name, data);
-        (want.len() == seal.len() && bool::from(want.as_bytes().ct_eq(seal.as_bytes())))
+        let key = self.seal_key.as_ref()?;
+        key.producer_seal_matches(seal, queue, id, who, name, data)
             .then(|| who.clone())
     }
 

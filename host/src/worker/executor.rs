@@ -621,22 +621,15 @@ impl Executor {
                 }
             }
         };
-        let tenant = match (producer.name, producer.seal) {
-            (None, _) => "-".to_string(),
-            (Some(name), Some(seal)) => {
-                let key = self.host.secrets_key.as_ref()?;
+        let tenant = match &producer.name {
+            None => "-".to_string(),
+            Some(_) => {
                 let input = job.input();
-                key.producer_seal_matches(
-                    &seal,
-                    job.queue(),
-                    job.id(),
-                    &name,
-                    &input.name,
-                    &input.data,
-                )
-                .then(|| format!("p:{name}"))?
+                let meta = &self.host.queues.state().meta;
+                let name =
+                    meta.verified(&producer, job.queue(), job.id(), &input.name, &input.data)?;
+                format!("p:{name}")
             }
-            (Some(_), None) => return None,
         };
         Some(Reuse {
             owner: format!("{}\n{tenant}\n{}", resolved.binding.queue, resolved.version),
