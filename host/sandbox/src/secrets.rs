@@ -70,7 +70,7 @@ impl SecretsKey {
     /// The API writes it beside the job's producer; a host shares a warm
     /// instance between jobs of one producer, and counts a job as its
     /// producer's under fairness by producer, only when the seal verifies
-    /// ([`SecretsKey::producer_seal_matches`]), since anyone who can write
+    /// (`ProducerSeal::producer_seal_matches`), since anyone who can write
     /// to Redis can write a producer's name onto a job of their own — but
     /// not this seal, and not onto other data than the producer enqueued.
     pub fn producer_seal(
@@ -95,22 +95,6 @@ impl SecretsKey {
         }
         hex::encode(&mac.finalize().into_bytes()[..16])
     }
-
-    /// Whether `seal` is this key's [`SecretsKey::producer_seal`] of the
-    /// rest (compared in constant time).
-    pub fn producer_seal_matches(
-        &self,
-        seal: &str,
-        queue: &str,
-        id: &str,
-        producer: &str,
-        name: &str,
-        data: &str,
-    ) -> bool {
-        use subtle::ConstantTimeEq;
-        let want = self.producer_seal(queue, id, producer, name, data);
-        want.len() == seal.len() && bool::from(want.as_bytes().ct_eq(seal.as_bytes()))
-    }
 }
 
 impl airlock_core::seal::ProducerSeal for SecretsKey {
@@ -134,7 +118,9 @@ impl airlock_core::seal::ProducerSeal for SecretsKey {
         name: &str,
         data: &str,
     ) -> bool {
-        SecretsKey::producer_seal_matches(self, seal, queue, id, producer, name, data)
+        use subtle::ConstantTimeEq;
+        let want = SecretsKey::producer_seal(self, queue, id, producer, name, data);
+        want.len() == seal.len() && bool::from(want.as_bytes().ct_eq(seal.as_bytes()))
     }
 }
 
