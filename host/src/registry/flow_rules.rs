@@ -180,12 +180,13 @@ pub const MAX_TENANT_WEIGHT: u32 = 1000;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Fairness {
-    /// Who a job's tenant is: `producer`, the producer token that
-    /// enqueued it through the API (as Airlock sealed it on the job; jobs
-    /// without a sealed producer — added by BullMQ's own clients, by flows
-    /// or with an admin token — are one tenant together), or where the
-    /// job's data names it (`$.tenantId`; a job without a value there is
-    /// not governed by fairness).
+    /// Who a job's tenant is: `producer`, the API token that enqueued it
+    /// (as Airlock sealed it on the job: a producer token, or an admin
+    /// token by its name; jobs without a sealed producer — added by
+    /// BullMQ's own clients, by flows, by schedules or by an event an
+    /// admin token sent — are one tenant together), or where the job's
+    /// data names it (`$.tenantId`; a job without a value there is not
+    /// governed by fairness).
     #[schema(value_type = String, pattern = r"^(producer|\$(\.[A-Za-z0-9_-]{1,64}){1,16})$", max_length = 256)]
     pub tenant: TenantOf,
     /// Weights of named tenants, 1 to 1000 (others weigh 1; at most 1000

@@ -1660,12 +1660,13 @@ export interface components {
          */
         Fairness: {
             /**
-             * @description Who a job's tenant is: `producer`, the producer token that
-             *     enqueued it through the API (as Airlock sealed it on the job; jobs
-             *     without a sealed producer — added by BullMQ's own clients, by flows
-             *     or with an admin token — are one tenant together), or where the
-             *     job's data names it (`$.tenantId`; a job without a value there is
-             *     not governed by fairness).
+             * @description Who a job's tenant is: `producer`, the API token that enqueued it
+             *     (as Airlock sealed it on the job: a producer token, or an admin
+             *     token by its name; jobs without a sealed producer — added by
+             *     BullMQ's own clients, by flows, by schedules or by an event an
+             *     admin token sent — are one tenant together), or where the job's
+             *     data names it (`$.tenantId`; a job without a value there is not
+             *     governed by fairness).
              */
             tenant: string;
             /**
