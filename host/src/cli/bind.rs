@@ -104,7 +104,7 @@ pub struct BindArgs {
     #[arg(long, value_name = "JSON")]
     pub singleton: Option<String>,
     /// Share the queue's `--global-concurrency` between tenants by weight;
-    /// a tenant is the producer token that enqueued a job or a value in
+    /// a tenant is the API token that enqueued a job or a value in
     /// its data: `{"tenant":"producer","weights":{"web":3}}`,
     /// `{"tenant":"$.tenantId"}`.
     #[arg(long, value_name = "JSON")]

@@ -1,6 +1,6 @@
 //! Fair shares between tenants (a binding's `fairness`): the queue's fleet
 //! capacity, its `globalConcurrency`, is shared between the tenants that
-//! have jobs running or waiting — a tenant is the producer token that
+//! have jobs running or waiting — a tenant is the API token that
 //! enqueued a job, as Airlock's seal on the job proves ([`job_tenant`]), or
 //! the value at the rule's path in a job's data — in proportion to their
 //! weights.
@@ -117,7 +117,7 @@ pub fn producer_tenant(producer: Option<String>) -> Value {
 
 /// The tenant under `rule` of job `(queue, id, name, data as JSON text)`:
 /// the value at the rule's path in its `data`, or, by producer, the
-/// producer token that enqueued it when Airlock's seal on the job says so.
+/// API token that enqueued it when Airlock's seal on the job says so.
 /// The producer fields are read from Redis, where anyone can write them,
 /// so a job whose seal is missing or does not verify (or a host without
 /// the secrets key, which cannot tell) is taken as having no producer: the

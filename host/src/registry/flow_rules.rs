@@ -170,7 +170,7 @@ pub const MAX_TENANT_WEIGHTS: usize = 1000;
 pub const MAX_TENANT_WEIGHT: u32 = 1000;
 
 /// Fair shares between tenants (`fairness`): the queue's fleet capacity
-/// (its `globalConcurrency`) is shared between the tenants — the producer
+/// (its `globalConcurrency`) is shared between the tenants — the API
 /// tokens that enqueued the jobs, or the values at a path in the jobs'
 /// data (`tenant`) — that have jobs running or waiting, in
 /// proportion to their weights. A tenant running its share waits for its
@@ -192,7 +192,7 @@ pub struct Fairness {
     /// Weights of named tenants, 1 to 1000 (others weigh 1; at most 1000
     /// entries). A name matches a tenant whose value is that string, or
     /// whose value's JSON text it is (`"42"` matches the number 42); with
-    /// `tenant: producer`, a producer token's name (`null` names the jobs
+    /// `tenant: producer`, an API token's name (`null` names the jobs
     /// without a sealed producer).
     #[serde(default, deserialize_with = "airlock_core::int::map")]
     #[schema(value_type = std::collections::BTreeMap<TenantName, TenantWeight>)]
@@ -202,7 +202,7 @@ pub struct Fairness {
 /// Who a job's tenant is under `fairness` (`tenant`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TenantOf {
-    /// The producer token that enqueued the job, as Airlock's seal on the
+    /// The API token that enqueued the job, as Airlock's seal on the
     /// job proves (`flow::tenants` reads and checks it); a job without one
     /// belongs to the tenant `null`.
     Producer,

@@ -1650,7 +1650,7 @@ export interface components {
         };
         /**
          * @description Fair shares between tenants (`fairness`): the queue's fleet capacity
-         *     (its `globalConcurrency`) is shared between the tenants — the producer
+         *     (its `globalConcurrency`) is shared between the tenants — the API
          *     tokens that enqueued the jobs, or the values at a path in the jobs'
          *     data (`tenant`) — that have jobs running or waiting, in
          *     proportion to their weights. A tenant running its share waits for its
@@ -1673,7 +1673,7 @@ export interface components {
              * @description Weights of named tenants, 1 to 1000 (others weigh 1; at most 1000
              *     entries). A name matches a tenant whose value is that string, or
              *     whose value's JSON text it is (`"42"` matches the number 42); with
-             *     `tenant: producer`, a producer token's name (`null` names the jobs
+             *     `tenant: producer`, an API token's name (`null` names the jobs
              *     without a sealed producer).
              */
             weights?: {
