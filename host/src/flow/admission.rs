@@ -422,9 +422,8 @@ impl Admitted {
 /// A binding changed since the job took its slots may name other keys;
 /// those slots' leases run out on their own. A tenant's slot goes back
 /// without refilling its line: the hosts serving the queue do that within
-/// a refresh (`super::tenants`), knowing the tenant's share. `name` and
-/// `data_text` (its data as BullMQ holds it) check a producer's seal under
-/// fairness by producer.
+/// a refresh (`super::tenants`), knowing the tenant's share. `name` (with
+/// `data`) checks a producer's seal under fairness by producer.
 pub async fn release_slots_of(
     queues: &QueueService,
     binding: &Binding,
@@ -441,9 +440,13 @@ pub async fn release_slots_of(
         })
         .collect();
     if let Some(rule) = &binding.fairness {
-        let data_text = serde_json::to_string(data).unwrap_or_default();
-        let job = (queue, id, name, data_text.as_str());
-        match job_tenant(queues, rule, job, Some(data)).await {
+        let sealed = || {
+            (
+                name.to_string(),
+                serde_json::to_string(data).unwrap_or_default(),
+            )
+        };
+        match job_tenant(queues, rule, (queue, id), Some(data), sealed).await {
             Ok(Some(tenant)) => held.push(Held {
                 slot: tenant_slot(queue, &tenant),
                 limit: 0,

@@ -115,25 +115,29 @@ pub fn producer_tenant(producer: Option<String>) -> Value {
     producer.map_or(Value::Null, Value::String)
 }
 
-/// The tenant under `rule` of job `(queue, id, name, data as JSON text)`:
-/// the value at the rule's path in its `data`, or, by producer, the
-/// API token that enqueued it when Airlock's seal on the job says so.
-/// The producer fields are read from Redis, where anyone can write them,
-/// so a job whose seal is missing or does not verify (or a host without
-/// the secrets key, which cannot tell) is taken as having no producer: the
-/// tenant `null`. `None`, by path, without a value there.
+/// The tenant under `rule` of job `id` of `queue` with this `data`: the
+/// value at the rule's path in it, or, by producer, the API token that
+/// enqueued the job when Airlock's seal on the job says so (`sealed`
+/// gives the job's name and its data as BullMQ holds it, which the seal
+/// covers; asked only then). The producer fields are read from Redis,
+/// where anyone can write them, so a job whose seal is missing or does not
+/// verify (or a host without the secrets key, which cannot tell) is taken
+/// as having no producer: the tenant `null`. `None`, by path, without a
+/// value there.
 pub async fn job_tenant(
     queues: &QueueService,
     rule: &Fairness,
-    (queue, id, name, data_text): (&str, &str, &str, &str),
+    (queue, id): (&str, &str),
     data: Option<&Value>,
+    sealed: impl FnOnce() -> (String, String),
 ) -> Result<Option<Value>, QueueError> {
     match &rule.tenant {
         TenantOf::Path(path) => Ok(data.and_then(|d| path.get(d)).cloned()),
         TenantOf::Producer => {
             let meta = &queues.state().meta;
             let producer = meta.producer_of(queue, id).await?;
-            let checked = meta.verified(&producer, queue, id, name, data_text);
+            let (name, data_text) = sealed();
+            let checked = meta.verified(&producer, queue, id, &name, &data_text);
             Ok(Some(producer_tenant(checked)))
         }
     }
@@ -306,14 +310,18 @@ impl Tenants {
         let Some(rule) = &binding.fairness else {
             return Ok(None);
         };
-        let input = job.input();
-        let job = (
-            job.queue(),
-            job.id(),
-            input.name.as_str(),
-            input.data.as_str(),
-        );
-        job_tenant(&self.inner.queues, rule, job, data).await
+        let sealed = || {
+            let input = job.input();
+            (input.name, input.data)
+        };
+        job_tenant(
+            &self.inner.queues,
+            rule,
+            (job.queue(), job.id()),
+            data,
+            sealed,
+        )
+        .await
     }
 
     /// The tenant slot a job of `binding` whose tenant is `tenant` (as

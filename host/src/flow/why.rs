@@ -284,10 +284,12 @@ impl<'q> Why<'q> {
             by_path(&rule.key, rule.limit, Line::Key);
         }
         if let Some(rule) = &binding.fairness {
-            let data_text = serde_json::to_string(&job.data).unwrap_or_default();
-            let of = (job.queue.as_str(), job.id.as_str(), job.name.as_str());
-            let of = (of.0, of.1, of.2, data_text.as_str());
-            if let Some(value) = job_tenant(self.queues, rule, of, Some(&job.data)).await? {
+            let of = (job.queue.as_str(), job.id.as_str());
+            let sealed = || {
+                let data = serde_json::to_string(&job.data).unwrap_or_default();
+                (job.name.clone(), data)
+            };
+            if let Some(value) = job_tenant(self.queues, rule, of, Some(&job.data), sealed).await? {
                 rules.push((value, rule.tenant.as_str(), 0, Line::Tenant));
             }
         }
