@@ -231,8 +231,9 @@ async fn producers_are_tenants_and_a_forged_producer_is_none() {
     node_enqueue(&api, "by-producer-node", 600, json!({"holdMs": 25}));
     others_go_first(&api, "by-producer-node", 600, &other(3)).await;
 
-    // `web` (weight 1000) and the producer-less backlog share 4 slots: 3
-    // and 1, so producer-less jobs wait in their tenant's line.
+    // `web` (weight 1000) with a backlog and the producer-less jobs share
+    // 4 slots: 3 and 1. A producer-less job holds that 1 for 20 s, so any
+    // other producer-less job waits in its tenant's line meanwhile.
     api.setup(
         "forged",
         "catalog-sync",
@@ -241,14 +242,18 @@ async fn producers_are_tenants_and_a_forged_producer_is_none() {
     .await;
     let jobs = (0..40).map(|_| json!({"data": {"holdMs": 1000}})).collect();
     api_enqueue(&api, "forged", jobs).await;
-    node_enqueue(&api, "forged", 20, json!({"holdMs": 1000}));
-    eventually("the backlogs to start", || async {
-        completed_count(&api, "forged").await > 0
-    })
+    let admin = airlock_tests::host::Admin::connect(&api.redis.url()).await;
+    let long = admin
+        .enqueue("forged", "sync", json!({"holdMs": 20_000}), json!({}))
+        .await;
+    api.wait_until(
+        &format!("forged:{long}"),
+        "the producer-less job running",
+        |j| j["state"] == "active",
+    )
     .await;
     // A job whose producer field says `other`, written into Redis while
     // the queue is paused, so nothing reads the job before it is forged.
-    let admin = airlock_tests::host::Admin::connect(&api.redis.url()).await;
     admin.queues.pause("forged").await.unwrap();
     let id = admin
         .enqueue("forged", "sync", json!({"holdMs": 25}), json!({}))
@@ -283,9 +288,12 @@ async fn producers_are_tenants_and_a_forged_producer_is_none() {
             .starts_with("tenant null (producer) runs its share: "),
         "{why}"
     );
-    assert_eq!(
-        why["limit"], 1,
-        "null's share of 4 against web's weight 1000: {why}"
+    // Its share as `why` computes it from Redis may differ from the one the
+    // admitting host's view gave (web, between two of its jobs, may want
+    // only one more than it holds); the 20 s job holds one slot all along.
+    assert!(
+        why["running"].as_u64() >= Some(1),
+        "null's 20 s job runs: {why}"
     );
 }
 
