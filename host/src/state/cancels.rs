@@ -123,11 +123,7 @@ impl Cancels {
         hasher.update(event.as_bytes());
         hasher.update([0]);
         hasher.update(serde_json::to_string(value).unwrap_or_default().as_bytes());
-        let digest: String = hasher
-            .finalize()
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect();
+        let digest = hex::encode(hasher.finalize());
         self.store.keys().cancel_on(queue, &digest)
     }
 

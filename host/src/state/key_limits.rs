@@ -334,7 +334,7 @@ impl KeySlot {
         let digest = Sha256::digest(serde_json::to_string(value).unwrap_or_default().as_bytes());
         KeySlot {
             queue: queue.to_string(),
-            hash: digest.iter().take(12).map(|b| format!("{b:02x}")).collect(),
+            hash: hex::encode(&digest[..12]),
         }
     }
 
