@@ -64,6 +64,9 @@ impl RunningJob for FakeJob {
     fn ready_at_ms(&self) -> u64 {
         self.input.enqueued_at_ms
     }
+    fn processed_on_ms(&self) -> Option<u64> {
+        None
+    }
     fn input(&self) -> JobInput {
         self.input.clone()
     }

@@ -468,6 +468,22 @@ async fn a_singleton_in_cancel_mode_replaces_the_running_job() {
     assert_eq!(api.wait_done(&theirs).await["state"], "completed");
 }
 
+/// A slot lease in the state-level tests below.
+const LEASE_MS: u64 = 30_000;
+
+/// Job `id`'s take of a slot of `slot` (a key of `limit`), as admission
+/// makes it without parking, its fetch's `processedOn` `fetched`: whether
+/// it holds a slot.
+async fn take(
+    limits: &airlock::state::key_limits::KeyLimits,
+    slot: &KeySlot,
+    (id, fetched): (&str, Option<u64>),
+    limit: u64,
+) -> bool {
+    let taken = limits.acquire(slot, (id, fetched), limit, LEASE_MS, false);
+    taken.await.unwrap()
+}
+
 /// A key's slots straight from Airlock's state, on a clock held still: a
 /// slot is a lease that renewal extends and that runs out — to the
 /// millisecond — when its holder stops renewing (a dead host), with no
@@ -485,14 +501,17 @@ async fn a_slot_is_a_lease_renewal_extends_and_time_ends() {
     let clock = PausedClock::now();
     let limits = KeyLimits::new(store, clock.clone());
     let slot = KeySlot::of("leases", &json!("c1"));
-    let lease = 30_000;
+    let lease = LEASE_MS;
+    // A job's take of the key's one slot (its fetch's `processedOn` not
+    // known here: the take leaves it alone).
+    let take_slot = |id: &'static str| take(&limits, &slot, (id, None), 1);
     for id in ["a", "b", "c"] {
         redis.cli(&["HSET", &format!("bull:leases:{id}"), "processedOn", "1"]);
     }
 
-    assert!(limits.acquire(&slot, "a", 1, lease, false).await.unwrap());
+    assert!(take_slot("a").await);
     assert!(
-        !limits.acquire(&slot, "b", 1, lease, false).await.unwrap(),
+        !take_slot("b").await,
         "a key at its limit of 1 takes no second job"
     );
     // Just before the lease ends, the holder renews it: a full lease more.
@@ -500,7 +519,7 @@ async fn a_slot_is_a_lease_renewal_extends_and_time_ends() {
     limits.renew(&slot, "a", lease).await.unwrap();
     clock.advance(2);
     assert!(
-        !limits.acquire(&slot, "b", 1, lease, false).await.unwrap(),
+        !take_slot("b").await,
         "a renewed lease still holds the slot past its first term"
     );
     assert_eq!(limits.holders(&slot).await.unwrap(), ["a"]);
@@ -508,24 +527,74 @@ async fn a_slot_is_a_lease_renewal_extends_and_time_ends() {
     // renewal, to the millisecond, the slot is free and the next job takes
     // it.
     clock.advance(lease - 3);
-    assert!(!limits.acquire(&slot, "b", 1, lease, false).await.unwrap());
+    assert!(!take_slot("b").await);
     clock.advance(1);
     assert_eq!(limits.state(&slot).await.unwrap().held, 0);
-    assert!(limits.acquire(&slot, "b", 1, lease, false).await.unwrap());
+    assert!(take_slot("b").await);
     assert_eq!(limits.holders(&slot).await.unwrap(), ["b"]);
     // The job that had it, recovered late, finds its slot taken.
-    assert!(!limits.acquire(&slot, "a", 1, lease, false).await.unwrap());
+    assert!(!take_slot("a").await);
     // A release gives it back at once, and answers no one to promote
     // (nobody waits in the line).
     let released = limits.release(&slot, "b", 1, lease).await.unwrap();
     assert!(released.ids.is_empty(), "{released:?}");
-    assert!(limits.acquire(&slot, "a", 1, lease, false).await.unwrap());
+    assert!(take_slot("a").await);
     // Its end recorded by BullMQ but its release not arrived (the host
     // died in between), the holder no longer keeps the key full.
-    assert!(!limits.acquire(&slot, "c", 1, lease, false).await.unwrap());
+    assert!(!take_slot("c").await);
     redis.cli(&["HSET", "bull:leases:a", "finishedOn", "2"]);
-    assert!(limits.acquire(&slot, "c", 1, lease, false).await.unwrap());
+    assert!(take_slot("c").await);
     assert_eq!(limits.holders(&slot).await.unwrap(), ["c"]);
+}
+
+/// A take moves the job's `processedOn` (what BullMQ's tools count as
+/// "active since") on to when the slot was taken, never back, from the
+/// value the job's worker fetched — a key whose slot freed between a job's
+/// fetch and its take then never shows the job active beside the run that
+/// held the slot. A renewal of a slot the job holds leaves it alone.
+#[tokio::test]
+async fn a_take_moves_processed_on_to_when_the_slot_was_taken() {
+    use airlock::state::key_limits::KeyLimits;
+    use airlock::store::Store;
+    use airlock_core::clock::PausedClock;
+
+    let redis = airlock_tests::redis_server::RedisServer::start();
+    let store = Store::connect(&redis.url(), "bull").await.unwrap();
+    let clock = PausedClock::at(1_000_000);
+    let limits = KeyLimits::new(store, clock.clone());
+    let (a, b) = (
+        KeySlot::of("taken", &json!("a")),
+        KeySlot::of("taken", &json!("b")),
+    );
+    let processed_on = |id: &str| redis.cli(&["HGET", &format!("bull:taken:{id}"), "processedOn"]);
+    for (id, fetched) in [
+        ("early", "999000"),
+        ("late", "1000500"),
+        ("unknown", "999000"),
+    ] {
+        redis.cli(&["HSET", &format!("bull:taken:{id}"), "processedOn", fetched]);
+    }
+
+    // Fetched a second before the take: moved on to the take.
+    assert!(take(&limits, &a, ("early", Some(999_000)), 2).await);
+    assert_eq!(processed_on("early"), "1000000");
+    // Fetched after the take's clock reading: never moved back.
+    assert!(take(&limits, &a, ("late", Some(1_000_500)), 2).await);
+    assert_eq!(processed_on("late"), "1000500");
+    // Not known (a fetch that did not say): left alone.
+    assert!(take(&limits, &b, ("unknown", None), 2).await);
+    assert_eq!(processed_on("unknown"), "999000");
+    // A slot the job holds already is renewed, not taken again.
+    clock.advance(10);
+    assert!(take(&limits, &a, ("early", Some(999_000)), 2).await);
+    assert_eq!(processed_on("early"), "1000000");
+    // The slow way (the key full until a finished holder is dropped) moves
+    // it on too.
+    redis.cli(&["HSET", "bull:taken:late", "finishedOn", "1000005"]);
+    redis.cli(&["HSET", "bull:taken:third", "processedOn", "999500"]);
+    assert!(take(&limits, &a, ("third", Some(999_500)), 2).await);
+    assert_eq!(processed_on("third"), "1000010");
+    assert_eq!(limits.holders(&a).await.unwrap().len(), 2);
 }
 
 /// An enqueue's reservations, straight from Airlock's state: one call for
@@ -549,8 +618,18 @@ async fn a_request_reserves_each_keys_room_for_its_first_jobs() {
     let lease = 30_000;
     // Key c is full and has a job in its line (parked, so BullMQ-delayed).
     redis.cli(&["HSET", "bull:leases:c1", "processedOn", "1"]);
-    assert!(limits.acquire(&c, "c1", 1, lease, true).await.unwrap());
-    assert!(!limits.acquire(&c, "c2", 1, lease, true).await.unwrap());
+    assert!(
+        limits
+            .acquire(&c, ("c1", None), 1, lease, true)
+            .await
+            .unwrap()
+    );
+    assert!(
+        !limits
+            .acquire(&c, ("c2", None), 1, lease, true)
+            .await
+            .unwrap()
+    );
     redis.cli(&["ZADD", "bull:leases:delayed", "1", "c2"]);
     let released = limits.join_line(&c, "c2", 1, lease).await.unwrap();
     assert!(released.ids.is_empty(), "{released:?}");

@@ -135,10 +135,13 @@ impl Admission {
         for gate in &gates {
             let park = gate.on_full != OnFull::Skip;
             let acquire = || {
-                self.queues
-                    .state()
-                    .key_limits
-                    .acquire(&gate.slot, id, gate.limit, lease_ms, park)
+                self.queues.state().key_limits.acquire(
+                    &gate.slot,
+                    (id, job.processed_on_ms()),
+                    gate.limit,
+                    lease_ms,
+                    park,
+                )
             };
             let outcome = retrying("take a key slot", acquire).await;
             if matches!(outcome, Ok(true)) {

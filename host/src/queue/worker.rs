@@ -103,6 +103,10 @@ pub trait RunningJob: Clone + Send + Sync + 'static {
     /// time plus the delay it was added with (BullMQ keeps that in the
     /// job's options; a backoff's delay does not change it).
     fn ready_at_ms(&self) -> u64;
+    /// When this take of the job began, ms since the epoch: the
+    /// `processedOn` BullMQ's fetch wrote (and read back) — `None` when
+    /// unknown. A take of a key slot moves it on (`state::key_limits`).
+    fn processed_on_ms(&self) -> Option<u64>;
     /// The job as handed to the guest.
     fn input(&self) -> airlock_core::run::JobInput;
     /// Stores progress (BullMQ `progress` field and `progress` event).
@@ -151,6 +155,10 @@ impl RunningJob for ActiveJob {
         self.job
             .timestamp()
             .saturating_add(self.job.opts().delay.unwrap_or(0))
+    }
+
+    fn processed_on_ms(&self) -> Option<u64> {
+        self.job.processed_on()
     }
 
     fn input(&self) -> airlock_core::run::JobInput {

@@ -134,18 +134,23 @@ end ";
 /// would have found waits for the next full operation on the key or the
 /// pump, at most half a lease: both are leftovers of a crash.
 ///
-/// `acquire(…, id, …, park)`: 1 when job `id` holds a slot (it already held
-/// one, took a free one, or took a reservation made at enqueue that was
-/// not handed to its job yet — the job may well be that one, started
-/// before the hand-over; one reservation is one slot either way); 0 when
-/// the key is at its limit — and, with `park`, the job's parking has begun
-/// (recorded, so a crash before it joins the line is repaired). A full key
-/// first drops holders that finished or are gone. A job that takes a slot
-/// it did not hold has its `processedOn` moved on to `now` (never back): it
-/// was taken before this check, maybe while the key was full, and the slot
-/// it got may have freed only since. BullMQ's "when it was processed" then
-/// says when it could run, so no job's span from `processedOn` to
-/// `finishedOn` starts before the end of the run whose slot it took.
+/// `acquire(…, id, …, park, jobs, taken, expiry, stamp)`: 1 when job `id`
+/// holds a slot (it already held one, took a free one, or took a
+/// reservation made at enqueue that was not handed to its job yet — the job
+/// may well be that one, started before the hand-over; one reservation is
+/// one slot either way); 0 when the key is at its limit — and, with `park`,
+/// the job's parking has begun (recorded, so a crash before it joins the
+/// line is repaired). A full key first drops holders that finished or are
+/// gone. A job that takes a slot it did not hold has its `processedOn`
+/// moved on to `now` (`stamp`; never back: `taken` is the `processedOn`
+/// its worker's fetch wrote and read, nil when unknown, and then the hash
+/// is left alone): it was taken before this check, maybe while the key was
+/// full, and the slot it got may have freed only since. BullMQ's "when it
+/// was processed" then says when it could run, so no job's span from
+/// `processedOn` to `finishedOn` starts before the end of the run whose
+/// slot it took. `expiry` and `stamp` are `now + lease` and `now` as the
+/// host wrote them: Redis takes them as they are, where a Lua number would
+/// be formatted again for each command.
 ///
 /// `line_op(…, id, …, mode)`: mode `park`: the (now BullMQ-delayed) job
 /// joins the line, its parking done; `release`: gives its slot back;
@@ -153,35 +158,39 @@ end ";
 /// holders that finished or are gone, reserves free slots for the head of
 /// the line and answers the ids to promote.
 const OPS: &str = "\
-local function acquire(slots, line, lines, delayed, parking, id, now, lease, limit, keyhash, park, jobs) \
-  local function took() \
-    local job = jobs .. id \
-    local taken = tonumber(redis.call('HGET', job, 'processedOn')) \
-    if taken and taken < now then redis.call('HSET', job, 'processedOn', now) end \
-    return 1 \
-  end \
-  local function take() \
-    redis.call('ZADD', slots, now + lease, id) \
-    return took() \
-  end \
-  if redis.call('ZADD', slots, 'NX', now + lease, id) == 1 then \
-    if redis.call('ZCARD', slots) <= limit then return took() end \
+local function acquire(slots, line, lines, delayed, parking, id, now, lease, limit, keyhash, park, \
+                       jobs, taken, expiry, stamp) \
+  if redis.call('ZADD', slots, 'NX', expiry, id) == 1 then \
+    if redis.call('ZCARD', slots) <= limit then \
+      if taken and taken < now then redis.call('HSET', jobs .. id, 'processedOn', stamp) end \
+      return 1 \
+    end \
     redis.call('ZREM', slots, id) \
   else \
     local held = tonumber(redis.call('ZSCORE', slots, id)) \
-    if held > now then redis.call('ZADD', slots, now + lease, id) return 1 end \
+    if held > now then redis.call('ZADD', slots, expiry, id) return 1 end \
   end \
   sweep(slots, line, lines, delayed, parking, now, lease, keyhash) \
   if redis.call('ZSCORE', slots, id) then \
-    redis.call('ZADD', slots, now + lease, id) return 1 \
+    redis.call('ZADD', slots, expiry, id) return 1 \
   end \
-  if redis.call('ZCARD', slots) >= limit then drop_finished(slots, jobs) end \
-  if redis.call('ZCARD', slots) < limit then return take() end \
-  for _, member in ipairs(redis.call('ZRANGE', slots, 0, -1)) do \
-    if string.sub(member, 1, 8) == 'enqueue:' then \
-      redis.call('ZREM', slots, member) \
-      return take() \
+  if redis.call('ZCARD', slots) >= limit then \
+    drop_finished(slots, jobs) \
+  end \
+  local free = redis.call('ZCARD', slots) < limit \
+  if not free then \
+    for _, member in ipairs(redis.call('ZRANGE', slots, 0, -1)) do \
+      if string.sub(member, 1, 8) == 'enqueue:' then \
+        redis.call('ZREM', slots, member) \
+        free = true \
+        break \
+      end \
     end \
+  end \
+  if free then \
+    redis.call('ZADD', slots, expiry, id) \
+    if taken and taken < now then redis.call('HSET', jobs .. id, 'processedOn', stamp) end \
+    return 1 \
   end \
   if park then \
     redis.call('ZADD', parking, now, id) \
@@ -206,22 +215,25 @@ end ";
 
 /// A batch of key operations of one queue, in order: `KEYS` lines, BullMQ
 /// delayed, then each operation's slots, line and parking; `ARGV` now,
-/// lease, the queue's job key prefix, then four per operation: its kind
-/// (`acquire`, `acquire-park`, or a [`OPS`] `line_op` mode), job id (or
-/// `""`), limit and key hash. Answers one array per operation: an acquire's
-/// `{"1"}` (taken) or `{}`, a line operation's ids to promote.
+/// lease, the queue's job key prefix, `now + lease`, then five per
+/// operation: its kind (`acquire`, `acquire-park`, or a [`OPS`] `line_op`
+/// mode), job id (or `""`), limit, key hash and, for an acquire, the job's
+/// `processedOn` as its worker fetched it (or `""`). Answers one array per
+/// operation: an acquire's `{"1"}` (taken) or `{}`, a line operation's ids
+/// to promote.
 static BATCH: LazyLock<redis::Script> = LazyLock::new(|| {
     redis::Script::new(&format!(
         "{SWEEP} {OPS} \
          local now, lease, jobs = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3] \
+         local stamp, expiry = ARGV[1], ARGV[4] \
          local out = {{}} \
-         for i = 1, (#ARGV - 3) / 4 do \
-           local a, k = 3 + (i - 1) * 4, 2 + (i - 1) * 3 \
+         for i = 1, (#ARGV - 4) / 5 do \
+           local a, k = 4 + (i - 1) * 5, 2 + (i - 1) * 3 \
            local kind, id, limit, keyhash = ARGV[a + 1], ARGV[a + 2], tonumber(ARGV[a + 3]), ARGV[a + 4] \
            local slots, line, parking = KEYS[k + 1], KEYS[k + 2], KEYS[k + 3] \
            if kind == 'acquire' or kind == 'acquire-park' then \
              local got = acquire(slots, line, KEYS[1], KEYS[2], parking, id, now, lease, limit, keyhash, \
-                                 kind == 'acquire-park', jobs) \
+                                 kind == 'acquire-park', jobs, tonumber(ARGV[a + 5]), expiry, stamp) \
              if got == 1 then out[i] = {{'1'}} else out[i] = {{}} end \
            else \
              out[i] = line_op(slots, line, KEYS[1], KEYS[2], parking, id, now, lease, limit, keyhash, kind, jobs) \
@@ -426,16 +438,20 @@ impl KeyLimits {
     /// Takes (or keeps) a slot of `slot` for job `id`, for `lease_ms`;
     /// false when the key is at `limit` — and, with `park`, the job's
     /// parking has begun: park it and [`KeyLimits::join_line`].
+    /// `processed_on` is the job's `processedOn` as its worker fetched it:
+    /// a take moves it on to now (see [`OPS`]); `None` leaves it alone.
     pub async fn acquire(
         &self,
         slot: &KeySlot,
-        id: &str,
+        (id, processed_on): (&str, Option<u64>),
         limit: u64,
         lease_ms: u64,
         park: bool,
     ) -> Result<bool, QueueError> {
         let kind = if park { "acquire-park" } else { "acquire" };
-        let got = self.op(KeyOp::new(slot, id, limit, kind), lease_ms).await?;
+        let mut op = KeyOp::new(slot, id, limit, kind);
+        op.processed_on = processed_on;
+        let got = self.op(op, lease_ms).await?;
         Ok(!got.is_empty())
     }
 
@@ -699,6 +715,8 @@ pub(super) struct KeyOp {
     id: String,
     limit: u64,
     kind: &'static str,
+    /// An acquire's job's `processedOn` as its worker fetched it.
+    processed_on: Option<u64>,
 }
 
 impl KeyOp {
@@ -708,6 +726,7 @@ impl KeyOp {
             id: id.to_string(),
             limit,
             kind,
+            processed_on: None,
         }
     }
 
@@ -761,7 +780,8 @@ pub(super) async fn run_batch(
         .key(keys.bullmq(queue, "delayed"))
         .arg(now)
         .arg(lease_ms)
-        .arg(keys.job(queue, ""));
+        .arg(keys.job(queue, ""))
+        .arg(now + lease_ms);
     for op in ops {
         debug_assert_eq!(op.queue(), queue, "a batch is one queue's");
         let [slots, line, parking] = own_keys(store, &op.slot);
@@ -771,6 +791,10 @@ pub(super) async fn run_batch(
             .arg(&op.id)
             .arg(op.limit)
             .arg(&op.slot.hash);
+        match op.processed_on {
+            Some(ms) => invocation.arg(ms),
+            None => invocation.arg(""),
+        };
     }
     let mut conn = store.conn();
     let replies: Vec<Vec<String>> = invocation.invoke_async(&mut conn).await?;
