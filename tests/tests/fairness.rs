@@ -295,6 +295,16 @@ async fn producers_are_tenants_and_a_forged_producer_is_none() {
         why["running"].as_u64() >= Some(1),
         "null's 20 s job runs: {why}"
     );
+    // And it stays in line while null runs its share and web's backlog
+    // lasts (about 10 s more): web's jobs start and end together, and a
+    // host refilling null's line between them must still count web as
+    // wanting its share, as the scan saw its jobs waiting.
+    let until = tokio::time::Instant::now() + Duration::from_secs(3);
+    while tokio::time::Instant::now() < until {
+        let job = api.job(&forged).await;
+        assert_eq!(job["state"], "delayed", "still in null's line: {job}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 }
 
 #[tokio::test]

@@ -30,8 +30,9 @@
 //! **What each host knows.** Every 100 ms ([`REFRESH`]) each host serving
 //! the queue reads every known tenant's slots and line (`kc:tenants`, plus
 //! the tenants in `kc:lines`; one pipeline of three counts per tenant),
-//! keeps them as the view its admissions compute shares from, and refills
-//! the line of every tenant under its share (a share grows when another
+//! keeps them, with the tenants its last scan saw in the wait list, as the
+//! view its admissions compute shares from, and refills from that view the
+//! line of every tenant under its share (a share grows when another
 //! tenant leaves, and a job of a tenant that waits in line must not wait
 //! for one of its own jobs to end: this is what keeps the capacity in
 //! use). A tenant whose slots and line stayed empty for [`FORGET_AFTER`]
@@ -189,6 +190,31 @@ impl View {
             );
         }
         view
+    }
+
+    /// This view with `tenants` as a refresh read them (and the binding's
+    /// `named` weights), keeping the wait-list tenants of the last scan:
+    /// the refills this refresh makes and the admissions after it compute
+    /// shares from the same view.
+    fn refreshed(&mut self, named: HashMap<String, u32>, tenants: &[(KeySlot, KeyState)]) {
+        let waiting = std::mem::take(&mut self.waiting);
+        *self = View {
+            waiting,
+            ..View::of(named, tenants)
+        };
+    }
+
+    /// The tenants with jobs in line that hold less than their share, with
+    /// that share: the lines a refresh refills.
+    fn under_share(&self, capacity: u64) -> Vec<(String, u64)> {
+        let mut under = Vec::new();
+        for (hash, tenant) in &self.active {
+            let share = self.share(hash, tenant.weight, capacity);
+            if tenant.queued > 0 && tenant.held < share {
+                under.push((hash.clone(), share));
+            }
+        }
+        under
     }
 
     fn weight(&self, hash: &str) -> u32 {
@@ -424,7 +450,11 @@ impl Inner {
         empty_since: &mut HashMap<String, Instant>,
     ) -> Result<(), QueueError> {
         let tenants = read_tenants(&self.queues, &self.queue).await?;
-        let view = View::of(named, &tenants);
+        let under = {
+            let mut view = self.view.write().unwrap();
+            view.refreshed(named, &tenants);
+            view.under_share(capacity)
+        };
         let mut forget = Vec::new();
         for (slot, state) in &tenants {
             if state.held > 0 || state.queued > 0 {
@@ -439,19 +469,13 @@ impl Inner {
             }
         }
         empty_since.retain(|hash, _| tenants.iter().any(|(slot, _)| slot.hash == *hash));
-        let fills: Vec<(KeySlot, u64)> = tenants
+        let fills: Vec<(KeySlot, u64)> = under
             .into_iter()
-            .filter_map(|(slot, _)| {
-                let tenant = view.active.get(&slot.hash)?;
-                let share = view.share(&slot.hash, tenant.weight, capacity);
-                (tenant.queued > 0 && tenant.held < share).then_some((slot, share))
+            .map(|(hash, share)| {
+                let queue = self.queue.clone();
+                (KeySlot { queue, hash }, share)
             })
             .collect();
-        {
-            let mut current = self.view.write().unwrap();
-            let waiting = std::mem::take(&mut current.waiting);
-            *current = View { waiting, ..view };
-        }
         if !forget.is_empty() {
             let _: i64 = redis::cmd("SREM")
                 .arg(self.queues.store().keys().tenants(&self.queue))
@@ -740,6 +764,29 @@ mod tests {
         assert_eq!(seen.share("b", 1, 50), 25);
         // Never below one slot.
         assert_eq!(view(&[("a", 1000, 50, 9)]).share("b", 1, 50), 1);
+    }
+
+    #[test]
+    fn a_refill_counts_the_tenants_the_scan_saw_waiting() {
+        // `web` (weight 1000) has its next jobs in the wait list, where the
+        // last scan saw them, and holds 1 slot between two of them; `n`
+        // runs 1 of 4 slots and has a job in its line.
+        let mut view = View::default();
+        view.waiting.insert("web".into());
+        let named = HashMap::from([("web".to_string(), 1000)]);
+        let read = |held, queued| KeyState { held, queued };
+        let slot = |hash: &str| KeySlot {
+            queue: "q".into(),
+            hash: hash.into(),
+        };
+        view.refreshed(named, &[(slot("web"), read(1, 0)), (slot("n"), read(1, 1))]);
+        // `n`'s share stays 1: its line is not refilled.
+        assert!(view.waiting.contains("web"));
+        assert_eq!(view.under_share(4), vec![]);
+        // Once no scan sees `web` waiting, it wants one more than it holds,
+        // and `n` gets the other 2.
+        view.waiting.clear();
+        assert_eq!(view.under_share(4), vec![("n".to_string(), 2)]);
     }
 
     #[test]
