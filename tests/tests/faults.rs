@@ -602,6 +602,87 @@ async fn a_killed_hosts_jobs_and_key_slots_come_back_by_its_heartbeat() {
     assert!(most <= 2, "more than 2 of the key ran at once: {runs:?}");
 }
 
+/// Fairness by producer, a host killed holding producer `web`'s turns: a
+/// live host with the secrets key finds it dead by its heartbeat, checks
+/// each killed job's producer seal and gives `web`'s tenant slots back
+/// before it puts the jobs back to waiting. Here the live host serves
+/// another queue only, so nothing runs the jobs again and the slots show
+/// what the recovery did: had it not found the producer (no seal check, or
+/// no key to check it with), `web`'s turns would stay taken for the
+/// 10-minute leases.
+#[tokio::test]
+async fn a_killed_hosts_producer_turns_come_back_by_its_heartbeat() {
+    const SECRETS_KEY: &str = "0f1e2d3c4b5a69788796a5b4c3d2e1f00f1e2d3c4b5a69788796a5b4c3d2e1f0";
+    let api = Api::start_with(&["--no-workers", "--secrets-key", SECRETS_KEY]);
+    let spec = |fairness: bool| {
+        let mut spec = json!({
+            "metered": false,
+            "concurrency": 4,
+            "globalConcurrency": 4,
+            "limits": {"timeoutMs": 60_000},
+        });
+        if fairness {
+            spec["fairness"] = json!({"tenant": "producer"});
+        }
+        spec
+    };
+    api.setup("turns", "catalog-sync", spec(true)).await;
+    api.setup("elsewhere", "catalog-sync", spec(false)).await;
+    let host = |id: &str, serve: &[&str]| {
+        let mut extra = vec!["--secrets-key".to_string(), SECRETS_KEY.to_string()];
+        extra.extend(serve.iter().map(|a| a.to_string()));
+        HostProcess::start(
+            &api.redis.url(),
+            HostOptions {
+                id: id.into(),
+                lock_duration: Duration::from_secs(600),
+                stalled_interval: Duration::from_secs(600),
+                extra,
+                ..HostOptions::default()
+            },
+        )
+    };
+    let mut a = host("host-a", &[]);
+    let mut killed = Vec::new();
+    for _ in 0..2 {
+        // Keys out of sorted order: the seal is over the data's JSON in
+        // the order sent, which the recovering host must encode alike.
+        let body = json!({"data": {"sku": "a-1", "holdMs": 20_000}});
+        killed.push(api.enqueue("turns", body).await);
+    }
+    for job in &killed {
+        api.wait_until(job, "running on host-a", |j| j["state"] == "active")
+            .await;
+    }
+    let web = airlock::state::key_limits::KeySlot::of("turns", &json!("web")).tenant();
+    let web_slots = format!("bull:turns:airlock:kc:{}:slots", web.hash);
+    let mut holders: Vec<String> = api
+        .redis
+        .cli(&["ZRANGE", &web_slots, "0", "-1"])
+        .lines()
+        .map(str::to_string)
+        .collect();
+    holders.sort();
+    let mut ids: Vec<String> = killed
+        .iter()
+        .map(|r| r.strip_prefix("turns:").unwrap().to_string())
+        .collect();
+    ids.sort();
+    assert_eq!(holders, ids, "web's two turns are its running jobs'");
+
+    let _b = host("host-b", &["--queues", "elsewhere"]);
+    a.kill9();
+    for job in &killed {
+        let back = api
+            .wait_until(job, "back to waiting", |j| j["state"] == "waiting")
+            .await;
+        assert_eq!(back["stalledCount"], 1, "{back}");
+    }
+    // The slots went back before the jobs did.
+    let left = api.redis.cli(&["ZCARD", &web_slots]);
+    assert_eq!(left, "0", "web's turns given back");
+}
+
 /// A host frozen (SIGSTOP) past its death while it runs a job: the fleet
 /// gives the job to another host, and the frozen host, as it thaws, stops
 /// its guest (its last heartbeat is over 4 heartbeats old: it fences
