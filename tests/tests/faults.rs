@@ -502,8 +502,8 @@ async fn a_rolling_restart_loses_or_fails_no_job() {
 }
 
 /// A host whose locks and key-slot leases last 10 minutes: within a test,
-/// only the heartbeat path recovers its jobs.
-fn long_lease_host(api: &Api, id: &str) -> HostProcess {
+/// only the heartbeat path recovers its jobs. `extra` are more arguments.
+fn long_lease_host(api: &Api, id: &str, extra: &[&str]) -> HostProcess {
     let long = Duration::from_secs(600);
     HostProcess::start(
         &api.redis.url(),
@@ -511,6 +511,7 @@ fn long_lease_host(api: &Api, id: &str) -> HostProcess {
             id: id.into(),
             lock_duration: long,
             stalled_interval: long,
+            extra: extra.iter().map(|a| a.to_string()).collect(),
             ..HostOptions::default()
         },
     )
@@ -535,7 +536,7 @@ async fn a_killed_hosts_jobs_and_key_slots_come_back_by_its_heartbeat() {
         }),
     )
     .await;
-    let host = |id: &str| long_lease_host(&api, id);
+    let host = |id: &str| long_lease_host(&api, id, &[]);
     let mut a = host("host-a");
     let mut held = Vec::new();
     for _ in 0..2 {
@@ -629,18 +630,8 @@ async fn a_killed_hosts_producer_turns_come_back_by_its_heartbeat() {
     api.setup("turns", "catalog-sync", spec(true)).await;
     api.setup("elsewhere", "catalog-sync", spec(false)).await;
     let host = |id: &str, serve: &[&str]| {
-        let mut extra = vec!["--secrets-key".to_string(), SECRETS_KEY.to_string()];
-        extra.extend(serve.iter().map(|a| a.to_string()));
-        HostProcess::start(
-            &api.redis.url(),
-            HostOptions {
-                id: id.into(),
-                lock_duration: Duration::from_secs(600),
-                stalled_interval: Duration::from_secs(600),
-                extra,
-                ..HostOptions::default()
-            },
-        )
+        let extra = [&["--secrets-key", SECRETS_KEY], serve].concat();
+        long_lease_host(&api, id, &extra)
     };
     let mut a = host("host-a", &[]);
     let mut killed = Vec::new();
@@ -696,7 +687,7 @@ async fn a_host_frozen_past_its_death_stops_its_guest_as_it_thaws() {
         json!({"metered": false, "concurrency": 1, "limits": {"timeoutMs": 60_000}}),
     )
     .await;
-    let host = |id: &str| long_lease_host(&api, id);
+    let host = |id: &str| long_lease_host(&api, id, &[]);
     let a = host("host-a");
     let job = api
         .enqueue("imports", json!({"data": {"holdMs": 20_000}}))
