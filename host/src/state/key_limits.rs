@@ -158,11 +158,14 @@ end ";
 /// holders that finished or are gone, reserves free slots for the head of
 /// the line and answers the ids to promote.
 const OPS: &str = "\
+local function move_processed_on(jobs, id, taken, now, stamp) \
+  if taken and taken < now then redis.call('HSET', jobs .. id, 'processedOn', stamp) end \
+end \
 local function acquire(slots, line, lines, delayed, parking, id, now, lease, limit, keyhash, park, \
                        jobs, taken, expiry, stamp) \
   if redis.call('ZADD', slots, 'NX', expiry, id) == 1 then \
     if redis.call('ZCARD', slots) <= limit then \
-      if taken and taken < now then redis.call('HSET', jobs .. id, 'processedOn', stamp) end \
+      move_processed_on(jobs, id, taken, now, stamp) \
       return 1 \
     end \
     redis.call('ZREM', slots, id) \
@@ -189,7 +192,7 @@ local function acquire(slots, line, lines, delayed, parking, id, now, lease, lim
   end \
   if free then \
     redis.call('ZADD', slots, expiry, id) \
-    if taken and taken < now then redis.call('HSET', jobs .. id, 'processedOn', stamp) end \
+    move_processed_on(jobs, id, taken, now, stamp) \
     return 1 \
   end \
   if park then \
