@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use airlock::sandbox::{
     ArtifactKey, Completion, FailureKind, JobInput, Limits, LoadedComponent, LocalServices,
-    ParkedOn, RunEnv, RunOutcome, Sandbox, SandboxConfig,
+    ParkedOn, RunEnv, RunOutcome, Sandbox, SandboxConfig, SlotReset,
 };
 use airlock_tests::guest_bytes;
 
@@ -416,33 +416,45 @@ async fn concurrent_instances_never_share_state() {
     }
 }
 
-/// The pool keeps a slot's dirtied pages resident between jobs and resets
-/// them in place (`memory_keep_resident`, `PAGEMAP_SCAN`): a job run on a
-/// slot just used by another must still start from the pristine image.
+/// Between jobs a slot's memory is reset in the configured way (`scan`:
+/// the pages `PAGEMAP_SCAN` reports, `prefix`: the first bytes, both copied
+/// back in place; `decommit`: handed back to the kernel): in every mode a
+/// job run on a slot just used by another starts from the pristine image.
 #[test]
 fn sequential_runs_on_reused_slots_start_from_a_clean_image() {
-    let sandbox = sandbox();
-    let probe = load(&sandbox, "isolation-probe");
-    for i in 0..50 {
-        let mut input = job(r#"{"spin":1000}"#);
-        input.id = format!("seq-{i}");
-        let outcome = sandbox.run(
-            &probe,
-            input,
-            &tight(),
-            Box::new(LocalServices::new()),
-            None,
-        );
-        let Completion::Completed(output) = outcome.completion else {
-            panic!("run {i}: {:?}", outcome.completion);
-        };
-        let seen: serde_json::Value = serde_json::from_str(&output).unwrap();
-        assert_eq!(seen["runsSeen"], 1, "run {i} saw an earlier run's counter");
-        assert_eq!(
-            seen["stampBefore"],
-            serde_json::Value::Null,
-            "run {i} saw an earlier run's heap"
-        );
+    for mode in SlotReset::ALL {
+        let sandbox = Sandbox::new(SandboxConfig {
+            max_instances: 4,
+            slot_reset: mode,
+            ..SandboxConfig::default()
+        })
+        .expect("sandbox");
+        assert_eq!(sandbox.slot_reset(), mode, "{mode} proved clean at start");
+        let probe = load(&sandbox, "isolation-probe");
+        for i in 0..50 {
+            let mut input = job(r#"{"spin":1000}"#);
+            input.id = format!("seq-{i}");
+            let outcome = sandbox.run(
+                &probe,
+                input,
+                &tight(),
+                Box::new(LocalServices::new()),
+                None,
+            );
+            let Completion::Completed(output) = outcome.completion else {
+                panic!("{mode}, run {i}: {:?}", outcome.completion);
+            };
+            let seen: serde_json::Value = serde_json::from_str(&output).unwrap();
+            assert_eq!(
+                seen["runsSeen"], 1,
+                "{mode}, run {i} saw an earlier run's counter"
+            );
+            assert_eq!(
+                seen["stampBefore"],
+                serde_json::Value::Null,
+                "{mode}, run {i} saw an earlier run's heap"
+            );
+        }
     }
 }
 
@@ -691,15 +703,19 @@ fn imports_are_checked_before_anything_compiles() {
         )"#,
     )
     .unwrap();
+    // What the cache held before: the host's own artifact key and the
+    // compiled functions of its start-up probe (`sandbox::reset`).
+    let before = walk(dir.path());
     let err = sandbox.load(&exfil).unwrap_err();
     assert_eq!(err.code(), "unsupported_imports", "{err}");
     assert!(err.to_string().contains("acme:exfil/socket@1.0.0"), "{err}");
     assert_eq!(sandbox.compilations(), 0, "a refused upload was compiled");
-    // The cache holds only the host's own artifact key.
-    let before = walk(dir.path());
+    assert_eq!(walk(dir.path()), before, "the refused upload left files");
     assert!(
-        before.iter().all(|p| p.ends_with("artifact.key")),
-        "the refused upload left {before:?}"
+        !before
+            .iter()
+            .any(|p| p.extension().is_some_and(|e| e == "sealed")),
+        "no artifact before the first handler: {before:?}"
     );
 
     // A good handler still compiles and is cached.
@@ -719,6 +735,7 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
             files.push(path);
         }
     }
+    files.sort();
     files
 }
 

@@ -103,6 +103,11 @@ fn main() {
         let _ = std::fs::remove_dir_all(cache);
         return;
     }
+    if std::env::var("AIRLOCK_BENCH_ONLY").as_deref() == Ok("reset") {
+        slot_resets(&config);
+        let _ = std::fs::remove_dir_all(cache);
+        return;
+    }
     println!("| benchmark | result |");
     println!("|---|---|");
 
@@ -298,6 +303,122 @@ fn languages(config: &SandboxConfig) {
             artifact as f64 / (1 << 20) as f64,
             rss as f64 / 1024.0
         );
+        let _ = std::fs::remove_dir_all(cache);
+    }
+}
+
+/// The process's CPU time (user + system) and minor page faults so far.
+fn process_usage() -> (Duration, u64) {
+    // SAFETY: getrusage writes into the struct it is given.
+    let usage = unsafe {
+        let mut usage: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_SELF, &mut usage);
+        usage
+    };
+    let time = |t: libc::timeval| {
+        Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64)
+    };
+    (
+        time(usage.ru_utime) + time(usage.ru_stime),
+        usage.ru_minflt as u64,
+    )
+}
+
+/// What a slot's reset costs per language (`AIRLOCK_BENCH_ONLY=reset`,
+/// `AIRLOCK_BENCH_RESET_JOBS` jobs per row, default 2,000): the noop and
+/// payment handlers of each language, a fresh instance per job, two jobs
+/// at a time on the guest runtime (as a host's two cores run them, so a
+/// decommit's TLB shootdown reaches a core running another guest), under
+/// each slot reset mode; the process's CPU and minor faults per job.
+fn slot_resets(config: &SandboxConfig) {
+    let jobs: usize = std::env::var("AIRLOCK_BENCH_RESET_JOBS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(2_000);
+    let payment_data = r#"{"transactionId":"tx_1","amount":42.5,"currency":"EUR"}"#;
+    let builds = [
+        ("Rust", "noop", "payment-webhook"),
+        ("QuickJS", "js-noop-qjs", "js-payment-webhook-qjs"),
+        ("StarlingMonkey", "js-noop", "js-payment-webhook"),
+        ("Python", "py-noop", "py-payment-webhook"),
+    ];
+    let limits = Limits {
+        memory_bytes: 128 << 20,
+        ..Limits::default()
+    };
+    println!(
+        "| slot reset, {jobs} jobs, 2 at a time | mode | noop CPU per job | noop faults | payment CPU per job | payment faults | peak memory |"
+    );
+    println!("|---|---|---|---|---|---|---|");
+    for (language, noop, payment) in builds {
+        // Shared by the modes: each language compiles once.
+        let cache = tempfile_dir().join(noop);
+        for mode in airlock_sandbox::SlotReset::ALL {
+            let sandbox = Arc::new(
+                Sandbox::new(SandboxConfig {
+                    cache_dir: Some(cache.clone()),
+                    max_instances: 16,
+                    slot_reset: mode,
+                    ..config.clone()
+                })
+                .expect("sandbox"),
+            );
+            let mut row = Vec::new();
+            let mut peak = 0;
+            for (name, data) in [(noop, "{}"), (payment, payment_data)] {
+                let component = sandbox.load(&guest(name)).expect("load");
+                let measure = |n: usize| {
+                    let (cpu, faults) = process_usage();
+                    let tasks: Vec<_> = (0..2)
+                        .map(|_| {
+                            let (sandbox, component, limits) =
+                                (sandbox.clone(), component.clone(), limits.clone());
+                            sandbox.guest_runtime().clone().spawn(async move {
+                                let mut peak = 0;
+                                for _ in 0..n / 2 {
+                                    let outcome = sandbox
+                                        .run_async(
+                                            &component,
+                                            job(data),
+                                            &limits,
+                                            Box::new(LocalServices::new()),
+                                            None,
+                                            Default::default(),
+                                        )
+                                        .await;
+                                    assert!(
+                                        matches!(outcome.completion, Completion::Completed(_)),
+                                        "{:?}",
+                                        outcome.completion
+                                    );
+                                    peak = outcome.peak_memory_bytes;
+                                }
+                                peak
+                            })
+                        })
+                        .collect();
+                    let peaks: Vec<u64> = tasks
+                        .into_iter()
+                        .map(|t| sandbox.guest_runtime().block_on(t).expect("task"))
+                        .collect();
+                    let (cpu_after, faults_after) = process_usage();
+                    (
+                        (cpu_after - cpu) / n as u32,
+                        (faults_after - faults) as f64 / n as f64,
+                        peaks.into_iter().max().unwrap_or(0),
+                    )
+                };
+                measure(jobs / 10);
+                let (cpu, faults, p) = measure(jobs);
+                peak = peak.max(p);
+                row.push(format!("{:.1} µs | {faults:.1}", cpu.as_secs_f64() * 1e6));
+            }
+            println!(
+                "| {language} | {mode} | {} | {:.1} MiB |",
+                row.join(" | "),
+                peak as f64 / (1 << 20) as f64
+            );
+        }
         let _ = std::fs::remove_dir_all(cache);
     }
 }

@@ -31,6 +31,8 @@ pub struct EngineSettings {
     /// Most bytes of each linear memory kept resident and reset in place
     /// between jobs instead of handed back to the kernel (see SandboxConfig).
     pub memory_keep_resident: usize,
+    /// How a slot's memory is reset between instances.
+    pub slot_reset: crate::reset::SlotReset,
     /// Cranelift's per-function cache, when there is a cache directory
     /// (see `crate::incremental`).
     pub incremental: Option<Arc<crate::incremental::IncrementalCache>>,
@@ -93,20 +95,10 @@ impl EngineHandle {
             // Every live instance runs on a fiber stack of its own.
             .total_stacks(n)
             .async_stack_keep_resident(16 << 10)
-            .max_memory_size(settings.max_memory_bytes as usize)
-            .linear_memory_keep_resident(settings.memory_keep_resident)
-            .table_keep_resident(64 << 10)
-            // Where the kernel has it (Linux 6.7+), reset in place the pages
-            // `PAGEMAP_SCAN` reports as written, up to
-            // `memory_keep_resident`, and decommit the rest. wasmtime 50
-            // asks for written pages without requiring them present, and
-            // Linux 6.18 reports a never-touched page as written when its
-            // page table exists: so every page of each 2 MiB range a job
-            // touched is reset, not only the pages it dirtied (a no-op Rust
-            // job: ~1.1 MiB; see docs/BENCHMARKS.md). Elsewhere wasmtime
-            // falls back to resetting the first `memory_keep_resident`
-            // bytes.
-            .pagemap_scan(wasmtime::Enabled::Auto);
+            .max_memory_size(settings.max_memory_bytes as usize);
+        settings
+            .slot_reset
+            .configure(&mut pool, settings.memory_keep_resident);
 
         let mut config = Config::new();
         config

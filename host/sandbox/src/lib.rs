@@ -32,6 +32,7 @@ pub mod incremental;
 pub use airlock_core::limits;
 pub mod logs;
 pub mod outcome;
+pub mod reset;
 pub mod secrets;
 pub mod services;
 mod state;
@@ -62,6 +63,7 @@ pub use self::limits::{HostMaxima, LimitError, Limits, LimitsOverride};
 use self::logs::{CapturedStream, LogSink};
 pub use self::logs::{LogLevel, LogLine, LogListener};
 pub use self::outcome::{Completion, Failure, FailureKind, ParkedOn, RunOutcome};
+pub use self::reset::SlotReset;
 pub use self::services::{HostServices, LocalServices, Progress, ServiceError};
 pub use self::state::{MAX_SLEEP_MS, RunEnv};
 use self::state::{RunState, Suspend};
@@ -101,16 +103,21 @@ pub struct SandboxConfig {
     /// Largest component accepted, in bytes.
     pub max_component_bytes: usize,
     /// Most bytes of each linear memory the pooling allocator keeps
-    /// resident between jobs, resetting the pages the last job dirtied
-    /// (found with Linux's `PAGEMAP_SCAN`) back to the component's image
-    /// with `memset`/`memcpy`. Whatever does not fit is handed back to the
-    /// kernel (`madvise`), which makes the next job page-fault it back in
-    /// (copy-on-write faults on the data segment included) and shoots down
-    /// TLBs on every other core of a busy host. The default, 16 MiB, is what
-    /// StarlingMonkey and Python jobs needed to stop page-faulting in the
-    /// languages benchmark (docs/BENCHMARKS.md). Costs RSS: up to this much
-    /// per warm pool slot.
+    /// resident between jobs, copying them back from the component's image
+    /// in place ([`SlotReset::Prefix`]: the first bytes; [`SlotReset::Scan`]:
+    /// the pages `PAGEMAP_SCAN` reports written). Whatever does not fit is
+    /// handed back to the kernel (`madvise`), which makes the next job
+    /// page-fault it back in (copy-on-write faults on the data segment
+    /// included) and shoots down TLBs on every other core of a busy host.
+    /// The default, 16 MiB, is what StarlingMonkey and Python jobs needed to
+    /// stop page-faulting in the languages benchmark (docs/BENCHMARKS.md).
+    /// Costs RSS: up to this much per used pool slot. Not used by
+    /// [`SlotReset::Decommit`].
     pub memory_keep_resident: usize,
+    /// How a pool slot's memory is reset between instances: the mode the
+    /// sandbox tries first; it starts with it only if a reused slot proves
+    /// clean, else with the next mode that does ([`reset`]).
+    pub slot_reset: SlotReset,
 }
 
 impl Default for SandboxConfig {
@@ -126,6 +133,7 @@ impl Default for SandboxConfig {
             guest_threads: std::thread::available_parallelism().map_or(2, |n| n.get()),
             max_component_bytes: 32 << 20,
             memory_keep_resident: 16 << 20,
+            slot_reset: SlotReset::Prefix,
         }
     }
 }
@@ -165,6 +173,9 @@ impl LoadedComponent {
 /// Compiles and runs handler components. Share it (`Arc`) across threads.
 pub struct Sandbox {
     config: SandboxConfig,
+    /// How its pools reset slots: the configured mode, or the fallback the
+    /// start-up proof chose.
+    slot_reset: SlotReset,
     metered: EngineHandle,
     unmetered: EngineHandle,
     artifacts: Option<ArtifactCache>,
@@ -208,23 +219,17 @@ impl Sandbox {
             ))),
             _ => None,
         };
-        let settings = EngineSettings {
-            max_instances: config.max_instances,
-            max_memory_bytes: config.maxima.memory_bytes,
-            max_wasm_stack: config.max_wasm_stack,
-            memory_keep_resident: config.memory_keep_resident,
-            incremental: incremental.clone(),
-        };
-        let metered = EngineHandle::new(&settings, true)?;
-        let unmetered = EngineHandle::new(&settings, false)?;
+        let guests = GuestRuntime::start(config.guest_threads)?;
+        let (slot_reset, metered, unmetered) =
+            Self::proven_engines(&config, incremental.clone(), guests.handle())?;
         let ticker = EpochTicker::start(
             vec![metered.engine.clone(), unmetered.engine.clone()],
             config.epoch_tick,
         );
-        let guests = GuestRuntime::start(config.guest_threads)?;
         let warm = WarmPool::new((config.max_instances as usize / 2).max(1));
         Ok(Sandbox {
             config,
+            slot_reset,
             metered,
             unmetered,
             artifacts,
@@ -236,6 +241,70 @@ impl Sandbox {
             warm,
             guests,
         })
+    }
+
+    /// Both engines, resetting slots with the first mode of
+    /// `config.slot_reset`'s fallbacks whose reused slots prove clean on
+    /// both ([`reset::prove_clean`]); an error naming what each mode
+    /// left behind when none does.
+    fn proven_engines(
+        config: &SandboxConfig,
+        incremental: Option<Arc<IncrementalCache>>,
+        runtime: &tokio::runtime::Handle,
+    ) -> anyhow::Result<(SlotReset, EngineHandle, EngineHandle)> {
+        let mut refused = Vec::new();
+        for &mode in config.slot_reset.fallbacks() {
+            let settings = EngineSettings {
+                max_instances: config.max_instances,
+                max_memory_bytes: config.maxima.memory_bytes,
+                max_wasm_stack: config.max_wasm_stack,
+                memory_keep_resident: config.memory_keep_resident,
+                slot_reset: mode,
+                incremental: incremental.clone(),
+            };
+            let metered = EngineHandle::new(&settings, true)?;
+            let unmetered = EngineHandle::new(&settings, false)?;
+            // On a thread of its own: the caller may be inside a runtime,
+            // where blocking on another is refused.
+            let proven = std::thread::scope(|scope| {
+                scope
+                    .spawn(|| {
+                        reset::prove_clean(&metered.engine, true, runtime, mode)?;
+                        reset::prove_clean(&unmetered.engine, false, runtime, mode)
+                    })
+                    .join()
+                    .unwrap_or_else(|_| Err(reset::Unproven::Probe("it panicked".into())))
+            });
+            match proven {
+                Ok(()) => {
+                    if mode != config.slot_reset {
+                        tracing::warn!(
+                            configured = %config.slot_reset,
+                            using = %mode,
+                            refused = ?refused,
+                            "slot reset: the configured mode did not leave reused slots clean; using a mode that clears them"
+                        );
+                    } else {
+                        tracing::debug!(mode = %mode, "slot reset proven clean");
+                    }
+                    return Ok((mode, metered, unmetered));
+                }
+                Err(why) => {
+                    tracing::warn!(mode = %mode, "slot reset not proven clean: {why}");
+                    refused.push(format!("{mode}: {why}"));
+                }
+            }
+        }
+        anyhow::bail!(
+            "no slot reset mode leaves a reused instance slot clean on this machine, so no job can run safely here ({})",
+            refused.join("; ")
+        )
+    }
+
+    /// How this sandbox's pools reset a slot between instances: the
+    /// configured mode, or the fallback the start-up proof chose.
+    pub fn slot_reset(&self) -> SlotReset {
+        self.slot_reset
     }
 
     /// Functions Cranelift's incremental cache served, compiled, and
@@ -870,15 +939,6 @@ impl Sandbox {
     }
 }
 
-impl Drop for Sandbox {
-    fn drop(&mut self) {
-        // A runtime may not be dropped (blocking) inside another's context.
-        if let Some(runtime) = self.guests.runtime.take() {
-            runtime.shutdown_background();
-        }
-    }
-}
-
 /// The runtime guests run on, owned by the sandbox.
 struct GuestRuntime {
     runtime: Option<tokio::runtime::Runtime>,
@@ -901,6 +961,15 @@ impl GuestRuntime {
 
     fn handle(&self) -> &tokio::runtime::Handle {
         &self.handle
+    }
+}
+
+impl Drop for GuestRuntime {
+    fn drop(&mut self) {
+        // A runtime may not be dropped (blocking) inside another's context.
+        if let Some(runtime) = self.runtime.take() {
+            runtime.shutdown_background();
+        }
     }
 }
 

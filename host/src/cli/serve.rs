@@ -72,14 +72,26 @@ pub struct ServeArgs {
     #[arg(long, default_value_t = 256)]
     pub max_instances: u32,
     /// Most bytes of each guest's linear memory kept resident in its pool
-    /// slot between jobs: the pages a job dirtied are reset in place (up to
-    /// this much) instead of handed back to the kernel, so the next job on
-    /// the slot takes no page faults for them. Costs up to this much RSS
-    /// per warm slot. A slot keeps what its last job dirtied — on kernels
-    /// whose `PAGEMAP_SCAN` reports never-touched pages of a touched 2 MiB
-    /// range as written (seen on Linux 6.18), every page of such a range.
+    /// slot between jobs and reset in place (see --slot-reset) instead of
+    /// handed back to the kernel, so the next job on the slot takes no page
+    /// faults for them. Costs up to this much RSS per used slot.
     #[arg(long, default_value = "16MiB")]
     pub memory_keep_resident: bytesize::ByteSize,
+    /// How a guest's pool slot is reset for the next job: `prefix` (the
+    /// first --memory-keep-resident bytes of its memory are copied back
+    /// from the component's image), `scan` (the pages Linux's
+    /// `PAGEMAP_SCAN` reports written are, up to --memory-keep-resident;
+    /// on Linux 6.18 every page of each 2 MiB range a job touched is
+    /// reported) or `decommit` (everything handed back to the kernel; the
+    /// next job page-faults in what it touches); memory past
+    /// --memory-keep-resident is decommitted in every mode. `prefix` costs least
+    /// for Rust and QuickJS guests, `scan` for Python ones
+    /// (docs/BENCHMARKS.md). At start-up the host proves that a reused slot
+    /// comes back clean; if this mode's does not, it logs why and uses the
+    /// next mode that clears (scan, then prefix, then decommit), and if none
+    /// does it refuses to start.
+    #[arg(long, default_value = "prefix", value_parser = parse_slot_reset)]
+    pub slot_reset: crate::sandbox::SlotReset,
     /// Directory for compiled components.
     #[arg(long, env = "AIRLOCK_CACHE_DIR")]
     pub cache_dir: Option<PathBuf>,
@@ -228,6 +240,10 @@ fn fleet_key(args: &ServeArgs) -> anyhow::Result<Option<ArtifactKey>> {
         .map_err(|e| anyhow::anyhow!("--artifact-key-file / AIRLOCK_ARTIFACT_KEY: {e}"))
 }
 
+fn parse_slot_reset(mode: &str) -> Result<crate::sandbox::SlotReset, String> {
+    mode.parse()
+}
+
 fn default_host_id() -> String {
     let host = std::fs::read_to_string("/etc/hostname")
         .ok()
@@ -293,9 +309,14 @@ pub async fn execute(args: ServeArgs) -> anyhow::Result<i32> {
         ),
         fleet_key,
         memory_keep_resident: args.memory_keep_resident.as_u64() as usize,
+        slot_reset: args.slot_reset,
         cache_max_bytes: args.cache_max_size.as_u64(),
         ..SandboxConfig::default()
     })?);
+    tracing::info!(
+        slot_reset = %sandbox.slot_reset(),
+        "a reused instance slot proved clean"
+    );
     let registry = Registry::new(store.clone(), sandbox.clone());
     if !registry.verifies_entries() {
         tracing::info!(
