@@ -214,7 +214,8 @@ impl Api {
     }
 
     /// Waits until the job finished and its run's measurements were
-    /// recorded (a moment after the finish); returns its snapshot.
+    /// recorded (the host's recorder writes them around the finish);
+    /// returns its snapshot.
     pub async fn wait_recorded(&self, job_ref: &str) -> Value {
         self.wait_done(job_ref).await;
         crate::eventually_some(

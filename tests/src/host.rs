@@ -320,8 +320,8 @@ impl Admin {
     }
 
     /// Waits until the job is completed or failed and its run's
-    /// measurements (and a first run's pin) were recorded, a moment after
-    /// the finish.
+    /// measurements (and a first run's pin) were recorded, which the
+    /// host's recorder writes around the finish.
     pub async fn wait_recorded(&self, queue: &str, id: &str, timeout: Duration) -> JobSnapshot {
         self.wait_for(queue, id, timeout, |j| {
             matches!(j.state, JobState::Completed | JobState::Failed)

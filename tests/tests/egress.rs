@@ -108,7 +108,7 @@ fn runs_on_one_runtime(
 /// The probe's answers, one per request.
 fn answers(outcome: &RunOutcome) -> Vec<Value> {
     match &outcome.completion {
-        Completion::Completed(out) => serde_json::from_str(out).unwrap(),
+        Completion::Completed(out) => serde_json::from_value(out.clone()).unwrap(),
         other => panic!("the probe should complete: {other:?} {:?}", outcome.logs),
     }
 }

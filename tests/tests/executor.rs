@@ -13,6 +13,7 @@ use airlock::queue::{JobResult, QueueError, QueueService, RunningJob, WorkerSett
 use airlock::registry::{BindingSpec, Registry};
 use airlock::sandbox::egress::OperatorEgress;
 use airlock::sandbox::{ArtifactKey, HostServices, JobInput, Limits, Sandbox, SandboxConfig};
+use airlock::state::runs::LastRun;
 use airlock::store::Store;
 use airlock::worker::HostContext;
 use airlock::worker::capacity::Capacity;
@@ -216,19 +217,20 @@ async fn a_run_streams_progress_and_logs_in_order_then_completes() {
     // and, once the recorder has written, measured on the job's hash.
     assert_eq!(rig.field(&job, "airlock.digest").len(), 64);
     executor.close().await;
-    assert!(rig.field(&job, "airlock.fuelUsed").parse::<u64>().unwrap() > 0);
-    assert!(
-        rig.field(&job, "airlock.peakMemoryBytes")
-            .parse::<u64>()
-            .unwrap()
-            > 0
-    );
-    assert!(
-        rig.field(&job, "airlock.wallTimeMs")
-            .parse::<f64>()
-            .unwrap()
-            > 0.0
-    );
+    let measured = rig.field(&job, "airlock.lastRun");
+    let last = LastRun::parse(&measured).unwrap_or_else(|| panic!("{measured:?}"));
+    assert!(last.fuel_used.unwrap() > 0, "{last:?}");
+    assert!(last.peak_memory_bytes > 0, "{last:?}");
+    assert!(last.wall_time_ms > 0.0, "{last:?}");
+    assert_eq!(last.http, None, "no request tried: {measured}");
+    // The only measurement field: the hash stays small for BullMQ.
+    for legacy in [
+        "airlock.fuelUsed",
+        "airlock.peakMemoryBytes",
+        "airlock.wallTimeMs",
+    ] {
+        assert_eq!(rig.field(&job, legacy), "", "{legacy}");
+    }
 }
 
 /// BullMQ's integer ids are how plain producers add jobs: their first run

@@ -227,7 +227,7 @@ fn payment_webhook_reports_progress_and_result() {
     );
     match outcome.completion {
         Completion::Completed(output) => {
-            let value: serde_json::Value = serde_json::from_str(&output).unwrap();
+            let value = output;
             assert_eq!(
                 value,
                 serde_json::json!({"processed": true, "ledgerRecordId": "led_tx_9"})
@@ -253,7 +253,10 @@ fn empty_log_lines_count_against_the_caps() {
     let sandbox = sandbox();
     let flood = load(&sandbox, "hostile-empty-log-flood");
     let outcome = run(&sandbox, &flood, "{}", &Limits::default());
-    assert_eq!(outcome.completion, Completion::Completed("1000000".into()));
+    assert_eq!(
+        outcome.completion,
+        Completion::Completed(serde_json::json!(1000000))
+    );
     let defaults = Limits::default();
     assert!(
         outcome.logs.len() as u32 <= defaults.max_log_lines,
@@ -271,7 +274,10 @@ fn empty_log_lines_count_against_the_caps() {
         ..Limits::default()
     };
     let outcome = run(&sandbox, &flood, "{}", &lines_free);
-    assert_eq!(outcome.completion, Completion::Completed("1000000".into()));
+    assert_eq!(
+        outcome.completion,
+        Completion::Completed(serde_json::json!(1000000))
+    );
     let overhead = airlock::sandbox::logs::LINE_OVERHEAD_BYTES;
     assert_eq!(
         outcome.logs.len() as u64,
@@ -290,7 +296,10 @@ fn a_log_flood_is_capped_and_the_job_still_completes() {
         ..tight()
     };
     let outcome = run(&sandbox, &flood, r#"{"lines":20000}"#, &limits);
-    assert_eq!(outcome.completion, Completion::Completed("20000".into()));
+    assert_eq!(
+        outcome.completion,
+        Completion::Completed(serde_json::json!(20000))
+    );
     let kept: usize = outcome.logs.iter().map(|l| l.message.len()).sum();
     assert!(kept <= 8 << 10, "kept {kept} bytes");
     assert!(
@@ -322,7 +331,7 @@ fn every_escape_attempt_is_denied() {
         panic!("{:?}", outcome.completion);
     };
     let attempts: serde_json::Map<String, serde_json::Value> =
-        serde_json::from_str(&output).unwrap();
+        serde_json::from_value(output).unwrap();
     for attempt in [
         "read_file",
         "read_dir",
@@ -370,7 +379,7 @@ fn good_jobs_still_run_after_a_thousand_hostile_runs() {
         &tight(),
     );
     assert!(
-        matches!(outcome.completion, Completion::Completed(ref o) if o.contains("led_after")),
+        matches!(outcome.completion, Completion::Completed(ref o) if o.to_string().contains("led_after")),
         "{:?}",
         outcome.completion
     );
@@ -408,7 +417,7 @@ async fn concurrent_instances_never_share_state() {
         let Completion::Completed(output) = outcome.completion else {
             panic!("probe {i}: {:?}", outcome.completion);
         };
-        let seen: serde_json::Value = serde_json::from_str(&output).unwrap();
+        let seen = output;
         let id = format!("probe-{i}");
         assert_eq!(seen["runsSeen"], 1, "probe {i} saw another run's counter");
         assert_eq!(seen["stampBefore"], serde_json::Value::Null, "probe {i}");
@@ -444,7 +453,7 @@ fn sequential_runs_on_reused_slots_start_from_a_clean_image() {
             let Completion::Completed(output) = outcome.completion else {
                 panic!("{mode}, run {i}: {:?}", outcome.completion);
             };
-            let seen: serde_json::Value = serde_json::from_str(&output).unwrap();
+            let seen = output;
             assert_eq!(
                 seen["runsSeen"], 1,
                 "{mode}, run {i} saw an earlier run's counter"
@@ -529,7 +538,10 @@ fn a_durable_workflow_replays_steps_after_its_sleep() {
     let Completion::Completed(output) = &second.completion else {
         panic!("{:?}", second.completion);
     };
-    assert!(output.contains(r#""chargeId":"ch_o-7""#), "{output}");
+    assert!(
+        output.to_string().contains(r#""chargeId":"ch_o-7""#),
+        "{output}"
+    );
     for outcome in [&early, &second] {
         assert!(
             !outcome.logs.iter().any(|l| l.message.contains("charging")),
@@ -564,7 +576,7 @@ fn email_delivery_is_idempotent_through_the_kv_store() {
                 )
                 .completion
             {
-                Completion::Completed(o) => o,
+                Completion::Completed(o) => o.to_string(),
                 other => panic!("{other:?}"),
             }
         })
@@ -601,7 +613,9 @@ fn the_examples_take_the_seeds_data_shapes_as_they_are() {
     for (guest, data, expected) in cases {
         let component = load(&sandbox, guest);
         match run(&sandbox, &component, data, &tight()).completion {
-            Completion::Completed(out) => assert!(out.contains(expected), "{guest}: {out}"),
+            Completion::Completed(out) => {
+                assert!(out.to_string().contains(expected), "{guest}: {out}")
+            }
             other => panic!("{guest} refused {data}: {other:?}"),
         }
     }
@@ -639,7 +653,10 @@ fn a_restarted_host_loads_compiled_artifacts_instead_of_recompiling() {
         Box::new(LocalServices::new()),
         None,
     );
-    assert_eq!(outcome.completion, Completion::Completed("null".into()));
+    assert_eq!(
+        outcome.completion,
+        Completion::Completed(serde_json::Value::Null)
+    );
 }
 
 /// Hosts with different artifact keys sharing one cache directory (the
@@ -800,7 +817,6 @@ fn legacy_handler_runs(guest: &str, contract: &str, line: &str) {
     let Completion::Completed(output) = &outcome.completion else {
         panic!("{:?} {:?}", outcome.completion, outcome.logs);
     };
-    let output: serde_json::Value = serde_json::from_str(output).unwrap();
     assert_eq!(output["contract"], contract);
     assert_eq!(output["data"]["order"], 7);
     assert!(

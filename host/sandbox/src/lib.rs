@@ -1,26 +1,33 @@
 //! The sandbox: compiles handler components once and runs each job in a
-//! fresh, limited instance.
+//! limited instance — a fresh one, unless the caller lets the run share a
+//! warm one ([`warm`]).
 //!
-//! A run goes through these steps:
+//! A run goes through these steps (`run.rs`):
 //! 1. pick the metered or unmetered engine (does the job run under fuel?);
 //! 2. take the handler's pre-instantiated form for that engine, compiling it
 //!    on first use (or loading the precompiled artifact from disk);
-//! 3. build a new `Store` holding a WASI context with nothing but clocks,
-//!    random and captured stdout/stderr, the `wasi:http` hooks of the run
-//!    ([`http`]: egress policy, limits, secrets), the memory limiter and the
-//!    fuel budget;
-//! 4. instantiate from the pooling allocator and call `run`, under the
-//!    run's deadline;
-//! 5. classify how it ended ([`FailureKind`]) and measure fuel, peak memory,
-//!    wall time and HTTP use; the store and instance are dropped, so nothing
-//!    leaks into the next job.
+//! 3. take an idle warm instance of the run's owner, or build a new `Store`
+//!    holding a WASI context with nothing but clocks, random and captured
+//!    stdout/stderr, the `wasi:http` hooks of the run ([`http`]: egress
+//!    policy, limits, secrets), the memory limiter and the fuel budget;
+//! 4. instantiate a fresh instance from the pooling allocator and call
+//!    `run`, under the run's deadline and stop;
+//! 5. classify how it ended ([`FailureKind`]; a completed run's output is
+//!    parsed once, here) and measure fuel, peak memory, wall time and HTTP
+//!    use; the instance is kept for its owner's next job after a clean
+//!    completion on a run that may share it, else dropped — which resets
+//!    its pool slot to the component's image ([`reset`], proven clean at
+//!    start-up). A warm instance keeps the guest's own memory between its
+//!    jobs by design ([`warm`] says what persists and what does not).
 //!
 //! Runs are async: every import is an async host function, so a guest
 //! waiting on Redis or on an HTTP response is a suspended future holding no
-//! thread, and a computing guest yields at every epoch tick. Guests run on
-//! the sandbox's own runtime ([`Sandbox::run_isolated`]), never on the
-//! caller's, so a host full of computing guests still renews its job locks
-//! on time.
+//! thread, and a computing guest yields at every epoch tick. A run starts
+//! on the caller's runtime and, unless it ended by its first yield, goes on
+//! on the sandbox's own ([`Sandbox::run_isolated`]): a computing guest holds
+//! a caller's thread for one epoch tick at most, so a host full of
+//! computing guests still renews its job locks on time, while a small job
+//! pays no hand-off between threads.
 
 pub mod bindings;
 pub mod cache;
@@ -33,6 +40,7 @@ pub use airlock_core::limits;
 pub mod logs;
 pub mod outcome;
 pub mod reset;
+mod run;
 pub mod secrets;
 pub mod services;
 mod state;
@@ -51,27 +59,24 @@ use std::time::{Duration, Instant};
 
 use sha2::{Digest, Sha256};
 use wasmtime::component::Component;
-use wasmtime::{Store, Trap};
 
-use self::bindings::{Handler, HandlerPre, Job, JobError, JobRef};
+use self::bindings::HandlerPre;
 use self::cache::ArtifactCache;
 pub use self::cache::{ArtifactKey, KeyTooShort, Refused};
 use self::engine::{EngineHandle, EngineSettings, EpochTicker};
 pub use self::http::HttpSummary;
 use self::incremental::IncrementalCache;
 pub use self::limits::{HostMaxima, LimitError, Limits, LimitsOverride};
-use self::logs::{CapturedStream, LogSink};
 pub use self::logs::{LogLevel, LogLine, LogListener};
 pub use self::outcome::{Completion, Failure, FailureKind, ParkedOn, RunOutcome};
 pub use self::reset::SlotReset;
 pub use self::services::{HostServices, LocalServices, Progress, ServiceError};
+use self::state::RunState;
 pub use self::state::{MAX_SLEEP_MS, RunEnv};
-use self::state::{RunState, Suspend};
 pub use self::stop::{StopHandle, StopSignal, stop_pair};
 pub use self::validate::{ComponentInfo, ValidationError};
 pub use self::warm::Reuse;
-use self::warm::{WarmKey, WarmPool};
-use airlock_core::clock::now_ms;
+use self::warm::WarmPool;
 pub use airlock_core::run::JobInput;
 
 /// How the sandbox is set up; fixed for the life of the process.
@@ -502,336 +507,9 @@ impl Sandbox {
         .clone()
     }
 
-    /// Runs one job to completion on this sandbox's guest runtime, blocking
-    /// the calling thread until it ends. For callers outside any async
-    /// runtime (tests, benchmarks); async code uses [`Sandbox::run_isolated`].
-    pub fn run(
-        &self,
-        component: &LoadedComponent,
-        job: JobInput,
-        limits: &Limits,
-        services: Box<dyn HostServices>,
-        log_listener: Option<LogListener>,
-    ) -> RunOutcome {
-        self.guest_runtime().block_on(self.run_async(
-            component,
-            job,
-            limits,
-            services,
-            log_listener,
-            RunEnv::default(),
-        ))
-    }
-
     /// The runtime guests run on (see the module docs).
     pub fn guest_runtime(&self) -> &tokio::runtime::Handle {
         self.guests.handle()
-    }
-
-    /// Runs one job on the *current* runtime. A guest waiting on a host
-    /// call (Redis, HTTP) is suspended and holds no thread; a guest
-    /// computing yields at every epoch tick. The run's deadline is a timer:
-    /// past it, the guest is dropped at its next yield — with every request
-    /// it has in flight — and the run fails with `timeout`. With
-    /// `env.reuse`, the run takes an idle warm instance of its owner if
-    /// there is one, and leaves its instance for the next job if the job
-    /// completed (see [`warm`]).
-    pub async fn run_async(
-        &self,
-        component: &LoadedComponent,
-        job: JobInput,
-        limits: &Limits,
-        services: Box<dyn HostServices>,
-        log_listener: Option<LogListener>,
-        mut env: RunEnv,
-    ) -> RunOutcome {
-        // The component's compiled form for this engine, compiled now if
-        // this is its first run here (an unmetered queue's first job):
-        // seconds for a JavaScript or Python component, so off the async
-        // threads, and before the clock starts — a compile is not the
-        // job's time and must not eat its deadline.
-        let metered = limits.fuel.is_some();
-        let pre = if component.is_compiled_for(metered) {
-            self.handler_pre(component, metered)
-        } else {
-            match tokio::runtime::Handle::try_current().map(|h| h.runtime_flavor()) {
-                Ok(tokio::runtime::RuntimeFlavor::MultiThread) => {
-                    tokio::task::block_in_place(|| self.handler_pre(component, metered))
-                }
-                _ => self.handler_pre(component, metered),
-            }
-        };
-        let started = Instant::now();
-        let reuse = env.reuse.take();
-        let key = reuse.as_ref().map(|r| WarmKey {
-            digest: component.digest.clone(),
-            metered,
-            owner: r.owner.clone(),
-            limits: limits.clone(),
-        });
-        let warm = key.as_ref().and_then(|k| self.warm.take(k));
-        let sink = match &warm {
-            Some(w) => {
-                let sink = w.store.data().logs.clone();
-                sink.lock().unwrap_or_else(|p| p.into_inner()).renew(
-                    limits.max_log_bytes,
-                    limits.max_log_lines,
-                    log_listener,
-                );
-                sink
-            }
-            None => Arc::new(Mutex::new(LogSink::new(
-                limits.max_log_bytes,
-                limits.max_log_lines,
-                log_listener,
-            ))),
-        };
-        // The transcript's job and start, when the run records one.
-        let recording = env.transcript.clone().map(|recorder| {
-            (
-                recorder,
-                transcript::RecordedJob::from(&job),
-                airlock_core::clock::now_ms(),
-            )
-        });
-        let finish = |completion: Completion,
-                      fuel_used,
-                      peak_memory_bytes,
-                      http: http::HttpSummary,
-                      sink: &Arc<Mutex<LogSink>>,
-                      warm: bool| {
-            let transcript = recording.as_ref().map(|(recorder, job, started_at)| {
-                let sink = sink.lock().unwrap_or_else(|p| p.into_inner());
-                recorder.finish(
-                    job.clone(),
-                    *started_at,
-                    transcript::RecordedOutcome::from(&completion),
-                    &|text| sink.redact(&text).unwrap_or(text),
-                )
-            });
-            let (logs, dropped) = sink.lock().unwrap().finish();
-            RunOutcome {
-                transcript,
-                completion,
-                fuel_used,
-                peak_memory_bytes,
-                wall_time: started.elapsed(),
-                logs,
-                logs_dropped_bytes: dropped.bytes,
-                logs_dropped_lines: dropped.lines,
-                http,
-                warm,
-            }
-        };
-        if let Err(e) = limits.check_within(&self.config.maxima) {
-            let failure = Failure::new(FailureKind::Instantiation, e.to_string());
-            return finish(
-                Completion::Failed(failure),
-                None,
-                0,
-                Default::default(),
-                &sink,
-                false,
-            );
-        }
-
-        let pre = match pre {
-            Ok(pre) => pre,
-            Err(e) => {
-                let failure = Failure::new(FailureKind::Instantiation, e);
-                return finish(
-                    Completion::Failed(failure),
-                    None,
-                    0,
-                    Default::default(),
-                    &sink,
-                    false,
-                );
-            }
-        };
-        let engine = if metered {
-            &self.metered
-        } else {
-            &self.unmetered
-        };
-
-        let deadline = started + limits.timeout;
-        let stop = env.stop.clone();
-        let was_warm = warm.is_some();
-        let (mut store, handler, jobs_before) = match warm {
-            Some(w) => {
-                let mut store = w.store;
-                store
-                    .data_mut()
-                    .begin_job(services, limits.clone(), env, deadline);
-                (store, Some(w.handler), w.jobs)
-            }
-            None => {
-                let wasi = state::Wasi::new(|b| {
-                    b.stdout(CapturedStream::new(sink.clone(), LogLevel::Stdout))
-                        .stderr(CapturedStream::new(sink.clone(), LogLevel::Stderr))
-                        .allow_tcp(false)
-                        .allow_udp(false)
-                        .allow_ip_name_lookup(false);
-                });
-                let state = RunState::new(
-                    wasi,
-                    sink.clone(),
-                    services,
-                    limits.clone(),
-                    job.queue.clone(),
-                    env,
-                    deadline,
-                );
-                let mut store = Store::new(&engine.engine, state);
-                store.limiter(|state| &mut state.limiter);
-                (store, None, 0)
-            }
-        };
-        let stats = store.data().http.stats.clone();
-        if let Some(fuel) = limits.fuel {
-            store
-                .set_fuel(fuel)
-                .expect("fuel is enabled on the metered engine");
-        }
-        // Yield to the runtime at every tick: a computing guest shares its
-        // thread, and its deadline timer gets to fire.
-        store.epoch_deadline_async_yield_and_update(1);
-
-        // The job moves into the guest's view: its data is not copied.
-        let wit_job = Job {
-            id: job.id,
-            queue: job.queue,
-            name: job.name,
-            data: job.data,
-            attempt: job.attempt.max(1),
-            max_attempts: job.max_attempts.max(1),
-            enqueued_at_ms: job.enqueued_at_ms,
-            started_at_ms: now_ms(),
-            parent: job.parent.map(|(queue, id)| JobRef { queue, id }),
-        };
-
-        // A stop from outside (see [`stop`]) races the run like its
-        // deadline: either drops the guest at its next yield.
-        let stopped = async {
-            match stop {
-                Some(mut signal) => signal.stopped().await,
-                None => std::future::pending().await,
-            }
-        };
-        let ran = tokio::select! {
-            biased;
-            failure = stopped => Err(Some(failure)),
-            ran = tokio::time::timeout_at(deadline.into(), async {
-                let handler = match handler {
-                    Some(handler) => handler,
-                    None => {
-                        let began = std::time::SystemTime::now();
-                        let instantiated = self.instantiate(&pre, &mut store).await;
-                        let failed = instantiated.as_ref().err().map(|e| format!("{e:#}"));
-                        store.data().note_instantiation(began, failed);
-                        match instantiated {
-                            Ok(handler) => handler,
-                            Err(e) => return Err(e),
-                        }
-                    }
-                };
-                let result = handler.call_run(&mut store, &wit_job).await;
-                Ok((handler, result))
-            }) => ran.map_err(|_| None),
-        };
-        let mut kept_handler = None;
-        let completion = match ran {
-            Ok(Ok((handler, result))) => {
-                kept_handler = Some(handler);
-                classify(result, store.data(), limits)
-            }
-            Ok(Err(e)) => Completion::Failed(classify_instantiation(&e, store.data(), limits)),
-            Err(Some(failure)) => Completion::Failed(failure),
-            Err(None) => Completion::Failed(Failure::new(
-                FailureKind::Timeout,
-                format!(
-                    "deadline of {} passed",
-                    humantime::format_duration(limits.timeout)
-                ),
-            )),
-        };
-        // Revealed secrets never leave in the output or a failure reason.
-        let completion = match completion {
-            Completion::Completed(output) => Completion::Completed(store.data().redact(output)),
-            Completion::Failed(mut f) => {
-                f.message = store.data().redact(f.message);
-                Completion::Failed(f)
-            }
-            other => other,
-        };
-        let fuel_used = limits
-            .fuel
-            .map(|budget| budget - store.get_fuel().unwrap_or(0));
-        let peak = store.data().limiter.peak_bytes();
-        // Kept for the owner's next job only after a clean completion (see
-        // [`warm`]); otherwise dropped here, which resets its pool slot.
-        if let (Some(reuse), Some(key), Some(handler)) = (&reuse, key, kept_handler) {
-            let state = store.data_mut();
-            let clean = matches!(completion, Completion::Completed(_))
-                && !state.limiter.limit_hit
-                && state.panic_message.is_none()
-                && state.service_outage.is_none()
-                && state.suspended.is_none()
-                && !state.holds_http_resources();
-            let jobs = jobs_before + 1;
-            if clean && jobs < reuse.max_jobs {
-                // The next job's services replace these; the last job's
-                // are dropped now, not when the instance is.
-                state.begin_job(
-                    Box::new(LocalServices::new()),
-                    limits.clone(),
-                    RunEnv::default(),
-                    Instant::now(),
-                );
-                self.warm.put(
-                    key,
-                    warm::Warm::new(store, handler, jobs, reuse),
-                    reuse.max_kept,
-                );
-                return finish(
-                    completion,
-                    fuel_used,
-                    peak,
-                    stats.summary(),
-                    &sink,
-                    was_warm,
-                );
-            }
-        }
-        drop(store);
-        finish(
-            completion,
-            fuel_used,
-            peak,
-            stats.summary(),
-            &sink,
-            was_warm,
-        )
-    }
-
-    /// Instantiates `pre` in `store`; when the pool is full, idle warm
-    /// instances give their slots back first and it is tried once more.
-    async fn instantiate(
-        &self,
-        pre: &HandlerPre<RunState>,
-        store: &mut Store<RunState>,
-    ) -> wasmtime::Result<Handler> {
-        match pre.instantiate_async(&mut *store).await {
-            Err(e)
-                if e.downcast_ref::<wasmtime::PoolConcurrencyLimitError>()
-                    .is_some()
-                    && self.warm.evict(8) > 0 =>
-            {
-                pre.instantiate_async(&mut *store).await
-            }
-            other => other,
-        }
     }
 
     /// Drops warm instances idle for longer than their binding allows; how
@@ -856,6 +534,9 @@ impl Sandbox {
         component: &LoadedComponent,
         limits: &Limits,
     ) -> anyhow::Result<Box<dyn std::any::Any + Send>> {
+        use crate::logs::LogSink;
+        use wasmtime::Store;
+
         let pre = self
             .handler_pre(component, limits.fuel.is_some())
             .map_err(anyhow::Error::msg)?;
@@ -895,48 +576,6 @@ impl Sandbox {
         })??;
         Ok(Box::new((store, instance)))
     }
-
-    /// [`Sandbox::run_async`] on the guest runtime, awaited from any
-    /// runtime: guests never share threads with the caller's tasks (the
-    /// queue host's lock renewals among them).
-    pub async fn run_isolated(
-        self: &Arc<Self>,
-        component: Arc<LoadedComponent>,
-        job: JobInput,
-        limits: Limits,
-        services: Box<dyn HostServices>,
-        log_listener: Option<LogListener>,
-        env: RunEnv,
-    ) -> RunOutcome {
-        let sandbox = self.clone();
-        let started = Instant::now();
-        let run = self.guest_runtime().spawn(async move {
-            sandbox
-                .run_async(&component, job, &limits, services, log_listener, env)
-                .await
-        });
-        match run.await {
-            Ok(outcome) => outcome,
-            // Only a bug in the host itself (a panic in the run) can get
-            // here; the job still gets a definite outcome rather than
-            // vanishing — final, so a host bug is not retried in a loop.
-            Err(e) => RunOutcome {
-                completion: Completion::Failed(Failure::new(
-                    FailureKind::Instantiation,
-                    format!("sandbox task failed: {e}"),
-                )),
-                fuel_used: None,
-                peak_memory_bytes: 0,
-                wall_time: started.elapsed(),
-                logs: Vec::new(),
-                logs_dropped_bytes: 0,
-                logs_dropped_lines: 0,
-                http: Default::default(),
-                warm: false,
-                transcript: None,
-            },
-        }
-    }
 }
 
 /// The runtime guests run on, owned by the sandbox.
@@ -970,123 +609,5 @@ impl Drop for GuestRuntime {
         if let Some(runtime) = self.runtime.take() {
             runtime.shutdown_background();
         }
-    }
-}
-
-/// Turns the raw result of a run into a [`Completion`], naming the true
-/// reason a guest was stopped.
-fn classify(
-    result: wasmtime::Result<Result<String, JobError>>,
-    state: &RunState,
-    limits: &Limits,
-) -> Completion {
-    match result {
-        Ok(Ok(output)) => {
-            if output.len() as u64 > limits.max_output_bytes {
-                return Completion::Failed(Failure::new(
-                    FailureKind::OutputTooLarge,
-                    format!(
-                        "output is {} bytes, the limit is {}",
-                        output.len(),
-                        limits.max_output_bytes
-                    ),
-                ));
-            }
-            match serde_json::from_str::<serde::de::IgnoredAny>(&output) {
-                Ok(_) => Completion::Completed(output),
-                Err(e) => Completion::Failed(Failure::new(
-                    FailureKind::InvalidOutput,
-                    format!("output is not valid JSON: {e}"),
-                )),
-            }
-        }
-        Ok(Err(JobError::Retry(message))) => {
-            if state.service_outage.is_some() {
-                return Completion::Failed(Failure::new(FailureKind::HostUnavailable, message));
-            }
-            // A guest whose runtime turns a refused growth into an error it
-            // returns (StarlingMonkey's "out of memory", Python's
-            // MemoryError) hit its cap as surely as one that traps: a retry
-            // under the same cap would only hit it again.
-            if state.limiter.limit_hit {
-                return Completion::Failed(Failure::new(
-                    FailureKind::MemoryLimit,
-                    format!(
-                        "guest tried to grow its memory past the {} cap (peak {}), then \
-                         failed: {message}",
-                        bytesize::ByteSize(limits.memory_bytes),
-                        bytesize::ByteSize(state.limiter.peak_bytes())
-                    ),
-                ));
-            }
-            Completion::Failed(Failure::new(FailureKind::GuestRetry, message))
-        }
-        Ok(Err(JobError::Fatal(message))) => {
-            Completion::Failed(Failure::new(FailureKind::GuestFatal, message))
-        }
-        Err(err) => {
-            if err.downcast_ref::<Suspend>().is_some()
-                && let Some((wake_at_ms, on)) = state.suspended.clone()
-            {
-                return Completion::Suspended { wake_at_ms, on };
-            }
-            Completion::Failed(classify_trap(&err, state, limits))
-        }
-    }
-}
-
-fn classify_instantiation(err: &wasmtime::Error, state: &RunState, limits: &Limits) -> Failure {
-    if err
-        .downcast_ref::<wasmtime::PoolConcurrencyLimitError>()
-        .is_some()
-    {
-        return Failure::new(
-            FailureKind::Capacity,
-            format!("the instance pool of this host is full: {err}"),
-        );
-    }
-    if state.limiter.limit_hit {
-        return Failure::new(
-            FailureKind::MemoryLimit,
-            format!(
-                "the component's initial memory does not fit the {} cap",
-                bytesize::ByteSize(limits.memory_bytes)
-            ),
-        );
-    }
-    classify_trap(err, state, limits)
-}
-
-fn classify_trap(err: &wasmtime::Error, state: &RunState, limits: &Limits) -> Failure {
-    let trap = err.downcast_ref::<Trap>().copied();
-    if state.limiter.limit_hit && trap != Some(Trap::OutOfFuel) {
-        return Failure::new(
-            FailureKind::MemoryLimit,
-            format!(
-                "guest tried to grow its memory past the {} cap (peak {})",
-                bytesize::ByteSize(limits.memory_bytes),
-                bytesize::ByteSize(state.limiter.peak_bytes())
-            ),
-        );
-    }
-    match trap {
-        Some(Trap::OutOfFuel) => Failure::new(
-            FailureKind::FuelExhausted,
-            format!(
-                "fuel budget of {} exhausted",
-                limits.fuel.unwrap_or_default()
-            ),
-        ),
-        Some(Trap::StackOverflow) => {
-            Failure::new(FailureKind::StackOverflow, "wasm call stack exhausted")
-        }
-        Some(Trap::MemoryOutOfBounds) => Failure::new(
-            FailureKind::MemoryFault,
-            "out-of-bounds memory access (often a shadow-stack overflow)",
-        ),
-        _ => match &state.panic_message {
-            Some(message) => Failure::new(FailureKind::GuestRetry, format!("panicked: {message}")),
-            None => Failure::new(FailureKind::Trap, format!("{err}")),
-        },
     }
 }

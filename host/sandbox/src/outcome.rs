@@ -35,8 +35,9 @@ impl Failure {
 /// How the run ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Completion {
-    /// The guest returned this JSON text.
-    Completed(String),
+    /// The guest returned this JSON (its text parsed once, within the
+    /// output limit, revealed values redacted).
+    Completed(serde_json::Value),
     /// The run failed.
     Failed(Failure),
     /// The guest called a durable sleep or wait: park the job until this

@@ -151,7 +151,7 @@ impl From<&Completion> for RecordedOutcome {
     fn from(completion: &Completion) -> Self {
         match completion {
             Completion::Completed(output) => RecordedOutcome::Completed {
-                output: output.clone(),
+                output: output.to_string(),
             },
             Completion::Failed(f) => RecordedOutcome::Failed {
                 kind: f.kind.as_str().to_string(),

@@ -281,11 +281,7 @@ fn report(outcome: &RunOutcome, services: &LocalServices, args: &RunArgs) {
         .unwrap_or_default();
     if args.json {
         let (status, result, failure) = match &outcome.completion {
-            Completion::Completed(output) => (
-                "completed",
-                serde_json::from_str(output).unwrap_or(serde_json::Value::Null),
-                None,
-            ),
+            Completion::Completed(output) => ("completed", output.clone(), None),
             Completion::Failed(f) => ("failed", serde_json::Value::Null, Some(f.clone())),
             Completion::Suspended { .. } => ("suspended", serde_json::Value::Null, None),
         };

@@ -97,6 +97,11 @@ impl Admission {
         self.lease.as_millis() as u64
     }
 
+    /// The queue's tenants under `fairness`.
+    pub fn tenants(&self) -> &Tenants {
+        &self.tenants
+    }
+
     /// Decides for `job` under `binding`; `data` is the job's data parsed
     /// by [`super::keyed_data`].
     pub async fn admit<J: RunningJob>(
@@ -383,6 +388,20 @@ impl Admission {
 }
 
 impl Admitted {
+    /// What a job of a binding without flow-control rules is admitted
+    /// with: nothing to give back.
+    pub fn nothing(queues: Arc<QueueService>) -> Admitted {
+        Admitted {
+            queues,
+            queue: String::new(),
+            id: String::new(),
+            lease_ms: 0,
+            held: Vec::new(),
+            matches: Vec::new(),
+            _renewal: None,
+        }
+    }
+
     /// Whether the run holds anything to give back at its end.
     pub fn holds_anything(&self) -> bool {
         !self.held.is_empty() || !self.matches.is_empty()

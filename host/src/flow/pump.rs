@@ -1,11 +1,14 @@
 //! The key-line pump: refills a queue's key lines every half lease, so
 //! slots a crash swallowed (their leases ran out) and reservations whose
 //! promote was lost come back to the jobs waiting for them (see
-//! `state::key_limits`). It runs for every queue: a line whose rule the
-//! binding no longer has (`keyConcurrency`, `singleton` or `fairness`
-//! taken off while jobs waited in it) is emptied, so its jobs do not wait
-//! for their parking's hour. Tenants' lines under `fairness` are refilled
-//! by `super::tenants`, which knows their shares.
+//! `state::key_limits`). It runs while the queue's binding has a rule that
+//! keeps lines (`keyConcurrency`, `singleton`, `fairness`), and once when
+//! a host starts serving the queue: a line whose rule the binding no longer
+//! has (taken off while jobs waited in it, perhaps while no host ran) is
+//! emptied, so its jobs do not wait for their parking's hour; after a pass
+//! without such a rule the pump ends (the executor starts it again when a
+//! rule comes back). Tenants' lines under `fairness` are refilled by
+//! `super::tenants`, which knows their shares.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -34,7 +37,8 @@ impl KeyLines {
     }
 }
 
-/// Runs until the task is aborted; `lines` gives the queue's lines under
+/// Runs until the task is aborted, or until a pass finds the binding
+/// without a rule that keeps lines; `lines` gives the queue's lines under
 /// its binding as it is now (the binding may change while the pump runs).
 pub async fn pump(queues: Arc<QueueService>, lease: Duration, lines: impl Fn() -> KeyLines) {
     let mut tick = tokio::time::interval((lease / 2).max(Duration::from_millis(100)));
@@ -50,6 +54,10 @@ pub async fn pump(queues: Arc<QueueService>, lease: Duration, lines: impl Fn() -
         };
         if let Err(e) = filled.await {
             tracing::warn!(queue, error = %e, "could not refill the key lines");
+            continue;
+        }
+        if limits == LineLimits::default() {
+            return;
         }
     }
 }

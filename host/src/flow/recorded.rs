@@ -40,8 +40,10 @@ pub const FALLBACK: Duration = Duration::from_secs(5);
 pub struct RecordedEnds {
     /// Job id → (when its run ended, what it holds).
     waiting: Arc<Mutex<Waiting>>,
-    /// Releases what waited past [`FALLBACK`]; ends with this.
-    _sweeper: AbortOnDrop,
+    /// Releases what waited past [`FALLBACK`]: started by the first
+    /// [`RecordedEnds::hold`] (a queue whose binding holds nothing runs
+    /// none); ends with this.
+    sweeper: std::sync::OnceLock<AbortOnDrop>,
 }
 
 type Waiting = HashMap<String, (Instant, Admitted)>;
@@ -53,15 +55,21 @@ impl Default for RecordedEnds {
 }
 
 impl RecordedEnds {
-    /// An empty set, with its sweeper.
+    /// An empty set.
     pub fn new() -> Self {
-        let waiting = Arc::new(Mutex::new(Waiting::default()));
-        let sweep = waiting.clone();
-        let sweeper = AbortOnDrop(tokio::spawn(async move {
+        RecordedEnds {
+            waiting: Arc::default(),
+            sweeper: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// Gives back, every fifth of [`FALLBACK`], what waited past it.
+    fn sweep(waiting: Arc<Mutex<Waiting>>) -> AbortOnDrop {
+        AbortOnDrop(tokio::spawn(async move {
             loop {
                 tokio::time::sleep(FALLBACK / 5).await;
                 let overdue: Vec<Admitted> = {
-                    let mut waiting = sweep.lock().unwrap_or_else(|p| p.into_inner());
+                    let mut waiting = waiting.lock().unwrap_or_else(|p| p.into_inner());
                     waiting
                         .extract_if(|_, (ended, _)| ended.elapsed() >= FALLBACK)
                         .map(|(_, (_, admitted))| admitted)
@@ -74,11 +82,7 @@ impl RecordedEnds {
                     admitted.finish_ended().await;
                 }
             }
-        }));
-        RecordedEnds {
-            waiting,
-            _sweeper: sweeper,
-        }
+        }))
     }
 
     /// Holds `admitted` (job `id`'s slots, after its run completed or
@@ -86,6 +90,8 @@ impl RecordedEnds {
     /// same id (a run whose end was never reported, rerun here) is
     /// replaced: the slots are the same job's.
     pub fn hold(&self, id: &str, admitted: Admitted) {
+        self.sweeper
+            .get_or_init(|| Self::sweep(self.waiting.clone()));
         let mut waiting = self.waiting.lock().unwrap_or_else(|p| p.into_inner());
         waiting.insert(id.to_string(), (Instant::now(), admitted));
     }
@@ -93,6 +99,10 @@ impl RecordedEnds {
     /// BullMQ recorded job `id`'s end: its slots go back (in a task of
     /// their own; this is called from the worker's event loop).
     pub fn recorded(&self, id: &str) {
+        if self.sweeper.get().is_none() {
+            // Nothing was ever held here.
+            return;
+        }
         let admitted = {
             let mut waiting = self.waiting.lock().unwrap_or_else(|p| p.into_inner());
             waiting.remove(id).map(|(_, a)| a)

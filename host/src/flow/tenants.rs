@@ -280,11 +280,18 @@ impl TenantShare {
 
 /// One queue's tenants on this host: the view its admissions read, kept
 /// fresh (and the lines refilled, the wait list scanned) by two tasks that
-/// end with it.
+/// run while the queue's binding has `fairness` ([`Tenants::follow_rule`])
+/// and end with it.
 pub struct Tenants {
     inner: Arc<Inner>,
-    _tasks: [AbortOnDrop; 2],
+    lease: Duration,
+    /// The binding's `fairness` and `globalConcurrency` as they are now.
+    rule: Arc<Rule>,
+    /// The refresh and the scan, while the binding has `fairness`.
+    tasks: Mutex<Option<[AbortOnDrop; 2]>>,
 }
+
+type Rule = dyn Fn() -> Option<(Fairness, u64)> + Send + Sync;
 
 struct Inner {
     queues: Arc<QueueService>,
@@ -295,33 +302,48 @@ struct Inner {
 }
 
 impl Tenants {
-    /// Starts the refresh and the scan of `queue`; `rule` gives its
-    /// binding's `fairness` and `globalConcurrency` as they are now (both
-    /// tasks do nothing while it has none).
-    pub fn start(
+    /// The tenants of `queue`; `rule` gives its binding's `fairness` and
+    /// `globalConcurrency` as they are now. Nothing runs until
+    /// [`Tenants::follow_rule`] finds a rule.
+    pub fn new(
         queues: Arc<QueueService>,
         queue: &str,
         lease: Duration,
         rule: impl Fn() -> Option<(Fairness, u64)> + Send + Sync + 'static,
     ) -> Tenants {
-        let inner = Arc::new(Inner {
-            queues,
-            queue: queue.to_string(),
-            view: RwLock::default(),
-            registered: Mutex::default(),
-        });
-        let rule = Arc::new(rule);
-        let refresh = {
-            let (inner, rule) = (inner.clone(), rule.clone());
-            tokio::spawn(async move { inner.refresh_loop(lease, &*rule).await })
-        };
-        let scan = {
-            let inner = inner.clone();
-            tokio::spawn(async move { inner.scan_loop(&*rule).await })
-        };
         Tenants {
-            inner,
-            _tasks: [AbortOnDrop(refresh), AbortOnDrop(scan)],
+            inner: Arc::new(Inner {
+                queues,
+                queue: queue.to_string(),
+                view: RwLock::default(),
+                registered: Mutex::default(),
+            }),
+            lease,
+            rule: Arc::new(rule),
+            tasks: Mutex::new(None),
+        }
+    }
+
+    /// Starts the refresh and the scan when the binding has `fairness` and
+    /// they are not running, and stops them when it has not: a queue
+    /// without the rule pays nothing for it.
+    pub fn follow_rule(&self) {
+        let wanted = (self.rule)().is_some();
+        let mut tasks = self.tasks.lock().unwrap_or_else(|p| p.into_inner());
+        match (wanted, tasks.is_some()) {
+            (true, false) => {
+                let refresh = {
+                    let (inner, rule, lease) = (self.inner.clone(), self.rule.clone(), self.lease);
+                    tokio::spawn(async move { inner.refresh_loop(lease, &*rule).await })
+                };
+                let scan = {
+                    let (inner, rule) = (self.inner.clone(), self.rule.clone());
+                    tokio::spawn(async move { inner.scan_loop(&*rule).await })
+                };
+                *tasks = Some([AbortOnDrop(refresh), AbortOnDrop(scan)]);
+            }
+            (false, true) => *tasks = None,
+            _ => {}
         }
     }
 
@@ -415,7 +437,7 @@ impl Inner {
         Ok(())
     }
 
-    async fn refresh_loop(&self, lease: Duration, rule: &impl Fn() -> Option<(Fairness, u64)>) {
+    async fn refresh_loop(&self, lease: Duration, rule: &Rule) {
         let mut tick = tokio::time::interval(REFRESH);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let mut empty_since: HashMap<String, Instant> = HashMap::new();
@@ -495,7 +517,7 @@ impl Inner {
         Ok(())
     }
 
-    async fn scan_loop(&self, rule: &impl Fn() -> Option<(Fairness, u64)>) {
+    async fn scan_loop(&self, rule: &Rule) {
         let mut tick = tokio::time::interval(SCAN);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let mut seen = SeenJobs::default();

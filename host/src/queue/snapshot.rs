@@ -106,10 +106,10 @@ pub struct QueueCounts {
     pub paused: bool,
 }
 
-/// Measurements of a job's last run, from Airlock's job-hash fields. They
-/// are written a moment after the run ends (hosts batch them), so a job
-/// that just finished may not have them yet; a job that retention removed
-/// at its finish never gets them.
+/// Measurements of a job's last run, from Airlock's job-hash fields
+/// (`state::runs::LastRun`). They are written a moment after the run ends
+/// (hosts batch them), so a job that just finished may not have them yet;
+/// a job that retention removed at its finish never gets them.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RunMetrics {
@@ -128,6 +128,26 @@ pub struct RunMetrics {
     pub http_bytes_out: Option<u64>,
     /// Response body bytes read.
     pub http_bytes_in: Option<u64>,
+}
+
+impl RunMetrics {
+    /// The last run's measurements in a job hash; all absent when it has
+    /// none.
+    fn of(fields: &HashMap<String, String>) -> RunMetrics {
+        let Some(last) = crate::state::runs::LastRun::of(fields) else {
+            return RunMetrics::default();
+        };
+        let http = last.http;
+        RunMetrics {
+            fuel_used: last.fuel_used,
+            peak_memory_bytes: Some(last.peak_memory_bytes),
+            wall_time_ms: Some(last.wall_time_ms),
+            http_requests: http.map(|h| h.requests),
+            http_refused: http.map(|h| h.refused),
+            http_bytes_out: http.map(|h| h.bytes_out),
+            http_bytes_in: http.map(|h| h.bytes_in),
+        }
+    }
 }
 
 /// Everything known about one job.
@@ -252,15 +272,7 @@ impl JobSnapshot {
             processed_by_host: fields.get("pb").cloned(),
             producer: fields.get(fields::PRODUCER).cloned(),
             worker: fields.get("pb").cloned(),
-            metrics: RunMetrics {
-                fuel_used: num(fields, fields::FUEL),
-                peak_memory_bytes: num(fields, fields::MEMORY),
-                wall_time_ms: num(fields, fields::WALL_MS),
-                http_requests: num(fields, fields::HTTP_REQUESTS),
-                http_refused: num(fields, fields::HTTP_REFUSED),
-                http_bytes_out: num(fields, fields::HTTP_BYTES_OUT),
-                http_bytes_in: num(fields, fields::HTTP_BYTES_IN),
-            },
+            metrics: RunMetrics::of(fields),
             steps,
             parent_key: fields.get("parentKey").cloned(),
             parked: (state == JobState::Delayed)

@@ -154,6 +154,24 @@ impl Binding {
                 .as_ref()
                 .is_some_and(|f| f.tenant == super::TenantOf::Producer)
     }
+
+    /// Whether flow control decides anything before a job of this binding
+    /// runs (`flow::admission`): a per-key rate or throttle, a key slot
+    /// (`singleton`, `keyConcurrency`, `fairness`), the end of a debounce
+    /// burst, `cancelOn`. Without any, a job is admitted without a read.
+    pub fn has_admission_rules(&self) -> bool {
+        self.keeps_lines()
+            || self.key_throttle.is_some()
+            || self.key_rate_limit.is_some()
+            || self.debounce.is_some()
+            || !self.cancel_on.is_empty()
+    }
+
+    /// Whether jobs of this binding may wait in key lines: a rule whose
+    /// slots they take (`keyConcurrency`, `singleton`, `fairness`).
+    pub fn keeps_lines(&self) -> bool {
+        self.key_concurrency.is_some() || self.singleton.is_some() || self.fairness.is_some()
+    }
 }
 
 /// A canary (`canary`): `percent` of the queue's new jobs run a candidate

@@ -10,21 +10,30 @@ pub const LIMITS: &str = "airlock.limits";
 /// `tracestate`, as BullMQ's telemetry writes its `tm` option
 /// (`crate::traces`). Untrusted like everything in the hash.
 pub const TRACE: &str = "airlock.trace";
-/// Fuel used by the last run.
-pub const FUEL: &str = "airlock.fuelUsed";
-/// Peak memory of the last run, bytes.
-pub const MEMORY: &str = "airlock.peakMemoryBytes";
-/// Wall time of the last run, ms.
-pub const WALL_MS: &str = "airlock.wallTimeMs";
-/// HTTP requests the last run sent (written only by runs that made or
-/// tried one).
-pub const HTTP_REQUESTS: &str = "airlock.httpRequests";
-/// HTTP requests of the last run refused before sending.
-pub const HTTP_REFUSED: &str = "airlock.httpRefused";
-/// Request body bytes the last run sent.
-pub const HTTP_BYTES_OUT: &str = "airlock.httpBytesOut";
-/// Response body bytes the last run read.
-pub const HTTP_BYTES_IN: &str = "airlock.httpBytesIn";
+/// The last run's measurements, packed (`state::runs::LastRun`): wall
+/// time, peak memory, fuel and, for a run that tried a request, its HTTP
+/// counts.
+pub const LAST_RUN: &str = "airlock.lastRun";
+
+/// The fields hosts before [`LAST_RUN`] wrote the last run's measurements
+/// in, one each; read from jobs they measured.
+pub mod legacy {
+    /// Fuel used by the last run.
+    pub const FUEL: &str = "airlock.fuelUsed";
+    /// Peak memory of the last run, bytes.
+    pub const MEMORY: &str = "airlock.peakMemoryBytes";
+    /// Wall time of the last run, ms.
+    pub const WALL_MS: &str = "airlock.wallTimeMs";
+    /// HTTP requests the last run sent (written only by runs that made or
+    /// tried one).
+    pub const HTTP_REQUESTS: &str = "airlock.httpRequests";
+    /// HTTP requests of the last run refused before sending.
+    pub const HTTP_REFUSED: &str = "airlock.httpRefused";
+    /// Request body bytes the last run sent.
+    pub const HTTP_BYTES_OUT: &str = "airlock.httpBytesOut";
+    /// Response body bytes the last run read.
+    pub const HTTP_BYTES_IN: &str = "airlock.httpBytesIn";
+}
 /// Name of the API token that enqueued the job (producers read only
 /// their own jobs).
 pub const PRODUCER: &str = "airlock.producer";

@@ -1,9 +1,19 @@
-//! What each run of a job leaves behind: its history entry and last-run
-//! measurements in the job's hash, and the queue's per-minute tallies of
+//! What each run of a job leaves behind: its last-run measurements and
+//! history entry in the job's hash, and the queue's per-minute tallies of
 //! how runs ended and how long they took and waited, in latency buckets
-//! (`P:QUEUE:airlock:stats:MINUTE`). The recorder
-//! (`worker::recorder`) batches finished runs into one [`Runs::record`]
-//! call per queue; the dashboard's charts read [`Runs::stats`].
+//! (`P:QUEUE:airlock:stats:MINUTE`). The recorder (`worker::recorder`)
+//! writes a run's record onto its job ([`Runs::write`]) before BullMQ
+//! finishes the job, and sums the tallies on the host, flushed once a
+//! second per queue ([`Runs::add_tallies`]); the dashboard's charts read
+//! [`Runs::stats`].
+//!
+//! ## One field for the last run's measurements
+//!
+//! Fuel, peak memory, wall time and (for a run that tried a request) its
+//! HTTP counts are one field, `airlock.lastRun` ([`LastRun`]): one short
+//! value instead of up to seven fields, written in the same `HSET` as the
+//! rest of the record. Jobs measured by hosts older than this one carry
+//! the seven fields instead; [`LastRun::of`] reads either.
 //!
 //! ## A completed first run writes no `airlock.run:1`
 //!
@@ -89,37 +99,32 @@ pub fn bounded_reason(reason: &str) -> String {
     format!("{}…", &reason[..cut])
 }
 
-/// Measurements of many jobs of one queue in one call. `KEYS` are job
+/// Records of finished runs of one queue in one call. `KEYS` are job
 /// hashes; for each, `ARGV` holds a digest to pin (or `""`), the number of
-/// field/value pairs, then the pairs. Jobs that no longer exist (retention
-/// removed them when they finished) are skipped.
-static RECORD_RUNS: LazyLock<redis::Script> = LazyLock::new(|| {
+/// field/value pairs, then the pairs. A job that no longer exists
+/// (retention removed it when it finished) is skipped: its hash is not
+/// written again.
+static RECORD: LazyLock<redis::Script> = LazyLock::new(|| {
     redis::Script::new(
-        "local runs = tonumber(ARGV[1]) \
-         local a = 2 \
-         for i = 1, runs do \
+        "local a = 1 \
+         for i = 1, #KEYS do \
            local digest = ARGV[a] \
            local n = tonumber(ARGV[a + 1]) \
            a = a + 2 \
            if redis.call('EXISTS', KEYS[i]) == 1 then \
              if digest ~= '' then redis.call('HSETNX', KEYS[i], 'airlock.digest', digest) end \
-             if n > 0 then redis.call('HSET', KEYS[i], unpack(ARGV, a, a + 2 * n - 1)) end \
+             redis.call('HSET', KEYS[i], unpack(ARGV, a, a + 2 * n - 1)) \
            end \
            a = a + 2 * n \
          end \
-         local tallies = tonumber(ARGV[a]) \
-         a = a + 1 \
-         if tallies > 0 then \
-           local stats = KEYS[runs + 1] \
-           for j = 1, tallies do \
-             redis.call('HINCRBY', stats, ARGV[a], ARGV[a + 1]) \
-             a = a + 2 \
-           end \
-           redis.call('PEXPIRE', stats, ARGV[a]) \
-         end \
-         return runs",
+         return #KEYS",
     )
 });
+
+/// Airlock's run-recording script, with its SHA1 (for benchmarks).
+pub fn script_hashes() -> Vec<(&'static str, String)> {
+    vec![("record", RECORD.get_hash().to_string())]
+}
 
 /// Prefix of a minute's per-version tallies (a binding with a canary):
 /// `v:<digest>:<end>` runs, `v:<digest>:wallMs` and `v:<digest>:fuel` sums.
@@ -185,11 +190,6 @@ pub fn bucket(ms: u64) -> usize {
         .iter()
         .position(|&bound| ms <= bound)
         .unwrap_or(LATENCY_BOUNDS_MS.len())
-}
-
-/// Airlock's run-recording script, with its SHA1 (for benchmarks).
-pub fn script_hashes() -> Vec<(&'static str, String)> {
-    vec![("record_runs", RECORD_RUNS.get_hash().to_string())]
 }
 
 /// What a finished run leaves on its job.
@@ -280,7 +280,6 @@ pub const STATS_TTL: Duration = Duration::from_secs(25 * 60 * 60);
 /// that has no `airlock.run:1` and whose measurements were recorded.
 pub fn completed_first_run(fields: &HashMap<String, String>) -> Option<RunEntry> {
     let get = |name: &str| fields.get(name).map(String::as_str);
-    let number = |name: &str| get(name).and_then(|v| v.parse::<u64>().ok());
     if fields.contains_key(&format!("{}1", fields::RUN_PREFIX))
         || get("ats") != Some("1")
         || !fields.contains_key("returnvalue")
@@ -288,21 +287,157 @@ pub fn completed_first_run(fields: &HashMap<String, String>) -> Option<RunEntry>
     {
         return None;
     }
+    let last = LastRun::of(fields)?;
+    let http = last.http.unwrap_or_default();
     Some(RunEntry {
         run: 1,
-        started_at: number("processedOn")?,
-        wall_time_ms: get(fields::WALL_MS)?.parse().ok()?,
-        fuel_used: number(fields::FUEL),
-        peak_memory_bytes: number(fields::MEMORY)?,
-        http_requests: number(fields::HTTP_REQUESTS).unwrap_or(0),
-        http_refused: number(fields::HTTP_REFUSED).unwrap_or(0),
-        http_bytes_out: number(fields::HTTP_BYTES_OUT).unwrap_or(0),
-        http_bytes_in: number(fields::HTTP_BYTES_IN).unwrap_or(0),
+        started_at: get("processedOn")?.parse().ok()?,
+        wall_time_ms: last.wall_time_ms,
+        fuel_used: last.fuel_used,
+        peak_memory_bytes: last.peak_memory_bytes,
+        http_requests: http.requests,
+        http_refused: http.refused,
+        http_bytes_out: http.bytes_out,
+        http_bytes_in: http.bytes_in,
         host: get("pb").unwrap_or_default().to_string(),
         end: RunEnd::Completed.as_str().to_string(),
         reason: None,
         parked_on: None,
     })
+}
+
+/// A job's last run, measured: what `airlock.lastRun` holds, as
+/// `<wall time ms> <peak memory bytes> <fuel used, or - unmetered>`, and
+/// for a run that tried a request ` <requests> <refused> <bytes out>
+/// <bytes in>`: 20 to 40 bytes, so the job hash stays a listpack (see the
+/// module docs). Read from Redis, so parsed strictly: anything else reads
+/// as no measurement.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LastRun {
+    /// Wall time, ms, to the microsecond.
+    pub wall_time_ms: f64,
+    /// Peak linear memory, bytes.
+    pub peak_memory_bytes: u64,
+    /// Fuel used, when metered.
+    pub fuel_used: Option<u64>,
+    /// Outbound HTTP, for a run that tried a request.
+    pub http: Option<airlock_core::run::HttpSummary>,
+}
+
+impl LastRun {
+    /// The measurements of `run`.
+    pub fn of_record(run: &RunRecord) -> LastRun {
+        LastRun {
+            wall_time_ms: run.wall_time_ms,
+            peak_memory_bytes: run.peak_memory_bytes,
+            fuel_used: run.fuel_used,
+            http: (run.http.requests + run.http.refused > 0).then_some(run.http),
+        }
+    }
+
+    /// The field's value.
+    pub fn encode(&self) -> String {
+        let mut text = format!(
+            "{:.3} {} ",
+            self.wall_time_ms.max(0.0),
+            self.peak_memory_bytes
+        );
+        match self.fuel_used {
+            Some(fuel) => text.push_str(&fuel.to_string()),
+            None => text.push('-'),
+        }
+        if let Some(http) = &self.http {
+            text.push_str(&format!(
+                " {} {} {} {}",
+                http.requests, http.refused, http.bytes_out, http.bytes_in
+            ));
+        }
+        text
+    }
+
+    /// Parses a field's value; `None` for anything [`LastRun::encode`]
+    /// does not write.
+    pub fn parse(text: &str) -> Option<LastRun> {
+        let parts: Vec<&str> = text.split(' ').collect();
+        if parts.len() != 3 && parts.len() != 7 {
+            return None;
+        }
+        let wall_time_ms: f64 = parts[0].parse().ok()?;
+        if !wall_time_ms.is_finite() || wall_time_ms < 0.0 {
+            return None;
+        }
+        let number = |i: usize| parts[i].parse::<u64>().ok();
+        let fuel_used = match parts[2] {
+            "-" => None,
+            _ => Some(number(2)?),
+        };
+        let http = match parts.len() {
+            7 => Some(airlock_core::run::HttpSummary {
+                requests: number(3)?,
+                refused: number(4)?,
+                bytes_out: number(5)?,
+                bytes_in: number(6)?,
+            }),
+            _ => None,
+        };
+        Some(LastRun {
+            wall_time_ms,
+            peak_memory_bytes: number(1)?,
+            fuel_used,
+            http,
+        })
+    }
+
+    /// The last run's measurements in a job hash: `airlock.lastRun`, or
+    /// the separate fields hosts before it wrote (`airlock.wallTimeMs`,
+    /// `airlock.peakMemoryBytes`, `airlock.fuelUsed`, `airlock.http*`);
+    /// `None` when the job has neither.
+    pub fn of(fields: &HashMap<String, String>) -> Option<LastRun> {
+        if let Some(text) = fields.get(fields::LAST_RUN) {
+            return LastRun::parse(text);
+        }
+        let number = |name: &str| fields.get(name).and_then(|v| v.parse::<u64>().ok());
+        let wall_time_ms: f64 = fields.get(fields::legacy::WALL_MS)?.parse().ok()?;
+        let requests = number(fields::legacy::HTTP_REQUESTS);
+        Some(LastRun {
+            wall_time_ms,
+            peak_memory_bytes: number(fields::legacy::MEMORY)?,
+            fuel_used: number(fields::legacy::FUEL),
+            http: requests.map(|requests| airlock_core::run::HttpSummary {
+                requests,
+                refused: number(fields::legacy::HTTP_REFUSED).unwrap_or(0),
+                bytes_out: number(fields::legacy::HTTP_BYTES_OUT).unwrap_or(0),
+                bytes_in: number(fields::legacy::HTTP_BYTES_IN).unwrap_or(0),
+            }),
+        })
+    }
+}
+
+/// A queue's tallies of one minute: field (`completed`, `run:<bound>`,
+/// `v:<digest>:fuel`, ...) → count or sum.
+pub type MinuteTallies = std::collections::BTreeMap<Cow<'static, str>, u64>;
+
+/// Adds `run` to a minute's tallies: how it ended, its run-time bucket, a
+/// first run's enqueue→start bucket, and for a binding with a canary the
+/// same by version.
+pub fn tally(tallies: &mut MinuteTallies, run: &RunRecord) {
+    let mut add = |field: Cow<'static, str>, n: u64| *tallies.entry(field).or_default() += n;
+    add(Cow::Borrowed(run.end.as_str()), 1);
+    add(
+        Cow::Borrowed(RUN_BUCKETS[bucket(run.wall_time_ms.max(0.0) as u64)]),
+        1,
+    );
+    if let Some(ready) = run.ready_at_ms {
+        let waited = run.started_at_ms.saturating_sub(ready);
+        add(Cow::Borrowed(WAIT_BUCKETS[bucket(waited)]), 1);
+    }
+    if let Some(version) = &run.version {
+        let mut by_version =
+            |what: &str, n: u64| add(Cow::Owned(format!("{VERSION_PREFIX}{version}:{what}")), n);
+        by_version(run.end.as_str(), 1);
+        by_version("wallMs", run.wall_time_ms.max(0.0).round() as u64);
+        by_version("fuel", run.fuel_used.unwrap_or(0));
+    }
 }
 
 /// Runs' records and tallies on one Redis.
@@ -319,119 +454,101 @@ impl Runs {
         Runs { store, clock }
     }
 
-    /// Writes the records of finished runs of jobs of `queue` in one
-    /// script call (their keys share the queue's slot). Jobs already
-    /// removed (retention at finish) are skipped.
-    pub async fn record(&self, runs: &[RunRecord]) -> Result<(), QueueError> {
+    /// The minute (ms since the epoch / 60,000) a run ending now is
+    /// tallied in.
+    pub fn minute_now(&self) -> u64 {
+        self.clock.now_ms() / 60_000
+    }
+
+    /// Writes each run's record onto its job, in one script call (the
+    /// jobs of one queue share its slot): the last run's measurements, its
+    /// history entry (but for a completed first run: see the module docs),
+    /// its transcript, and the pin of a job nothing pinned yet (`HSETNX`,
+    /// so a repin made meanwhile stands). A record may land after BullMQ
+    /// finished its job, and retention may have removed the job by then:
+    /// each write is guarded (`EXISTS`), so a removed job's hash is never
+    /// resurrected with a stray record.
+    pub async fn write(&self, runs: &[RunRecord]) -> Result<(), QueueError> {
         if runs.is_empty() {
             return Ok(());
         }
-        let mut invocation = RECORD_RUNS.prepare_invoke();
-        invocation.arg(runs.len());
-        let mut tallies: std::collections::BTreeMap<Cow<'static, str>, u64> = Default::default();
+        let mut invocation = RECORD.prepare_invoke();
         for run in runs {
-            *tallies.entry(Cow::Borrowed(run.end.as_str())).or_default() += 1;
-            *tallies
-                .entry(Cow::Borrowed(
-                    RUN_BUCKETS[bucket(run.wall_time_ms.max(0.0) as u64)],
-                ))
-                .or_default() += 1;
-            if let Some(ready) = run.ready_at_ms {
-                let waited = run.started_at_ms.saturating_sub(ready);
-                *tallies
-                    .entry(Cow::Borrowed(WAIT_BUCKETS[bucket(waited)]))
-                    .or_default() += 1;
-            }
-            if let Some(version) = &run.version {
-                let mut add = |what: &str, n: u64| {
-                    *tallies
-                        .entry(Cow::Owned(format!("{VERSION_PREFIX}{version}:{what}")))
-                        .or_default() += n;
-                };
-                add(run.end.as_str(), 1);
-                add("wallMs", run.wall_time_ms.max(0.0).round() as u64);
-                add("fuel", run.fuel_used.unwrap_or(0));
-            }
             invocation.key(&run.job_key);
             invocation.arg(run.pin.as_deref().unwrap_or(""));
-            let http = run.http.requests + run.http.refused > 0;
-            // A first run that completed is the job's only run: its entry
-            // is read back from the last-run fields and BullMQ's own
-            // ([`completed_first_run`]), which keeps the job hash
-            // small for BullMQ's scripts (see the module docs).
-            let kept = (1..=MAX_RUNS_KEPT).contains(&run.run)
-                && !(run.run == 1 && run.end == RunEnd::Completed);
-            let pairs = 2
-                + usize::from(run.fuel_used.is_some())
-                + 4 * usize::from(http)
-                + usize::from(kept)
-                + usize::from(run.transcript.is_some());
-            invocation.arg(pairs);
-            invocation
-                .arg(fields::MEMORY)
-                .arg(run.peak_memory_bytes)
-                .arg(fields::WALL_MS)
-                .arg(format!("{:.3}", run.wall_time_ms));
-            if let Some(fuel) = run.fuel_used {
-                invocation.arg(fields::FUEL).arg(fuel);
-            }
-            if http {
-                invocation
-                    .arg(fields::HTTP_REQUESTS)
-                    .arg(run.http.requests)
-                    .arg(fields::HTTP_REFUSED)
-                    .arg(run.http.refused)
-                    .arg(fields::HTTP_BYTES_OUT)
-                    .arg(run.http.bytes_out)
-                    .arg(fields::HTTP_BYTES_IN)
-                    .arg(run.http.bytes_in);
-            }
-            if kept {
-                let entry = RunEntry {
-                    run: run.run,
-                    started_at: run.started_at_ms,
-                    wall_time_ms: (run.wall_time_ms * 1000.0).round() / 1000.0,
-                    fuel_used: run.fuel_used,
-                    peak_memory_bytes: run.peak_memory_bytes,
-                    http_requests: run.http.requests,
-                    http_refused: run.http.refused,
-                    http_bytes_out: run.http.bytes_out,
-                    http_bytes_in: run.http.bytes_in,
-                    host: run.host.clone(),
-                    end: run.end.as_str().to_string(),
-                    reason: run.reason.as_deref().map(bounded_reason),
-                    parked_on: run.parked_on.clone(),
-                };
-                invocation
-                    .arg(format!("{}{}", fields::RUN_PREFIX, run.run))
-                    .arg(serde_json::to_string(&entry).unwrap_or_default());
-            }
-            if let Some(transcript) = &run.transcript {
-                invocation
-                    .arg(format!("{}{}", fields::TRANSCRIPT_PREFIX, run.run))
-                    .arg(transcript);
+            let pairs = Self::fields_of(run)?;
+            invocation.arg(pairs.len());
+            for (field, value) in &pairs {
+                invocation.arg(field.as_ref()).arg(value);
             }
         }
-        // One tally key per queue and minute; a batch is one queue's runs.
-        let minute = self.clock.now_ms() / 60_000;
-        invocation.key(self.stats_key(&runs[0].job_key, minute));
-        invocation.arg(tallies.len());
-        for (end, count) in &tallies {
-            invocation.arg(end.as_ref()).arg(*count);
-        }
-        invocation.arg(STATS_TTL.as_millis() as u64);
         let mut conn = self.store.conn();
         let _: i64 = invocation.invoke_async(&mut conn).await?;
         Ok(())
     }
 
-    /// The per-minute tallies of the queue of `job_key` (`P:QUEUE:ID`) for
-    /// `minute` (ms since the epoch / 60,000). The queue ends at the first
-    /// `:`: a schedule's job ids (`repeat:<id>:<ms>`) hold more.
-    fn stats_key(&self, job_key: &str, minute: u64) -> String {
-        let keys = self.store.keys();
-        let queue = keys.split_job_key(job_key).map_or("", |(queue, _)| queue);
-        keys.run_stats(queue, minute)
+    /// The fields `run`'s record sets on its job.
+    fn fields_of(run: &RunRecord) -> Result<Vec<(Cow<'static, str>, String)>, QueueError> {
+        let mut pairs = vec![(
+            Cow::Borrowed(fields::LAST_RUN),
+            LastRun::of_record(run).encode(),
+        )];
+        // A first run that completed is the job's only run: its entry is
+        // read back from the last-run fields and BullMQ's own
+        // ([`completed_first_run`]), which keeps the job hash small for
+        // BullMQ's scripts (see the module docs).
+        let kept = (1..=MAX_RUNS_KEPT).contains(&run.run)
+            && !(run.run == 1 && run.end == RunEnd::Completed);
+        if kept {
+            let entry = RunEntry {
+                run: run.run,
+                started_at: run.started_at_ms,
+                wall_time_ms: (run.wall_time_ms * 1000.0).round() / 1000.0,
+                fuel_used: run.fuel_used,
+                peak_memory_bytes: run.peak_memory_bytes,
+                http_requests: run.http.requests,
+                http_refused: run.http.refused,
+                http_bytes_out: run.http.bytes_out,
+                http_bytes_in: run.http.bytes_in,
+                host: run.host.clone(),
+                end: run.end.as_str().to_string(),
+                reason: run.reason.as_deref().map(bounded_reason),
+                parked_on: run.parked_on.clone(),
+            };
+            pairs.push((
+                Cow::Owned(format!("{}{}", fields::RUN_PREFIX, run.run)),
+                serde_json::to_string(&entry)?,
+            ));
+        }
+        if let Some(transcript) = &run.transcript {
+            pairs.push((
+                Cow::Owned(format!("{}{}", fields::TRANSCRIPT_PREFIX, run.run)),
+                transcript.clone(),
+            ));
+        }
+        Ok(pairs)
+    }
+
+    /// Adds a queue's summed tallies of `minute` to its Redis hash (one
+    /// `HINCRBY` per field, and the hash's expiry), in one round trip.
+    pub async fn add_tallies(
+        &self,
+        queue: &str,
+        minute: u64,
+        tallies: &MinuteTallies,
+    ) -> Result<(), QueueError> {
+        if tallies.is_empty() {
+            return Ok(());
+        }
+        let key = self.store.keys().run_stats(queue, minute);
+        let mut pipe = redis::pipe();
+        for (field, count) in tallies {
+            pipe.hincr(&key, field.as_ref(), *count).ignore();
+        }
+        pipe.pexpire(&key, STATS_TTL.as_millis() as i64).ignore();
+        let mut conn = self.store.conn();
+        let () = pipe.query_async(&mut conn).await?;
+        Ok(())
     }
 
     /// The per-minute tallies of `queue` for the `minutes` minutes up to
@@ -455,7 +572,94 @@ impl Runs {
 
 #[cfg(test)]
 mod tests {
-    use super::{MAX_RUN_REASON, bounded_reason};
+    use super::{LastRun, MAX_RUN_REASON, bounded_reason};
+    use crate::state::fields;
+    use airlock_core::run::HttpSummary;
+    use std::collections::HashMap;
+
+    #[test]
+    fn the_last_run_reads_back_as_it_was_written_and_stays_a_listpack_value() {
+        let metered = LastRun {
+            wall_time_ms: 12.3456,
+            peak_memory_bytes: 1_114_112,
+            fuel_used: Some(2_000_000_000),
+            http: None,
+        };
+        let text = metered.encode();
+        assert_eq!(text, "12.346 1114112 2000000000");
+        let back = LastRun::parse(&text).unwrap();
+        assert_eq!(back.fuel_used, Some(2_000_000_000));
+        assert_eq!(back.wall_time_ms, 12.346);
+        // The largest a run without requests writes: an hour, the largest
+        // memory and fuel a host allows; under Redis's 64-byte listpack bound.
+        let largest = LastRun {
+            wall_time_ms: 3_600_000.0,
+            peak_memory_bytes: 4 << 30,
+            fuel_used: Some(u64::MAX),
+            http: None,
+        };
+        assert!(largest.encode().len() <= 64, "{}", largest.encode());
+        let http = LastRun {
+            fuel_used: None,
+            http: Some(HttpSummary {
+                requests: 2,
+                refused: 1,
+                bytes_out: 10,
+                bytes_in: 2048,
+            }),
+            ..metered
+        };
+        assert_eq!(http.encode(), "12.346 1114112 - 2 1 10 2048");
+        assert_eq!(
+            LastRun::parse(&http.encode()),
+            Some(LastRun {
+                wall_time_ms: 12.346,
+                ..http
+            })
+        );
+    }
+
+    #[test]
+    fn a_last_run_field_redis_holds_is_parsed_strictly() {
+        for junk in [
+            "",
+            "1 2",
+            "1 2 3 4",
+            "NaN 1 2",
+            "inf 1 2",
+            "-1 1 2",
+            "1 -2 3",
+            "1 2 x",
+            "1  2 3",
+            "1 2 3 4 5 6 x",
+        ] {
+            assert_eq!(LastRun::parse(junk), None, "{junk:?}");
+        }
+    }
+
+    #[test]
+    fn jobs_measured_by_older_hosts_keep_their_measurements() {
+        let old: HashMap<String, String> = [
+            (fields::legacy::WALL_MS, "3.5"),
+            (fields::legacy::MEMORY, "65536"),
+            (fields::legacy::FUEL, "42"),
+            (fields::legacy::HTTP_REQUESTS, "1"),
+            (fields::legacy::HTTP_BYTES_IN, "9"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        let last = LastRun::of(&old).unwrap();
+        assert_eq!(last.wall_time_ms, 3.5);
+        assert_eq!(last.peak_memory_bytes, 65536);
+        assert_eq!(last.fuel_used, Some(42));
+        assert_eq!(last.http.unwrap().bytes_in, 9);
+        // A newer record wins over leftovers of an older host's.
+        let mut both = old.clone();
+        both.insert(fields::LAST_RUN.into(), "1.000 2 -".into());
+        assert_eq!(LastRun::of(&both).unwrap().fuel_used, None);
+        assert_eq!(LastRun::of(&HashMap::new()), None);
+    }
 
     #[test]
     fn a_latency_counts_in_the_first_bucket_that_holds_it() {

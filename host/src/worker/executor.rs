@@ -1,30 +1,48 @@
-//! Runs one queued job in the sandbox and maps the outcome onto BullMQ.
-//! A run reads as admit → load → run → finish: flow control decides first
-//! ([`crate::flow`]), then the job's pinned state and component are
-//! loaded, the guest runs, and the outcome goes back to BullMQ.
+//! Runs one queued job in the sandbox and maps the outcome onto BullMQ. A
+//! run reads as its four phases:
+//! 1. **admit** ([`Executor::admit`]): the run registers where a cancel
+//!    can stop it ([`super::cancels`]), fails at once past the job's time
+//!    to finish, and flow control decides ([`crate::flow`]): run, holding
+//!    its key slots; park; or fail;
+//! 2. **load** ([`Executor::load`]): the job's own Airlock fields, when it
+//!    may carry any (its pinned digest, per-job limits, producer), its
+//!    limits, its component and a capacity permit;
+//! 3. **run** ([`Executor::run_guest`]): the guest runs on the sandbox's
+//!    runtime, its progress and logs streaming into BullMQ
+//!    ([`super::reporter`]), its durable calls going to Redis
+//!    ([`super::services`]);
+//! 4. **finish** ([`Executor::finish`]): how the run ended becomes the
+//!    run's record on the job ([`super::recorder`], queued, written around
+//!    the time BullMQ finishes the job) and BullMQ's result.
 //!
-//! The order of writes around a run:
-//! 1. **Before the run**, Redis is read for three things only. A job a
-//!    cancel request was heard for lately has its cancel mark read
-//!    ([`super::cancels`]). A binding with flow-control rules reads and
-//!    writes their state ([`crate::flow::admission`]). And the job's own
-//!    Airlock fields are read only when it may carry state of its own: a
-//!    rerun (BullMQ's `ats` > 1: a retry, a wake-up after a durable sleep,
-//!    a recovery) reads its pinned digest, and a job whose id was chosen
-//!    before its add (not a BullMQ integer) reads its per-job limits
-//!    ([`Meta::pin`], one script); a binding with warm instances reads the
-//!    producer of a job that read nothing else (one `HMGET`). A first run
-//!    of an integer-id job on a binding without those rules — what a
-//!    BullMQ producer adds without options of Airlock's — reads nothing:
-//!    it runs the handler's current digest under the binding's limits (no
-//!    per-job limits can exist on such an id).
-//! 2. **During the run**, the job's first durable write pins the digest: a
-//!    step result or a sleep in the same script as the record
-//!    ([`Meta::set_and_pin`]), a KV write (another slot) one round trip
-//!    before it.
-//! 3. **After the run**, progress and logs are flushed, BullMQ finishes the
-//!    job, and the run's measurements (and the pin of a first run that made
-//!    no durable write) are written in batches ([`super::recorder`]).
+//! What a run reads from Redis before its guest starts, each only when it
+//! is needed:
+//! - the job's cancel mark, when a cancel request for it was heard lately
+//!   ([`super::cancels`]);
+//! - flow control's state, for a binding with flow-control rules
+//!   ([`crate::flow::admission`]; under fairness by producer, the job's
+//!   producer);
+//! - the job's own Airlock fields, when it may carry state of its own: a
+//!   rerun (BullMQ's `ats` > 1: a retry, a wake-up after a durable sleep,
+//!   a recovery) or a job whose id was chosen before its add (not a BullMQ
+//!   integer) — [`Meta::pin`](crate::state::meta::Meta::pin), one script
+//!   that also pins it;
+//! - on a binding with warm instances, the producer of a job the pin
+//!   skipped (one `HMGET`);
+//! - on a host that exports traces, the job's trace context (one `HMGET`);
+//! - a component not loaded on this host yet (its bytes, or an artifact
+//!   another host compiled: [`super::loader`]).
+//!
+//! A first run of an integer-id job on a binding without those rules —
+//! what a BullMQ producer adds without options of Airlock's — reads
+//! nothing: it runs the handler's current digest (a canary's candidate for
+//! its share) under the binding's limits (no per-job limits can exist on
+//! such an id). During the run, the job's first durable write pins the
+//! digest (a step or sleep in the same script as the record,
+//! [`Meta::set_and_pin`](crate::state::meta::Meta::set_and_pin); a KV
+//! write one round trip before it). After the run, BullMQ finishes the job
+//! and the run's record — with the pin of a run that made no durable write
+//! — is written in the recorder's next batch.
 //!
 //! Crash windows, and why each is safe:
 //! - the host dies before the run: nothing ran; the job stalls and is
@@ -41,9 +59,10 @@
 //!   recovered, replays, finds the recorded wake-up time and parks again;
 //! - it dies after the run but before BullMQ's `moveToFinished`: the job
 //!   is run again. Execution is at least once; no job is ever lost;
-//! - it dies after `moveToFinished` but before the measurements are
+//! - it dies after `moveToFinished` but before the run's record was
 //!   written: the job is finished; its measurements (and a first run's
-//!   pin) are lost (see [`super::recorder`]);
+//!   pin) are lost, and so are the tallies of the host's last second (see
+//!   [`super::recorder`]);
 //! - it dies holding a key slot (`keyConcurrency`): the slot's lease runs
 //!   out with the job's lock, and the recovered job finds its own lease and
 //!   keeps the slot; it dies while parking a job for its key: the next
@@ -55,7 +74,7 @@
 //!   the stalled check puts it back and a worker takes it, without running
 //!   it (see [`crate::queue::cancel`]);
 //! - it dies with a job in `cancelOn` sets: the ids stay until a matching
-//!   event finds the job finished and takes them out.
+//!   event finds the job finished and takes them out;
 //! - it dies during a run on a host that exports traces: that run's span
 //!   and the events under it are lost (a span leaves the host only after
 //!   its run, in the exporter's next batch), and so are spans of finished
@@ -63,10 +82,12 @@
 //!   the rerun's span joins the same trace (`crate::traces`).
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
 use super::HostContext;
+use super::cancels::Registration;
+use super::capacity::Permit;
 use super::loader::LoadError;
 use super::recorder::Recorder;
 use super::reporter::Reporter;
@@ -78,14 +99,14 @@ use crate::registry::{Binding, WarmInstances};
 use crate::sandbox::egress::EgressPolicy;
 use crate::sandbox::trace::RunEvents;
 use crate::sandbox::{
-    Completion, Failure, FailureKind, Limits, ParkedOn, Reuse, RunEnv, RunOutcome, StopSignal,
-    stop_pair,
+    Completion, Failure, FailureKind, Limits, LoadedComponent, ParkedOn, Reuse, RunEnv, RunOutcome,
+    StopSignal, stop_pair,
 };
 use crate::state::meta::{Pinned, Producer};
 use crate::state::runs::{MAX_TRANSCRIPT_RUNS, RunEnd, RunRecord};
 use crate::state::waits::Waits;
 use crate::tasks::{AbortOnDrop, retrying};
-use crate::traces::{self, RunEnded};
+use crate::traces::{self, RunEnded, RunTrace, Traces};
 use airlock_core::clock::now_ms;
 
 /// A binding with its handler resolved to the digest new jobs run.
@@ -147,21 +168,59 @@ impl ResolvedBinding {
 /// The [`JobProcessor`] of one queue.
 pub struct Executor {
     host: Arc<HostContext>,
-    /// Swapped by the supervisor when the binding changes; a run takes the
-    /// `Arc` (no copy of the binding per job).
+    /// Swapped when the binding changes ([`Executor::rebind`]); a run
+    /// takes the `Arc` (no copy of the binding per job).
     binding: Arc<RwLock<Arc<ResolvedBinding>>>,
-    /// Writes finished runs' measurements, batched.
+    /// Writes finished runs' records onto their jobs, batched, and sums
+    /// the queue's tallies.
     recorder: Recorder,
     /// This queue's metric series, resolved once.
     metrics: QueueMetrics,
     /// Flow control's decision before each run.
     admission: Admission,
-    /// Refills the queue's key lines every half lease (see `flow::pump`);
-    /// ends with the executor.
-    _pump: AbortOnDrop,
+    /// Refills the queue's key lines every half lease while its binding
+    /// has a rule that keeps lines (see `flow::pump`); ends with the
+    /// executor.
+    pump: Mutex<Option<AbortOnDrop>>,
     /// Key slots of runs that ended, until BullMQ has recorded the end
     /// (see `flow::recorded`).
     recorded_ends: flow::RecordedEnds,
+}
+
+/// A job flow control let through: what stops its run, and what it holds
+/// until the run ends.
+struct Cleared {
+    /// A cancel, or the job's time to finish, stops the run through it.
+    stop: StopSignal,
+    /// The run's place among this host's cancellable runs; dropping it
+    /// takes the run out.
+    _cancels: Registration,
+    /// The job's time to finish, with the timer that stops the run there.
+    finish: Option<FinishDeadline>,
+    /// Key slots and `cancelOn` sets, given back when the run ends.
+    admitted: flow::Admitted,
+}
+
+/// What a run needs, loaded.
+struct Loaded {
+    /// The digest, per-job limits and producer the job runs with.
+    pinned: Pinned,
+    /// Whether its own Airlock fields were read (it may carry state).
+    carries_state: bool,
+    /// Set while nothing pinned the job: the first durable write, or the
+    /// run's record, writes the pin.
+    unpinned: Arc<AtomicBool>,
+    limits: Limits,
+    component: Arc<LoadedComponent>,
+    /// Room on this host, held until the run's end.
+    _permit: Permit,
+}
+
+/// What a run left.
+struct Ran {
+    outcome: RunOutcome,
+    /// The run's span, when this host exports traces.
+    traced: Option<(Arc<Traces>, RunTrace, Arc<RunEvents>)>,
 }
 
 impl Executor {
@@ -170,28 +229,57 @@ impl Executor {
         let queue = binding.read().unwrap().binding.queue.clone();
         let lease = host.worker_settings.lock_duration;
         let current = binding.clone();
-        let lines = move || flow::KeyLines::of(&current.read().unwrap().binding);
-        let current = binding.clone();
         let fairness = move || {
             let resolved = current.read().unwrap();
             let binding = &resolved.binding;
             Some((binding.fairness.clone()?, binding.global_concurrency?))
         };
-        let tenants = flow::Tenants::start(host.queues.clone(), &queue, lease, fairness);
-        Executor {
-            recorder: Recorder::start(host.queues.state().runs.clone()),
+        let tenants = flow::Tenants::new(host.queues.clone(), &queue, lease, fairness);
+        let executor = Executor {
+            recorder: Recorder::start(host.queues.state().runs.clone(), &queue),
             metrics: host.metrics.queue(&queue),
             admission: Admission::new(host.queues.clone(), lease, tenants),
-            _pump: AbortOnDrop(tokio::spawn(flow::pump(host.queues.clone(), lease, lines))),
+            pump: Mutex::new(None),
             recorded_ends: flow::RecordedEnds::new(),
             host,
             binding,
+        };
+        executor.follow_rules(true);
+        executor
+    }
+
+    /// Runs the queue's jobs under `resolved` from now on, starting the
+    /// flow-control tasks its rules need (and letting those of rules it
+    /// dropped end).
+    pub fn rebind(&self, resolved: ResolvedBinding) {
+        *self.binding.write().unwrap() = Arc::new(resolved);
+        self.follow_rules(false);
+    }
+
+    /// Starts what the binding's rules need and is not running: the key
+    /// lines' pump (always at `start`, so lines a rule left behind before
+    /// this host started are emptied: it ends after a pass without a rule
+    /// that keeps lines) and the tenants' refresh and scan (`fairness`).
+    fn follow_rules(&self, start: bool) {
+        let lines = self.binding.read().unwrap().binding.keeps_lines();
+        let mut pump = self.pump.lock().unwrap_or_else(|p| p.into_inner());
+        let running = pump.as_ref().is_some_and(|p| !p.0.is_finished());
+        if !running && (start || lines) {
+            let current = self.binding.clone();
+            let lines = move || flow::KeyLines::of(&current.read().unwrap().binding);
+            let lease = self.host.worker_settings.lock_duration;
+            *pump = Some(AbortOnDrop(tokio::spawn(flow::pump(
+                self.host.queues.clone(),
+                lease,
+                lines,
+            ))));
         }
+        self.admission.tenants().follow_rule();
     }
 
     /// Gives back the key slots of runs whose recorded end was not
-    /// reported yet, then writes the measurements still queued; call after
-    /// the queue's worker has closed.
+    /// reported yet, then adds the tallies not added yet; call after the
+    /// queue's worker has closed.
     pub async fn close(&self) {
         self.recorded_ends.release_all().await;
         self.recorder.close().await;
@@ -208,37 +296,6 @@ impl Executor {
             reason: failure.reason(),
         }
     }
-}
-
-fn summary(outcome: &RunOutcome) -> String {
-    let ending = match &outcome.completion {
-        Completion::Completed(_) => "completed".to_string(),
-        Completion::Failed(f) => format!("failed ({})", f.kind),
-        Completion::Suspended {
-            wake_at_ms,
-            on: ParkedOn::Sleep(_),
-        } => format!("suspended until {wake_at_ms}"),
-        Completion::Suspended {
-            wake_at_ms,
-            on: ParkedOn::Wait(wait),
-        } => format!("waiting (`{wait}`) until {wake_at_ms}"),
-    };
-    let fuel = outcome
-        .fuel_used
-        .map(|f| f.to_string())
-        .unwrap_or_else(|| "unmetered".into());
-    let mut line = format!(
-        "[airlock] run {ending}: fuel {fuel}, peak memory {} bytes, wall time {:.3} ms",
-        outcome.peak_memory_bytes,
-        outcome.wall_time.as_secs_f64() * 1000.0
-    );
-    if outcome.logs_dropped_lines > 0 {
-        line.push_str(&format!(
-            ", {} log lines ({} bytes) dropped (cap)",
-            outcome.logs_dropped_lines, outcome.logs_dropped_bytes
-        ));
-    }
-    line
 }
 
 #[async_trait::async_trait]
@@ -262,9 +319,43 @@ impl Executor {
         result
     }
 
+    /// admit → load → run → finish, then what flow control gave back.
     async fn run<J: RunningJob>(&self, job: J) -> JobResult {
         let resolved = self.binding.read().unwrap().clone();
+        let cleared = match self.admit(&job, &resolved).await {
+            Ok(cleared) => cleared,
+            Err(result) => return result,
+        };
+        let finish_by = cleared.finish.as_ref().map(|f| f.at_ms);
+        let result = match self.load(&job, &resolved, &cleared.stop).await {
+            Ok(loaded) => {
+                let ran = self
+                    .run_guest(&job, &resolved, &loaded, cleared.stop.clone())
+                    .await;
+                self.finish(&job, &resolved, &loaded, ran, finish_by).await
+            }
+            Err(result) => result,
+        };
+        // A job that completed or failed keeps its slots until BullMQ has
+        // recorded that (`flow::recorded`); any other end gives them back
+        // now, before the job moves.
+        let Cleared { admitted, .. } = cleared;
+        if result.ends_attempt() && admitted.holds_anything() {
+            self.recorded_ends.hold(job.id(), admitted);
+        } else if admitted.holds_anything() {
+            admitted.finish(&result).await;
+        }
+        result
+    }
 
+    /// Registers the run where a cancel can stop it, starts the job's time
+    /// to finish, and asks flow control. `Err`: the job does not run now
+    /// (parked, or failed), and this is what BullMQ is told.
+    async fn admit<J: RunningJob>(
+        &self,
+        job: &J,
+        resolved: &ResolvedBinding,
+    ) -> Result<Cleared, JobResult> {
         // A cancel (see `super::cancels`) or the job's own time to finish
         // stops the run through this handle, from now on: also while it
         // waits for room or its component.
@@ -276,97 +367,60 @@ impl Executor {
         registration
             .check_mark(&self.host.queues, job.job_key())
             .await;
-        let finish = match FinishDeadline::start(&resolved.binding, job.ready_at_ms(), stop) {
-            Ok(finish) => finish,
-            Err(failure) => return Self::fail(failure),
-        };
-        let data = flow::keyed_data(&resolved.binding, &job);
+        let finish = FinishDeadline::start(&resolved.binding, job.ready_at_ms(), stop)
+            .map_err(Self::fail)?;
+        if !resolved.binding.has_admission_rules() {
+            return Ok(Cleared {
+                stop: stop_signal,
+                _cancels: registration,
+                finish,
+                admitted: flow::Admitted::nothing(self.host.queues.clone()),
+            });
+        }
+        let data = flow::keyed_data(&resolved.binding, job);
         let deciding = std::time::SystemTime::now();
-        let admitted = match self
+        match self
             .admission
-            .admit(&job, &resolved.binding, data.as_ref())
+            .admit(job, &resolved.binding, data.as_ref())
             .await
         {
-            Admit::Run(admitted) => admitted,
+            Admit::Run(admitted) => Ok(Cleared {
+                stop: stop_signal,
+                _cancels: registration,
+                finish,
+                admitted,
+            }),
             Admit::Parked(rule) => {
                 if let Some(traces) = &self.host.traces {
-                    let parent = self.trace_context(&job).await;
+                    let parent = self.trace_context(job).await;
                     traces.held(job.queue(), job.id(), parent.as_deref(), rule, deciding);
                 }
-                return JobResult::Parked;
+                Err(JobResult::Parked)
             }
-            Admit::Fail(failure) => return Self::fail(failure),
-        };
-        let finish_by = finish.as_ref().map(|f| f.at_ms);
-        let id = job.id().to_string();
-        let result = self
-            .run_stoppable(job, resolved, stop_signal, finish_by)
-            .await;
-        // A job that completed or failed keeps its slots until BullMQ has
-        // recorded that (`flow::recorded`); any other end gives them back
-        // now, before the job moves.
-        if result.ends_attempt() && admitted.holds_anything() {
-            self.recorded_ends.hold(&id, admitted);
-        } else {
-            admitted.finish(&result).await;
+            Admit::Fail(failure) => Err(Self::fail(failure)),
         }
-        result
     }
 
-    async fn run_stoppable<J: RunningJob>(
+    /// The job's pin, limits, component and a permit. `Err`: the job
+    /// cannot run (removed meanwhile, limits refused, component missing,
+    /// stopped while waiting), and this is what BullMQ is told.
+    async fn load<J: RunningJob>(
         &self,
-        job: J,
-        resolved: Arc<ResolvedBinding>,
-        stop_signal: StopSignal,
-        finish_by: Option<u64>,
-    ) -> JobResult {
-        let meta = &self.host.queues.state().meta;
-
-        // Read what the job may carry (see the module docs), or nothing.
-        let carries_state =
-            job.attempts_started() > 1 || !job.id().bytes().all(|b| b.is_ascii_digit());
-        // The version a job not pinned yet runs (a canary's share runs
-        // its candidate); a pinned job keeps its own.
-        let unpinned_digest = resolved.digest_for(job.queue(), job.id());
-        let pinned = if carries_state {
-            let pin = || meta.pin(job.queue(), job.id(), unpinned_digest);
-            match retrying("pin the job", pin).await {
-                Ok(Some(p)) => p,
-                Ok(None) => {
-                    return JobResult::Failed {
-                        reason: "the job was removed while it was being started".into(),
-                        retry: false,
-                    };
-                }
-                Err(e) => {
-                    return Self::fail(Failure::new(
-                        FailureKind::HostUnavailable,
-                        format!("could not read the job's Airlock fields: {e:#}"),
-                    ));
-                }
-            }
-        } else {
-            Pinned {
-                digest: unpinned_digest.to_string(),
-                limits: None,
-                producer: Producer::default(),
-                // A first start of a BullMQ integer id (see the module docs).
-                first_run: true,
-            }
-        };
-        // The pin still to write (with the first durable write, or at the
-        // finish), when nothing pinned this job yet.
+        job: &J,
+        resolved: &ResolvedBinding,
+        stop: &StopSignal,
+    ) -> Result<Loaded, JobResult> {
+        let (pinned, carries_state) = self.pinned(job, resolved).await?;
+        // The pin still to write (with the first durable write, or the
+        // record), when nothing pinned this job yet.
         let unpinned = Arc::new(AtomicBool::new(!carries_state));
-
-        let limits: Limits = match &pinned.limits {
-            Some(request) => match resolved.binding.limits.lowered_by(request) {
-                Ok(l) => l,
-                Err(e) => {
-                    return Self::fail(Failure::new(FailureKind::GuestFatal, e.to_string()));
-                }
-            },
-            None => resolved.binding.limits.clone(),
-        };
+        let limits: Limits =
+            match &pinned.limits {
+                Some(request) => resolved.binding.limits.lowered_by(request).map_err(|e| {
+                    Self::fail(Failure::new(FailureKind::GuestFatal, e.to_string()))
+                })?,
+                None => resolved.binding.limits.clone(),
+            };
         // A component not in memory yet loads as a task of its own, so a
         // stop (a cancel, the time to finish) during a compile fails the job
         // at once, while the compile goes on for the host's cache and the
@@ -376,10 +430,10 @@ impl Executor {
             None => {
                 let (host, digest) = (self.host.clone(), pinned.digest.clone());
                 let load = tokio::spawn(async move { host.loader.get(&digest).await });
-                match until_stopped(&stop_signal, load).await {
+                match until_stopped(stop, load).await {
                     Ok(Ok(loaded)) => loaded,
                     Ok(Err(e)) => Err(LoadError::Unavailable(format!("loader task failed: {e}"))),
-                    Err(stopped) => return Self::fail(stopped),
+                    Err(stopped) => return Err(Self::fail(stopped)),
                 }
             }
         };
@@ -387,22 +441,86 @@ impl Executor {
             Ok(c) => c,
             // Missing or corrupt component: a retry cannot bring it back.
             Err(LoadError::Permanent(e)) => {
-                return Self::fail(Failure::new(FailureKind::Instantiation, e));
+                return Err(Self::fail(Failure::new(FailureKind::Instantiation, e)));
             }
             Err(LoadError::Unavailable(e)) => {
-                return Self::fail(Failure::new(FailureKind::HostUnavailable, e));
+                return Err(Self::fail(Failure::new(FailureKind::HostUnavailable, e)));
             }
         };
-
         // Wait for room on this host rather than fail (back-pressure).
         let room = self.host.capacity.acquire(limits.memory_bytes);
-        let _permit = match until_stopped(&stop_signal, room).await {
+        let permit = match until_stopped(stop, room).await {
             Ok(Ok(p)) => p,
             Ok(Err(e)) => {
-                return Self::fail(Failure::new(FailureKind::Instantiation, e.to_string()));
+                return Err(Self::fail(Failure::new(
+                    FailureKind::Instantiation,
+                    e.to_string(),
+                )));
             }
-            Err(stopped) => return Self::fail(stopped),
+            Err(stopped) => return Err(Self::fail(stopped)),
         };
+        Ok(Loaded {
+            pinned,
+            carries_state,
+            unpinned,
+            limits,
+            component,
+            _permit: permit,
+        })
+    }
+
+    /// What the job runs: for a job that may carry state of its own (see
+    /// the module docs), its Airlock fields, read and pinned in one script;
+    /// otherwise the binding's digest for it, and nothing read. With
+    /// whether the fields were read.
+    async fn pinned<J: RunningJob>(
+        &self,
+        job: &J,
+        resolved: &ResolvedBinding,
+    ) -> Result<(Pinned, bool), JobResult> {
+        let carries_state =
+            job.attempts_started() > 1 || !job.id().bytes().all(|b| b.is_ascii_digit());
+        // The version a job not pinned yet runs (a canary's share runs
+        // its candidate); a pinned job keeps its own.
+        let unpinned_digest = resolved.digest_for(job.queue(), job.id());
+        if !carries_state {
+            return Ok((
+                Pinned {
+                    digest: unpinned_digest.to_string(),
+                    limits: None,
+                    producer: Producer::default(),
+                    // A first start of a BullMQ integer id.
+                    first_run: true,
+                },
+                false,
+            ));
+        }
+        let meta = &self.host.queues.state().meta;
+        let pin = || meta.pin(job.queue(), job.id(), unpinned_digest);
+        match retrying("pin the job", pin).await {
+            Ok(Some(pinned)) => Ok((pinned, true)),
+            Ok(None) => Err(JobResult::Failed {
+                reason: "the job was removed while it was being started".into(),
+                retry: false,
+            }),
+            Err(e) => Err(Self::fail(Failure::new(
+                FailureKind::HostUnavailable,
+                format!("could not read the job's Airlock fields: {e:#}"),
+            ))),
+        }
+    }
+
+    /// Runs the guest: its reporter and services, the binding's
+    /// environment with this run's stop, trace, transcript and warm
+    /// instance rules, on the sandbox's runtime. Progress and logs are in
+    /// BullMQ when this returns.
+    async fn run_guest<J: RunningJob>(
+        &self,
+        job: &J,
+        resolved: &ResolvedBinding,
+        loaded: &Loaded,
+        stop: StopSignal,
+    ) -> Ran {
         let reporter = Reporter::start(job.clone());
         let services = RedisServices::new(
             &self.host.queues,
@@ -411,38 +529,17 @@ impl Executor {
             resolved.binding.handler.clone(),
             reporter.progress_sender(),
             PendingPin {
-                digest: pinned.digest.clone(),
-                unpinned: unpinned.clone(),
+                digest: loaded.pinned.digest.clone(),
+                unpinned: loaded.unpinned.clone(),
             },
         );
         let mut env = resolved.env.clone();
-        env.stop = Some(stop_signal);
-        // The run's span, begun now (its ids go into the job's log), and
-        // what it shows under it: only when this host exports traces.
+        env.stop = Some(stop);
         let traced = match &self.host.traces {
-            Some(traces) => {
-                // What the job waited for since it was added or since the
-                // run before ended, then the run's own span.
-                let this_run = job.attempts_started();
-                let previous = (!pinned.first_run && this_run > 1).then(|| this_run - 1);
-                let (parent, previous_entry) = self.trace_fields(&job, previous).await;
-                let before = if pinned.first_run {
-                    Some(traces::Before::FirstRun {
-                        added_ms: job.enqueued_at_ms(),
-                        ready_ms: job.ready_at_ms(),
-                    })
-                } else {
-                    previous_entry.and_then(|text| traces::Before::after(&text, this_run))
-                };
-                if let Some(before) = &before {
-                    traces.before_run(job.queue(), job.id(), parent.as_deref(), before);
-                }
-                let run = traces.start_run(job.queue(), job.id(), parent.as_deref());
-                if let Some(line) = run.log_line() {
-                    reporter.log(line);
-                }
-                Some((traces.clone(), run, Arc::new(RunEvents::default())))
-            }
+            Some(traces) => Some(
+                self.begin_trace(traces, job, &loaded.pinned, &reporter)
+                    .await,
+            ),
             None => None,
         };
         env.events = traced.as_ref().map(|(_, _, events)| events.clone());
@@ -454,16 +551,22 @@ impl Executor {
         }
         if let Some(warm) = &resolved.binding.warm_instances {
             env.reuse = self
-                .reuse(&job, &resolved, warm, pinned.producer, carries_state)
+                .reuse(
+                    job,
+                    resolved,
+                    warm,
+                    loaded.pinned.producer.clone(),
+                    loaded.carries_state,
+                )
                 .await;
         }
         let outcome = self
             .host
             .sandbox
             .run_isolated(
-                component,
+                loaded.component.clone(),
                 job.input(),
-                limits,
+                loaded.limits.clone(),
                 Box::new(services),
                 Some(reporter.log_listener()),
                 env,
@@ -479,18 +582,55 @@ impl Executor {
         // delete it, and announces it finished).
         reporter.finish().await;
         self.metrics.record(&outcome);
-        // How the run ended, and why a failed one failed (the message
-        // `failedReason` gets below); the output is parsed once for both.
+        Ran { outcome, traced }
+    }
+
+    /// The run's span, begun now (its ids go into the job's log), after a
+    /// span of what the job waited for since it was added or since the run
+    /// before ended; and the events the sandbox notes under it.
+    async fn begin_trace<J: RunningJob>(
+        &self,
+        traces: &Arc<Traces>,
+        job: &J,
+        pinned: &Pinned,
+        reporter: &Reporter<J>,
+    ) -> (Arc<Traces>, RunTrace, Arc<RunEvents>) {
+        let this_run = job.attempts_started();
+        let previous = (!pinned.first_run && this_run > 1).then(|| this_run - 1);
+        let (parent, previous_entry) = self.trace_fields(job, previous).await;
+        let before = if pinned.first_run {
+            Some(traces::Before::FirstRun {
+                added_ms: job.enqueued_at_ms(),
+                ready_ms: job.ready_at_ms(),
+            })
+        } else {
+            previous_entry.and_then(|text| traces::Before::after(&text, this_run))
+        };
+        if let Some(before) = &before {
+            traces.before_run(job.queue(), job.id(), parent.as_deref(), before);
+        }
+        let run = traces.start_run(job.queue(), job.id(), parent.as_deref());
+        if let Some(line) = run.log_line() {
+            reporter.log(line);
+        }
+        (traces.clone(), run, Arc::new(RunEvents::default()))
+    }
+
+    /// How the run ended, as the run's record on the job (queued for the
+    /// recorder) and as BullMQ's result: a completion, a failure (retried
+    /// or not), a requeue, or the job parked for its durable sleep or
+    /// wait.
+    async fn finish<J: RunningJob>(
+        &self,
+        job: &J,
+        resolved: &ResolvedBinding,
+        loaded: &Loaded,
+        ran: Ran,
+        finish_by: Option<u64>,
+    ) -> JobResult {
+        let Ran { outcome, traced } = ran;
         let (end, reason) = match &outcome.completion {
-            Completion::Completed(output) => {
-                match serde_json::from_str::<serde::de::IgnoredAny>(output) {
-                    Ok(_) => (RunEnd::Completed, None),
-                    Err(e) => (
-                        RunEnd::Failed(FailureKind::InvalidOutput),
-                        Some(e.to_string()),
-                    ),
-                }
-            }
+            Completion::Completed(_) => (RunEnd::Completed, None),
             Completion::Failed(f) => (RunEnd::Failed(f.kind), Some(f.message.clone())),
             Completion::Suspended {
                 on: ParkedOn::Sleep(_),
@@ -502,49 +642,36 @@ impl Executor {
             } => (RunEnd::Waited, None),
         };
         if let Some((traces, run, events)) = traced {
-            let (events, events_dropped) = events.take();
-            let failure_kind = match &end {
-                RunEnd::Failed(kind) => Some(kind.as_str()),
-                _ => None,
-            };
-            let input = job.input();
-            let flow_parent = input.parent.as_ref().map(|(q, id)| format!("{q}:{id}"));
-            traces.end_run(
+            self.end_trace(
+                &traces,
                 run,
-                RunEnded {
-                    name: &input.name,
-                    flow_parent: flow_parent.as_deref(),
-                    run: job.attempts_started(),
-                    digest: &pinned.digest,
-                    host: &self.host.host_id,
-                    fuel_used: outcome.fuel_used,
-                    peak_memory_bytes: outcome.peak_memory_bytes,
-                    end: end.as_str(),
-                    failure_kind,
-                    reason: reason.as_deref(),
-                    events,
-                    events_dropped,
-                },
+                &events,
+                job,
+                loaded,
+                &outcome,
+                end,
+                reason.as_deref(),
             );
         }
         let record = RunRecord {
             job_key: job.job_key().to_string(),
-            pin: unpinned
+            pin: loaded
+                .unpinned
                 .load(Ordering::Relaxed)
-                .then(|| pinned.digest.clone()),
+                .then(|| loaded.pinned.digest.clone()),
             peak_memory_bytes: outcome.peak_memory_bytes,
             wall_time_ms: outcome.wall_time.as_secs_f64() * 1000.0,
             fuel_used: outcome.fuel_used,
             http: outcome.http,
             run: job.attempts_started(),
             started_at_ms: now_ms().saturating_sub(outcome.wall_time.as_millis() as u64),
-            ready_at_ms: pinned.first_run.then(|| job.ready_at_ms()),
+            ready_at_ms: loaded.pinned.first_run.then(|| job.ready_at_ms()),
             host: self.host.host_id.clone(),
             version: resolved
                 .binding
                 .canary
                 .is_some()
-                .then(|| pinned.digest.clone()),
+                .then(|| loaded.pinned.digest.clone()),
             transcript: outcome
                 .transcript
                 .as_ref()
@@ -557,12 +684,12 @@ impl Executor {
             end,
             reason,
         };
+        // Queued, not awaited: the recorder writes it in its next batch,
+        // around the time BullMQ finishes the job (`super::recorder`).
+        self.recorder.record(record);
 
-        let result = match outcome.completion {
-            Completion::Completed(output) => match serde_json::from_str(&output) {
-                Ok(value) => JobResult::Completed(value),
-                Err(e) => Self::fail(Failure::new(FailureKind::InvalidOutput, e.to_string())),
-            },
+        match outcome.completion {
+            Completion::Completed(value) => JobResult::Completed(value),
             Completion::Failed(failure) => Self::fail(failure),
             Completion::Suspended { wake_at_ms, on } => {
                 // A sleep past the job's time to finish wakes at it instead,
@@ -575,7 +702,7 @@ impl Executor {
                 match retrying("park the job", park).await {
                     Ok(()) => {
                         if let Some(wait) = on.wait() {
-                            self.wake_if_answered(&job, wait).await;
+                            self.wake_if_answered(job, wait).await;
                         }
                         JobResult::Parked
                     }
@@ -585,11 +712,46 @@ impl Executor {
                     )),
                 }
             }
+        }
+    }
+
+    /// Ends the run's span with what the run did.
+    #[allow(clippy::too_many_arguments)]
+    fn end_trace<J: RunningJob>(
+        &self,
+        traces: &Traces,
+        run: RunTrace,
+        events: &RunEvents,
+        job: &J,
+        loaded: &Loaded,
+        outcome: &RunOutcome,
+        end: RunEnd,
+        reason: Option<&str>,
+    ) {
+        let (events, events_dropped) = events.take();
+        let failure_kind = match &end {
+            RunEnd::Failed(kind) => Some(kind.as_str()),
+            _ => None,
         };
-        // Queued, not awaited: the recorder writes it in its next batch,
-        // around the time BullMQ finishes the job with `result`.
-        self.recorder.record(record);
-        result
+        let input = job.input();
+        let flow_parent = input.parent.as_ref().map(|(q, id)| format!("{q}:{id}"));
+        traces.end_run(
+            run,
+            RunEnded {
+                name: &input.name,
+                flow_parent: flow_parent.as_deref(),
+                run: job.attempts_started(),
+                digest: &loaded.pinned.digest,
+                host: &self.host.host_id,
+                fuel_used: outcome.fuel_used,
+                peak_memory_bytes: outcome.peak_memory_bytes,
+                end: end.as_str(),
+                failure_kind,
+                reason,
+                events,
+                events_dropped,
+            },
+        );
     }
 
     /// How a run of a binding with warm instances may share its instance:
@@ -693,6 +855,37 @@ impl Executor {
             tracing::warn!(queue = job.queue(), id = job.id(), error = %e, "wake a waiting job");
         }
     }
+}
+
+fn summary(outcome: &RunOutcome) -> String {
+    let ending = match &outcome.completion {
+        Completion::Completed(_) => "completed".to_string(),
+        Completion::Failed(f) => format!("failed ({})", f.kind),
+        Completion::Suspended {
+            wake_at_ms,
+            on: ParkedOn::Sleep(_),
+        } => format!("suspended until {wake_at_ms}"),
+        Completion::Suspended {
+            wake_at_ms,
+            on: ParkedOn::Wait(wait),
+        } => format!("waiting (`{wait}`) until {wake_at_ms}"),
+    };
+    let fuel = outcome
+        .fuel_used
+        .map(|f| f.to_string())
+        .unwrap_or_else(|| "unmetered".into());
+    let mut line = format!(
+        "[airlock] run {ending}: fuel {fuel}, peak memory {} bytes, wall time {:.3} ms",
+        outcome.peak_memory_bytes,
+        outcome.wall_time.as_secs_f64() * 1000.0
+    );
+    if outcome.logs_dropped_lines > 0 {
+        line.push_str(&format!(
+            ", {} log lines ({} bytes) dropped (cap)",
+            outcome.logs_dropped_lines, outcome.logs_dropped_bytes
+        ));
+    }
+    line
 }
 
 /// `work`'s output, or the stop asked for before it was ready (a stop asked

@@ -263,7 +263,7 @@ impl Supervisor {
                 if previous.digest != resolved.digest {
                     tracing::info!(queue = %binding.queue, digest = %resolved.digest, "new handler version");
                 }
-                *r.binding.write().unwrap() = Arc::new(resolved);
+                r.executor.rebind(resolved);
                 continue;
             }
             let shared = Arc::new(RwLock::new(Arc::new(resolved)));
