@@ -52,6 +52,9 @@ use airlock_tests::{interop_script, shared_cache_dir, target_dir};
 use redis::AsyncCommands;
 use serde_json::json;
 
+#[path = "queue/phases.rs"]
+mod phases;
+
 const QUEUE: &str = "bench";
 
 fn release_airlock() -> std::path::PathBuf {
@@ -314,6 +317,31 @@ const WARM_UP: usize = 500;
 /// resume to the last completion. Nothing of start-up (connecting, loading
 /// or compiling the component, the first fetch) is in the span.
 async fn drain(peer: Peer, count: usize, concurrency: usize, name: &str, data: &str) -> Drain {
+    // `BENCH_PERF=DIR` profiles every Airlock drain's measured span with
+    // `perf record -g` (DIR/airlock-c<concurrency>-<guest>.data).
+    let profile = match (peer, std::env::var_os("BENCH_PERF")) {
+        (
+            Peer::Airlock(guest)
+            | Peer::AirlockWarm(guest)
+            | Peer::AirlockTraced(guest, _)
+            | Peer::AirlockRecorded(guest),
+            Some(dir),
+        ) => Some(std::path::Path::new(&dir).join(format!("airlock-c{concurrency}-{guest}.data"))),
+        _ => None,
+    };
+    drain_profiled(peer, count, concurrency, name, data, profile.as_deref()).await
+}
+
+/// [`drain`], its measured span profiled with `perf record -g` into
+/// `profile` when given.
+async fn drain_profiled(
+    peer: Peer,
+    count: usize,
+    concurrency: usize,
+    name: &str,
+    data: &str,
+    profile: Option<&std::path::Path>,
+) -> Drain {
     let redis = RedisServer::start();
     let admin = Admin::connect(&redis.url()).await;
     match peer {
@@ -364,28 +392,15 @@ async fn drain(peer: Peer, count: usize, concurrency: usize, name: &str, data: &
         .query_async(&mut conn)
         .await
         .unwrap();
-    // `BENCH_PERF=DIR` profiles every Airlock drain's measured span with
-    // `perf record -g` (DIR/airlock-c<concurrency>-<guest>.data).
-    let perf = match (peer, std::env::var_os("BENCH_PERF")) {
-        (
-            Peer::Airlock(guest)
-            | Peer::AirlockWarm(guest)
-            | Peer::AirlockTraced(guest, _)
-            | Peer::AirlockRecorded(guest),
-            Some(dir),
-        ) => Some(
-            Command::new("perf")
-                .args(["record", "-g", "-F", "999", "-p", &pid.to_string(), "-o"])
-                .arg(
-                    std::path::Path::new(&dir).join(format!("airlock-c{concurrency}-{guest}.data")),
-                )
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .spawn()
-                .expect("start perf"),
-        ),
-        _ => None,
-    };
+    let perf = profile.map(|path| {
+        Command::new("perf")
+            .args(["record", "-g", "-F", "2999", "-p", &pid.to_string(), "-o"])
+            .arg(path)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start perf")
+    });
     let (redis_before, host_before) = (redis_cpu_us(&mut conn).await, tree_usage(pid));
     admin.queues.resume(QUEUE).await.unwrap();
     wait_drained(&redis, count).await;
@@ -1001,6 +1016,57 @@ async fn drains(count: usize) {
     for (script, calls) in script_calls(5000, 10).await {
         println!("| {script} | {calls:.3} |");
     }
+    println!();
+    phase_split(count).await;
+}
+
+/// Host CPU per job by phase of the job path (`phases`): a no-op and a
+/// payment drain at concurrency 10, each profiled with `perf record -g`
+/// (so a little slower than the measured drains above), each sample put
+/// in its phase, the shares applied to the profiled drain's CPU per job.
+/// Left out, saying why, where `perf` cannot profile.
+async fn phase_split(count: usize) {
+    let runs = [
+        ("no-op", "noop", "noop", "{}"),
+        ("payment webhook", "payment-webhook", "payment", PAYMENT),
+    ];
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut columns = Vec::new();
+    for (label, guest, name, data) in runs {
+        let profile = dir.path().join(format!("{guest}.data"));
+        let drained =
+            drain_profiled(Peer::Airlock(guest), count, 10, name, data, Some(&profile)).await;
+        match phases::split(&profile) {
+            Ok(shares) => columns.push((label, drained.host_us, shares)),
+            Err(why) => {
+                println!("(host CPU by phase left out: `perf` could not profile the host: {why})");
+                return;
+            }
+        }
+    }
+    println!(
+        "| host CPU per job by phase, concurrency 10 (a drain profiled with `perf`) | {} |",
+        columns
+            .iter()
+            .map(|(l, _, _)| *l)
+            .collect::<Vec<_>>()
+            .join(" | ")
+    );
+    println!("|---|{}", "---|".repeat(columns.len()));
+    for (i, (phase, _)) in phases::PHASES.iter().enumerate() {
+        let cells: Vec<String> = columns
+            .iter()
+            .map(|(_, host_us, shares)| {
+                per_job_us(host_us * shares.get(&i).copied().unwrap_or(0.0))
+            })
+            .collect();
+        println!("| {phase} | {} |", cells.join(" | "));
+    }
+    let totals: Vec<String> = columns
+        .iter()
+        .map(|(_, host_us, _)| format!("**{}**", per_job_us(*host_us)))
+        .collect();
+    println!("| all (the profiled drain) | {} |", totals.join(" | "));
 }
 
 /// Where [`Peer::AirlockTraced`] hosts export: the OTLP receiver of

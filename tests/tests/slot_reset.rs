@@ -123,7 +123,7 @@ async fn a_host_refuses_to_start_when_no_reset_mode_leaves_a_slot_clean() {
     let id = admin
         .enqueue("probe", "probe", json!({"spin": 1000}), json!({}))
         .await;
-    let mut host = host(&redis, &[], Some("all"));
+    let mut host = host(&redis, &["--slot-reset", "scan"], Some("all"));
     let log = eventually_some("the host exiting", Duration::from_secs(60), || {
         let exited = !host.is_running();
         let log = host.log();

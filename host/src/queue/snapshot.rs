@@ -106,10 +106,10 @@ pub struct QueueCounts {
     pub paused: bool,
 }
 
-/// Measurements of a job's last run, from Airlock's job-hash fields
-/// (`state::runs::LastRun`). They are written a moment after the run ends
-/// (hosts batch them), so a job that just finished may not have them yet;
-/// a job that retention removed at its finish never gets them.
+/// Measurements of a job's last run, from Airlock's job-hash fields. They
+/// are written a moment after the run ends (hosts batch them), so a job
+/// that just finished may not have them yet; a job that retention removed
+/// at its finish never gets them.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RunMetrics {
