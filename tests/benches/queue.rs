@@ -15,6 +15,10 @@
 //!   (`INFO cpu`), the worker process's CPU (`/proc/PID/stat`), and Redis
 //!   calls per job by command (`INFO commandstats`), with `EVALSHA` split by
 //!   script in a `MONITOR` sample that names Airlock's own scripts;
+//! - host CPU per job by phase of the job path (fetch, admit, load,
+//!   instantiate, reset, run, finish, record, Redis connections, runtime):
+//!   a profiled no-op and payment drain, where `perf` can profile
+//!   (`queue/phases.rs`);
 //! - idle latency: one job at a time into an idle worker; enqueue→start and
 //!   enqueue→finish are timed by this process from just before the add to
 //!   the `active` / `completed` event on the queue's events stream;
@@ -318,7 +322,7 @@ const WARM_UP: usize = 500;
 /// or compiling the component, the first fetch) is in the span.
 async fn drain(peer: Peer, count: usize, concurrency: usize, name: &str, data: &str) -> Drain {
     // `BENCH_PERF=DIR` profiles every Airlock drain's measured span with
-    // `perf record -g` (DIR/airlock-c<concurrency>-<guest>.data).
+    // `perf record` (DIR/airlock-c<concurrency>-<guest>.data).
     let profile = match (peer, std::env::var_os("BENCH_PERF")) {
         (
             Peer::Airlock(guest)
@@ -332,8 +336,8 @@ async fn drain(peer: Peer, count: usize, concurrency: usize, name: &str, data: &
     drain_profiled(peer, count, concurrency, name, data, profile.as_deref()).await
 }
 
-/// [`drain`], its measured span profiled with `perf record -g` into
-/// `profile` when given.
+/// [`drain`], its measured span profiled with `perf record` (call
+/// stacks from DWARF) into `profile` when given.
 async fn drain_profiled(
     peer: Peer,
     count: usize,
@@ -394,7 +398,8 @@ async fn drain_profiled(
         .unwrap();
     let perf = profile.map(|path| {
         Command::new("perf")
-            .args(["record", "-g", "-F", "2999", "-p", &pid.to_string(), "-o"])
+            .args(["record", "--call-graph", "dwarf,16384", "-F", "999"])
+            .args(["-p", &pid.to_string(), "-o"])
             .arg(path)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -1021,8 +1026,8 @@ async fn drains(count: usize) {
 }
 
 /// Host CPU per job by phase of the job path (`phases`): a no-op and a
-/// payment drain at concurrency 10, each profiled with `perf record -g`
-/// (so a little slower than the measured drains above), each sample put
+/// payment drain at concurrency 10, each profiled with `perf record` (so
+/// a little slower than the measured drains above), each sample put
 /// in its phase, the shares applied to the profiled drain's CPU per job.
 /// Left out, saying why, where `perf` cannot profile.
 async fn phase_split(count: usize) {

@@ -203,14 +203,28 @@ async fn a_run_streams_progress_and_logs_in_order_then_completes() {
         result,
         JobResult::Completed(json!({"processed": true, "ledgerRecordId": "led_tx_5"}))
     );
+    // Each stream in the guest's order (the two are written at once, in
+    // one round trip, so a line and a report may land in either order).
+    let seen = job.seen.lock().unwrap().clone();
+    let progress: Vec<&Seen> = seen
+        .iter()
+        .filter(|s| matches!(s, Seen::Progress(_)))
+        .collect();
+    let logs: Vec<&Seen> = seen.iter().filter(|s| matches!(s, Seen::Log(_))).collect();
+    assert_eq!(seen.len(), 5, "{seen:?}");
     assert_eq!(
-        *job.seen.lock().unwrap(),
+        progress,
         [
-            Seen::Progress(json!(10)),
-            Seen::Log("[info] processing transaction tx_5 for 3 EUR".into()),
-            Seen::Progress(json!(50)),
-            Seen::Log("[info] recorded ledger entry led_tx_5".into()),
-            Seen::Progress(json!(100)),
+            &Seen::Progress(json!(10)),
+            &Seen::Progress(json!(50)),
+            &Seen::Progress(json!(100))
+        ]
+    );
+    assert_eq!(
+        logs,
+        [
+            &Seen::Log("[info] processing transaction tx_5 for 3 EUR".into()),
+            &Seen::Log("[info] recorded ledger entry led_tx_5".into()),
         ]
     );
     // Pinned (a job with a chosen id may carry state: read before the run)

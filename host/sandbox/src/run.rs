@@ -184,7 +184,12 @@ impl Sandbox {
                 .run_async(&component, job, &limits, services, log_listener, env)
                 .await
         });
+        // The first poll runs inside the guest runtime's context, so what it
+        // starts (a request's connection task, the deadline's timer) belongs
+        // to the runtime that goes on with the run — not to the caller's.
+        let guests = self.guest_runtime().clone();
         let first = std::future::poll_fn(|cx| {
+            let _guests = guests.enter();
             let polled =
                 std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run.as_mut().poll(cx)));
             Poll::Ready(polled)
@@ -192,11 +197,7 @@ impl Sandbox {
         .await;
         let ended = match first {
             Ok(Poll::Ready(outcome)) => return outcome,
-            Ok(Poll::Pending) => self
-                .guest_runtime()
-                .spawn(run)
-                .await
-                .map_err(|e| e.to_string()),
+            Ok(Poll::Pending) => guests.spawn(run).await.map_err(|e| e.to_string()),
             Err(_) => Err("the run panicked".to_string()),
         };
         match ended {

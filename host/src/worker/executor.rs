@@ -560,18 +560,25 @@ impl Executor {
                 )
                 .await;
         }
-        let outcome = self
-            .host
-            .sandbox
-            .run_isolated(
-                loaded.component.clone(),
-                job.input(),
-                loaded.limits.clone(),
-                Box::new(services),
-                Some(reporter.log_listener()),
-                env,
-            )
-            .await;
+        let run = self.host.sandbox.run_isolated(
+            loaded.component.clone(),
+            job.input(),
+            loaded.limits.clone(),
+            Box::new(services),
+            Some(reporter.log_listener()),
+            env,
+        );
+        // A run that goes on streams its reports as they come; most end
+        // first, and their reports go in one round trip at the end.
+        tokio::pin!(run);
+        let outcome = tokio::select! {
+            biased;
+            outcome = &mut run => outcome,
+            () = tokio::time::sleep(super::reporter::STREAM_AFTER) => {
+                reporter.stream();
+                run.await
+            }
+        };
         // Successful runs keep their measurements in the job hash only;
         // runs that failed or slept also say so in the job's log, where
         // people look when something went wrong.

@@ -5,14 +5,16 @@
 //!   queue, with the binding's concurrency, picking up changes live;
 //! - [`membership`] publishes this host's heartbeat and hears its drain
 //!   requests, on a task of its own;
-//! - [`executor`] runs one job: find the handler digest (read the job's pin
-//!   only when it may carry one), load the component, run it on the
-//!   sandbox's guest runtime, report progress and logs, and tell BullMQ how
-//!   the job ended;
-//! - [`recorder`] writes finished runs' measurements (and first runs'
-//!   pins) onto their jobs, batched;
+//! - [`executor`] runs one job, in phases: admit (flow control), load
+//!   (read the job's pin only when it may carry one, the component, a
+//!   permit), run (on the sandbox's runtime once the guest first yields),
+//!   finish (the run's record, what BullMQ is told);
+//! - [`recorder`] writes finished runs' records (measurements, history,
+//!   first runs' pins) onto their jobs, batched, and sums the queue's
+//!   tallies, added once a second;
 //! - [`services`] backs the guest's durable imports with Redis;
-//! - [`reporter`] streams progress and logs into BullMQ while the guest runs;
+//! - [`reporter`] writes progress and logs into BullMQ: at the end of a
+//!   short run, as they come for one that goes on;
 //! - [`loader`] fetches and compiles components once per digest, sharing
 //!   precompiled artifacts with the fleet through Redis;
 //! - [`capacity`] keeps the host within its instance slots and memory budget;

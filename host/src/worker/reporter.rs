@@ -6,15 +6,20 @@
 //! past that only the latest is kept and written last, so a guest
 //! reporting in a tight loop cannot flood Redis. Log lines are already
 //! capped by the sandbox (bytes and lines), so their unbounded channel
-//! holds at most the cap; the lines waiting when the task wakes are written
-//! together, up to [`LOG_BATCH`] BullMQ `addLog` calls sent back to back on
-//! the multiplexed connection (one round trip, in order) instead of one
-//! round trip per line.
+//! holds at most the cap. A run that ends within [`STREAM_AFTER`] has its
+//! reports written at its end; one that goes on has them written as they
+//! come, by a task of their own. The reports waiting when the writer wakes
+//! (up to [`BATCH`]) are written together in one round trip: the log lines as
+//! BullMQ `addLog` calls sent back to back on the worker's connection, the
+//! progress reports as `updateProgress` calls sent back to back on the
+//! queue's, both at once. Each stream keeps the guest's order (calls on one
+//! multiplexed connection run in the order they were sent); a log line and
+//! a progress report written together may land in either order. A payment
+//! handler's three reports and two lines cost one round trip, not five.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use tokio::runtime::Handle;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
@@ -24,73 +29,53 @@ use crate::sandbox::{LogLine, LogListener};
 /// Progress reports stored one by one per run; later ones coalesce.
 pub const MAX_PROGRESS_EVENTS: usize = 1000;
 
-/// Most log lines written in one round trip.
-pub const LOG_BATCH: usize = 128;
+/// Most reports written in one round trip.
+pub const BATCH: usize = 128;
 
-/// One item for the reporter task, in the order the guest produced them.
+/// How long a run goes on before its reports are written as they come
+/// ([`Reporter::stream`]); a run that ends sooner has its reports written
+/// at its end, together. So progress shows at most this late.
+pub const STREAM_AFTER: std::time::Duration = std::time::Duration::from_millis(10);
+
+/// One item for the reporter, in the order the guest produced them.
 enum Report {
     Progress(serde_json::Value),
     Log(String),
 }
 
-/// Where the reporter task is. It starts with the first report: most jobs
-/// report nothing, and a task spawned and joined per job costs two
-/// cross-thread wake-ups on a busy host.
+/// Where the reporter's writer is. It starts streaming only for a run
+/// still going after a moment ([`Reporter::stream`], which the executor
+/// calls then): most runs end within it, and their reports are written at
+/// their end, together, with no task spawned and joined per job.
 enum Task<J> {
-    /// No report yet: what the task will need.
+    /// Not streaming: what the writer will need.
     Idle {
         job: Box<J>,
         rx: mpsc::UnboundedReceiver<Report>,
     },
-    /// Started; [`Reporter::finish`] waits for it.
+    /// Streaming; [`Reporter::finish`] waits for it.
     Running(JoinHandle<()>),
 }
 
 /// The channel every producer of reports shares.
-struct Channel<J> {
+struct Channel {
     tx: mpsc::UnboundedSender<Report>,
-    /// `None` once [`Reporter::finish`] took it.
-    task: Mutex<Option<Task<J>>>,
-    /// Where to start the task: reports come from the guest's thread,
-    /// which is not a runtime thread.
-    runtime: Handle,
     /// The newest report past the per-run cap, written when the run ends.
     overflow: Arc<Mutex<Option<serde_json::Value>>>,
 }
 
-impl<J: RunningJob> Channel<J> {
-    fn send(&self, report: Report) {
-        let _ = self.tx.send(report);
-        let mut task = self.task.lock().unwrap_or_else(|p| p.into_inner());
-        if matches!(*task, Some(Task::Idle { .. }))
-            && let Some(Task::Idle { job, rx }) = task.take()
-        {
-            let handle = self.runtime.spawn(run(*job, rx, self.overflow.clone()));
-            *task = Some(Task::Running(handle));
-        }
-    }
-}
-
 /// The guest side of a job's progress stream.
-pub struct ProgressSender<J> {
-    channel: Arc<Channel<J>>,
+#[derive(Clone)]
+pub struct ProgressSender {
+    channel: Arc<Channel>,
     sent: Arc<AtomicUsize>,
 }
 
-impl<J> Clone for ProgressSender<J> {
-    fn clone(&self) -> Self {
-        ProgressSender {
-            channel: self.channel.clone(),
-            sent: self.sent.clone(),
-        }
-    }
-}
-
-impl<J: RunningJob> ProgressSender<J> {
+impl ProgressSender {
     /// Queues a progress report (never blocks the guest).
     pub fn send(&self, value: serde_json::Value) {
         if self.sent.fetch_add(1, Ordering::Relaxed) < MAX_PROGRESS_EVENTS {
-            self.channel.send(Report::Progress(value));
+            let _ = self.channel.tx.send(Report::Progress(value));
         } else if let Ok(mut slot) = self.channel.overflow.lock() {
             *slot = Some(value);
         }
@@ -99,64 +84,93 @@ impl<J: RunningJob> ProgressSender<J> {
 
 /// The reporter of one job.
 pub struct Reporter<J> {
-    channel: Arc<Channel<J>>,
-    progress: ProgressSender<J>,
+    channel: Arc<Channel>,
+    progress: ProgressSender,
+    /// `None` once [`Reporter::finish`] took it.
+    task: Mutex<Option<Task<J>>>,
 }
 
 impl<J: RunningJob> Reporter<J> {
-    /// Prepares reporting for `job`; the task that writes to Redis starts
-    /// with the first report. Must be called on the runtime.
+    /// Prepares reporting for `job`: reports queue up until the run ends
+    /// or [`Reporter::stream`] starts writing them as they come.
     pub fn start(job: J) -> Reporter<J> {
         let (tx, rx) = mpsc::unbounded_channel();
         let channel = Arc::new(Channel {
             tx,
-            task: Mutex::new(Some(Task::Idle {
-                job: Box::new(job),
-                rx,
-            })),
-            runtime: Handle::current(),
             overflow: Arc::new(Mutex::new(None)),
         });
         let progress = ProgressSender {
             channel: channel.clone(),
             sent: Arc::new(AtomicUsize::new(0)),
         };
-        Reporter { channel, progress }
+        Reporter {
+            channel,
+            progress,
+            task: Mutex::new(Some(Task::Idle {
+                job: Box::new(job),
+                rx,
+            })),
+        }
     }
 
     /// Where the guest's services send progress.
-    pub fn progress_sender(&self) -> ProgressSender<J> {
+    pub fn progress_sender(&self) -> ProgressSender {
         self.progress.clone()
     }
 
     /// A log listener for the sandbox.
     pub fn log_listener(&self) -> LogListener {
         let channel = self.channel.clone();
-        Arc::new(move |line: &LogLine| channel.send(Report::Log(line.render())))
+        Arc::new(move |line: &LogLine| {
+            let _ = channel.tx.send(Report::Log(line.render()));
+        })
     }
 
-    /// Adds a line of the host's own (the run summary).
+    /// Adds a line of the host's own (the run summary, a trace's ids).
     pub fn log(&self, line: String) {
-        self.channel.send(Report::Log(line));
+        let _ = self.channel.tx.send(Report::Log(line));
     }
 
-    /// Flushes everything reported so far into Redis and stops. Called
-    /// after the run (the sandbox has dropped the guest's services and log
-    /// listener) and before the job is finished, so its logs and last
-    /// progress are in place when `completed`/`failed` is announced.
+    /// From now on, writes reports as they come, on a task of its own on
+    /// the current runtime (a run that goes on: its progress must show
+    /// while it runs). Once is enough; later calls do nothing.
+    pub fn stream(&self) {
+        let mut task = self.task.lock().unwrap_or_else(|p| p.into_inner());
+        if matches!(*task, Some(Task::Idle { .. }))
+            && let Some(Task::Idle { job, rx }) = task.take()
+        {
+            let overflow = self.channel.overflow.clone();
+            *task = Some(Task::Running(tokio::spawn(run(*job, rx, overflow))));
+        }
+    }
+
+    /// Writes everything reported and not written yet into Redis, and
+    /// stops. Called after the run (the sandbox has dropped the guest's
+    /// services and log listener) and before the job is finished, so its
+    /// logs and last progress are in place when `completed`/`failed` is
+    /// announced.
     pub async fn finish(self) {
-        let Reporter { channel, progress } = self;
+        let Reporter {
+            channel,
+            progress,
+            task,
+        } = self;
+        let overflow = channel.overflow.clone();
+        // The writer ends once every sender is gone: these were the last.
         drop(progress);
-        let task = channel
-            .task
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .take();
-        // The task ends once every sender is gone: this was the last
-        // handle on the channel.
         drop(channel);
-        if let Some(Task::Running(handle)) = task {
-            let _ = handle.await;
+        match task.into_inner().unwrap_or_else(|p| p.into_inner()) {
+            Some(Task::Running(handle)) => {
+                let _ = handle.await;
+            }
+            // The run is over: what is queued is all there is. Closing
+            // first means a sender the run left behind (there should be
+            // none) cannot hold the job's finish.
+            Some(Task::Idle { job, mut rx }) => {
+                rx.close();
+                run(*job, rx, overflow).await
+            }
+            None => {}
         }
     }
 }
@@ -168,28 +182,16 @@ async fn run<J: RunningJob>(
 ) {
     // Ends when every sender is gone: the run is over and the sandbox has
     // dropped the guest's services and log listener.
-    let mut logs: Vec<String> = Vec::with_capacity(LOG_BATCH);
+    let mut reports: Vec<Report> = Vec::with_capacity(BATCH);
     while let Some(first) = rx.recv().await {
-        let mut next = Some(first);
-        while let Some(report) = next.take() {
-            match report {
-                Report::Log(line) => {
-                    logs.push(line);
-                    if logs.len() >= LOG_BATCH {
-                        write_logs(&job, &mut logs).await;
-                    }
-                }
-                Report::Progress(value) => {
-                    // Logs first: the order the guest produced them in.
-                    write_logs(&job, &mut logs).await;
-                    if let Err(e) = job.update_progress(value).await {
-                        tracing::debug!(job = job.id(), error = %e, "progress not stored");
-                    }
-                }
+        reports.push(first);
+        while reports.len() < BATCH {
+            match rx.try_recv() {
+                Ok(report) => reports.push(report),
+                Err(_) => break,
             }
-            next = rx.try_recv().ok();
         }
-        write_logs(&job, &mut logs).await;
+        write(&job, &mut reports).await;
     }
     let last = overflow.lock().ok().and_then(|mut slot| slot.take());
     if let Some(value) = last
@@ -199,15 +201,24 @@ async fn run<J: RunningJob>(
     }
 }
 
-/// Writes `lines` to the job's BullMQ log in one round trip (the calls go
-/// out back to back, in order, on the multiplexed connection) and empties it.
-async fn write_logs<J: RunningJob>(job: &J, lines: &mut Vec<String>) {
-    if lines.is_empty() {
-        return;
+/// Writes `reports` in one round trip (see the module docs) and empties
+/// it.
+async fn write<J: RunningJob>(job: &J, reports: &mut Vec<Report>) {
+    let mut lines = Vec::new();
+    let mut progress = Vec::new();
+    for report in reports.drain(..) {
+        match report {
+            Report::Log(line) => lines.push(line),
+            Report::Progress(value) => progress.push(value),
+        }
     }
-    let results = futures::future::join_all(lines.iter().map(|line| job.log(line))).await;
-    if let Some(e) = results.into_iter().find_map(Result::err) {
+    let logged = futures::future::join_all(lines.iter().map(|line| job.log(line)));
+    let updated = futures::future::join_all(progress.into_iter().map(|v| job.update_progress(v)));
+    let (logged, updated) = futures::future::join(logged, updated).await;
+    if let Some(e) = logged.into_iter().find_map(Result::err) {
         tracing::debug!(job = job.id(), error = %e, "log lines not stored");
     }
-    lines.clear();
+    if let Some(e) = updated.into_iter().find_map(Result::err) {
+        tracing::debug!(job = job.id(), error = %e, "progress not stored");
+    }
 }

@@ -13,7 +13,6 @@ use std::time::Duration;
 use redis::AsyncCommands;
 
 use super::reporter::ProgressSender;
-use crate::queue::RunningJob;
 use crate::queue::{QueueError, QueueService};
 use crate::sandbox::services::ChildResult;
 use crate::sandbox::services::{WaitFor, WaitOutcome, WaitState};
@@ -23,7 +22,7 @@ use crate::state::waits::{Begun, WaitRecord, Waits};
 use crate::store::Store;
 
 /// [`HostServices`] for one run of one queued job.
-pub struct RedisServices<J> {
+pub struct RedisServices {
     store: Store,
     /// Where step and sleep records go (fields of the job hash).
     meta: Meta,
@@ -38,8 +37,8 @@ pub struct RedisServices<J> {
     handler: String,
     /// The queue: whose secrets the job may ask for.
     queue: String,
-    /// Where progress reports go, in order, to the job's reporter task.
-    progress: ProgressSender<J>,
+    /// Where progress reports go, in order, to the job's reporter.
+    progress: ProgressSender,
     /// The digest this run executes, pinned with the job's first durable
     /// write while `unpinned` is set (the recorder writes it at the finish
     /// when the run made none).
@@ -72,7 +71,7 @@ pub struct PendingPin {
     pub unpinned: Arc<AtomicBool>,
 }
 
-impl<J: RunningJob> RedisServices<J> {
+impl RedisServices {
     /// Services for the job at `job_key` of `queues` (ready to run since
     /// `ready_at_ms`), run by `handler`.
     pub fn new(
@@ -80,7 +79,7 @@ impl<J: RunningJob> RedisServices<J> {
         job_key: String,
         ready_at_ms: u64,
         handler: String,
-        progress: ProgressSender<J>,
+        progress: ProgressSender,
         pin: PendingPin,
     ) -> Self {
         let (queue, id) = match queues.store().keys().split_job_key(&job_key) {
@@ -172,7 +171,7 @@ impl<J: RunningJob> RedisServices<J> {
 }
 
 #[async_trait::async_trait]
-impl<J: RunningJob> HostServices for RedisServices<J> {
+impl HostServices for RedisServices {
     fn progress(&mut self, value: Progress) {
         self.progress.send(value.to_json());
     }

@@ -1,9 +1,9 @@
 //! Where a host's CPU goes per job, by phase of the job path: a `perf
-//! record -g` profile of a drain (the host is built with frame pointers:
-//! `.cargo/config.toml`), each sample put in the first phase its stack
-//! names, from the sampled function outwards. Included by the queue
-//! benchmark (`#[path]`); a module of its own so the rules stay in one
-//! place.
+//! record` profile of a drain (stacks unwound from DWARF call-frame
+//! information, which a release build keeps: no frame pointers needed),
+//! each sample put in the first phase its stack names, from the sampled
+//! function outwards. Included by the queue benchmark (`#[path]`); a
+//! module of its own so the rules stay in one place.
 
 use std::collections::BTreeMap;
 use std::path::Path;
