@@ -169,21 +169,19 @@ impl Keys {
 
     /// BullMQ's hash of job `id` of `queue`.
     pub fn job(&self, queue: &str, id: &str) -> String {
-        self.queue_key(queue, id)
+        airlock_core::job_ref::key(&self.prefix, queue, id)
     }
 
-    /// A job key `P:QUEUE:ID` as `(queue, id)`. Queue names hold no `:`
-    /// (`names::queue`), ids may (`repeat:<schedule>:<ms>`), so the queue
-    /// ends at the first `:` after the prefix.
+    /// A job key `P:QUEUE:ID` as `(queue, id)` (`airlock_core::job_ref`'s
+    /// rule: the queue ends at the first `:` after the prefix).
     pub fn split_job_key<'k>(&self, job_key: &'k str) -> Option<(&'k str, &'k str)> {
-        job_key
-            .strip_prefix(self.prefix.as_str())?
-            .strip_prefix(':')?
-            .split_once(':')
+        airlock_core::job_ref::split_key(&self.prefix, job_key)
     }
 
-    /// One of BullMQ's own keys of `queue` that Airlock reads (`delayed`,
-    /// `completed`, `failed`, `events`); BullMQ's scripts write them.
+    /// One of BullMQ's own keys of `queue` that Airlock names: read
+    /// (`delayed`, `active`, the state sets a cancel checks) or, for
+    /// `wait` (`queue::wait_order`) and `events` (`queue::recovery`),
+    /// also written.
     pub fn bullmq(&self, queue: &str, name: &str) -> String {
         self.queue_key(queue, name)
     }

@@ -151,7 +151,10 @@ pub async fn deliver(
             let ids = queues
                 .cancel_matching(&binding.queue, &event.name, value, producer, &reason)
                 .await?;
-            cancelled.extend(ids.into_iter().map(|id| format!("{}:{id}", binding.queue)));
+            cancelled.extend(
+                ids.into_iter()
+                    .map(|id| airlock_core::job_ref::join(&binding.queue, &id)),
+            );
         }
     }
     note(queues, &event_id, Effect::Cancelled, &cancelled).await;
@@ -194,7 +197,7 @@ pub async fn deliver(
                 .await?
                 .remove(0);
         all_duplicates &= added.duplicate;
-        jobs.push(format!("{}:{}", binding.queue, added.id));
+        jobs.push(airlock_core::job_ref::join(&binding.queue, &added.id));
     }
     Ok(Delivery {
         event_id,

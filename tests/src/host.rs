@@ -180,16 +180,19 @@ impl HostProcess {
         }
     }
 
-    /// Resident memory of the process, in bytes (from /proc).
+    /// Resident memory of the running process, in bytes (from /proc).
+    /// Panics when it cannot be read: a check on memory must not pass on
+    /// a zero it did not measure.
     pub fn rss_bytes(&self) -> u64 {
-        let Some(child) = &self.child else { return 0 };
-        std::fs::read_to_string(format!("/proc/{}/status", child.id()))
-            .unwrap_or_default()
+        let child = self.child.as_ref().expect("the host process is running");
+        let status = format!("/proc/{}/status", child.id());
+        std::fs::read_to_string(&status)
+            .unwrap_or_else(|e| panic!("cannot read {status}: {e}"))
             .lines()
             .find_map(|l| l.strip_prefix("VmRSS:"))
             .and_then(|v| v.trim().trim_end_matches(" kB").trim().parse::<u64>().ok())
             .map(|kb| kb * 1024)
-            .unwrap_or(0)
+            .unwrap_or_else(|| panic!("no VmRSS in {status}"))
     }
 
     /// Whether the process is still running.

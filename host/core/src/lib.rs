@@ -12,6 +12,7 @@
 //!   position).
 //! - [`FieldError`]: input refused, naming the field.
 //! - [`names`]: the queue, handler and id names Airlock accepts.
+//! - [`job_ref`]: a job's address, `<queue>:<id>`, and its BullMQ key.
 //! - [`limits`]: what bounds a run, in three layers (host maxima, a
 //!   binding's limits, a job's override).
 //! - [`failure`]: why a run failed ([`failure::FailureKind`]).
@@ -26,6 +27,7 @@ pub mod failure;
 mod field;
 pub mod int;
 pub mod job_options;
+pub mod job_ref;
 pub mod json_path;
 pub mod limits;
 pub mod names;

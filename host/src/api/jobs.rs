@@ -95,17 +95,6 @@ pub struct ListQuery {
     pub failure_kind: Option<String>,
 }
 
-/// `value` as a failure kind's name, or a 400 naming `field`.
-pub fn failure_kind(field: &str, value: &str) -> Result<crate::sandbox::FailureKind, ApiError> {
-    crate::sandbox::FailureKind::parse(value).ok_or_else(|| {
-        let names: Vec<&str> = crate::sandbox::FailureKind::ALL
-            .iter()
-            .map(|k| k.as_str())
-            .collect();
-        ApiError::field(field, format!("must be one of {}", names.join(", ")))
-    })
-}
-
 /// A page of jobs.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct JobPage {
@@ -189,8 +178,7 @@ fn prepare(
     // instead of writing it just after a BullMQ-chosen id, a moment in
     // which a worker could take the job as producer-less.
     if binding.producer_decides() {
-        opts.job_id
-            .get_or_insert_with(|| format!("j-{}", uuid::Uuid::new_v4().simple()));
+        opts.job_id.get_or_insert_with(crate::queue::new_job_id);
     }
     if let Some(request) = &opts.limits {
         binding
@@ -249,7 +237,7 @@ async fn enqueue_all(
     Ok(added?
         .into_iter()
         .map(|job| Accepted {
-            r#ref: format!("{queue}:{}", job.id),
+            r#ref: airlock_core::job_ref::join(&queue, &job.id),
             id: job.id,
             queue: queue.to_string(),
             duplicate: job.duplicate,
@@ -366,7 +354,7 @@ pub async fn list(
         return Err(ApiError::field("start", "must be at most 1000000000"));
     }
     let kind = match query.failure_kind.as_deref() {
-        Some(name) => Some(failure_kind("failureKind", name)?),
+        Some(name) => Some(super::lookup::failure_kind("failureKind", name)?),
         None => None,
     };
     bound(&state, &queue).await?;

@@ -1,6 +1,7 @@
 //! What several routes share, so route modules import it from here and
 //! not from each other: a queue's binding, a job the caller may see, job
-//! refs, the list states, and the job-data size check.
+//! refs, the list states, a failure kind's name, the job-data size check,
+//! and a job's transcripts.
 
 use axum::http::StatusCode;
 use serde::Deserialize;
@@ -54,9 +55,20 @@ impl From<ListState> for JobState {
     }
 }
 
+/// `value` as a failure kind's name, or a 400 naming `field`.
+pub fn failure_kind(field: &str, value: &str) -> Result<crate::sandbox::FailureKind, ApiError> {
+    crate::sandbox::FailureKind::parse(value).ok_or_else(|| {
+        let names: Vec<&str> = crate::sandbox::FailureKind::ALL
+            .iter()
+            .map(|k| k.as_str())
+            .collect();
+        ApiError::field(field, format!("must be one of {}", names.join(", ")))
+    })
+}
+
 /// Splits a job ref into `(queue, id)`.
 pub fn split_ref(job_ref: &str) -> Result<(String, String), ApiError> {
-    let (queue, id) = job_ref.split_once(':').ok_or_else(|| {
+    let (queue, id) = airlock_core::job_ref::split(job_ref).ok_or_else(|| {
         ApiError::field(
             "ref",
             "a job is addressed as `<queue>:<id>`, e.g. `payments:42`",

@@ -373,7 +373,7 @@ pub async fn retry_failed(
 ) -> Result<Json<Retried>, ApiError> {
     caller.require(&[Role::Admin])?;
     let kind = match req.failure_kind.as_deref() {
-        Some(name) => Some(super::jobs::failure_kind("failureKind", name)?),
+        Some(name) => Some(super::lookup::failure_kind("failureKind", name)?),
         None => None,
     };
     let limit = req.limit.unwrap_or(1000);

@@ -180,7 +180,7 @@ pub async fn migrate(
         skipped: 0,
     };
     for job in delayed {
-        let job_ref = format!("{}:{}", job.queue, job.id);
+        let job_ref = airlock_core::job_ref::join(&job.queue, &job.id);
         let key = state.queues().store().keys().job(&job.queue, &job.id);
         let fields = state
             .queues()

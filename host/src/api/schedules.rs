@@ -202,7 +202,7 @@ pub async fn trigger(
     Ok((
         StatusCode::ACCEPTED,
         Json(Triggered {
-            r#ref: format!("{queue}:{}", added.id),
+            r#ref: airlock_core::job_ref::join(&queue, &added.id),
             coalesced: added.duplicate,
         }),
     ))

@@ -155,7 +155,7 @@ pub async fn recent(
                 .await
                 .map_err(crate::error::QueueError::from)?;
             if exists {
-                jobs.push(format!("{}:{id}", binding.queue));
+                jobs.push(airlock_core::job_ref::join(&binding.queue, &id));
             }
         }
         out.push(RecentEventJobs {

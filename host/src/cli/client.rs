@@ -127,7 +127,10 @@ impl ApiClient {
         body: &serde_json::Value,
         key: &str,
     ) -> anyhow::Result<T> {
-        let mut delay = std::time::Duration::from_millis(200);
+        let mut backoff = crate::tasks::Backoff::new(
+            std::time::Duration::from_millis(200),
+            std::time::Duration::from_secs(5),
+        );
         let mut attempt = 1;
         loop {
             let request = self
@@ -138,8 +141,7 @@ impl ApiClient {
                 Ok(v) => return Ok(v),
                 Err(e) if attempt < RETRIES && retryable(&e) => {
                     eprintln!("{e:#}; retrying ({attempt}/{})", RETRIES - 1);
-                    tokio::time::sleep(delay).await;
-                    delay = (delay * 2).min(std::time::Duration::from_secs(5));
+                    backoff.wait().await;
                     attempt += 1;
                 }
                 Err(e) => return Err(e),

@@ -25,6 +25,7 @@ use crate::sandbox::egress::{EgressPattern, OperatorEgress};
 use crate::sandbox::secrets::SecretsKey;
 use crate::sandbox::{ArtifactKey, Sandbox, SandboxConfig};
 use crate::store::Store;
+use crate::tasks::Backoff;
 use crate::worker::HostContext;
 use crate::worker::capacity::Capacity;
 use crate::worker::loader::ComponentLoader;
@@ -260,14 +261,13 @@ async fn connect_store(
     prefix: &str,
     shutdown: &watch::Receiver<bool>,
 ) -> anyhow::Result<Store> {
-    let mut delay = Duration::from_millis(100);
+    let mut backoff = Backoff::new(Duration::from_millis(100), Duration::from_secs(2));
     loop {
         match Store::connect(url, prefix).await {
             Ok(store) => return Ok(store),
             Err(e) if !*shutdown.borrow() => {
                 tracing::warn!(error = %e, "Redis not reachable yet; retrying");
-                tokio::time::sleep(delay).await;
-                delay = (delay * 2).min(Duration::from_secs(2));
+                backoff.wait().await;
             }
             Err(e) => return Err(e),
         }

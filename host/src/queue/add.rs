@@ -84,10 +84,7 @@ impl QueueService {
                 (true, _) => Route::Plain,
                 (false, false) => Route::ThenProducer,
                 (false, true) => {
-                    let id = job
-                        .opts
-                        .job_id
-                        .get_or_insert_with(|| format!("j-{}", uuid::Uuid::new_v4().simple()));
+                    let id = job.opts.job_id.get_or_insert_with(new_job_id);
                     if let Some(producer) = &pending.producer {
                         pending.seal = self
                             .state
@@ -222,4 +219,11 @@ impl QueueService {
             .map(|o| o.expect("every job has an outcome"))
             .collect())
     }
+}
+
+/// A job id Airlock chooses (`j-<uuid>`): where the add must carry its id
+/// (the job's producer written with it), and every node of a flow. Never
+/// an integer, so a rerun reads the job's pin (`worker::executor`).
+pub fn new_job_id() -> String {
+    format!("j-{}", uuid::Uuid::new_v4().simple())
 }

@@ -167,7 +167,7 @@ fn to_node(node: bullmq::JobNode, queue: &str) -> FlowNode {
         .collect();
     let id = node.job.id().to_string();
     FlowNode {
-        r#ref: format!("{queue}:{id}"),
+        r#ref: airlock_core::job_ref::join(&queue, &id),
         queue: queue.to_string(),
         id,
         children,
@@ -178,7 +178,7 @@ fn to_node(node: bullmq::JobNode, queue: &str) -> FlowNode {
 /// port may not carry on its returned jobs.
 fn name_queues(spec: &FlowSpec, node: &mut FlowNode) {
     node.queue = spec.queue.clone();
-    node.r#ref = format!("{}:{}", spec.queue, node.id);
+    node.r#ref = airlock_core::job_ref::join(&spec.queue, &node.id);
     for (s, n) in spec.children.iter().zip(node.children.iter_mut()) {
         name_queues(s, n);
     }
@@ -221,9 +221,7 @@ impl QueueService {
         spec.validate()?;
         let mut spec = spec.clone();
         fn assign_ids(node: &mut FlowSpec) {
-            node.opts
-                .job_id
-                .get_or_insert_with(|| format!("j-{}", uuid::Uuid::new_v4().simple()));
+            node.opts.job_id.get_or_insert_with(super::add::new_job_id);
             for child in &mut node.children {
                 assign_ids(child);
             }

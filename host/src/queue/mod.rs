@@ -2,7 +2,10 @@
 //!
 //! Everything BullMQ-specific lives behind this module: the rest of the host
 //! speaks Airlock types ([`JobOptions`], [`JobSnapshot`], [`JobState`]) and
-//! never touches the `bullmq` crate. The port runs BullMQ's own Lua scripts
+//! drives no part of the `bullmq` crate (`store.rs`, `error.rs` and
+//! `state/meta.rs` name it only for its connection and error types; where
+//! Airlock writes a BullMQ key itself is listed in docs/ARCHITECTURE.md,
+//! "Redis keys"). The port runs BullMQ's own Lua scripts
 //! against BullMQ's own keys, so Node's `bullmq` (and tools such as
 //! bull-board) see Airlock's queues and can add jobs to them.
 //!
@@ -36,7 +39,7 @@ use std::sync::Mutex;
 use bullmq::redis_connection::RedisConnection;
 use redis::AsyncCommands;
 
-pub use self::add::{Enqueued, NewJob};
+pub use self::add::{Enqueued, NewJob, new_job_id};
 pub use self::cancel::CancelOutcome;
 pub use self::events::{QueueEventItem, Subscription};
 pub use self::flows::{ChildFailure, FlowNode, FlowSpec, MAX_FLOW_DEPTH};

@@ -4,6 +4,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use airlock_core::job_ref::JobRef;
+
 use super::{QueueError, QueueService};
 
 /// How a queue's worker behaves on this host.
@@ -196,21 +198,27 @@ impl RunningJob for ActiveJob {
 
 impl ActiveJob {
     /// The flow parent as `(queue, id)`, from BullMQ's `parentKey`
-    /// (`PREFIX:QUEUE:ID`; neither a queue name nor a job id holds a `:`).
-    /// The port's `parent()` stays `None` for BullMQ's own `parent` field
-    /// (it expects `queue_key` where BullMQ writes `queueKey`), so the
-    /// key is read instead.
+    /// (`PREFIX:QUEUE:ID`, read by `airlock_core::job_ref`'s rule; `None`
+    /// for a parent under another prefix). The port's `parent()` stays
+    /// `None` for BullMQ's own `parent` field (it expects `queue_key` where
+    /// BullMQ writes `queueKey`), so the key is read instead.
     fn parent(&self) -> Option<(String, String)> {
         if let Some(p) = self.job.parent() {
+            // `PREFIX:QUEUE`: a queue name holds no `:`.
             let queue = p
                 .queue_key
                 .rsplit_once(':')
                 .map_or(p.queue_key.as_str(), |(_, q)| q);
             return Some((queue.to_string(), p.id.clone()));
         }
-        let (queue_key, id) = self.job.parent_key()?.rsplit_once(':')?;
-        let queue = queue_key.rsplit_once(':').map_or(queue_key, |(_, q)| q);
-        Some((queue.to_string(), id.to_string()))
+        let parent = JobRef::from_key(self.prefix(), self.job.parent_key()?)?;
+        Some((parent.queue, parent.id))
+    }
+
+    /// The key prefix of this job's queue: its key without `:QUEUE:ID`.
+    fn prefix(&self) -> &str {
+        let end = self.job_key.len() - self.queue.len() - self.job.id().len() - 2;
+        &self.job_key[..end]
     }
 }
 

@@ -312,7 +312,7 @@ pub fn end_kind(outcome: &RecordedOutcome) -> String {
 pub fn compare(recorded: &[Transcript], replayed: &[Transcript]) -> Report {
     let job = recorded
         .first()
-        .map(|t| format!("{}:{}", t.job.queue, t.job.id))
+        .map(|t| airlock_core::job_ref::join(&t.job.queue, &t.job.id))
         .unwrap_or_default();
     let mut differences = Vec::new();
     let mut diverged_at: Option<Divergence> = None;

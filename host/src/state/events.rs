@@ -98,9 +98,7 @@ impl EventEffects {
             };
             let well_formed = job.len() <= MAX_EFFECT_REF
                 && !job.chars().any(char::is_control)
-                && job
-                    .split_once(':')
-                    .is_some_and(|(queue, id)| !queue.is_empty() && !id.is_empty());
+                && airlock_core::job_ref::JobRef::parse(job).is_some();
             if well_formed && !list.iter().any(|j| j == job) {
                 list.push(job.to_string());
             }

@@ -74,21 +74,17 @@ async fn write(store: Store, clock: SharedClock, mut rx: mpsc::UnboundedReceiver
     while let Some(first) = rx.recv().await {
         // What came while the previous batch was under way, by queue and
         // lease (one script call each), in submission order.
+        let mut taken = Vec::new();
+        crate::tasks::take_queued(&mut rx, first, MAX_BATCH, &mut taken);
         let mut groups: Vec<Vec<Pending>> = Vec::new();
         let mut group_of: HashMap<(String, u64), usize> = HashMap::new();
-        let mut next = Some(first);
-        let mut taken = 0;
-        while let Some(pending) = next.take() {
+        for pending in taken {
             let key = (pending.op.queue().to_string(), pending.lease_ms);
             let index = *group_of.entry(key).or_insert_with(|| {
                 groups.push(Vec::new());
                 groups.len() - 1
             });
             groups[index].push(pending);
-            taken += 1;
-            if taken < MAX_BATCH {
-                next = rx.try_recv().ok();
-            }
         }
         let now = clock.now_ms();
         let calls = groups

@@ -17,7 +17,9 @@
 //! | [`debounces::Debounces`] | `debounce`: when each key's burst began |
 //! | [`cancels::Cancels`] | the cancel stream and the `cancelOn` index |
 //!
-//! Nothing here calls BullMQ. Where a decision needs a job moved — a
+//! Nothing here calls BullMQ (two scripts write BullMQ's `processedOn` on
+//! a job hash: a key slot's acquire and a throttle's admission). Where a
+//! decision needs a job moved — a
 //! freed slot reserved for a parked job ([`key_limits::Released`]), a wait
 //! resolved ([`waits::Wake`]) — the state answers it and the queue module
 //! moves the job. Types whose behaviour is a matter of time (leases,

@@ -2,8 +2,9 @@
 //! history entry in the job's hash, and the queue's per-minute tallies of
 //! how runs ended and how long they took and waited, in latency buckets
 //! (`P:QUEUE:airlock:stats:MINUTE`). The recorder (`worker::recorder`)
-//! writes a run's record onto its job ([`Runs::write`]) before BullMQ
-//! finishes the job, and sums the tallies on the host, flushed once a
+//! writes a run's record onto its job ([`Runs::write`]) around the time
+//! BullMQ finishes the job (before or after it: the job does not wait for
+//! its record), and sums the tallies on the host, flushed once a
 //! second per queue ([`Runs::add_tallies`]); the dashboard's charts read
 //! [`Runs::stats`].
 //!

@@ -741,7 +741,10 @@ impl Executor {
             _ => None,
         };
         let input = job.input();
-        let flow_parent = input.parent.as_ref().map(|(q, id)| format!("{q}:{id}"));
+        let flow_parent = input
+            .parent
+            .as_ref()
+            .map(|(q, id)| airlock_core::job_ref::join(q, id));
         traces.end_run(
             run,
             RunEnded {

@@ -21,8 +21,10 @@
 //! second ([`FLUSH_EVERY`]): one `HINCRBY` per field that moved in that
 //! second, whatever the number of runs.
 //!
-//! Crash windows: a host that dies loses the records still queued (the
-//! runs of its last write, at most) — those jobs keep no measurements, and
+//! Crash windows: a host that dies loses the records still queued — the
+//! channel is unbounded: usually the runs that ended during its last
+//! write, more while a write is retried through a Redis outage (five tries
+//! over [`WRITE_PATIENCE`]) — those jobs keep no measurements, and
 //! a completed first run no pin, which matters only to a later manual
 //! retry, which then runs the handler's current version (the case the
 //! lazy-pinning decision accepts: no recorded state to diverge from) — and
@@ -39,6 +41,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 use crate::state::runs::{MinuteTallies, RunRecord, Runs, STATS_TTL, tally};
+use crate::tasks::retrying_for;
 
 /// How often a queue's summed tallies go to Redis.
 pub const FLUSH_EVERY: Duration = Duration::from_secs(1);
@@ -98,13 +101,7 @@ async fn write(runs: Runs, queue: String, mut rx: mpsc::UnboundedReceiver<RunRec
         tokio::select! {
             first = rx.recv() => {
                 let Some(first) = first else { break };
-                batch.push(first);
-                while batch.len() < MAX_BATCH {
-                    match rx.try_recv() {
-                        Ok(run) => batch.push(run),
-                        Err(_) => break,
-                    }
-                }
+                crate::tasks::take_queued(&mut rx, first, MAX_BATCH, &mut batch);
                 write_batch(&runs, &queue, &batch).await;
                 let tallies = pending.entry(runs.minute_now()).or_default();
                 for run in batch.drain(..) {
@@ -117,22 +114,15 @@ async fn write(runs: Runs, queue: String, mut rx: mpsc::UnboundedReceiver<RunRec
     flush(&runs, &queue, &mut pending).await;
 }
 
-/// Writes `batch`, with a few tries through a Redis outage: measurements
-/// are worth a little patience, not a growing backlog.
+/// How long a write is retried through a Redis outage (five tries):
+/// measurements are worth a little patience, not a growing backlog.
+const WRITE_PATIENCE: Duration = Duration::from_millis(750);
+
+/// Writes `batch`, retrying for [`WRITE_PATIENCE`].
 async fn write_batch(runs: &Runs, queue: &str, batch: &[RunRecord]) {
-    let mut delay = Duration::from_millis(50);
-    for attempt in 1..=5 {
-        match runs.write(batch).await {
-            Ok(()) => return,
-            Err(e) if attempt < 5 => {
-                tracing::debug!(queue, error = %e, runs = batch.len(), "recording runs failed; retrying");
-                tokio::time::sleep(delay).await;
-                delay *= 2;
-            }
-            Err(e) => {
-                tracing::warn!(queue, error = %e, runs = batch.len(), "could not record run measurements");
-            }
-        }
+    let write = || runs.write(batch);
+    if let Err(e) = retrying_for("record runs", WRITE_PATIENCE, write).await {
+        tracing::warn!(queue, error = %e, runs = batch.len(), "could not record run measurements");
     }
 }
 

@@ -184,13 +184,7 @@ async fn run<J: RunningJob>(
     // dropped the guest's services and log listener.
     let mut reports: Vec<Report> = Vec::with_capacity(BATCH);
     while let Some(first) = rx.recv().await {
-        reports.push(first);
-        while reports.len() < BATCH {
-            match rx.try_recv() {
-                Ok(report) => reports.push(report),
-                Err(_) => break,
-            }
-        }
+        crate::tasks::take_queued(&mut rx, first, BATCH, &mut reports);
         write(&job, &mut reports).await;
     }
     let last = overflow.lock().ok().and_then(|mut slot| slot.take());

@@ -254,7 +254,7 @@ impl Resolver {
                     Resolved::NotYours => continue,
                     Resolved::Yes => {
                         wake.wake(&queue, &id).await?;
-                        resumed.push(format!("{queue}:{id}"));
+                        resumed.push(airlock_core::job_ref::join(&queue, &id));
                     }
                     // Resolved by an earlier send of this event (or
                     // another) whose promote may not have happened: a

@@ -322,7 +322,7 @@ impl Waits {
                         .note(
                             event_id,
                             Effect::Resumed,
-                            &[format!("{}:{}", self.queue, self.id)],
+                            &[airlock_core::job_ref::join(&self.queue, &self.id)],
                         )
                         .await
                 {
