@@ -18,7 +18,7 @@
 //! - `airlock-core` (re-exported in part as [`names`]) holds what every
 //!   layer shares: time, JSON integers and paths, strict objects, field
 //!   errors, names.
-//! - [`triggers`] delivers events to the queues subscribed to them.
+//! - [`delivery`] delivers events to the queues subscribed to them.
 //! - [`replay`] runs a recorded job against another handler version and
 //!   says how it differs.
 //! - [`api`] is the HTTP API; [`metrics`] its Prometheus series.
@@ -26,9 +26,10 @@
 
 pub mod api;
 pub mod cli;
+pub mod delivery;
 pub mod error;
 pub mod fleet;
-pub mod flow;
+pub mod gate;
 pub mod metrics;
 pub mod queue;
 pub mod registry;
@@ -37,7 +38,6 @@ pub mod state;
 pub mod store;
 pub mod tasks;
 pub mod traces;
-pub mod triggers;
 pub mod worker;
 
 /// The names and ids Airlock accepts (in the `airlock-core` crate, which

@@ -225,7 +225,7 @@ impl Keys {
     }
 
     /// The tenant hashes (`t…`) of `queue` that ran jobs lately under its
-    /// `fairness` (`flow::tenants`' work list).
+    /// `fairness` (`gate::fairness`' work list).
     pub fn tenants(&self, queue: &str) -> String {
         self.queue_key(queue, "airlock:kc:tenants")
     }

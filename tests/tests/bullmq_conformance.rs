@@ -180,7 +180,7 @@ async fn retryable_and_unrecoverable_failures() {
 /// A deduplicated add answers with the job that holds the deduplication
 /// id — also after that job is gone, while a TTL keeps the id alive — and
 /// an add with an existing custom id changes nothing. Event delivery
-/// (`triggers.rs`) and idempotency keys (`api/jobs.rs`) rely on both.
+/// (`delivery.rs`) and idempotency keys (`api/jobs.rs`) rely on both.
 #[tokio::test]
 async fn deduplication_and_existing_ids_answer_with_the_existing_job() {
     let redis = RedisServer::start();

@@ -1,4 +1,4 @@
-//! Fair shares between tenants (`fairness`, `flow::tenants`): a tenant's
+//! Fair shares between tenants (`fairness`, `gate::fairness`): a tenant's
 //! first jobs do not wait behind another tenant's backlog, whether the
 //! backlog came through the API or from Node's `queue.addBulk`; tenants
 //! that both have backlogs share the queue's capacity by weight; a job

@@ -16,6 +16,7 @@
 //! - [`limits`]: what bounds a run, in three layers (host maxima, a
 //!   binding's limits, a job's override).
 //! - [`failure`]: why a run failed ([`failure::FailureKind`]).
+//! - [`hashing`]: every hash and HMAC over several parts, one framing each.
 //! - [`run`]: the job a run is for and its outbound HTTP counts.
 //! - [`wait`]: what a durable wait waits for and how it ended.
 //! - [`seal`]: the producer seal, behind a trait.
@@ -25,6 +26,7 @@
 pub mod clock;
 pub mod failure;
 mod field;
+pub mod hashing;
 pub mod int;
 pub mod job_options;
 pub mod job_ref;

@@ -33,8 +33,8 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use hmac::{Hmac, Mac};
-use sha2::Sha256;
+use airlock_core::hashing;
+use hmac::Mac;
 use wasmtime::component::Component;
 
 use super::engine::EngineHandle;
@@ -129,36 +129,27 @@ impl ArtifactKey {
     /// which says nothing of the secret itself): part of every artifact's
     /// file name, so caches sealed with different keys never collide.
     pub fn id(&self) -> String {
-        let mut hasher = <Sha256 as sha2::Digest>::new();
-        sha2::Digest::update(&mut hasher, b"airlock-artifact-key-id-v1");
-        sha2::Digest::update(&mut hasher, &self.secret);
-        hex::encode(&sha2::Digest::finalize(hasher)[..8])
+        let named = [b"airlock-artifact-key-id-v1".as_slice(), &self.secret].concat();
+        hex::encode(&hashing::separated(&[&named])[..8])
     }
 
     /// A key for another purpose derived from this one (HMAC-SHA256 of the
     /// purpose under the secret): what else the fleet seals with its key
     /// (registry entries) never shares a key with artifacts.
     pub fn derive(&self, purpose: &str) -> [u8; 32] {
-        let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(&self.secret)
-            .expect("HMAC takes keys of any length");
-        mac.update(b"airlock-derived-key-v1\0");
-        mac.update(purpose.as_bytes());
-        mac.finalize().into_bytes().into()
+        hashing::derive_key(
+            &self.secret,
+            &[b"airlock-derived-key-v1\0", purpose.as_bytes()],
+        )
     }
 
-    fn mac(&self, digest: &str, engine: &str, artifact: &[u8]) -> Hmac<Sha256> {
-        let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(&self.secret)
-            .expect("HMAC takes keys of any length");
+    fn mac(&self, digest: &str, engine: &str, artifact: &[u8]) -> hashing::Hmac {
         // Length-prefixed, so no two (digest, engine, bytes) triples share
-        // an input.
-        for part in [
-            b"airlock-artifact-v1".as_slice(),
-            digest.as_bytes(),
-            engine.as_bytes(),
-        ] {
-            mac.update(&(part.len() as u64).to_le_bytes());
-            mac.update(part);
-        }
+        // an input; the artifact's bytes last.
+        let mut mac = hashing::hmac(
+            &self.secret,
+            &[b"airlock-artifact-v1", digest.as_bytes(), engine.as_bytes()],
+        );
         mac.update(artifact);
         mac
     }

@@ -12,12 +12,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use sha2::{Digest, Sha256};
 use wasmtime::component::{HasSelf, Linker};
 use wasmtime::{Config, Engine, InstanceAllocationStrategy, OptLevel, PoolingAllocationConfig};
 
 use super::bindings::{Handler, v0_1, v0_2, v0_3};
-use super::state::RunState;
+use super::run_state::RunState;
 
 /// Engine-wide settings.
 #[derive(Debug, Clone)]
@@ -126,7 +125,8 @@ impl EngineHandle {
 
         let mut hasher = std::collections::hash_map::DefaultHasher::new();
         engine.precompile_compatibility_hash().hash(&mut hasher);
-        let artifact_key = hex::encode(&Sha256::digest(hasher.finish().to_le_bytes())[..8]);
+        let compatibility = hasher.finish().to_le_bytes();
+        let artifact_key = hex::encode(&airlock_core::hashing::separated(&[&compatibility])[..8]);
 
         Ok(EngineHandle {
             engine,

@@ -41,9 +41,9 @@ pub mod logs;
 pub mod outcome;
 pub mod reset;
 mod run;
+mod run_state;
 pub mod secrets;
 pub mod services;
-mod state;
 pub mod stop;
 pub mod trace;
 pub mod transcript;
@@ -57,7 +57,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use sha2::{Digest, Sha256};
 use wasmtime::component::Component;
 
 use self::bindings::HandlerPre;
@@ -70,9 +69,9 @@ pub use self::limits::{HostMaxima, LimitError, Limits, LimitsOverride};
 pub use self::logs::{LogLevel, LogLine, LogListener};
 pub use self::outcome::{Completion, Failure, FailureKind, ParkedOn, RunOutcome};
 pub use self::reset::SlotReset;
+use self::run_state::RunState;
+pub use self::run_state::{MAX_SLEEP_MS, RunEnv};
 pub use self::services::{HostServices, LocalServices, Progress, ServiceError};
-use self::state::RunState;
-pub use self::state::{MAX_SLEEP_MS, RunEnv};
 pub use self::stop::{StopHandle, StopSignal, stop_pair};
 pub use self::validate::{ComponentInfo, ValidationError};
 pub use self::warm::Reuse;
@@ -199,14 +198,15 @@ pub struct Sandbox {
     /// Idle warm instances (see [`warm`]).
     warm: WarmPool,
     /// Where guests run: a multi-threaded tokio runtime of the sandbox's
-    /// own, so that computing guests never hold the threads of the host's
-    /// runtime (which renews job locks).
+    /// own, so that a computing guest holds a thread of the host's runtime
+    /// (which renews job locks) for its first slice at most
+    /// ([`Sandbox::run_isolated`]).
     guests: GuestRuntime,
 }
 
 /// sha256 of `bytes`, lowercase hex: a component's identity everywhere.
 pub fn digest_of(bytes: &[u8]) -> String {
-    hex::encode(Sha256::digest(bytes))
+    airlock_core::hashing::sha256_hex(bytes)
 }
 
 impl Sandbox {
@@ -551,7 +551,7 @@ impl Sandbox {
             None,
         )));
         let state = RunState::new(
-            state::Wasi::new(|_| {}),
+            run_state::Wasi::new(|_| {}),
             sink,
             Box::new(LocalServices::new()),
             limits.clone(),

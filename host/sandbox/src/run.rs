@@ -18,7 +18,7 @@ use wasmtime::{Store, Trap};
 
 use super::bindings::{Handler, HandlerPre, Job, JobError, JobRef};
 use super::logs::{CapturedStream, LogSink};
-use super::state::{self, RunState, Suspend};
+use super::run_state::{self, RunState, Suspend};
 use super::warm::{Warm, WarmKey};
 use super::{
     Completion, Failure, FailureKind, HostServices, JobInput, Limits, LoadedComponent,
@@ -327,7 +327,7 @@ impl Sandbox {
         } else {
             &self.unmetered
         };
-        let wasi = state::Wasi::new(|b| {
+        let wasi = run_state::Wasi::new(|b| {
             b.stdout(CapturedStream::new(sink.clone(), LogLevel::Stdout))
                 .stderr(CapturedStream::new(sink.clone(), LogLevel::Stderr))
                 .allow_tcp(false)

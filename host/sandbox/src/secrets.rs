@@ -81,19 +81,12 @@ impl SecretsKey {
         name: &str,
         data: &str,
     ) -> String {
+        use airlock_core::hashing;
         use hmac::Mac;
-        let mut derive = <hmac::Hmac<sha2::Sha256> as Mac>::new_from_slice(&self.0[..])
-            .expect("HMAC takes keys of any length");
-        derive.update(b"airlock-producer-seal-key-v1");
-        let key = derive.finalize().into_bytes();
-        let mut mac = <hmac::Hmac<sha2::Sha256> as Mac>::new_from_slice(&key)
-            .expect("HMAC takes keys of any length");
+        let key = hashing::derive_key(&self.0[..], &[b"airlock-producer-seal-key-v1"]);
         // Length-prefixed, so no two tuples share an input.
-        for part in [queue, id, producer, name, data] {
-            mac.update(&(part.len() as u64).to_le_bytes());
-            mac.update(part.as_bytes());
-        }
-        hex::encode(&mac.finalize().into_bytes()[..16])
+        let parts = [queue, id, producer, name, data].map(str::as_bytes);
+        hex::encode(&hashing::hmac(&key, &parts).finalize().into_bytes()[..16])
     }
 }
 

@@ -26,7 +26,7 @@
 //!   linear memory never shrinks, so a guest that grows a little every job
 //!   reaches its cap and is discarded), the deadline, the log and its caps,
 //!   HTTP counts and limits, secret placeholders, the services and the
-//!   binding's environment ([`super::state::RunState::begin_job`]).
+//!   binding's environment ([`super::run_state::RunState::begin_job`]).
 //! - **What persists.** The guest's own memory: module globals, caches, a
 //!   JavaScript or Python module's top-level state — exactly what persists
 //!   in a BullMQ sandboxed processor's reused child process. The SDKs start
@@ -43,7 +43,7 @@ use wasmtime::Store;
 
 use super::bindings::Handler;
 use super::limits::Limits;
-use super::state::RunState;
+use super::run_state::RunState;
 
 /// How a run may leave its instance to later jobs (opt-in, per binding).
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -11,7 +11,6 @@ use axum::extract::FromRequestParts;
 use axum::http::StatusCode;
 use axum::http::request::Parts;
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
 use super::ApiState;
@@ -88,7 +87,7 @@ impl Tokens {
         self.tokens.push(Token {
             name,
             role,
-            digest: Sha256::digest(secret.as_bytes()).into(),
+            digest: airlock_core::hashing::separated(&[secret.as_bytes()]),
         });
         Ok(())
     }
@@ -142,7 +141,7 @@ impl Tokens {
     /// The caller a presented token belongs to, if any. Every configured
     /// token is compared, always.
     fn authenticate(&self, presented: &str) -> Option<Caller> {
-        let digest: [u8; 32] = Sha256::digest(presented.as_bytes()).into();
+        let digest = airlock_core::hashing::separated(&[presented.as_bytes()]);
         let mut found: Option<Caller> = None;
         for token in &self.tokens {
             let matches: bool = token.digest.ct_eq(&digest).into();

@@ -17,9 +17,9 @@ use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 use utoipa::ToSchema;
 
+use crate::delivery::DeliveryError;
 use crate::error::{FieldError, QueueError};
 use crate::registry::RegistryError;
-use crate::triggers::DeliveryError;
 
 /// The body of every error response.
 #[derive(Debug, Serialize, ToSchema)]

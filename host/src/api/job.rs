@@ -15,7 +15,7 @@ use super::ApiState;
 use super::auth::{Caller, Role};
 use super::error::{ApiError, ErrorBody, JsonBody, PathParams, QueryParams};
 use super::lookup::{split_ref, visible_job};
-use crate::flow::{WaitReason, Why};
+use crate::gate::{WaitReason, Why};
 use crate::queue::{CancelOutcome, JobSnapshot, JobState};
 
 /// A job with its log.
@@ -155,7 +155,7 @@ pub async fn get(
         _ => {
             let binding = state.registry().binding(&job.queue).await.ok();
             let hosts = state.host().fleet.hosts().await?;
-            let mut serving = crate::flow::Serving::default();
+            let mut serving = crate::gate::Serving::default();
             for host in hosts.iter().filter(|h| h.queues.contains(&job.queue)) {
                 serving.hosts += 1;
                 serving.slots += host.capacity;

@@ -6,14 +6,13 @@ use axum::Json;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 use utoipa::{IntoParams, ToSchema};
 
 use super::ApiState;
 use super::auth::{Caller, Role};
 use super::error::{ApiError, ErrorBody, JsonBody, PathParams, QueryParams};
 use super::lookup::{ListState, bound, check_data_size};
-use crate::flow::{self};
+use crate::gate::{self};
 use crate::names;
 use crate::queue::{Deduplication, JobOptions, JobSnapshot, NewJob};
 use crate::traces;
@@ -126,15 +125,11 @@ fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, ApiError> {
 /// producer, so two producers' keys never meet, and hashed to a fixed
 /// length.
 fn idempotency_dedup_id(producer: &str, key: &str, index: Option<usize>) -> String {
-    let mut hasher = Sha256::new();
-    hasher.update(producer.as_bytes());
-    hasher.update([0]);
-    hasher.update(key.as_bytes());
-    if let Some(i) = index {
-        hasher.update([0]);
-        hasher.update(i.to_string().as_bytes());
-    }
-    format!("idem:{}", &hex::encode(hasher.finalize())[..32])
+    let index = index.map(|i| i.to_string());
+    let mut parts = vec![producer.as_bytes(), key.as_bytes()];
+    parts.extend(index.as_deref().map(str::as_bytes));
+    let digest = airlock_core::hashing::separated(&parts);
+    format!("idem:{}", &hex::encode(digest)[..32])
 }
 
 fn prepare(
@@ -219,7 +214,7 @@ async fn enqueue_all(
         )?);
     }
     // Flow control's enqueue side: debounce, key reservations, held-back
-    // priority, hand-over (see `flow::enqueue`).
+    // priority, hand-over (see `gate::enqueue`).
     let lease_ms = state.host().worker_settings.lock_duration.as_millis() as u64;
     let field = |i: usize, field: &str| match bulk {
         true => format!("jobs[{i}].{field}"),
@@ -230,7 +225,7 @@ async fn enqueue_all(
     for job in &mut jobs {
         job.trace = send.metadata();
     }
-    let added = flow::add_governed(state.queues(), &binding, queue, jobs, lease_ms, field).await;
+    let added = gate::add_governed(state.queues(), &binding, queue, jobs, lease_ms, field).await;
     send.end_with(&added, |added| {
         added.iter().map(|job| job.id.clone()).collect()
     });

@@ -29,7 +29,7 @@
 //! | Server-Sent Events of a queue or a job | [`events`] |
 //! | flows | [`flows`] |
 //! | schedules and their on-demand runs (`…/trigger`) | [`schedules`] |
-//! | sending events and listing recent ones (`/v1/events`) | [`triggers`] |
+//! | sending events and listing recent ones (`/v1/events`) | [`sent_events`] |
 //! | completing a wait token (no bearer token) | [`tokens`] |
 //! | the fleet: hosts, drain, resume | [`hosts`] |
 //! | `/v1/me`, `/v1/stats` | [`stats`] |
@@ -53,9 +53,9 @@ pub mod queues;
 pub mod replays;
 pub mod schedules;
 pub mod secrets;
+pub mod sent_events;
 pub mod stats;
 pub mod tokens;
-pub mod triggers;
 pub mod ui;
 
 use std::sync::Arc;
@@ -219,7 +219,7 @@ pub fn routes(state: ApiState) -> (Router, utoipa::openapi::OpenApi) {
         .routes(routes!(schedules::trigger))
         .routes(routes!(secrets::list))
         .routes(routes!(secrets::put, secrets::delete))
-        .routes(routes!(triggers::send, triggers::recent))
+        .routes(routes!(sent_events::send, sent_events::recent))
         .routes(routes!(tokens::complete))
         .routes(routes!(hosts::list))
         .routes(routes!(stats::me))

@@ -1,5 +1,5 @@
 //! Reading the two ends of BullMQ's wait list, and moving a job to its
-//! front: what `flow::tenants` needs so a tenant's first job does not wait
+//! front: what `gate::fairness` needs so a tenant's first job does not wait
 //! behind another tenant's backlog.
 //!
 //! BullMQ's add pushes a job onto the list's left end and its workers take

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::flow_rules::{
+use super::gate_rules::{
     CancelOn, Debounce, Fairness, KeyConcurrency, KeyRate, MAX_CANCEL_ON, MAX_FINISH_TIMEOUT_MS,
     MAX_KEY_LIMIT, Singleton,
 };
@@ -156,7 +156,7 @@ impl Binding {
     }
 
     /// Whether flow control decides anything before a job of this binding
-    /// runs (`flow::admission`): a per-key rate or throttle, a key slot
+    /// runs (`gate::admission`): a per-key rate or throttle, a key slot
     /// (`singleton`, `keyConcurrency`, `fairness`), the end of a debounce
     /// burst, `cancelOn`. Without any, a job is admitted without a read.
     pub fn has_admission_rules(&self) -> bool {
@@ -197,12 +197,7 @@ impl Canary {
     /// Whether job `id` of `queue` runs the candidate: its hash's place
     /// among 10,000 is under `percent` hundredths.
     pub fn takes(&self, queue: &str, id: &str) -> bool {
-        use sha2::{Digest, Sha256};
-        let mut hasher = Sha256::new();
-        hasher.update(queue.as_bytes());
-        hasher.update([0]);
-        hasher.update(id.as_bytes());
-        let hash = hasher.finalize();
+        let hash = airlock_core::hashing::separated(&[queue.as_bytes(), id.as_bytes()]);
         let n = u64::from_be_bytes(hash[..8].try_into().expect("8 bytes"));
         n % 10_000 < u64::from(self.percent) * 100
     }

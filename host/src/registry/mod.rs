@@ -12,7 +12,7 @@
 
 mod binding_store;
 mod bindings;
-mod flow_rules;
+mod gate_rules;
 mod handlers;
 pub mod seal;
 mod secrets;
@@ -25,7 +25,7 @@ pub use self::binding_store::Rollback;
 pub use self::bindings::{
     Binding, BindingSpec, Canary, MAX_CONFIG_ENTRIES, RateLimit, WarmInstances,
 };
-pub use self::flow_rules::{
+pub use self::gate_rules::{
     CancelOn, Debounce, Fairness, KeyConcurrency, KeyRate, Singleton, SingletonMode, TenantOf,
 };
 pub use self::handlers::{ComponentError, HandlerDetails, HandlerVersion};

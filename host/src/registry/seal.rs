@@ -39,8 +39,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use hmac::{Hmac, Mac};
-use sha2::Sha256;
+use hmac::Mac;
 
 /// What the derived key is for (see `ArtifactKey::derive`).
 pub const PURPOSE: &str = "registry-entries";
@@ -93,16 +92,11 @@ impl Verified {
         }
     }
 
-    fn tag(&self, kind: Kind, name: &str, version: u64, text: &str) -> Hmac<Sha256> {
-        let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(&self.key)
-            .expect("HMAC takes keys of any length");
+    fn tag(&self, kind: Kind, name: &str, version: u64, text: &str) -> airlock_core::hashing::Hmac {
         let version = version.to_string();
         // Length-prefixed, so no two entries share an input.
-        for part in [kind.as_str(), name, &version, text] {
-            mac.update(&(part.len() as u64).to_le_bytes());
-            mac.update(part.as_bytes());
-        }
-        mac
+        let parts = [kind.as_str(), name, &version, text].map(str::as_bytes);
+        airlock_core::hashing::hmac(&self.key, &parts)
     }
 
     /// The seal of `text` as version `version` of entry (`kind`, `name`):

@@ -118,12 +118,11 @@ impl Cancels {
     }
 
     fn index_key(&self, queue: &str, event: &str, value: &serde_json::Value) -> String {
-        use sha2::{Digest, Sha256};
-        let mut hasher = Sha256::new();
-        hasher.update(event.as_bytes());
-        hasher.update([0]);
-        hasher.update(serde_json::to_string(value).unwrap_or_default().as_bytes());
-        let digest = hex::encode(hasher.finalize());
+        let value = serde_json::to_string(value).unwrap_or_default();
+        let digest = hex::encode(airlock_core::hashing::separated(&[
+            event.as_bytes(),
+            value.as_bytes(),
+        ]));
         self.store.keys().cancel_on(queue, &digest)
     }
 

@@ -46,7 +46,7 @@
 //!
 //! A slot whose holder finished (its hash has `finishedOn`) or is gone
 //! is stale: the run gives it back once BullMQ has recorded the end
-//! (`flow::recorded`), and a host that died in between leaves it held. A
+//! (`gate::recorded`), and a host that died in between leaves it held. A
 //! script that finds the key full drops such holders first.
 //!
 //! Cost per governed job: its take and its release are operations of the
@@ -333,20 +333,20 @@ pub struct LineLimits {
     pub key: Option<u64>,
     /// Whether it has a `singleton`.
     pub singleton: bool,
-    /// Whether it has `fairness` (its tenants' lines are `flow::tenants`'
+    /// Whether it has `fairness` (its tenants' lines are `gate::fairness`'
     /// to refill).
     pub fairness: bool,
 }
 
-/// What sets a tenant's slots (`fairness`, `flow::tenants`) apart from a
+/// What sets a tenant's slots (`fairness`, `gate::fairness`) apart from a
 /// key's of the same value: `t` before the hash.
 pub const TENANT_MARK: &str = "t";
 
 impl KeySlot {
     /// The slot of `value` (the key's JSON value) in `queue`.
     pub fn of(queue: &str, value: &serde_json::Value) -> KeySlot {
-        use sha2::{Digest, Sha256};
-        let digest = Sha256::digest(serde_json::to_string(value).unwrap_or_default().as_bytes());
+        let value = serde_json::to_string(value).unwrap_or_default();
+        let digest = airlock_core::hashing::separated(&[value.as_bytes()]);
         KeySlot {
             queue: queue.to_string(),
             hash: hex::encode(&digest[..12]),
@@ -399,7 +399,7 @@ pub struct Released {
     /// Their ids, in line order.
     pub ids: Vec<String>,
     /// Whether they go to the front of the wait list (a tenant's turn,
-    /// `flow::tenants`: a reservation held while the job waits behind a
+    /// `gate::fairness`: a reservation held while the job waits behind a
     /// backlog would keep the tenant's slot idle) rather than its back (a
     /// key's turn, behind the other keys' ready jobs).
     pub to_front: bool,
@@ -606,7 +606,7 @@ impl KeyLimits {
     /// Refills every non-empty line of `queue` (the pump: for releases a
     /// crash swallowed, and expired reservations), under the limits the
     /// binding has now (`limits`): `keyConcurrency` keys' with their limit,
-    /// singleton keys' with 1. Tenants' lines are left to `flow::tenants`,
+    /// singleton keys' with 1. Tenants' lines are left to `gate::fairness`,
     /// which knows their shares. A line whose rule the binding no longer
     /// has is emptied ([`RULE_GONE_LIMIT`] per call), its jobs sent to the
     /// back of the wait list. Answers the jobs the refills reserved slots

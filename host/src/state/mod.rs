@@ -47,13 +47,7 @@ use crate::store::Store;
 /// collide), in hex. The waits' index and token keys and an event's record
 /// of what it did are named by it.
 pub(crate) fn digest(parts: &[&str]) -> String {
-    use sha2::{Digest, Sha256};
-    let mut hasher = Sha256::new();
-    for part in parts {
-        hasher.update(part.as_bytes());
-        hasher.update([0]);
-    }
-    hex::encode(hasher.finalize())
+    airlock_core::hashing::terminated(parts)
 }
 
 /// Every state type on one Redis, sharing its connection and one clock.

@@ -234,7 +234,7 @@ pub struct RunRecord {
     /// The handler digest it ran, for a binding with a canary: its run is
     /// also tallied per version (`v:<digest>:<end>`, `v:<digest>:wallMs`,
     /// `v:<digest>:fuel`), so both versions show side by side.
-    pub version: Option<String>,
+    pub canary_digest: Option<String>,
 }
 
 /// How a run ended, as its history and the queue's per-minute tallies say.
@@ -432,9 +432,9 @@ pub fn tally(tallies: &mut MinuteTallies, run: &RunRecord) {
         let waited = run.started_at_ms.saturating_sub(ready);
         add(Cow::Borrowed(WAIT_BUCKETS[bucket(waited)]), 1);
     }
-    if let Some(version) = &run.version {
+    if let Some(digest) = &run.canary_digest {
         let mut by_version =
-            |what: &str, n: u64| add(Cow::Owned(format!("{VERSION_PREFIX}{version}:{what}")), n);
+            |what: &str, n: u64| add(Cow::Owned(format!("{VERSION_PREFIX}{digest}:{what}")), n);
         by_version(run.end.as_str(), 1);
         by_version("wallMs", run.wall_time_ms.max(0.0).round() as u64);
         by_version("fuel", run.fuel_used.unwrap_or(0));

@@ -2,7 +2,7 @@
 //! run reads as its four phases:
 //! 1. **admit** ([`Executor::admit`]): the run registers where a cancel
 //!    can stop it ([`super::cancels`]), fails at once past the job's time
-//!    to finish, and flow control decides ([`crate::flow`]): run, holding
+//!    to finish, and flow control decides ([`crate::gate`]): run, holding
 //!    its key slots; park; or fail;
 //! 2. **load** ([`Executor::load`]): the job's own Airlock fields, when it
 //!    may carry any (its pinned digest, per-job limits, producer), its
@@ -20,7 +20,7 @@
 //! - the job's cancel mark, when a cancel request for it was heard lately
 //!   ([`super::cancels`]);
 //! - flow control's state, for a binding with flow-control rules
-//!   ([`crate::flow::admission`]; under fairness by producer, the job's
+//!   ([`crate::gate::admission`]; under fairness by producer, the job's
 //!   producer);
 //! - the job's own Airlock fields, when it may carry state of its own: a
 //!   rerun (BullMQ's `ats` > 1: a retry, a wake-up after a durable sleep,
@@ -66,10 +66,10 @@
 //! - it dies holding a key slot (`keyConcurrency`): the slot's lease runs
 //!   out with the job's lock, and the recovered job finds its own lease and
 //!   keeps the slot; it dies while parking a job for its key: the next
-//!   sweep puts the job in line (see [`crate::flow::admission`] and
+//!   sweep puts the job in line (see [`crate::gate::admission`] and
 //!   [`crate::state::key_limits`]); it dies after `moveToFinished` but
 //!   before the finished job's slot went back: the next script that finds
-//!   the key full drops the slot (see [`crate::flow::recorded`]);
+//!   the key full drops the slot (see [`crate::gate::recorded`]);
 //! - it dies running a cancelled job: the job's cancel mark fails it when
 //!   the stalled check puts it back and a worker takes it, without running
 //!   it (see [`crate::queue::cancel`]);
@@ -92,7 +92,7 @@ use super::loader::LoadError;
 use super::recorder::Recorder;
 use super::reporter::Reporter;
 use super::services::{PendingPin, RedisServices};
-use crate::flow::{self, Admission, Admit, FinishDeadline};
+use crate::gate::{self, Admission, Admit, FinishDeadline};
 use crate::metrics::QueueMetrics;
 use crate::queue::{ActiveJob, JobProcessor, JobResult, RunningJob};
 use crate::registry::{Binding, WarmInstances};
@@ -179,12 +179,12 @@ pub struct Executor {
     /// Flow control's decision before each run.
     admission: Admission,
     /// Refills the queue's key lines every half lease while its binding
-    /// has a rule that keeps lines (see `flow::pump`); ends with the
+    /// has a rule that keeps lines (see `gate::pump`); ends with the
     /// executor.
     pump: Mutex<Option<AbortOnDrop>>,
     /// Key slots of runs that ended, until BullMQ has recorded the end
-    /// (see `flow::recorded`).
-    recorded_ends: flow::RecordedEnds,
+    /// (see `gate::recorded`).
+    recorded_ends: gate::RecordedEnds,
 }
 
 /// A job flow control let through: what stops its run, and what it holds
@@ -198,7 +198,7 @@ struct Cleared {
     /// The job's time to finish, with the timer that stops the run there.
     finish: Option<FinishDeadline>,
     /// Key slots and `cancelOn` sets, given back when the run ends.
-    admitted: flow::Admitted,
+    admitted: gate::Admitted,
 }
 
 /// What a run needs, loaded.
@@ -234,13 +234,13 @@ impl Executor {
             let binding = &resolved.binding;
             Some((binding.fairness.clone()?, binding.global_concurrency?))
         };
-        let tenants = flow::Tenants::new(host.queues.clone(), &queue, lease, fairness);
+        let tenants = gate::Tenants::new(host.queues.clone(), &queue, lease, fairness);
         let executor = Executor {
             recorder: Recorder::start(host.queues.state().runs.clone(), &queue),
             metrics: host.metrics.queue(&queue),
             admission: Admission::new(host.queues.clone(), lease, tenants),
             pump: Mutex::new(None),
-            recorded_ends: flow::RecordedEnds::new(),
+            recorded_ends: gate::RecordedEnds::new(),
             host,
             binding,
         };
@@ -266,9 +266,9 @@ impl Executor {
         let running = pump.as_ref().is_some_and(|p| !p.0.is_finished());
         if !running && (start || lines) {
             let current = self.binding.clone();
-            let lines = move || flow::KeyLines::of(&current.read().unwrap().binding);
+            let lines = move || gate::KeyLines::of(&current.read().unwrap().binding);
             let lease = self.host.worker_settings.lock_duration;
-            *pump = Some(AbortOnDrop(tokio::spawn(flow::pump(
+            *pump = Some(AbortOnDrop(tokio::spawn(gate::pump(
                 self.host.queues.clone(),
                 lease,
                 lines,
@@ -337,7 +337,7 @@ impl Executor {
             Err(result) => result,
         };
         // A job that completed or failed keeps its slots until BullMQ has
-        // recorded that (`flow::recorded`); any other end gives them back
+        // recorded that (`gate::recorded`); any other end gives them back
         // now, before the job moves.
         let Cleared { admitted, .. } = cleared;
         if result.ends_attempt() && admitted.holds_anything() {
@@ -374,10 +374,10 @@ impl Executor {
                 stop: stop_signal,
                 _cancels: registration,
                 finish,
-                admitted: flow::Admitted::nothing(self.host.queues.clone()),
+                admitted: gate::Admitted::nothing(self.host.queues.clone()),
             });
         }
-        let data = flow::keyed_data(&resolved.binding, job);
+        let data = gate::keyed_data(&resolved.binding, job);
         let deciding = std::time::SystemTime::now();
         match self
             .admission
@@ -674,7 +674,7 @@ impl Executor {
             started_at_ms: now_ms().saturating_sub(outcome.wall_time.as_millis() as u64),
             ready_at_ms: loaded.pinned.first_run.then(|| job.ready_at_ms()),
             host: self.host.host_id.clone(),
-            version: resolved
+            canary_digest: resolved
                 .binding
                 .canary
                 .is_some()

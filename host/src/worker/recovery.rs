@@ -11,7 +11,7 @@
 //! the host is still dead). Then, for every queue the dead
 //! host published a BullMQ worker id for, the key slots of each job locked
 //! by that worker go to the heads of their lines
-//! (`flow::admission::release_slots_of`), then the job goes back to
+//! (`gate::admission::release_slots_of`), then the job goes back to
 //! waiting through BullMQ's own script (`queue::recovery`). Live hosts
 //! take them from there.
 //!
@@ -141,7 +141,7 @@ async fn recover_host(host: &HostContext, fleet: &Fleet, id: &str) {
             // the dead worker's (with `LOCK_LEFT_MS` to go), so it runs
             // nowhere.
             if let Some(binding) = &binding {
-                crate::flow::admission::release_slots_of(
+                crate::gate::admission::release_slots_of(
                     &host.queues,
                     binding,
                     (queue, &job.id, found.name()),

@@ -1656,7 +1656,7 @@ export interface components {
          *     proportion to their weights. A tenant running its share waits for its
          *     turn while another tenant is under its own; a tenant alone uses all of
          *     it. Sharing running slots charges each tenant by the wall time its jobs
-         *     hold them. See `flow::tenants`.
+         *     hold them. See `gate::fairness`.
          */
         Fairness: {
             /**

@@ -1,6 +1,6 @@
 //! A binding's flow-control rules: per-key concurrency, start rates,
 //! debounce, singleton and `cancelOn` — what each field means and its
-//! bounds. `flow/` enforces them; `BindingSpec::resolve` checks them
+//! bounds. `gate/` enforces them; `BindingSpec::resolve` checks them
 //! together with the rest of a binding.
 
 use serde::{Deserialize, Serialize};
@@ -176,7 +176,7 @@ pub const MAX_TENANT_WEIGHT: u32 = 1000;
 /// proportion to their weights. A tenant running its share waits for its
 /// turn while another tenant is under its own; a tenant alone uses all of
 /// it. Sharing running slots charges each tenant by the wall time its jobs
-/// hold them. See `flow::tenants`.
+/// hold them. See `gate::fairness`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Fairness {
@@ -203,7 +203,7 @@ pub struct Fairness {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TenantOf {
     /// The API token that enqueued the job, as Airlock's seal on the
-    /// job proves (`flow::tenants` reads and checks it); a job without one
+    /// job proves (`gate::fairness` reads and checks it); a job without one
     /// belongs to the tenant `null`.
     Producer,
     /// The value at this path in the job's data.

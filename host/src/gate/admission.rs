@@ -33,8 +33,8 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use super::fairness::{TenantShare, Tenants, job_tenant, tenant_slot};
 use super::keys::{KeyGate, OnFull, cancel_matches, key_gates, key_value, slot_of};
-use super::tenants::{TenantShare, Tenants, job_tenant, tenant_slot};
 use crate::queue::{JobResult, QueueService, RunningJob};
 use crate::registry::Binding;
 use crate::sandbox::{Failure, FailureKind};

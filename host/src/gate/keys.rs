@@ -60,7 +60,7 @@ pub struct KeyGate {
     pub on_full: OnFull,
     /// A tenant's slot (`fairness`): its share as it is when the slot goes
     /// back, the limit its line is refilled up to then.
-    pub share: Option<super::tenants::TenantShare>,
+    pub share: Option<super::fairness::TenantShare>,
 }
 
 /// The key slots of the job under `binding`: its `singleton` key's, then

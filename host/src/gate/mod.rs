@@ -1,5 +1,6 @@
-//! Flow control: the binding rules that decide when a job may run, apart
-//! from running it.
+//! The gate: flow control, the binding rules that decide when a job may
+//! run, apart from running it. ("Flow" alone means a BullMQ flow of a
+//! parent and its children, `queue::flows`.)
 //!
 //! - [`admission`]: before a guest starts, one decision (run holding its
 //!   key slots, park, or fail): per-key rates and throttles, `singleton`,
@@ -12,7 +13,7 @@
 //! - [`recorded`]: key slots of ended runs, given back once BullMQ has
 //!   recorded the end.
 //! - [`keys`]: the values at a binding's key paths in a job's data.
-//! - [`tenants`]: fair shares of the queue's capacity between tenants
+//! - [`fairness`]: fair shares of the queue's capacity between tenants
 //!   (`fairness`): each host's view of the tenants, their lines' refill,
 //!   and the scan that moves a tenant's first job ahead of a backlog.
 //! - [`why`]: why a job is not running yet (its key's line, a throttle, a
@@ -24,18 +25,18 @@
 
 pub mod admission;
 pub mod enqueue;
+pub mod fairness;
 pub mod finish;
 pub mod keys;
 pub mod pump;
 pub mod recorded;
-pub mod tenants;
 pub mod why;
 
 pub use self::admission::{Admission, Admit, Admitted};
 pub use self::enqueue::add_governed;
+pub use self::fairness::Tenants;
 pub use self::finish::FinishDeadline;
 pub use self::keys::keyed_data;
 pub use self::pump::{KeyLines, pump};
 pub use self::recorded::RecordedEnds;
-pub use self::tenants::Tenants;
 pub use self::why::{Serving, WaitKind, WaitReason, Why};

@@ -10,7 +10,7 @@ use redis::AsyncCommands;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::tenants::{job_tenant, share_now};
+use super::fairness::{job_tenant, share_now};
 use crate::queue::{HELD_BACK_PRIORITY, JobSnapshot, JobState, QueueError, QueueService};
 use crate::registry::Binding;
 use crate::state::key_limits::KeySlot;

@@ -1,4 +1,4 @@
-//! Event triggers (Inngest-style): `POST /v1/events` delivers an event to
+//! Event delivery (Inngest-style): `POST /v1/events` delivers an event to
 //! every queue whose binding subscribes to its name, as a job whose data is
 //! the event.
 //!
@@ -193,7 +193,7 @@ pub async fn deliver(
         // Flow control's enqueue side, as for the API's jobs.
         let field = |_: usize, field: &str| format!("defaultJobOptions.{field}");
         let added =
-            crate::flow::add_governed(queues, &binding, &binding.queue, vec![job], lease_ms, field)
+            crate::gate::add_governed(queues, &binding, &binding.queue, vec![job], lease_ms, field)
                 .await?
                 .remove(0);
         all_duplicates &= added.duplicate;

@@ -8,8 +8,8 @@ use super::ApiState;
 use super::auth::{Caller, Role};
 use super::error::{ApiError, ErrorBody, JsonBody};
 use super::lookup::check_data_size;
+use crate::delivery::{Delivery, Event, deliver};
 use crate::traces;
-use crate::triggers::{Delivery, Event, deliver};
 
 /// Send an event: every queue whose binding lists its name gets a job with
 /// the event (`{name, data, id, ts}`) as data, owned by the producer token
