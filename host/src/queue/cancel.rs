@@ -64,23 +64,8 @@ const STATE_SETS: [&str; 8] = [
 /// `getState` does and marks it in the same step, so the state answered is
 /// the one the mark met: `{0, _}` no such job; `{-1, state}` it already
 /// finished (not marked); `{1, state}` marked.
-static MARK: LazyLock<redis::Script> = LazyLock::new(|| {
-    redis::Script::new(
-        "if redis.call('EXISTS', KEYS[1]) == 0 then return {0, 'unknown'} end \
-         local id = ARGV[1] \
-         if redis.call('ZSCORE', KEYS[2], id) then return {-1, 'completed'} end \
-         if redis.call('ZSCORE', KEYS[3], id) then return {-1, 'failed'} end \
-         local state = 'unknown' \
-         if redis.call('ZSCORE', KEYS[4], id) then state = 'delayed' \
-         elseif redis.call('ZSCORE', KEYS[5], id) then state = 'prioritized' \
-         elseif redis.call('LPOS', KEYS[6], id) then state = 'active' \
-         elseif redis.call('LPOS', KEYS[7], id) or redis.call('LPOS', KEYS[8], id) \
-         then state = 'waiting' \
-         elseif redis.call('ZSCORE', KEYS[9], id) then state = 'waiting-children' end \
-         redis.call('HSET', KEYS[1], 'defa', ARGV[2]) \
-         return {1, state}",
-    )
-});
+static MARK: LazyLock<redis::Script> =
+    LazyLock::new(|| redis::Script::new(include_str!("lua/cancel_mark.lua")));
 
 /// What a cancel found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -20,18 +20,7 @@ use super::{QueueError, QueueService};
 /// KEYS[1] the wait list; ARGV the ids, the one to be taken first last.
 /// Answers how many were moved (a job a worker took meanwhile is not in the
 /// list, and stays where it is).
-static TO_FRONT: LazyLock<Script> = LazyLock::new(|| {
-    Script::new(
-        "local moved = 0 \
-         for _, id in ipairs(ARGV) do \
-           if redis.call('LREM', KEYS[1], 1, id) > 0 then \
-             redis.call('RPUSH', KEYS[1], id) \
-             moved = moved + 1 \
-           end \
-         end \
-         return moved",
-    )
-});
+static TO_FRONT: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("lua/to_front.lua")));
 
 /// The two ends of a queue's wait list.
 #[derive(Debug, Default)]

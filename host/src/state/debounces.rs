@@ -28,21 +28,8 @@ use crate::store::Store;
 
 /// `KEYS[1]` burst start; `ARGV` now, period, max wait (0: none). Answers
 /// the delay for the job being added.
-static DELAY: LazyLock<redis::Script> = LazyLock::new(|| {
-    redis::Script::new(
-        "local now, period, max_wait = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]) \
-         if max_wait == 0 then return period end \
-         local first = tonumber(redis.call('GET', KEYS[1]) or '0') \
-         if first == 0 then \
-           first = now \
-           redis.call('SET', KEYS[1], now, 'PX', max_wait + period) \
-         end \
-         local left = first + max_wait - now \
-         if left < 0 then left = 0 end \
-         if left < period then return left end \
-         return period",
-    )
-});
+static DELAY: LazyLock<redis::Script> =
+    LazyLock::new(|| redis::Script::new(include_str!("lua/debounce_delay.lua")));
 
 /// Airlock's debounce script, with its SHA1 (for benchmarks).
 pub fn script_hashes() -> Vec<(&'static str, String)> {

@@ -61,3 +61,112 @@ pub const TRANSCRIPT_PREFIX: &str = "airlock.transcript:";
 /// Prefix of when a durable step was recorded: `airlock.stepAt:<id>`
 /// (ms since the epoch).
 pub const STEP_AT_PREFIX: &str = "airlock.stepAt:";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every field above, and every prefix.
+    const FIELDS: [&str; 13] = [
+        DIGEST,
+        LIMITS,
+        TRACE,
+        LAST_RUN,
+        legacy::FUEL,
+        legacy::MEMORY,
+        legacy::WALL_MS,
+        legacy::HTTP_REQUESTS,
+        legacy::HTTP_REFUSED,
+        legacy::HTTP_BYTES_OUT,
+        legacy::HTTP_BYTES_IN,
+        PRODUCER,
+        PRODUCER_SEAL,
+    ];
+    const PREFIXES: [&str; 8] = [
+        STEP_PREFIX,
+        SLEEP_PREFIX,
+        WAIT_PREFIX,
+        WAITED_PREFIX,
+        TOKEN_PREFIX,
+        RUN_PREFIX,
+        TRANSCRIPT_PREFIX,
+        STEP_AT_PREFIX,
+    ];
+
+    /// The Lua scripts under `host/src` (`state/lua/`, `queue/lua/`), by
+    /// path and text.
+    fn scripts() -> Vec<(String, String)> {
+        fn walk(dir: &std::path::Path, found: &mut Vec<(String, String)>) {
+            for entry in std::fs::read_dir(dir).unwrap().flatten() {
+                let path = entry.path();
+                if path.is_dir() {
+                    walk(&path, found);
+                } else if path.extension().is_some_and(|e| e == "lua") {
+                    let text = std::fs::read_to_string(&path).unwrap();
+                    found.push((path.display().to_string(), text));
+                }
+            }
+        }
+        let mut found = Vec::new();
+        walk(
+            &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
+            &mut found,
+        );
+        found
+    }
+
+    /// A script spells the fields it touches as text: each `airlock.*`
+    /// name in one must be a field named here, so a renamed field cannot
+    /// leave a script writing the old name.
+    #[test]
+    fn the_scripts_spell_only_fields_named_here() {
+        let scripts = scripts();
+        assert!(scripts.len() >= 20, "found only {} scripts", scripts.len());
+        let mut unknown = Vec::new();
+        for (path, text) in &scripts {
+            for quoted in text.split(['\'', '"']).skip(1).step_by(2) {
+                let known =
+                    FIELDS.contains(&quoted) || PREFIXES.iter().any(|p| quoted.starts_with(p));
+                if quoted.starts_with("airlock.") && !known {
+                    unknown.push(format!("{path}: '{quoted}'"));
+                }
+            }
+        }
+        assert!(
+            unknown.is_empty(),
+            "fields not in state/fields.rs: {unknown:?}"
+        );
+    }
+
+    /// And every script is one the host loads.
+    #[test]
+    fn every_script_is_loaded() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let sources: Vec<String> = [
+            "state/meta.rs",
+            "state/runs.rs",
+            "state/key_limits.rs",
+            "state/key_rates.rs",
+            "state/debounces.rs",
+            "state/waits/index.rs",
+            "queue/wait_order.rs",
+            "queue/cancel.rs",
+        ]
+        .iter()
+        .map(|f| std::fs::read_to_string(root.join(f)).unwrap())
+        .collect();
+        for (path, _) in scripts() {
+            let name = std::path::Path::new(&path)
+                .file_name()
+                .unwrap()
+                .to_string_lossy()
+                .to_string();
+            assert!(
+                sources
+                    .iter()
+                    .any(|s| s.contains(&format!("lua/{name}\")"))),
+                "{path} is loaded by no script"
+            );
+        }
+    }
+}

@@ -80,48 +80,7 @@ pub const PARK_MS: u64 = 60 * 60 * 1000;
 /// puts the job back at the head of the line; a job whose parking began
 /// more than a lease ago without joining the line (its host died in
 /// between) joins it now.
-const SWEEP: &str = "\
-local function sweep(slots, line, lines, delayed, parking, now, lease, keyhash) \
-  local expired = redis.call('ZRANGEBYSCORE', slots, '-inf', now) \
-  for _, id in ipairs(expired) do \
-    redis.call('ZREM', slots, id) \
-    if redis.call('ZSCORE', delayed, id) then \
-      redis.call('LPUSH', line, id) \
-      redis.call('SADD', lines, keyhash) \
-    end \
-  end \
-  local stale = redis.call('ZRANGEBYSCORE', parking, '-inf', now - lease) \
-  for _, id in ipairs(stale) do \
-    redis.call('ZREM', parking, id) \
-    redis.call('RPUSH', line, id) \
-    redis.call('SADD', lines, keyhash) \
-  end \
-end \
-local function drop_finished(slots, jobs) \
-  for _, id in ipairs(redis.call('ZRANGE', slots, 0, -1)) do \
-    if string.sub(id, 1, 8) ~= 'enqueue:' then \
-      local job = jobs .. id \
-      if redis.call('EXISTS', job) == 0 or redis.call('HEXISTS', job, 'finishedOn') == 1 then \
-        redis.call('ZREM', slots, id) \
-      end \
-    end \
-  end \
-end \
-local function fill(slots, line, lines, delayed, parking, now, lease, limit, keyhash) \
-  local out = {} \
-  while redis.call('ZCARD', slots) < limit do \
-    local id = redis.call('LPOP', line) \
-    if not id then break end \
-    if redis.call('ZSCORE', delayed, id) and not redis.call('ZSCORE', slots, id) then \
-      redis.call('ZADD', slots, now + lease, id) \
-      table.insert(out, id) \
-    end \
-  end \
-  if redis.call('LLEN', line) == 0 and redis.call('ZCARD', parking) == 0 then \
-    redis.call('SREM', lines, keyhash) \
-  end \
-  return out \
-end ";
+const SWEEP: &str = include_str!("lua/key_sweep.lua");
 
 /// The two operations every batch is made of, after [`SWEEP`]'s helpers.
 ///
@@ -157,64 +116,7 @@ end ";
 /// `fill`: only refills. Then, with jobs in line and no slot free, drops
 /// holders that finished or are gone, reserves free slots for the head of
 /// the line and answers the ids to promote.
-const OPS: &str = "\
-local function move_processed_on(jobs, id, taken, now, stamp) \
-  if taken and taken < now then redis.call('HSET', jobs .. id, 'processedOn', stamp) end \
-end \
-local function acquire(slots, line, lines, delayed, parking, id, now, lease, limit, keyhash, park, \
-                       jobs, taken, expiry, stamp) \
-  if redis.call('ZADD', slots, 'NX', expiry, id) == 1 then \
-    if redis.call('ZCARD', slots) <= limit then \
-      move_processed_on(jobs, id, taken, now, stamp) \
-      return 1 \
-    end \
-    redis.call('ZREM', slots, id) \
-  else \
-    local held = tonumber(redis.call('ZSCORE', slots, id)) \
-    if held > now then redis.call('ZADD', slots, expiry, id) return 1 end \
-  end \
-  sweep(slots, line, lines, delayed, parking, now, lease, keyhash) \
-  if redis.call('ZSCORE', slots, id) then \
-    redis.call('ZADD', slots, expiry, id) return 1 \
-  end \
-  if redis.call('ZCARD', slots) >= limit then \
-    drop_finished(slots, jobs) \
-  end \
-  local free = redis.call('ZCARD', slots) < limit \
-  if not free then \
-    for _, member in ipairs(redis.call('ZRANGE', slots, 0, -1)) do \
-      if string.sub(member, 1, 8) == 'enqueue:' then \
-        redis.call('ZREM', slots, member) \
-        free = true \
-        break \
-      end \
-    end \
-  end \
-  if free then \
-    redis.call('ZADD', slots, expiry, id) \
-    move_processed_on(jobs, id, taken, now, stamp) \
-    return 1 \
-  end \
-  if park then \
-    redis.call('ZADD', parking, now, id) \
-    redis.call('SADD', lines, keyhash) \
-  end \
-  return 0 \
-end \
-local function line_op(slots, line, lines, delayed, parking, id, now, lease, limit, keyhash, mode, jobs) \
-  if mode == 'park' then \
-    redis.call('RPUSH', line, id) redis.call('ZREM', parking, id) \
-    redis.call('SADD', lines, keyhash) \
-  elseif mode == 'release' then \
-    redis.call('ZREM', slots, id) \
-    if redis.call('LLEN', line) == 0 then return {} end \
-  end \
-  sweep(slots, line, lines, delayed, parking, now, lease, keyhash) \
-  if redis.call('LLEN', line) > 0 and redis.call('ZCARD', slots) >= limit then \
-    drop_finished(slots, jobs) \
-  end \
-  return fill(slots, line, lines, delayed, parking, now, lease, limit, keyhash) \
-end ";
+const OPS: &str = include_str!("lua/key_ops.lua");
 
 /// A batch of key operations of one queue, in order: `KEYS` lines, BullMQ
 /// delayed, then each operation's slots, line and parking; `ARGV` now,
@@ -225,25 +127,7 @@ end ";
 /// operation: an acquire's `{"1"}` (taken) or `{}`, a line operation's ids
 /// to promote.
 static BATCH: LazyLock<redis::Script> = LazyLock::new(|| {
-    redis::Script::new(&format!(
-        "{SWEEP} {OPS} \
-         local now, lease, jobs = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3] \
-         local stamp, expiry = ARGV[1], ARGV[4] \
-         local out = {{}} \
-         for i = 1, (#ARGV - 4) / 5 do \
-           local a, k = 4 + (i - 1) * 5, 2 + (i - 1) * 3 \
-           local kind, id, limit, keyhash = ARGV[a + 1], ARGV[a + 2], tonumber(ARGV[a + 3]), ARGV[a + 4] \
-           local slots, line, parking = KEYS[k + 1], KEYS[k + 2], KEYS[k + 3] \
-           if kind == 'acquire' or kind == 'acquire-park' then \
-             local got = acquire(slots, line, KEYS[1], KEYS[2], parking, id, now, lease, limit, keyhash, \
-                                 kind == 'acquire-park', jobs, tonumber(ARGV[a + 5]), expiry, stamp) \
-             if got == 1 then out[i] = {{'1'}} else out[i] = {{}} end \
-           else \
-             out[i] = line_op(slots, line, KEYS[1], KEYS[2], parking, id, now, lease, limit, keyhash, kind, jobs) \
-           end \
-         end \
-         return out"
-    ))
+    redis::Script::new(&[SWEEP, OPS, include_str!("lua/key_batch.lua")].join("\n"))
 });
 
 /// Reservations for one enqueue request: `KEYS` lines, BullMQ delayed, then
@@ -251,49 +135,15 @@ static BATCH: LazyLock<redis::Script> = LazyLock::new(|| {
 /// hash, limit, a count `n` and `n` tokens. A key with no job in its line
 /// or on its way there reserves its free slots for the first tokens, one
 /// each. Answers how many tokens of each key got a slot.
-static RESERVE: LazyLock<redis::Script> = LazyLock::new(|| {
-    redis::Script::new(&format!(
-        "{SWEEP} \
-         local now, lease = tonumber(ARGV[1]), tonumber(ARGV[2]) \
-         local out, a = {{}}, 3 \
-         local i = 0 \
-         while a <= #ARGV do \
-           i = i + 1 \
-           local keyhash, limit, n = ARGV[a], tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]) \
-           local k = 2 + (i - 1) * 3 \
-           local slots, line, parking = KEYS[k + 1], KEYS[k + 2], KEYS[k + 3] \
-           sweep(slots, line, KEYS[1], KEYS[2], parking, now, lease, keyhash) \
-           local got = 0 \
-           if redis.call('LLEN', line) == 0 and redis.call('ZCARD', parking) == 0 then \
-             while got < n and redis.call('ZCARD', slots) < limit do \
-               redis.call('ZADD', slots, now + lease, ARGV[a + 3 + got]) \
-               got = got + 1 \
-             end \
-           end \
-           out[i] = got \
-           a = a + 3 + n \
-         end \
-         return out"
-    ))
-});
+static RESERVE: LazyLock<redis::Script> =
+    LazyLock::new(|| redis::Script::new(&[SWEEP, include_str!("lua/key_reserve.lua")].join("\n")));
 
 /// `KEYS` each reservation's slots; `ARGV` a token and a job id per
 /// reservation: the reservation made under the token passes to the job,
 /// with its lease — unless a starting job took it already (see [`OPS`]'
 /// acquire).
-static HAND_OVER: LazyLock<redis::Script> = LazyLock::new(|| {
-    redis::Script::new(
-        "for i = 1, #KEYS do \
-           local token, id = ARGV[2 * i - 1], ARGV[2 * i] \
-           local score = redis.call('ZSCORE', KEYS[i], token) \
-           if score then \
-             redis.call('ZREM', KEYS[i], token) \
-             redis.call('ZADD', KEYS[i], score, id) \
-           end \
-         end \
-         return 0",
-    )
-});
+static HAND_OVER: LazyLock<redis::Script> =
+    LazyLock::new(|| redis::Script::new(include_str!("lua/key_hand_over.lua")));
 
 /// Airlock's per-key scripts by name, with their SHA1s (for benchmarks).
 pub fn script_hashes() -> Vec<(&'static str, String)> {

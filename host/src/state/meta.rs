@@ -87,37 +87,14 @@ const NO_PRODUCER: &str = "-";
 /// `KEYS[1]` job hash, `KEYS[2]` pending hash; `ARGV[1]` claimant,
 /// `ARGV[2]` TTL (ms), then field/value pairs. 0: the job exists; 1: claimed
 /// (or re-claimed by the same claimant); 2: another claimant holds it.
-static CLAIM: LazyLock<redis::Script> = LazyLock::new(|| {
-    redis::Script::new(
-        "if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end \
-         local holder = redis.call('HGET', KEYS[2], 'claim') \
-         if holder and holder ~= ARGV[1] then return 2 end \
-         redis.call('DEL', KEYS[2]) \
-         redis.call('HSET', KEYS[2], 'claim', ARGV[1], unpack(ARGV, 3)) \
-         redis.call('PEXPIRE', KEYS[2], ARGV[2]) \
-         return 1",
-    )
-});
+static CLAIM: LazyLock<redis::Script> =
+    LazyLock::new(|| redis::Script::new(include_str!("lua/claim.lua")));
 
 /// `KEYS[1]` job hash, `KEYS[2]` pending hash: copies the pending fields
 /// (all but `claim`) into the job hash when it exists, without overwriting,
 /// and deletes the pending hash. 1 when something was moved.
-static COMMIT: LazyLock<redis::Script> = LazyLock::new(|| {
-    redis::Script::new(
-        "local pending = redis.call('HGETALL', KEYS[2]) \
-         if #pending == 0 then return 0 end \
-         local moved = 0 \
-         if redis.call('EXISTS', KEYS[1]) == 1 then \
-           for i = 1, #pending, 2 do \
-             if pending[i] ~= 'claim' then \
-               redis.call('HSETNX', KEYS[1], pending[i], pending[i + 1]) moved = 1 \
-             end \
-           end \
-         end \
-         redis.call('DEL', KEYS[2]) \
-         return moved",
-    )
-});
+static COMMIT: LazyLock<redis::Script> =
+    LazyLock::new(|| redis::Script::new(include_str!("lua/commit.lua")));
 
 /// `KEYS[1]` job hash, `KEYS[2]` pending hash; `ARGV[1]` the current
 /// digest. Pins the job to `ARGV[1]` unless it has a digest, moves pending
@@ -126,44 +103,19 @@ static COMMIT: LazyLock<redis::Script> = LazyLock::new(|| {
 /// it (0 when it was pinned before) —
 /// or nil when the job no longer exists (nothing is written then: a
 /// removed job's hash is never resurrected).
-static PIN: LazyLock<redis::Script> = LazyLock::new(|| {
-    redis::Script::new(
-        "if redis.call('EXISTS', KEYS[1]) == 0 then return false end \
-         local first = redis.call('HSETNX', KEYS[1], 'airlock.digest', ARGV[1]) \
-         local pending = redis.call('HGETALL', KEYS[2]) \
-         for i = 1, #pending, 2 do \
-           if pending[i] ~= 'claim' then \
-             redis.call('HSETNX', KEYS[1], pending[i], pending[i + 1]) \
-           end \
-         end \
-         if #pending > 0 then redis.call('DEL', KEYS[2]) end \
-         local fields = redis.call('HMGET', KEYS[1], 'airlock.digest', 'airlock.limits', \
-           'airlock.producer', 'airlock.producerSeal') \
-         return {fields[1], fields[2] or false, fields[3] or false, fields[4] or false, first}",
-    )
-});
+static PIN: LazyLock<redis::Script> =
+    LazyLock::new(|| redis::Script::new(include_str!("lua/pin.lua")));
 
 /// `HSET` into a hash only if it still exists: writing to a job that was
 /// just removed must not resurrect a stray hash. 1 when written.
-static HSET_IF_EXISTS: LazyLock<redis::Script> = LazyLock::new(|| {
-    redis::Script::new(
-        "if redis.call('EXISTS', KEYS[1]) == 1 then \
-           redis.call('HSET', KEYS[1], unpack(ARGV)) return 1 \
-         end return 0",
-    )
-});
+static HSET_IF_EXISTS: LazyLock<redis::Script> =
+    LazyLock::new(|| redis::Script::new(include_str!("lua/hset_if_exists.lua")));
 
 /// `KEYS[1]` job hash; `ARGV[1]` a digest to pin (or `""`), then
 /// field/value pairs. Only if the hash exists: pins the digest unless one is
 /// there, and sets the fields. 1 when the job existed.
-static SET_AND_PIN: LazyLock<redis::Script> = LazyLock::new(|| {
-    redis::Script::new(
-        "if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end \
-         if ARGV[1] ~= '' then redis.call('HSETNX', KEYS[1], 'airlock.digest', ARGV[1]) end \
-         if #ARGV > 1 then redis.call('HSET', KEYS[1], unpack(ARGV, 2)) end \
-         return 1",
-    )
-});
+static SET_AND_PIN: LazyLock<redis::Script> =
+    LazyLock::new(|| redis::Script::new(include_str!("lua/set_and_pin.lua")));
 
 /// Airlock's own scripts by name, with their SHA1s: what `EVALSHA` calls
 /// a benchmark sees on Redis are attributed with this.
@@ -182,13 +134,8 @@ pub fn script_hashes() -> Vec<(&'static str, String)> {
 }
 
 /// `HSETNX` of one field, only if the hash exists.
-static HSETNX_IF_EXISTS: LazyLock<redis::Script> = LazyLock::new(|| {
-    redis::Script::new(
-        "if redis.call('EXISTS', KEYS[1]) == 1 then \
-           return redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2]) \
-         end return 0",
-    )
-});
+static HSETNX_IF_EXISTS: LazyLock<redis::Script> =
+    LazyLock::new(|| redis::Script::new(include_str!("lua/hsetnx_if_exists.lua")));
 
 /// Whether Redis refused a script it does not have cached (after a restart,
 /// or the first call on a server): load and retry.

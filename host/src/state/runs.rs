@@ -105,22 +105,8 @@ pub fn bounded_reason(reason: &str) -> String {
 /// field/value pairs, then the pairs. A job that no longer exists
 /// (retention removed it when it finished) is skipped: its hash is not
 /// written again.
-static RECORD: LazyLock<redis::Script> = LazyLock::new(|| {
-    redis::Script::new(
-        "local a = 1 \
-         for i = 1, #KEYS do \
-           local digest = ARGV[a] \
-           local n = tonumber(ARGV[a + 1]) \
-           a = a + 2 \
-           if redis.call('EXISTS', KEYS[i]) == 1 then \
-             if digest ~= '' then redis.call('HSETNX', KEYS[i], 'airlock.digest', digest) end \
-             redis.call('HSET', KEYS[i], unpack(ARGV, a, a + 2 * n - 1)) \
-           end \
-           a = a + 2 * n \
-         end \
-         return #KEYS",
-    )
-});
+static RECORD: LazyLock<redis::Script> =
+    LazyLock::new(|| redis::Script::new(include_str!("lua/record.lua")));
 
 /// Airlock's run-recording script, with its SHA1 (for benchmarks).
 pub fn script_hashes() -> Vec<(&'static str, String)> {

@@ -43,45 +43,19 @@ pub fn script_hashes() -> Vec<(&'static str, String)> {
 /// token it must hold (with `ARGV[5]`). 1: resolved; 0: no such job; -1:
 /// it had an outcome; -2: another producer's job; -3: no such wait (or
 /// another token).
-pub(super) static RESOLVE: LazyLock<redis::Script> = LazyLock::new(|| {
-    redis::Script::new(
-        "if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end \
-         if ARGV[3] ~= '' and redis.call('HGET', KEYS[1], 'airlock.producer') ~= ARGV[3] \
-         then return -2 end \
-         if ARGV[4] ~= '' and redis.call('HEXISTS', KEYS[1], ARGV[4]) == 0 then return -3 end \
-         if ARGV[5] ~= '' and redis.call('HGET', KEYS[1], ARGV[5]) ~= ARGV[6] then return -3 end \
-         if redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2]) == 0 then return -1 end \
-         return 1",
-    )
-});
+pub(super) static RESOLVE: LazyLock<redis::Script> =
+    LazyLock::new(|| redis::Script::new(include_str!("../lua/wait_resolve.lua")));
 
 /// `KEYS[1]` paths set, `KEYS[2]` waiters set; `ARGV[1]` path (`""`: none),
 /// `ARGV[2]` waiter, `ARGV[3]` expiry (ms from now), `ARGV[4]` most paths.
 /// 1: listening; 0: too many paths in use for this event name.
-pub(super) static LISTEN: LazyLock<redis::Script> = LazyLock::new(|| {
-    redis::Script::new(
-        "if redis.call('SISMEMBER', KEYS[1], ARGV[1]) == 0 \
-            and redis.call('SCARD', KEYS[1]) >= tonumber(ARGV[4]) then return 0 end \
-         redis.call('SADD', KEYS[1], ARGV[1]) \
-         redis.call('SADD', KEYS[2], ARGV[2]) \
-         local ttl = tonumber(ARGV[3]) \
-         for i = 1, 2 do \
-           local left = redis.call('PTTL', KEYS[i]) \
-           if left < ttl then redis.call('PEXPIRE', KEYS[i], ttl) end \
-         end \
-         return 1",
-    )
-});
+pub(super) static LISTEN: LazyLock<redis::Script> =
+    LazyLock::new(|| redis::Script::new(include_str!("../lua/wait_listen.lua")));
 
 /// `KEYS[1]` job hash; `ARGV[1]` token field, `ARGV[2]` a new token. The
 /// job's token (the new one if it had none); `false` when the job is gone.
-pub(super) static TOKEN: LazyLock<redis::Script> = LazyLock::new(|| {
-    redis::Script::new(
-        "if redis.call('EXISTS', KEYS[1]) == 0 then return false end \
-         redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2]) \
-         return redis.call('HGET', KEYS[1], ARGV[1])",
-    )
-});
+pub(super) static TOKEN: LazyLock<redis::Script> =
+    LazyLock::new(|| redis::Script::new(include_str!("../lua/wait_token.lua")));
 
 /// The index set of waits for `event` holding `value` at `path` (`None`:
 /// waits without a match).
