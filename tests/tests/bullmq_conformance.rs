@@ -392,3 +392,82 @@ async fn the_ports_add_drops_keep_logs() {
     let opts: Value = serde_json::from_str(opts.trim()).unwrap();
     assert!(opts.get("keepLogs").is_none(), "stored opts: {opts}");
 }
+
+/// Records the ids of the jobs it is given, in order, and completes them.
+struct Taken(Mutex<Vec<String>>);
+
+#[async_trait::async_trait]
+impl JobProcessor for Taken {
+    async fn process(&self, job: ActiveJob) -> JobResult {
+        self.0.lock().unwrap().push(job.id().to_string());
+        JobResult::Completed(json!(null))
+    }
+}
+
+/// The port's worker takes the job at the wait list's right end next, and
+/// nothing but the list's order decides which: `queue/wait_order.rs`
+/// moves a job to the front by pushing it onto that end (for
+/// `gate::fairness`' scan and a tenant's released jobs).
+#[tokio::test]
+async fn the_port_takes_next_the_job_at_the_wait_lists_right_end() {
+    let redis = RedisServer::start();
+    let admin = Admin::connect(&redis.url()).await;
+    let mut ids = Vec::new();
+    for _ in 0..3 {
+        ids.push(enqueue(&admin, "q", json!({})).await);
+    }
+    let moved = admin.queues.to_front("q", &[ids[2].clone()]).await.unwrap();
+    assert_eq!(moved, 1);
+    let taken = Arc::new(Taken(Mutex::new(Vec::new())));
+    let w = worker(&admin, "q", taken.clone()).await;
+    for id in &ids {
+        admin.wait_finished("q", id, FINISH).await;
+    }
+    w.close(Duration::from_secs(5)).await;
+    let order = taken.0.lock().unwrap().clone();
+    assert_eq!(
+        order,
+        [ids[2].clone(), ids[0].clone(), ids[1].clone()],
+        "the moved job first, then the others first in, first out"
+    );
+}
+
+/// Moves a job's `processedOn` on, as a key slot's acquire does, before
+/// completing it.
+struct MovesProcessedOn {
+    redis_url: String,
+    to: u64,
+}
+
+#[async_trait::async_trait]
+impl JobProcessor for MovesProcessedOn {
+    async fn process(&self, job: ActiveJob) -> JobResult {
+        let client = redis::Client::open(self.redis_url.as_str()).unwrap();
+        let mut conn = client.get_multiplexed_async_connection().await.unwrap();
+        let _: () = redis::AsyncCommands::hset(&mut conn, job.job_key(), "processedOn", self.to)
+            .await
+            .unwrap();
+        JobResult::Completed(json!(null))
+    }
+}
+
+/// The port's finish keeps the `processedOn` a run's job hash holds: it
+/// neither rewrites it from the fetch nor clears it, so the time a key
+/// slot's acquire (`state/key_limits.rs`) or a throttle's admission
+/// (`state/key_rates.rs`) moved it to is what BullMQ's tools show.
+#[tokio::test]
+async fn the_ports_finish_keeps_a_moved_processed_on() {
+    let redis = RedisServer::start();
+    let admin = Admin::connect(&redis.url()).await;
+    let id = enqueue(&admin, "q", json!({})).await;
+    let to = airlock_core::clock::now_ms() + 60_000;
+    let processor = Arc::new(MovesProcessedOn {
+        redis_url: redis.url(),
+        to,
+    });
+    let w = worker(&admin, "q", processor).await;
+    let job = admin.wait_finished("q", &id, FINISH).await;
+    w.close(Duration::from_secs(5)).await;
+    assert_eq!(job.state, JobState::Completed, "{job:#?}");
+    assert_eq!(job.processed_on, Some(to), "{job:#?}");
+}
