@@ -114,7 +114,7 @@ async fn a_requeue_keeps_the_attempts() {
 }
 
 /// `move_to_delayed` (a durable sleep) counts no attempt and the job runs
-/// again after the delay: `executor.rs` parks sleeping jobs this way.
+/// again after the delay: `worker/executor/finish.rs` parks sleeping jobs this way.
 #[tokio::test]
 async fn parking_a_job_counts_no_attempt() {
     let redis = RedisServer::start();
