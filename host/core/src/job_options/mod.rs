@@ -7,6 +7,8 @@
 
 use serde::{Deserialize, Serialize};
 
+#[macro_use]
+mod fields;
 mod subsets;
 
 pub use self::subsets::{DefaultJobOptions, FlowNodeOptions, ScheduleJobOptions};
@@ -144,61 +146,21 @@ pub struct Deduplication {
     pub replace: Option<bool>,
 }
 
-/// Options for one job, in BullMQ's JSON spelling. Absent fields take the
-/// queue binding's defaults.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct JobOptions {
-    /// A custom job id (not an integer, no `:`): adding a job whose id
-    /// exists adds nothing.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schema(min_length = 1, max_length = 256, pattern = r"^[^:]*[^0-9:][^:]*$")]
-    pub job_id: Option<String>,
-    /// Milliseconds before the job may run (at most a year).
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::int::opt"
-    )]
-    #[schema(minimum = 0, maximum = 31_536_000_000_u64)]
-    pub delay: Option<u64>,
-    /// 1 (highest) to 2,097,152 (lowest); absent or 0 means no priority.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::int::opt"
-    )]
-    #[schema(minimum = 0, maximum = 2_097_152)]
-    pub priority: Option<u32>,
-    /// Take this job before older waiting ones (not with a priority).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub lifo: Option<bool>,
-    /// Attempts in total (1: never retried), at most 10,000.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::int::opt"
-    )]
-    #[schema(minimum = 1, maximum = 10_000)]
-    pub attempts: Option<u32>,
-    /// Delay between attempts. With `exponential`, the delay is capped by
-    /// the attempts (so the longest wait stays within a year): a year
-    /// divided by 2^(t − 2), t being the attempts rounded up to a multiple
-    /// of 8.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub backoff: Option<Backoff>,
-    /// Retention of the job once completed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub remove_on_complete: Option<Retention>,
-    /// Retention of the job once failed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub remove_on_fail: Option<Retention>,
-    /// Deduplication by id.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub deduplication: Option<Deduplication>,
-    /// Sandbox limits for this job: may only lower the binding's.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub limits: Option<LimitsOverride>,
+job_options! {
+    /// Options for one job, in BullMQ's JSON spelling. Absent fields take the
+    /// queue binding's defaults.
+    pub struct JobOptions {
+        job_id,
+        delay,
+        priority,
+        lifo,
+        attempts,
+        backoff,
+        remove_on_complete,
+        remove_on_fail,
+        deduplication,
+        limits,
+    }
 }
 
 fn bad(field: &str, message: impl Into<String>) -> FieldError {
