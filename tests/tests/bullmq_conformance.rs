@@ -453,7 +453,7 @@ impl JobProcessor for MovesProcessedOn {
 
 /// The port's finish keeps the `processedOn` a run's job hash holds: it
 /// neither rewrites it from the fetch nor clears it, so the time a key
-/// slot's acquire (`state/key_limits.rs`) or a throttle's admission
+/// slot's acquire (`state/key_limits/`) or a throttle's admission
 /// (`state/key_rates.rs`) moved it to is what BullMQ's tools show.
 #[tokio::test]
 async fn the_ports_finish_keeps_a_moved_processed_on() {

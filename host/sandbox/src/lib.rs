@@ -2,7 +2,7 @@
 //! limited instance — a fresh one, unless the caller lets the run share a
 //! warm one ([`warm`]).
 //!
-//! A run goes through these steps (`run.rs`):
+//! A run goes through these steps (`run/`):
 //! 1. pick the metered or unmetered engine (does the job run under fuel?);
 //! 2. take the handler's pre-instantiated form for that engine, compiling it
 //!    on first use (or loading the precompiled artifact from disk);
@@ -33,10 +33,12 @@ pub mod bindings;
 pub mod cache;
 pub mod egress;
 mod engine;
+mod guest_runtime;
 pub mod http;
 mod http_pool;
 pub mod incremental;
 pub use airlock_core::limits;
+mod load;
 pub mod logs;
 pub mod outcome;
 pub mod reset;
@@ -54,22 +56,20 @@ pub mod warm;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
-use std::time::{Duration, Instant};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
-use wasmtime::component::Component;
-
-use self::bindings::HandlerPre;
 use self::cache::ArtifactCache;
 pub use self::cache::{ArtifactKey, KeyTooShort, Refused};
 use self::engine::{EngineHandle, EngineSettings, EpochTicker};
+use self::guest_runtime::GuestRuntime;
 pub use self::http::HttpSummary;
 use self::incremental::IncrementalCache;
 pub use self::limits::{HostMaxima, LimitError, Limits, LimitsOverride};
+pub use self::load::LoadedComponent;
 pub use self::logs::{LogLevel, LogLine, LogListener};
 pub use self::outcome::{Completion, Failure, FailureKind, ParkedOn, RunOutcome};
 pub use self::reset::SlotReset;
-use self::run_state::RunState;
 pub use self::run_state::{MAX_SLEEP_MS, RunEnv};
 pub use self::services::{HostServices, LocalServices, Progress, ServiceError};
 pub use self::stop::{StopHandle, StopSignal, stop_pair};
@@ -138,38 +138,6 @@ impl Default for SandboxConfig {
             max_component_bytes: 32 << 20,
             memory_keep_resident: 16 << 20,
             slot_reset: SlotReset::Prefix,
-        }
-    }
-}
-
-/// A handler component, validated and compiled (lazily per engine).
-pub struct LoadedComponent {
-    /// sha256 of the component bytes, hex.
-    pub digest: String,
-    /// What the component imports and exports.
-    pub info: ComponentInfo,
-    bytes: Arc<[u8]>,
-    metered: OnceLock<Result<HandlerPre<RunState>, String>>,
-    unmetered: OnceLock<Result<HandlerPre<RunState>, String>>,
-}
-
-impl std::fmt::Debug for LoadedComponent {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("LoadedComponent")
-            .field("digest", &self.digest)
-            .field("size", &self.info.size)
-            .finish_non_exhaustive()
-    }
-}
-
-impl LoadedComponent {
-    /// Whether the component is compiled for the metered (or unmetered)
-    /// engine already.
-    fn is_compiled_for(&self, metered: bool) -> bool {
-        if metered {
-            self.metered.get().is_some()
-        } else {
-            self.unmetered.get().is_some()
         }
     }
 }
@@ -379,134 +347,6 @@ impl Sandbox {
         &self.config
     }
 
-    /// Validates `bytes` as an Airlock handler and compiles it for the
-    /// metered engine, or returns the cached result for the same digest.
-    /// Blocking: compilation takes a while for large components.
-    pub fn load(&self, bytes: &[u8]) -> Result<Arc<LoadedComponent>, ValidationError> {
-        let digest = digest_of(bytes);
-        if let Some(found) = self.loaded.lock().unwrap().get(&digest) {
-            return Ok(found.clone());
-        }
-        let (info, pre) = self.compile(&digest, bytes, &self.metered)?;
-        let loaded = Arc::new(LoadedComponent {
-            digest: digest.clone(),
-            info,
-            bytes: Arc::from(bytes),
-            metered: OnceLock::from(Ok(pre)),
-            unmetered: OnceLock::new(),
-        });
-        self.loaded
-            .lock()
-            .unwrap()
-            .entry(digest)
-            .or_insert(loaded.clone());
-        Ok(loaded)
-    }
-
-    /// The already-loaded component with this digest, if any.
-    pub fn get_loaded(&self, digest: &str) -> Option<Arc<LoadedComponent>> {
-        self.loaded.lock().unwrap().get(digest).cloned()
-    }
-
-    /// Forgets a loaded component (its compiled code is freed once no run
-    /// holds it). The disk artifact stays for a later reload.
-    pub fn unload(&self, digest: &str) {
-        self.loaded.lock().unwrap().remove(digest);
-    }
-
-    /// Validates without keeping anything: what an upload check needs.
-    pub fn inspect(&self, bytes: &[u8]) -> Result<ComponentInfo, ValidationError> {
-        let digest = digest_of(bytes);
-        self.compile(&digest, bytes, &self.metered)
-            .map(|(info, _)| info)
-    }
-
-    fn compile(
-        &self,
-        digest: &str,
-        bytes: &[u8],
-        engine: &EngineHandle,
-    ) -> Result<(ComponentInfo, HandlerPre<RunState>), ValidationError> {
-        validate::check_header(bytes, self.config.max_component_bytes)?;
-        // A refused upload costs a parse, not a compile.
-        validate::check_declared(&validate::declared(bytes)?)?;
-        let cached = || self.artifacts.as_ref().and_then(|c| c.load(digest, engine));
-        // Held until the artifact is stored, so a second load of the same
-        // digest waiting here finds it instead of compiling it again.
-        let mut _one_at_a_time = None;
-        let (component, compiled_here) = match cached() {
-            Some(component) => (component, false),
-            None => {
-                _one_at_a_time = Some(self.compiling.lock().unwrap_or_else(|e| e.into_inner()));
-                match cached() {
-                    Some(component) => (component, false),
-                    None => {
-                        self.compilations.fetch_add(1, Ordering::Relaxed);
-                        let began = (Instant::now(), self.incremental_counts());
-                        // Also where a component that cannot fit in one
-                        // pool slot is refused (see `engine::SLOT`).
-                        let component = Component::new(&engine.engine, bytes).map_err(|e| {
-                            let e = format!("{e:#}");
-                            if e.contains("in the pooling allocator") {
-                                ValidationError::Invalid(format!(
-                                    "it does not fit in one instance slot of the host: {e}"
-                                ))
-                            } else {
-                                ValidationError::Invalid(e)
-                            }
-                        })?;
-                        let (hits, misses, _) = self.incremental_counts();
-                        tracing::info!(
-                            digest,
-                            ms = began.0.elapsed().as_millis() as u64,
-                            functions_reused = hits - began.1.0,
-                            functions_compiled = misses - began.1.1,
-                            "compiled a component"
-                        );
-                        (component, true)
-                    }
-                }
-            }
-        };
-        let info = validate::describe(&engine.engine, &component, digest, bytes);
-        validate::check_imports(&info)?;
-        let instance_pre = engine
-            .linker
-            .instantiate_pre(&component)
-            .map_err(|e| ValidationError::Imports(format!("{e:#}")))?;
-        let pre = HandlerPre::new(instance_pre)
-            .map_err(|e| ValidationError::Exports(format!("{e:#}")))?;
-        // Only a component that passed every check is kept on disk; the
-        // cache directory stays within its bound.
-        if compiled_here && let Some(cache) = &self.artifacts {
-            cache.store(digest, engine, &component);
-            let bound = self.config.cache_max_bytes;
-            cache.prune(bound / 4 * 3);
-            if let Some(incremental) = &self.incremental {
-                incremental.prune(bound / 4);
-            }
-        }
-        Ok((info, pre))
-    }
-
-    fn handler_pre(
-        &self,
-        component: &LoadedComponent,
-        metered: bool,
-    ) -> Result<HandlerPre<RunState>, String> {
-        let (slot, engine) = if metered {
-            (&component.metered, &self.metered)
-        } else {
-            (&component.unmetered, &self.unmetered)
-        };
-        slot.get_or_init(|| {
-            self.compile(&component.digest, &component.bytes, engine)
-                .map(|(_, pre)| pre)
-                .map_err(|e| e.to_string())
-        })
-        .clone()
-    }
-
     /// The runtime guests run on (see the module docs).
     pub fn guest_runtime(&self) -> &tokio::runtime::Handle {
         self.guests.handle()
@@ -535,6 +375,8 @@ impl Sandbox {
         limits: &Limits,
     ) -> anyhow::Result<Box<dyn std::any::Any + Send>> {
         use crate::logs::LogSink;
+        use crate::run_state::RunState;
+        use std::time::Instant;
         use wasmtime::Store;
 
         let pre = self
@@ -575,39 +417,5 @@ impl Sandbox {
                 .map_err(|_| anyhow::anyhow!("instantiation panicked"))
         })??;
         Ok(Box::new((store, instance)))
-    }
-}
-
-/// The runtime guests run on, owned by the sandbox.
-struct GuestRuntime {
-    runtime: Option<tokio::runtime::Runtime>,
-    handle: tokio::runtime::Handle,
-}
-
-impl GuestRuntime {
-    fn start(threads: usize) -> std::io::Result<GuestRuntime> {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(threads.max(1))
-            .thread_name("airlock-guest")
-            .enable_all()
-            .build()?;
-        let handle = runtime.handle().clone();
-        Ok(GuestRuntime {
-            runtime: Some(runtime),
-            handle,
-        })
-    }
-
-    fn handle(&self) -> &tokio::runtime::Handle {
-        &self.handle
-    }
-}
-
-impl Drop for GuestRuntime {
-    fn drop(&mut self) {
-        // A runtime may not be dropped (blocking) inside another's context.
-        if let Some(runtime) = self.runtime.take() {
-            runtime.shutdown_background();
-        }
     }
 }

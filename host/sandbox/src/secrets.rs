@@ -14,7 +14,7 @@
 //! A guest asks for a secret and gets a [`placeholder`]: random text that
 //! stands for the value in this run only. The host puts the value in place
 //! of the placeholder in outgoing requests to the secret's destinations,
-//! and nowhere else (see `http.rs`). Only a secret sealed with
+//! and nowhere else (see `http/placeholders.rs`). Only a secret sealed with
 //! `reveal: true` can be read by the guest, and its value is then redacted
 //! from the job's logs, output, step records, KV writes, progress and
 //! failure reason — a guard against accidents: a handler that encodes a

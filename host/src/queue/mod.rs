@@ -3,7 +3,7 @@
 //! Everything BullMQ-specific lives behind this module: the rest of the host
 //! speaks Airlock types ([`JobOptions`], [`JobSnapshot`], [`JobState`]) and
 //! drives no part of the `bullmq` crate (`store.rs`, `error.rs` and
-//! `state/meta.rs` name it only for its connection and error types; where
+//! `state/meta/` name it only for its connection and error types; where
 //! Airlock writes a BullMQ key itself is listed in docs/ARCHITECTURE.md,
 //! "Redis keys"). The port runs BullMQ's own Lua scripts
 //! against BullMQ's own keys, so Node's `bullmq` (and tools such as

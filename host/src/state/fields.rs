@@ -143,9 +143,10 @@ mod tests {
     fn every_script_is_loaded() {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
         let sources: Vec<String> = [
-            "state/meta.rs",
-            "state/runs.rs",
-            "state/key_limits.rs",
+            "state/meta/mod.rs",
+            "state/runs/mod.rs",
+            "state/key_limits/batch.rs",
+            "state/key_limits/reserve.rs",
             "state/key_rates.rs",
             "state/debounces.rs",
             "state/waits/index.rs",

@@ -44,7 +44,10 @@ impl Executor {
             }
         };
         Some(Reuse {
-            owner: format!("{}\n{tenant}\n{}", resolved.binding.queue, resolved.resolution),
+            owner: format!(
+                "{}\n{tenant}\n{}",
+                resolved.binding.queue, resolved.resolution
+            ),
             max_jobs: warm.max_jobs,
             max_idle: Duration::from_millis(warm.idle_ms),
             max_kept: resolved.binding.concurrency,

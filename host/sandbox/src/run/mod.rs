@@ -3,22 +3,25 @@
 //! idle instance of the run's owner ([`Run::begin`]); it gets a store
 //! ready ([`Sandbox::instance`]: the warm one, or a fresh one from the
 //! pool), calls the guest under its deadline and stop ([`Sandbox::call`]),
-//! classifies how it ended ([`classify`]), and settles the instance
+//! classifies how it ended ([`classify`](fn@classify)), and settles the instance
 //! ([`Sandbox::settle`]: kept for the owner's next job after a clean
 //! completion, else dropped, which resets its pool slot — see
 //! [`crate::reset`]). What every end of a run gathers — its logs, its
 //! transcript, its wall time — is [`Run::outcome`].
+
+mod classify;
 
 use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::task::Poll;
 use std::time::Instant;
 
-use wasmtime::{Store, Trap};
+use wasmtime::Store;
 
-use super::bindings::{Handler, HandlerPre, Job, JobError, JobRef};
+use self::classify::{classify, classify_instantiation};
+use super::bindings::{Handler, HandlerPre, Job, JobRef};
 use super::logs::{CapturedStream, LogSink};
-use super::run_state::{self, RunState, Suspend};
+use super::run_state::{self, RunState};
 use super::warm::{Warm, WarmKey};
 use super::{
     Completion, Failure, FailureKind, HostServices, JobInput, Limits, LoadedComponent,
@@ -524,125 +527,5 @@ impl Sandbox {
             }
             other => other,
         }
-    }
-}
-
-/// Turns the raw result of a run into a [`Completion`], naming the true
-/// reason a guest was stopped. A completed run's output is checked
-/// against its limit, has revealed values redacted, and is parsed: the one
-/// parse of it on the way to BullMQ.
-fn classify(
-    result: wasmtime::Result<Result<String, JobError>>,
-    state: &RunState,
-    limits: &Limits,
-) -> Completion {
-    match result {
-        Ok(Ok(output)) => {
-            if output.len() as u64 > limits.max_output_bytes {
-                return Completion::Failed(Failure::new(
-                    FailureKind::OutputTooLarge,
-                    format!(
-                        "output is {} bytes, the limit is {}",
-                        output.len(),
-                        limits.max_output_bytes
-                    ),
-                ));
-            }
-            match serde_json::from_str(&state.redact(output)) {
-                Ok(value) => Completion::Completed(value),
-                Err(e) => Completion::Failed(Failure::new(
-                    FailureKind::InvalidOutput,
-                    format!("output is not valid JSON: {e}"),
-                )),
-            }
-        }
-        Ok(Err(JobError::Retry(message))) => {
-            if state.service_outage.is_some() {
-                return Completion::Failed(Failure::new(FailureKind::HostUnavailable, message));
-            }
-            // A guest whose runtime turns a refused growth into an error it
-            // returns (StarlingMonkey's "out of memory", Python's
-            // MemoryError) hit its cap as surely as one that traps: a retry
-            // under the same cap would only hit it again.
-            if state.limiter.limit_hit {
-                return Completion::Failed(Failure::new(
-                    FailureKind::MemoryLimit,
-                    format!(
-                        "guest tried to grow its memory past the {} cap (peak {}), then \
-                         failed: {message}",
-                        bytesize::ByteSize(limits.memory_bytes),
-                        bytesize::ByteSize(state.limiter.peak_bytes())
-                    ),
-                ));
-            }
-            Completion::Failed(Failure::new(FailureKind::GuestRetry, message))
-        }
-        Ok(Err(JobError::Fatal(message))) => {
-            Completion::Failed(Failure::new(FailureKind::GuestFatal, message))
-        }
-        Err(err) => {
-            if err.downcast_ref::<Suspend>().is_some()
-                && let Some((wake_at_ms, on)) = state.suspended.clone()
-            {
-                return Completion::Suspended { wake_at_ms, on };
-            }
-            Completion::Failed(classify_trap(&err, state, limits))
-        }
-    }
-}
-
-fn classify_instantiation(err: &wasmtime::Error, state: &RunState, limits: &Limits) -> Failure {
-    if err
-        .downcast_ref::<wasmtime::PoolConcurrencyLimitError>()
-        .is_some()
-    {
-        return Failure::new(
-            FailureKind::Capacity,
-            format!("the instance pool of this host is full: {err}"),
-        );
-    }
-    if state.limiter.limit_hit {
-        return Failure::new(
-            FailureKind::MemoryLimit,
-            format!(
-                "the component's initial memory does not fit the {} cap",
-                bytesize::ByteSize(limits.memory_bytes)
-            ),
-        );
-    }
-    classify_trap(err, state, limits)
-}
-
-fn classify_trap(err: &wasmtime::Error, state: &RunState, limits: &Limits) -> Failure {
-    let trap = err.downcast_ref::<Trap>().copied();
-    if state.limiter.limit_hit && trap != Some(Trap::OutOfFuel) {
-        return Failure::new(
-            FailureKind::MemoryLimit,
-            format!(
-                "guest tried to grow its memory past the {} cap (peak {})",
-                bytesize::ByteSize(limits.memory_bytes),
-                bytesize::ByteSize(state.limiter.peak_bytes())
-            ),
-        );
-    }
-    match trap {
-        Some(Trap::OutOfFuel) => Failure::new(
-            FailureKind::FuelExhausted,
-            format!(
-                "fuel budget of {} exhausted",
-                limits.fuel.unwrap_or_default()
-            ),
-        ),
-        Some(Trap::StackOverflow) => {
-            Failure::new(FailureKind::StackOverflow, "wasm call stack exhausted")
-        }
-        Some(Trap::MemoryOutOfBounds) => Failure::new(
-            FailureKind::MemoryFault,
-            "out-of-bounds memory access (often a shadow-stack overflow)",
-        ),
-        _ => match &state.panic_message {
-            Some(message) => Failure::new(FailureKind::GuestRetry, format!("panicked: {message}")),
-            None => Failure::new(FailureKind::Trap, format!("{err}")),
-        },
     }
 }

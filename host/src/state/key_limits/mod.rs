@@ -61,11 +61,17 @@
 //! Like every Redis key, these are untrusted input: a forged line or slot
 //! can delay or release a key's jobs — no more than deleting them could.
 
-use std::sync::{Arc, LazyLock, OnceLock};
+mod batch;
+mod reserve;
+
+use std::sync::{Arc, OnceLock};
 
 use airlock_core::clock::SharedClock;
 use redis::AsyncCommands;
 
+use self::batch::BATCH;
+pub(super) use self::batch::{KeyOp, run_batch};
+use self::reserve::{HAND_OVER, RESERVE};
 use super::key_batches::{Batches, MAX_BATCH};
 use crate::error::QueueError;
 use crate::store::Store;
@@ -74,76 +80,6 @@ use crate::store::Store;
 /// promotes it first: the safety net for a job a crash left out of its
 /// line.
 pub const PARK_MS: u64 = 60 * 60 * 1000;
-
-/// The sweep every script starts with: expired leases go, and an expired
-/// one whose job is still parked (a reservation whose promote was lost)
-/// puts the job back at the head of the line; a job whose parking began
-/// more than a lease ago without joining the line (its host died in
-/// between) joins it now.
-const SWEEP: &str = include_str!("lua/key_sweep.lua");
-
-/// The two operations every batch is made of, after [`SWEEP`]'s helpers.
-///
-/// Both take the short way when they can: a job holding an unexpired lease
-/// renews it, and a job that finds at most `limit` slots held once it
-/// added its own (expired leases included, so never more than it would
-/// find after sweeping) keeps it, without sweeping; a release with nobody
-/// in the key's line only gives its slot back (a job on its way into the
-/// line fills the line's free slots itself when it joins). What a sweep
-/// would have found waits for the next full operation on the key or the
-/// pump, at most half a lease: both are leftovers of a crash.
-///
-/// `acquire(…, id, …, park, jobs, taken, expiry, stamp)`: 1 when job `id`
-/// holds a slot (it already held one, took a free one, or took a
-/// reservation made at enqueue that was not handed to its job yet — the job
-/// may well be that one, started before the hand-over; one reservation is
-/// one slot either way); 0 when the key is at its limit — and, with `park`,
-/// the job's parking has begun (recorded, so a crash before it joins the
-/// line is repaired). A full key first drops holders that finished or are
-/// gone. A job that takes a slot it did not hold has its `processedOn`
-/// moved on to `now` (`stamp`; never back: `taken` is the `processedOn`
-/// its worker's fetch wrote and read, nil when unknown, and then the hash
-/// is left alone): it was taken before this check, maybe while the key was
-/// full, and the slot it got may have freed only since. BullMQ's "when it
-/// was processed" then says when it could run, so no job's span from
-/// `processedOn` to `finishedOn` starts before the end of the run whose
-/// slot it took. `expiry` and `stamp` are `now + lease` and `now` as the
-/// host wrote them: Redis takes them as they are, where a Lua number would
-/// be formatted again for each command.
-///
-/// `line_op(…, id, …, mode)`: mode `park`: the (now BullMQ-delayed) job
-/// joins the line, its parking done; `release`: gives its slot back;
-/// `fill`: only refills. Then, with jobs in line and no slot free, drops
-/// holders that finished or are gone, reserves free slots for the head of
-/// the line and answers the ids to promote.
-const OPS: &str = include_str!("lua/key_ops.lua");
-
-/// A batch of key operations of one queue, in order: `KEYS` lines, BullMQ
-/// delayed, then each operation's slots, line and parking; `ARGV` now,
-/// lease, the queue's job key prefix, `now + lease`, then five per
-/// operation: its kind (`acquire`, `acquire-park`, or a [`OPS`] `line_op`
-/// mode), job id (or `""`), limit, key hash and, for an acquire, the job's
-/// `processedOn` as its worker fetched it (or `""`). Answers one array per
-/// operation: an acquire's `{"1"}` (taken) or `{}`, a line operation's ids
-/// to promote.
-static BATCH: LazyLock<redis::Script> = LazyLock::new(|| {
-    redis::Script::new(&[SWEEP, OPS, include_str!("lua/key_batch.lua")].join("\n"))
-});
-
-/// Reservations for one enqueue request: `KEYS` lines, BullMQ delayed, then
-/// each key's slots, line and parking; `ARGV` now, lease, then per key its
-/// hash, limit, a count `n` and `n` tokens. A key with no job in its line
-/// or on its way there reserves its free slots for the first tokens, one
-/// each. Answers how many tokens of each key got a slot.
-static RESERVE: LazyLock<redis::Script> =
-    LazyLock::new(|| redis::Script::new(&[SWEEP, include_str!("lua/key_reserve.lua")].join("\n")));
-
-/// `KEYS` each reservation's slots; `ARGV` a token and a job id per
-/// reservation: the reservation made under the token passes to the job,
-/// with its lease — unless a starting job took it already (see [`OPS`]'
-/// acquire).
-static HAND_OVER: LazyLock<redis::Script> =
-    LazyLock::new(|| redis::Script::new(include_str!("lua/key_hand_over.lua")));
 
 /// Airlock's per-key scripts by name, with their SHA1s (for benchmarks).
 pub fn script_hashes() -> Vec<(&'static str, String)> {
@@ -292,7 +228,7 @@ impl KeyLimits {
     /// false when the key is at `limit` — and, with `park`, the job's
     /// parking has begun: park it and [`KeyLimits::join_line`].
     /// `processed_on` is the job's `processedOn` as its worker fetched it:
-    /// a take moves it on to now (see [`OPS`]); `None` leaves it alone.
+    /// a take moves it on to now (see [`OPS`](batch::OPS)); `None` leaves it alone.
     pub async fn acquire(
         &self,
         slot: &KeySlot,
@@ -349,84 +285,6 @@ impl KeyLimits {
             ids,
             to_front: slot.is_tenant(),
         })
-    }
-
-    /// For jobs about to be added through Airlock (`keys[i]` the key slot
-    /// and limit of job `i`, `None` when it has none): reserves a free slot
-    /// for each job its key has room for, and answers the reservation
-    /// tokens (`None`: held back — the job is added at BullMQ's lowest
-    /// priority, `queue::HELD_BACK_PRIORITY`). Hand the
-    /// reservations to the added jobs with [`KeyLimits::hand_over`].
-    pub async fn reserve(
-        &self,
-        keys: &[Option<(KeySlot, u64)>],
-        lease_ms: u64,
-    ) -> Result<Vec<Option<String>>, QueueError> {
-        let mut tokens = vec![None; keys.len()];
-        // The jobs of each key, in request order; one script call for all
-        // of them (they are of one queue, so on one cluster slot).
-        let mut by_key: Vec<(&KeySlot, u64, Vec<usize>)> = Vec::new();
-        for (i, key) in keys.iter().enumerate() {
-            let Some((slot, limit)) = key else { continue };
-            match by_key.iter_mut().find(|(s, ..)| *s == slot) {
-                Some((_, _, jobs)) => jobs.push(i),
-                None => by_key.push((slot, *limit, vec![i])),
-            }
-        }
-        let Some((first, ..)) = by_key.first() else {
-            return Ok(tokens);
-        };
-        let store_keys = self.store.keys();
-        let mut invocation = RESERVE.prepare_invoke();
-        invocation
-            .key(store_keys.key_lines(&first.queue))
-            .key(store_keys.bullmq(&first.queue, "delayed"))
-            .arg(self.clock.now_ms())
-            .arg(lease_ms);
-        let mut offered: Vec<Vec<String>> = Vec::with_capacity(by_key.len());
-        for (slot, limit, jobs) in &by_key {
-            let [slots, line, parking] = own_keys(&self.store, slot);
-            invocation.key(slots).key(line).key(parking);
-            // A key never has more than `limit` slots to give.
-            let n = jobs
-                .len()
-                .min(usize::try_from(*limit).unwrap_or(usize::MAX));
-            let key_tokens: Vec<String> = (0..n)
-                .map(|_| format!("enqueue:{}", uuid::Uuid::new_v4().simple()))
-                .collect();
-            invocation.arg(&slot.hash).arg(*limit).arg(n);
-            for token in &key_tokens {
-                invocation.arg(token);
-            }
-            offered.push(key_tokens);
-        }
-        let mut conn = self.store.conn();
-        let granted: Vec<usize> = invocation.invoke_async(&mut conn).await?;
-        for ((_, _, jobs), (key_tokens, got)) in by_key.iter().zip(offered.into_iter().zip(granted))
-        {
-            for (job, token) in jobs.iter().zip(key_tokens.into_iter().take(got)) {
-                tokens[*job] = Some(token);
-            }
-        }
-        Ok(tokens)
-    }
-
-    /// Passes each reservation (`token`) to the job it was made for.
-    pub async fn hand_over(
-        &self,
-        handovers: &[(KeySlot, String, String)],
-    ) -> Result<(), QueueError> {
-        if handovers.is_empty() {
-            return Ok(());
-        }
-        let mut invocation = HAND_OVER.prepare_invoke();
-        for (slot, token, id) in handovers {
-            let [slots, ..] = self.key_keys(slot);
-            invocation.key(slots).arg(token).arg(id);
-        }
-        let mut conn = self.store.conn();
-        let _: i64 = invocation.invoke_async(&mut conn).await?;
-        Ok(())
     }
 
     /// Appends job `id`, already parked, to its key's line, and answers
@@ -560,36 +418,6 @@ impl KeyLimits {
     }
 }
 
-/// One operation of a batch ([`BATCH`]): `kind` on job `id`'s slot of
-/// `slot` (a key of `limit`).
-#[derive(Debug, Clone)]
-pub(super) struct KeyOp {
-    slot: KeySlot,
-    id: String,
-    limit: u64,
-    kind: &'static str,
-    /// An acquire's job's `processedOn` as its worker fetched it.
-    processed_on: Option<u64>,
-}
-
-impl KeyOp {
-    fn new(slot: &KeySlot, id: &str, limit: u64, kind: &'static str) -> KeyOp {
-        KeyOp {
-            slot: slot.clone(),
-            id: id.to_string(),
-            limit,
-            kind,
-            processed_on: None,
-        }
-    }
-
-    /// The queue whose keys it touches: one batch is one queue's (its keys
-    /// share a cluster slot).
-    pub(super) fn queue(&self) -> &str {
-        &self.slot.queue
-    }
-}
-
 /// `slot`'s five keys: slots, line, lines, BullMQ delayed, parking.
 fn key_keys(store: &Store, slot: &KeySlot) -> [String; 5] {
     let [slots, line, parking] = own_keys(store, slot);
@@ -612,51 +440,4 @@ fn own_keys(store: &Store, slot: &KeySlot) -> [String; 3] {
         keys.key_line(queue, hash),
         keys.key_parking(queue, hash),
     ]
-}
-
-/// Runs `ops`, all of one queue, in one script call at `now`; answers each
-/// one's reply (see [`BATCH`]).
-pub(super) async fn run_batch(
-    store: &Store,
-    now: u64,
-    lease_ms: u64,
-    ops: &[KeyOp],
-) -> Result<Vec<Vec<String>>, QueueError> {
-    let Some(first) = ops.first() else {
-        return Ok(Vec::new());
-    };
-    let queue = first.queue();
-    let keys = store.keys();
-    let mut invocation = BATCH.prepare_invoke();
-    invocation
-        .key(keys.key_lines(queue))
-        .key(keys.bullmq(queue, "delayed"))
-        .arg(now)
-        .arg(lease_ms)
-        .arg(keys.job(queue, ""))
-        .arg(now + lease_ms);
-    for op in ops {
-        debug_assert_eq!(op.queue(), queue, "a batch is one queue's");
-        let [slots, line, parking] = own_keys(store, &op.slot);
-        invocation.key(slots).key(line).key(parking);
-        invocation
-            .arg(op.kind)
-            .arg(&op.id)
-            .arg(op.limit)
-            .arg(&op.slot.hash);
-        match op.processed_on {
-            Some(ms) => invocation.arg(ms),
-            None => invocation.arg(""),
-        };
-    }
-    let mut conn = store.conn();
-    let replies: Vec<Vec<String>> = invocation.invoke_async(&mut conn).await?;
-    if replies.len() != ops.len() {
-        return Err(QueueError::Internal(format!(
-            "the key batch script answered {} replies for {} operations",
-            replies.len(),
-            ops.len()
-        )));
-    }
-    Ok(replies)
 }

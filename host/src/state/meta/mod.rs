@@ -66,35 +66,34 @@
 //! `api::jobs` gives every such job a `j-<uuid>` id instead, so it is
 //! claimed.
 
+mod add;
+mod pin;
+mod producer;
+
 use std::collections::HashMap;
 use std::sync::{Arc, LazyLock};
-use std::time::Duration;
 
 use redis::AsyncCommands;
 
+pub use self::add::{Claim, Pending};
+pub use self::pin::Pinned;
+pub use self::producer::Producer;
 use crate::error::QueueError;
 use crate::state::fields;
 use crate::store::Store;
-use airlock_core::limits::LimitsOverride;
 use airlock_core::seal::ProducerSeal;
-
-/// How long a pending hash waits for its job (see the module docs).
-const PENDING_TTL: Duration = Duration::from_secs(7 * 24 * 60 * 60);
-
-/// The claimant of an add without a producer (an operator's own tooling).
-const NO_PRODUCER: &str = "-";
 
 /// `KEYS[1]` job hash, `KEYS[2]` pending hash; `ARGV[1]` claimant,
 /// `ARGV[2]` TTL (ms), then field/value pairs. 0: the job exists; 1: claimed
 /// (or re-claimed by the same claimant); 2: another claimant holds it.
 static CLAIM: LazyLock<redis::Script> =
-    LazyLock::new(|| redis::Script::new(include_str!("lua/claim.lua")));
+    LazyLock::new(|| redis::Script::new(include_str!("../lua/claim.lua")));
 
 /// `KEYS[1]` job hash, `KEYS[2]` pending hash: copies the pending fields
 /// (all but `claim`) into the job hash when it exists, without overwriting,
 /// and deletes the pending hash. 1 when something was moved.
 static COMMIT: LazyLock<redis::Script> =
-    LazyLock::new(|| redis::Script::new(include_str!("lua/commit.lua")));
+    LazyLock::new(|| redis::Script::new(include_str!("../lua/commit.lua")));
 
 /// `KEYS[1]` job hash, `KEYS[2]` pending hash; `ARGV[1]` the current
 /// digest. Pins the job to `ARGV[1]` unless it has a digest, moves pending
@@ -104,18 +103,18 @@ static COMMIT: LazyLock<redis::Script> =
 /// or nil when the job no longer exists (nothing is written then: a
 /// removed job's hash is never resurrected).
 static PIN: LazyLock<redis::Script> =
-    LazyLock::new(|| redis::Script::new(include_str!("lua/pin.lua")));
+    LazyLock::new(|| redis::Script::new(include_str!("../lua/pin.lua")));
 
 /// `HSET` into a hash only if it still exists: writing to a job that was
 /// just removed must not resurrect a stray hash. 1 when written.
 static HSET_IF_EXISTS: LazyLock<redis::Script> =
-    LazyLock::new(|| redis::Script::new(include_str!("lua/hset_if_exists.lua")));
+    LazyLock::new(|| redis::Script::new(include_str!("../lua/hset_if_exists.lua")));
 
 /// `KEYS[1]` job hash; `ARGV[1]` a digest to pin (or `""`), then
 /// field/value pairs. Only if the hash exists: pins the digest unless one is
 /// there, and sets the fields. 1 when the job existed.
 static SET_AND_PIN: LazyLock<redis::Script> =
-    LazyLock::new(|| redis::Script::new(include_str!("lua/set_and_pin.lua")));
+    LazyLock::new(|| redis::Script::new(include_str!("../lua/set_and_pin.lua")));
 
 /// Airlock's own scripts by name, with their SHA1s: what `EVALSHA` calls
 /// a benchmark sees on Redis are attributed with this.
@@ -135,7 +134,7 @@ pub fn script_hashes() -> Vec<(&'static str, String)> {
 
 /// `HSETNX` of one field, only if the hash exists.
 static HSETNX_IF_EXISTS: LazyLock<redis::Script> =
-    LazyLock::new(|| redis::Script::new(include_str!("lua/hsetnx_if_exists.lua")));
+    LazyLock::new(|| redis::Script::new(include_str!("../lua/hsetnx_if_exists.lua")));
 
 /// Whether Redis refused a script it does not have cached (after a restart,
 /// or the first call on a server): load and retry.
@@ -161,84 +160,6 @@ async fn query_scripts<T: redis::FromRedisValue>(
         }
         result => Ok(result?),
     }
-}
-
-/// What a job brings along when it is added through Airlock.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Pending {
-    /// The API token that enqueued it.
-    pub producer: Option<String>,
-    /// Airlock's seal on the producer ([`Meta::seal`]), when there is one.
-    pub seal: Option<String>,
-    /// Its per-job limits.
-    pub limits: Option<LimitsOverride>,
-    /// The trace its runs continue (`crate::traces`).
-    pub trace: Option<String>,
-}
-
-impl Pending {
-    /// Whether there is anything to carry.
-    pub fn is_empty(&self) -> bool {
-        self.producer.is_none() && self.limits.is_none() && self.trace.is_none()
-    }
-
-    fn claimant(&self) -> &str {
-        self.producer.as_deref().unwrap_or(NO_PRODUCER)
-    }
-
-    fn fields(&self) -> Result<Vec<(&'static str, String)>, QueueError> {
-        let mut out = Vec::new();
-        if let Some(p) = &self.producer {
-            out.push((fields::PRODUCER, p.clone()));
-            if let Some(seal) = &self.seal {
-                out.push((fields::PRODUCER_SEAL, seal.clone()));
-            }
-        }
-        if let Some(l) = &self.limits {
-            out.push((fields::LIMITS, serde_json::to_string(l)?));
-        }
-        if let Some(t) = &self.trace {
-            out.push((fields::TRACE, t.clone()));
-        }
-        Ok(out)
-    }
-}
-
-/// Outcome of [`Meta::claim`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Claim {
-    /// The id is free and now claimed: go on with the add.
-    Mine,
-    /// A job with this id exists: the add is a duplicate.
-    Exists,
-    /// Another producer is adding a job with this id right now.
-    Taken,
-}
-
-/// What a job's hash (and pending hash) say before it runs.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Pinned {
-    /// The digest the job runs.
-    pub digest: String,
-    /// Its per-job limits, if any.
-    pub limits: Option<LimitsOverride>,
-    /// Who it says enqueued it.
-    pub producer: Producer,
-    /// Whether no run pinned it before: this is its first run (the
-    /// queue's enqueue→start tally counts it). A job whose earlier run left
-    /// its pin to the recorder's next batch, and that is taken again before
-    /// the batch lands, is counted twice.
-    pub first_run: bool,
-}
-
-/// The producer fields of a job hash, as read: untrusted (anyone who can
-/// write to Redis can write them) until the seal is checked.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Producer {
-    /// `airlock.producer`.
-    pub name: Option<String>,
-    /// `airlock.producerSeal`.
-    pub seal: Option<String>,
 }
 
 /// A job's fields a run's trace reads ([`Meta::trace`]), as Redis holds
@@ -279,22 +200,6 @@ impl Meta {
         self
     }
 
-    /// Airlock's seal on `producer` having enqueued job `id` of `queue`
-    /// with this name and data ([`ProducerSeal::producer_seal`]), or `None`
-    /// without the key.
-    pub fn seal(
-        &self,
-        queue: &str,
-        id: &str,
-        producer: &str,
-        name: &str,
-        data: &serde_json::Value,
-    ) -> Option<String> {
-        let key = self.seal_key.as_ref()?;
-        let data = serde_json::to_string(data).ok()?;
-        Some(key.producer_seal(queue, id, producer, name, &data))
-    }
-
     /// The Redis key of a job's hash.
     pub fn job_key(&self, queue: &str, id: &str) -> String {
         self.store.keys().job(queue, id)
@@ -318,221 +223,6 @@ impl Meta {
     /// The field of durable wait `id`.
     pub fn wait_field(id: &str) -> String {
         format!("{}{id}", fields::WAIT_PREFIX)
-    }
-
-    /// Claims the ids of jobs about to be added (one round trip for all).
-    pub async fn claim(
-        &self,
-        queue: &str,
-        jobs: &[(&str, &Pending)],
-    ) -> Result<Vec<Claim>, QueueError> {
-        if jobs.is_empty() {
-            return Ok(Vec::new());
-        }
-        let mut pipe = redis::pipe();
-        for (id, pending) in jobs {
-            let mut invocation = CLAIM.key(self.job_key(queue, id));
-            invocation
-                .key(self.pending_key(queue, id))
-                .arg(pending.claimant())
-                .arg(PENDING_TTL.as_millis() as u64);
-            for (field, value) in pending.fields()? {
-                invocation.arg(field).arg(value);
-            }
-            pipe.invoke_script(&invocation);
-        }
-        let mut conn = self.store.conn();
-        let codes: Vec<i64> = query_scripts(&mut conn, &pipe, &[&CLAIM]).await?;
-        Ok(codes
-            .into_iter()
-            .map(|c| match c {
-                1 => Claim::Mine,
-                2 => Claim::Taken,
-                _ => Claim::Exists,
-            })
-            .collect())
-    }
-
-    /// Moves the pending state of these jobs into their hashes (one round
-    /// trip for all).
-    pub async fn commit(&self, queue: &str, ids: &[&str]) -> Result<(), QueueError> {
-        if ids.is_empty() {
-            return Ok(());
-        }
-        let mut pipe = redis::pipe();
-        for id in ids {
-            let mut invocation = COMMIT.key(self.job_key(queue, id));
-            invocation.key(self.pending_key(queue, id));
-            pipe.invoke_script(&invocation).ignore();
-        }
-        let mut conn = self.store.conn();
-        query_scripts::<()>(&mut conn, &pipe, &[&COMMIT]).await
-    }
-
-    /// Withdraws claims that were not followed by an add.
-    pub async fn release(&self, queue: &str, ids: &[&str]) -> Result<(), QueueError> {
-        if ids.is_empty() {
-            return Ok(());
-        }
-        let keys: Vec<String> = ids.iter().map(|id| self.pending_key(queue, id)).collect();
-        let mut conn = self.store.conn();
-        let _: i64 = conn.del(keys).await?;
-        Ok(())
-    }
-
-    /// Records the producer of jobs that got fresh BullMQ-generated ids
-    /// (no other add can share such an id, so there is nothing to claim).
-    /// With each id, its producer's seal when there is one: written only
-    /// beside a producer this call wrote (a seal of another producer would
-    /// not verify anyway).
-    pub async fn set_producer(
-        &self,
-        queue: &str,
-        ids: &[(&str, Option<String>)],
-        producer: &str,
-    ) -> Result<(), QueueError> {
-        if ids.is_empty() {
-            return Ok(());
-        }
-        let mut pipe = redis::pipe();
-        for (id, seal) in ids {
-            let mut invocation = HSETNX_IF_EXISTS.key(self.job_key(queue, id));
-            invocation.arg(fields::PRODUCER).arg(producer);
-            pipe.invoke_script(&invocation).ignore();
-            if let Some(seal) = seal {
-                let mut invocation = HSETNX_IF_EXISTS.key(self.job_key(queue, id));
-                invocation.arg(fields::PRODUCER_SEAL).arg(seal);
-                pipe.invoke_script(&invocation).ignore();
-            }
-        }
-        let mut conn = self.store.conn();
-        query_scripts::<()>(&mut conn, &pipe, &[&HSETNX_IF_EXISTS]).await
-    }
-
-    /// Pins the job to `current` unless it already has a digest, and reads
-    /// its per-job limits — moving them over from its pending hash first
-    /// when the add's commit has not landed yet. One round trip, one
-    /// script; `None` when the job no longer exists (removed while it was
-    /// being fetched), in which case nothing is written.
-    pub async fn pin(
-        &self,
-        queue: &str,
-        id: &str,
-        current: &str,
-    ) -> Result<Option<Pinned>, QueueError> {
-        let mut invocation = PIN.key(self.job_key(queue, id));
-        invocation.key(self.pending_key(queue, id)).arg(current);
-        let mut conn = self.store.conn();
-        type Reply = (
-            Option<String>,
-            Option<String>,
-            Option<String>,
-            Option<String>,
-            i64,
-        );
-        let reply: Option<Reply> = invocation.invoke_async(&mut conn).await?;
-        let Some((digest, limits, producer, seal, first)) = reply else {
-            return Ok(None);
-        };
-        let limits = match limits {
-            // Anything read from Redis is untrusted: a malformed value is
-            // an error, not a silent "no limits".
-            Some(text) => Some(serde_json::from_str(&text).map_err(|e| {
-                QueueError::Internal(format!("job {queue}:{id} has unreadable limits: {e}"))
-            })?),
-            None => None,
-        };
-        Ok(Some(Pinned {
-            digest: digest.unwrap_or_else(|| current.to_string()),
-            limits,
-            producer: Producer {
-                name: producer,
-                seal,
-            },
-            first_run: first == 1,
-        }))
-    }
-
-    /// Who enqueued a job, as its hash says (untrusted until its seal is
-    /// checked): one `HMGET`, for jobs [`Meta::pin`] does not read.
-    pub async fn producer(&self, job_key: &str) -> Result<Producer, QueueError> {
-        let mut conn = self.store.conn();
-        let (name, seal): (Option<String>, Option<String>) = redis::cmd("HMGET")
-            .arg(job_key)
-            .arg(fields::PRODUCER)
-            .arg(fields::PRODUCER_SEAL)
-            .query_async(&mut conn)
-            .await?;
-        Ok(Producer { name, seal })
-    }
-
-    /// Who enqueued job `id` of `queue`, as Redis holds it (untrusted until
-    /// [`Meta::verified`] checks the seal): the job hash's producer fields,
-    /// or, when the add's commit has not moved them there yet, its pending
-    /// hash's. One round trip.
-    pub async fn producer_of(&self, queue: &str, id: &str) -> Result<Producer, QueueError> {
-        let read = |key: String| {
-            let mut command = redis::cmd("HMGET");
-            command
-                .arg(key)
-                .arg(fields::PRODUCER)
-                .arg(fields::PRODUCER_SEAL);
-            command
-        };
-        let mut pipe = redis::pipe();
-        pipe.add_command(read(self.job_key(queue, id)))
-            .add_command(read(self.pending_key(queue, id)));
-        type Pair = (Option<String>, Option<String>);
-        let ((name, seal), (pending_name, pending_seal)): (Pair, Pair) =
-            pipe.query_async(&mut self.store.conn()).await?;
-        Ok(match name {
-            Some(name) => Producer {
-                name: Some(name),
-                seal,
-            },
-            None => Producer {
-                name: pending_name,
-                seal: pending_seal,
-            },
-        })
-    }
-
-    /// The producers of jobs `ids` of `queue` as [`Meta::producer_of`]
-    /// reads them, names only (unchecked: for ordering decisions, never
-    /// for trust). One round trip.
-    pub async fn producer_names(
-        &self,
-        queue: &str,
-        ids: &[String],
-    ) -> Result<Vec<Option<String>>, QueueError> {
-        let mut pipe = redis::pipe();
-        for id in ids {
-            pipe.hget(self.job_key(queue, id), fields::PRODUCER)
-                .hget(self.pending_key(queue, id), fields::PRODUCER);
-        }
-        let names: Vec<Option<String>> = pipe.query_async(&mut self.store.conn()).await?;
-        Ok(names
-            .chunks(2)
-            .map(|pair| pair[0].clone().or_else(|| pair[1].clone()))
-            .collect())
-    }
-
-    /// The producer's name when `producer`'s seal is Airlock's on it having
-    /// enqueued job `id` of `queue` with this name and data (JSON text as
-    /// BullMQ holds it); `None` when it has no producer, no seal, a wrong
-    /// one, or this host has no secrets key to tell.
-    pub fn verified(
-        &self,
-        producer: &Producer,
-        queue: &str,
-        id: &str,
-        name: &str,
-        data: &str,
-    ) -> Option<String> {
-        let (who, seal) = (producer.name.as_ref()?, producer.seal.as_ref()?);
-        let key = self.seal_key.as_ref()?;
-        key.producer_seal_matches(seal, queue, id, who, name, data)
-            .then(|| who.clone())
     }
 
     /// What a run's trace reads of its job: the trace context it carries
@@ -578,12 +268,6 @@ impl Meta {
             .collect();
         runs.sort_by_key(|(run, _)| *run);
         Ok(runs)
-    }
-
-    /// Moves a job to another handler digest (its next run uses it).
-    pub async fn repin(&self, queue: &str, id: &str, digest: &str) -> Result<bool, QueueError> {
-        self.set_if_exists(&self.job_key(queue, id), &[(fields::DIGEST, digest)])
-            .await
     }
 
     /// Writes a completed first run's history entry, which the recorder

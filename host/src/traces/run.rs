@@ -1,0 +1,155 @@
+//! The span of a run (`process QUEUE`) from its start to its end, with
+//! what the run was and a child span per event the sandbox noted.
+
+use opentelemetry::trace::{Span as _, SpanKind, Status, TraceContextExt, Tracer as _};
+use opentelemetry::{Context, KeyValue};
+
+use super::{Traces, clip, context_of_metadata};
+use crate::sandbox::trace::{EventKind, EventValue, RunEvent};
+
+impl Traces {
+    /// Starts the span of a run of job `job_id` of `queue` (a child of
+    /// its trace context `parent`, BullMQ telemetry metadata), now.
+    pub fn start_run(&self, queue: &str, job_id: &str, parent: Option<&str>) -> RunTrace {
+        let parent = parent.and_then(context_of_metadata).unwrap_or_default();
+        let span = self
+            .tracer
+            .span_builder(format!("process {queue}"))
+            .with_kind(SpanKind::Consumer)
+            .with_attributes([
+                KeyValue::new("messaging.system", "bullmq"),
+                KeyValue::new("messaging.operation.type", "process"),
+                KeyValue::new("messaging.destination.name", queue.to_string()),
+                KeyValue::new("messaging.message.id", job_id.to_string()),
+            ])
+            .start_with_context(&self.tracer, &parent);
+        RunTrace {
+            cx: Context::new().with_span(span),
+        }
+    }
+
+    /// Ends a run's span with what the run was, and a child per event the
+    /// sandbox noted.
+    pub fn end_run(&self, run: RunTrace, ended: RunEnded<'_>) {
+        let span = run.cx.span();
+        let mut attributes = vec![
+            KeyValue::new("airlock.job.name", ended.name.to_string()),
+            KeyValue::new("airlock.run", i64::from(ended.run)),
+            KeyValue::new("airlock.handler.digest", ended.digest.to_string()),
+            KeyValue::new("airlock.host.id", ended.host.to_string()),
+            KeyValue::new("airlock.peak_memory_bytes", ended.peak_memory_bytes as i64),
+            KeyValue::new("airlock.run.end", ended.end.to_string()),
+        ];
+        if let Some(fuel) = ended.fuel_used {
+            attributes.push(KeyValue::new("airlock.fuel_used", fuel as i64));
+        }
+        if let Some(kind) = ended.failure_kind {
+            attributes.push(KeyValue::new("airlock.failure.kind", kind.to_string()));
+        }
+        if let Some(parent) = ended.flow_parent {
+            attributes.push(KeyValue::new("airlock.flow.parent", parent.to_string()));
+        }
+        if ended.events_dropped > 0 {
+            attributes.push(KeyValue::new(
+                "airlock.trace.events_dropped",
+                ended.events_dropped as i64,
+            ));
+        }
+        span.set_attributes(attributes);
+        if let Some(reason) = ended.reason {
+            span.set_status(Status::error(clip(reason)));
+        }
+        if span.is_recording() {
+            for event in ended.events {
+                self.record_event(event, &run.cx);
+            }
+        }
+        span.end();
+    }
+
+    fn record_event(&self, event: RunEvent, parent: &Context) {
+        let kind = match event.kind {
+            EventKind::Http => SpanKind::Client,
+            EventKind::Step | EventKind::Instantiate => SpanKind::Internal,
+        };
+        let attributes: Vec<KeyValue> = event
+            .attributes
+            .into_iter()
+            .map(|(key, value)| match value {
+                EventValue::Text(text) => KeyValue::new(key, text),
+                EventValue::Int(n) => KeyValue::new(key, n),
+            })
+            .collect();
+        let mut span = self
+            .tracer
+            .span_builder(event.name)
+            .with_kind(kind)
+            .with_start_time(event.start)
+            .with_attributes(attributes)
+            .start_with_context(&self.tracer, parent);
+        if let Some(error) = event.error {
+            span.set_status(Status::error(clip(&error)));
+        }
+        span.end_with_timestamp(event.end);
+    }
+}
+
+/// The span of a run under way.
+pub struct RunTrace {
+    cx: Context,
+}
+
+impl RunTrace {
+    /// The W3C `traceparent` naming the run's span, for the outbound
+    /// requests of a binding with `propagateTrace`, when the span is
+    /// sampled.
+    pub fn traceparent(&self) -> Option<String> {
+        let span = self.cx.span();
+        let ids = span.span_context();
+        ids.is_sampled().then(|| {
+            format!(
+                "00-{}-{}-{:02x}",
+                ids.trace_id(),
+                ids.span_id(),
+                ids.trace_flags().to_u8()
+            )
+        })
+    }
+
+    /// The job-log line that names the run's trace and span (so a reader
+    /// of the log finds the trace), when the span is sampled.
+    pub fn log_line(&self) -> Option<String> {
+        let span = self.cx.span();
+        let ids = span.span_context();
+        ids.is_sampled()
+            .then(|| format!("[airlock] trace {} span {}", ids.trace_id(), ids.span_id()))
+    }
+}
+
+/// What a run was, for its span's end.
+pub struct RunEnded<'a> {
+    /// The job's name.
+    pub name: &'a str,
+    /// The job's flow parent, as `QUEUE:ID`, when it is a flow's child.
+    pub flow_parent: Option<&'a str>,
+    /// The run's number (BullMQ's `ats`).
+    pub run: u32,
+    /// The handler digest it ran.
+    pub digest: &'a str,
+    /// The host that ran it.
+    pub host: &'a str,
+    /// Fuel used, when metered.
+    pub fuel_used: Option<u64>,
+    /// Peak memory, bytes.
+    pub peak_memory_bytes: u64,
+    /// How it ended (`completed`, a failure kind, `slept`, `waited`).
+    pub end: &'a str,
+    /// The failure's kind, when it failed.
+    pub failure_kind: Option<&'a str>,
+    /// Why it failed, when it did.
+    pub reason: Option<&'a str>,
+    /// What the sandbox noted during the run.
+    pub events: Vec<RunEvent>,
+    /// Events over the sandbox's cap, not kept.
+    pub events_dropped: u64,
+}
