@@ -725,14 +725,29 @@ async fn a_host_frozen_past_its_death_stops_its_guest_as_it_thaws() {
     assert_eq!(done["processedByHost"], "host-b", "{done}");
     assert_eq!(done["attemptsMade"], 1, "{done}");
     let patience = airlock_tests::eventually::PATIENCE;
-    let timeline = airlock_tests::eventually_some("host-a's run recorded", patience, || async {
+    let timeline_now = || async {
         let (_, t) = api
             .get(&format!("/v1/jobs/{job}/timeline"), tokens::ADMIN)
             .await;
+        t
+    };
+    let both_runs = airlock_tests::eventually_some("host-a's run recorded", patience, || async {
+        let t = timeline_now().await;
         let runs = t["runs"].as_array().cloned().unwrap_or_default();
         (runs.len() == 2).then_some(t)
-    })
-    .await;
+    });
+    // Short of the wait's own deadline: a failure shows what was recorded
+    // and what host-a said.
+    let Ok(timeline) = tokio::time::timeout(patience - Duration::from_secs(5), both_runs).await
+    else {
+        let log = a.log();
+        let tail: Vec<&str> = log.lines().rev().take(40).collect();
+        panic!(
+            "host-a's run was never recorded; the timeline: {}\nhost-a's last log lines:\n{}",
+            timeline_now().await,
+            tail.into_iter().rev().collect::<Vec<_>>().join("\n")
+        );
+    };
     let first = &timeline["runs"][0];
     assert_eq!(first["host"], "host-a", "{timeline}");
     assert_eq!(
