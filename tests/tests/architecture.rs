@@ -195,7 +195,7 @@ fn is_named(doc: &str, rows: &[Row<'_>], path: &str) -> bool {
     let relative = path.strip_prefix(dir).unwrap();
     let relative = relative.strip_prefix("src/").unwrap_or(relative);
     let spans = spans(row.text);
-    let named = |s: &str| spans.iter().any(|span| *span == s);
+    let named = |s: &str| spans.contains(&s);
     let (parent, name) = match relative.rsplit_once('/') {
         Some((parent, name)) => (Some(parent), name),
         None => (None, relative),

@@ -232,7 +232,7 @@ async fn enqueue_all(
     Ok(added?
         .into_iter()
         .map(|job| Accepted {
-            r#ref: airlock_core::job_ref::join(&queue, &job.id),
+            r#ref: airlock_core::job_ref::join(queue, &job.id),
             id: job.id,
             queue: queue.to_string(),
             duplicate: job.duplicate,

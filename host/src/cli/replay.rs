@@ -228,7 +228,7 @@ async fn newest(client: &ApiClient, queue: &str, last: usize) -> anyhow::Result<
                 .or_else(|| job["timestamp"].as_u64())
                 .unwrap_or(0);
             if let (Some(q), Some(id)) = (job["queue"].as_str(), job["id"].as_str()) {
-                found.push((at, airlock_core::job_ref::join(&q, &id)));
+                found.push((at, airlock_core::job_ref::join(q, id)));
             }
         }
     }

@@ -167,7 +167,7 @@ fn to_node(node: bullmq::JobNode, queue: &str) -> FlowNode {
         .collect();
     let id = node.job.id().to_string();
     FlowNode {
-        r#ref: airlock_core::job_ref::join(&queue, &id),
+        r#ref: airlock_core::job_ref::join(queue, &id),
         queue: queue.to_string(),
         id,
         children,
