@@ -695,3 +695,63 @@ async fn a_prioritized_job_reserves_no_slot_at_enqueue() {
     assert_eq!(limits.state(&p).await.unwrap().held, 0);
     assert_eq!(limits.state(&q).await.unwrap().held, 1);
 }
+
+/// A key's slots are leases, on a paused clock: a held slot keeps the key
+/// full until its lease (renewed or not) has run out, to the millisecond;
+/// then the next job takes it, and the `processedOn` its worker's fetch
+/// wrote moves on to the take — the time it could first run.
+#[tokio::test]
+async fn key_slots_are_leases_to_the_millisecond_on_a_paused_clock() {
+    use airlock::state::key_limits::KeyLimits;
+    use airlock::store::Store;
+    use airlock_core::clock::{Clock, PausedClock};
+
+    let redis = airlock_tests::redis_server::RedisServer::start();
+    let store = Store::connect(&redis.url(), "bull").await.unwrap();
+    let clock = PausedClock::now();
+    let limits = KeyLimits::new(store, clock.clone());
+    let t0 = clock.now_ms();
+    let slot = KeySlot::of("imports", &json!("c1"));
+    // Both jobs exist and have not finished: a full key drops holders
+    // that finished or are gone, and these are neither.
+    let fetched = (t0 - 10).to_string();
+    for id in ["a", "b"] {
+        redis.cli(&[
+            "HSET",
+            &format!("bull:imports:{id}"),
+            "processedOn",
+            &fetched,
+        ]);
+    }
+    let lease = 1_000;
+    let take = |id: &'static str| limits.acquire(&slot, (id, Some(t0 - 10)), 1, lease, false);
+
+    assert!(take("a").await.unwrap(), "a free key");
+    assert!(!take("b").await.unwrap(), "the key is full");
+    clock.advance(999);
+    limits.renew(&slot, "a", lease).await.unwrap();
+    clock.advance(999);
+    assert!(
+        !take("b").await.unwrap(),
+        "a's renewed lease runs to t0 + 1999"
+    );
+    assert_eq!(limits.holders(&slot).await.unwrap(), ["a"]);
+    clock.advance(1);
+    assert!(
+        take("b").await.unwrap(),
+        "a's lease ran out: b takes the slot"
+    );
+    assert_eq!(limits.holders(&slot).await.unwrap(), ["b"]);
+    let moved = redis.cli(&["HGET", "bull:imports:b", "processedOn"]);
+    assert_eq!(
+        moved.trim(),
+        (t0 + 1_999).to_string(),
+        "b's processedOn is its take"
+    );
+    let first = redis.cli(&["HGET", "bull:imports:a", "processedOn"]);
+    assert_eq!(
+        first.trim(),
+        t0.to_string(),
+        "a's too: its take, 10 ms after its fetch"
+    );
+}
