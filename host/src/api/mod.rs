@@ -26,7 +26,7 @@
 //! | enqueue (one or bulk), list | [`jobs`] |
 //! | one job: inspect, timeline, transcript, retry, remove, promote, cancel, repin, wait | [`job`] |
 //! | replaying a job against a handler version; migrating a queue's parked jobs | [`replays`] |
-//! | Server-Sent Events of a queue or a job | [`events`] |
+//! | Server-Sent Events of a queue or a job (the SSE feed) | [`feed`] |
 //! | flows | [`flows`] |
 //! | schedules and their on-demand runs (`…/trigger`) | [`schedules`] |
 //! | sending events and listing recent ones (`/v1/events`) | [`sent_events`] |
@@ -39,7 +39,7 @@
 
 pub mod auth;
 pub mod error;
-pub mod events;
+pub mod feed;
 pub mod flows;
 pub mod guard;
 pub mod handlers;
@@ -211,8 +211,8 @@ pub fn routes(state: ApiState) -> (Router, utoipa::openapi::OpenApi) {
         .routes(routes!(job::cancel))
         .routes(routes!(job::repin))
         .routes(routes!(job::wait))
-        .routes(routes!(events::queue_events))
-        .routes(routes!(events::job_events))
+        .routes(routes!(feed::queue_events))
+        .routes(routes!(feed::job_events))
         .routes(routes!(flows::add))
         .routes(routes!(schedules::list))
         .routes(routes!(schedules::get, schedules::put, schedules::delete))
