@@ -34,11 +34,6 @@ impl JobRef {
     pub fn from_key(prefix: &str, key: &str) -> Option<JobRef> {
         JobRef::parse(key.strip_prefix(prefix)?.strip_prefix(':')?)
     }
-
-    /// The job's BullMQ key under `prefix`.
-    pub fn key(&self, prefix: &str) -> String {
-        key(prefix, &self.queue, &self.id)
-    }
 }
 
 impl fmt::Display for JobRef {
@@ -77,11 +72,9 @@ mod tests {
         let job = JobRef::parse("mail:repeat:daily:1700000000000").unwrap();
         assert_eq!(job, JobRef::new("mail", "repeat:daily:1700000000000"));
         assert_eq!(job.to_string(), "mail:repeat:daily:1700000000000");
-        assert_eq!(job.key("bull"), "bull:mail:repeat:daily:1700000000000");
-        assert_eq!(
-            JobRef::from_key("bull", &job.key("bull")).as_ref(),
-            Some(&job)
-        );
+        let job_key = key("bull", &job.queue, &job.id);
+        assert_eq!(job_key, "bull:mail:repeat:daily:1700000000000");
+        assert_eq!(JobRef::from_key("bull", &job_key).as_ref(), Some(&job));
     }
 
     #[test]

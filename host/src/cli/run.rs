@@ -120,15 +120,9 @@ fn env_from(args: &RunArgs, services: &LocalServices) -> anyhow::Result<RunEnv> 
         config: Arc::new(config),
         egress,
         secrets_key: Some(key),
-        stop: None,
-        reuse: None,
         http_pool: Some(Arc::new(crate::sandbox::http::HttpPool::default())),
         secrets_seen: Some(Arc::default()),
-        events: None,
-        traceparent: None,
-        transcript: None,
-        http_answers: None,
-        clock_readings: None,
+        ..RunEnv::default()
     })
 }
 

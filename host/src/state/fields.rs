@@ -93,26 +93,29 @@ mod tests {
         STEP_AT_PREFIX,
     ];
 
-    /// The Lua scripts under `host/src` (`state/lua/`, `queue/lua/`), by
+    /// The files under `host/src` whose name ends with `extension`, by
     /// path and text.
-    fn scripts() -> Vec<(String, String)> {
-        fn walk(dir: &std::path::Path, found: &mut Vec<(String, String)>) {
+    fn sources(extension: &str) -> Vec<(String, String)> {
+        fn walk(dir: &std::path::Path, extension: &str, found: &mut Vec<(String, String)>) {
             for entry in std::fs::read_dir(dir).unwrap().flatten() {
                 let path = entry.path();
                 if path.is_dir() {
-                    walk(&path, found);
-                } else if path.extension().is_some_and(|e| e == "lua") {
+                    walk(&path, extension, found);
+                } else if path.extension().is_some_and(|e| e == extension) {
                     let text = std::fs::read_to_string(&path).unwrap();
                     found.push((path.display().to_string(), text));
                 }
             }
         }
         let mut found = Vec::new();
-        walk(
-            &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
-            &mut found,
-        );
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        walk(&root, extension, &mut found);
         found
+    }
+
+    /// The Lua scripts (`state/lua/`, `queue/lua/`), by path and text.
+    fn scripts() -> Vec<(String, String)> {
+        sources("lua")
     }
 
     /// A script spells the fields it touches as text: each `airlock.*`
@@ -138,34 +141,20 @@ mod tests {
         );
     }
 
-    /// And every script is one the host loads.
+    /// And every script is one the host loads (`include_str!` of its
+    /// file, from any source file).
     #[test]
     fn every_script_is_loaded() {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-        let sources: Vec<String> = [
-            "state/meta/mod.rs",
-            "state/runs/mod.rs",
-            "state/key_limits/batch.rs",
-            "state/key_limits/reserve.rs",
-            "state/key_rates.rs",
-            "state/debounces.rs",
-            "state/waits/index.rs",
-            "queue/wait_order.rs",
-            "queue/cancel.rs",
-        ]
-        .iter()
-        .map(|f| std::fs::read_to_string(root.join(f)).unwrap())
-        .collect();
+        let rust = sources("rs");
         for (path, _) in scripts() {
             let name = std::path::Path::new(&path)
                 .file_name()
                 .unwrap()
                 .to_string_lossy()
                 .to_string();
+            let loaded = format!("lua/{name}\")");
             assert!(
-                sources
-                    .iter()
-                    .any(|s| s.contains(&format!("lua/{name}\")"))),
+                rust.iter().any(|(_, text)| text.contains(&loaded)),
                 "{path} is loaded by no script"
             );
         }

@@ -191,17 +191,14 @@ impl RunHttp {
     }
 }
 
-type SendFuture = Box<
-    dyn Future<
-            Output = Result<
-                (
-                    http::Response<WasiBody>,
-                    Box<dyn Future<Output = Result<(), Error>> + Send>,
-                ),
-                Error,
-            >,
-        > + Send,
->;
+/// What wasmtime waits on until a request's body has gone out.
+type IoFuture = Box<dyn Future<Output = Result<(), Error>> + Send>;
+
+/// A request sent (or answered from a recording): its response, and the
+/// future of its outgoing body.
+type Sent = Result<(http::Response<WasiBody>, IoFuture), Error>;
+
+type SendFuture = Box<dyn Future<Output = Sent> + Send>;
 
 impl WasiHttpHooks for RunHttp {
     /// Every scheme but http and https is refused here, like any other
@@ -228,7 +225,7 @@ impl WasiHttpHooks for RunHttp {
         &mut self,
         request: http::Request<WasiBody>,
         options: Option<RequestOptions>,
-        fut: Box<dyn Future<Output = Result<(), Error>> + Send>,
+        fut: IoFuture,
     ) -> SendFuture {
         drop(fut);
         let report = self.report();

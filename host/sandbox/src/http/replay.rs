@@ -20,13 +20,7 @@ pub(super) async fn answer_from(
     method: String,
     grants: Vec<Grant>,
     slot: Option<HttpSlot>,
-) -> Result<
-    (
-        http::Response<WasiBody>,
-        Box<dyn Future<Output = Result<(), Error>> + Send>,
-    ),
-    Error,
-> {
+) -> super::Sent {
     let url = named_placeholders(&request.uri().to_string(), &grants);
     let headers: Vec<(String, String)> = recorded_headers(request.headers())
         .into_iter()

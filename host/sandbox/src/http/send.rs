@@ -58,13 +58,7 @@ pub(super) async fn send(
     sent: Arc<AtomicU64>,
     traceparent: Option<http::HeaderValue>,
     slot: Option<HttpSlot>,
-) -> Result<
-    (
-        http::Response<WasiBody>,
-        Box<dyn Future<Output = Result<(), Error>> + Send>,
-    ),
-    Error,
-> {
+) -> super::Sent {
     let stats = report.stats.clone();
     let (connect_timeout, connect_capped) =
         phase_timeout(&limits, options.and_then(|o| o.connect_timeout));

@@ -46,15 +46,9 @@ impl ResolvedBinding {
                 rules: binding.egress.clone(),
             }),
             secrets_key: host.secrets_key.clone(),
-            stop: None,
-            reuse: None,
             http_pool: Some(Arc::new(crate::sandbox::http::HttpPool::default())),
             secrets_seen: Some(Arc::default()),
-            events: None,
-            traceparent: None,
-            transcript: None,
-            http_answers: None,
-            clock_readings: None,
+            ..RunEnv::default()
         };
         ResolvedBinding {
             binding,
