@@ -158,7 +158,7 @@ impl ApiState {
         (name = "handlers", description = "Handler components"),
         (name = "queues", description = "Queue bindings and queue actions"),
         (name = "jobs", description = "Jobs"),
-        (name = "events", description = "Live events (Server-Sent Events) and event triggers"),
+        (name = "events", description = "Events: the live feed of queue activity (Server-Sent Events) and events sent to the queues subscribed to them"),
         (name = "flows", description = "Parent jobs with children"),
         (name = "schedules", description = "Cron and interval schedules"),
         (name = "hosts", description = "The fleet"),

@@ -9,9 +9,7 @@ mod new;
 mod remote;
 mod replay;
 mod run;
-mod secrets;
 mod serve;
-mod workflows;
 
 use clap::{Parser, Subcommand};
 
@@ -76,14 +74,14 @@ pub enum Command {
     Cancel(remote::CancelArgs),
     /// Schedules: set, list, delete, trigger.
     #[command(subcommand)]
-    Schedule(workflows::ScheduleCommand),
+    Schedule(remote::ScheduleCommand),
     /// A queue's secrets: set (value from standard input), list, delete.
     #[command(subcommand)]
-    Secret(secrets::SecretCommand),
+    Secret(remote::SecretCommand),
     /// Send an event to the queues subscribed to it.
-    Emit(workflows::EmitArgs),
+    Emit(remote::EmitArgs),
     /// Add a flow (a parent job and its children) from a JSON file.
-    Flow(workflows::FlowArgs),
+    Flow(remote::FlowArgs),
     /// List the live hosts of the fleet.
     Hosts,
     /// Drain a host (stop taking jobs, finish running ones) or resume it.
@@ -118,10 +116,10 @@ pub async fn execute(cli: Cli) -> anyhow::Result<i32> {
         },
         Command::Retry { job } => remote::retry(conn, json, &job).await,
         Command::Cancel(args) => remote::cancel(conn, json, args).await,
-        Command::Schedule(cmd) => workflows::schedule(conn, json, cmd).await,
-        Command::Secret(cmd) => secrets::secret(conn, json, cmd).await,
-        Command::Emit(args) => workflows::emit(conn, json, args).await,
-        Command::Flow(args) => workflows::flow(conn, json, args).await,
+        Command::Schedule(cmd) => remote::schedule(conn, json, cmd).await,
+        Command::Secret(cmd) => remote::secret(conn, json, cmd).await,
+        Command::Emit(args) => remote::emit(conn, json, args).await,
+        Command::Flow(args) => remote::flow(conn, json, args).await,
         Command::Hosts => remote::hosts(conn, json, None).await,
         Command::Host { action, id } => remote::hosts(conn, json, Some((&action, &id))).await,
     }

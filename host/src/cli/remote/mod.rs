@@ -4,23 +4,31 @@
 
 mod cancel;
 mod deploy;
+mod emit;
 mod enqueue;
+mod flow;
 mod hosts;
 mod job;
 mod jobs;
 mod queue;
 mod retry;
+mod schedule;
+mod secrets;
 
 use serde_json::Value;
 
 pub use self::cancel::{CancelArgs, cancel};
 pub use self::deploy::{DeployArgs, deploy};
+pub use self::emit::{EmitArgs, emit};
 pub use self::enqueue::{EnqueueArgs, enqueue};
+pub use self::flow::{FlowArgs, flow};
 pub use self::hosts::hosts;
 pub use self::job::{JobArgs, JobCommand, export, job};
 pub use self::jobs::{JobsArgs, jobs};
 pub use self::queue::{QueueCommand, queue};
 pub use self::retry::retry;
+pub use self::schedule::{ScheduleCommand, schedule};
+pub use self::secrets::{SecretCommand, secret};
 
 /// Prints `value` as JSON for `--json`, else through `human`.
 pub(super) fn print(json_output: bool, value: &Value, human: impl FnOnce(&Value)) {

@@ -9,8 +9,8 @@ use clap::{Args, Subcommand};
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use super::client::{ApiClient, Connection};
-use super::remote::print;
+use super::print;
+use crate::cli::client::{ApiClient, Connection};
 
 /// `airlock secret ...`.
 #[derive(Debug, Subcommand)]

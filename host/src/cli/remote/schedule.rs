@@ -1,14 +1,13 @@
-//! CLI commands for schedules, event triggers and flows.
-
-use std::path::PathBuf;
+//! `airlock schedule`: set, list, delete and run now (`trigger`) a queue's
+//! schedules.
 
 use anyhow::Context as _;
 use clap::{Args, Subcommand};
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use super::client::{ApiClient, Connection};
-use super::remote::print;
+use super::print;
+use crate::cli::client::{ApiClient, Connection};
 
 /// `airlock schedule ...`.
 #[derive(Debug, Subcommand)]
@@ -58,26 +57,6 @@ pub struct SetArgs {
     /// Job name.
     #[arg(long)]
     pub name: Option<String>,
-}
-
-/// `airlock emit`.
-#[derive(Debug, Args)]
-pub struct EmitArgs {
-    /// Event name.
-    pub name: String,
-    /// Event data (JSON).
-    #[arg(default_value = "{}")]
-    pub data: String,
-    /// Idempotency id: the same id within 24 h creates no new jobs.
-    #[arg(long)]
-    pub id: Option<String>,
-}
-
-/// `airlock flow`.
-#[derive(Debug, Args)]
-pub struct FlowArgs {
-    /// A JSON file with the flow tree (`{name, queue, data, children: [...]}`).
-    pub file: PathBuf,
 }
 
 fn when(ms: &Value) -> String {
@@ -182,50 +161,5 @@ pub async fn schedule(
             });
         }
     }
-    Ok(0)
-}
-
-/// `airlock emit`.
-pub async fn emit(conn: &Connection, json_output: bool, args: EmitArgs) -> anyhow::Result<i32> {
-    let client = ApiClient::new(conn)?;
-    let mut event = json!({
-        "name": args.name,
-        "data": serde_json::from_str::<Value>(&args.data).with_context(|| format!("data: not valid JSON: {}", args.data))?,
-    });
-    if let Some(id) = &args.id {
-        event["id"] = json!(id);
-    }
-    let delivery: Value = client.json(Method::POST, "/v1/events", &event).await?;
-    print(json_output, &delivery, |d| {
-        let dup = if d["duplicate"] == json!(true) {
-            " (duplicate: no new jobs)"
-        } else {
-            ""
-        };
-        println!("event {}{dup}", d["eventId"].as_str().unwrap_or(""));
-        for job in d["jobs"].as_array().into_iter().flatten() {
-            println!("  {}", job.as_str().unwrap_or(""));
-        }
-    });
-    Ok(0)
-}
-
-/// `airlock flow`.
-pub async fn flow(conn: &Connection, json_output: bool, args: FlowArgs) -> anyhow::Result<i32> {
-    let text = std::fs::read_to_string(&args.file)
-        .with_context(|| format!("cannot read {}", args.file.display()))?;
-    let tree: Value = serde_json::from_str(&text)
-        .with_context(|| format!("{}: not valid JSON", args.file.display()))?;
-    let client = ApiClient::new(conn)?;
-    let node: Value = client.json(Method::POST, "/v1/flows", &tree).await?;
-    print(json_output, &node, |n| {
-        fn show(n: &Value, depth: usize) {
-            println!("{}{}", "  ".repeat(depth), n["ref"].as_str().unwrap_or(""));
-            for c in n["children"].as_array().into_iter().flatten() {
-                show(c, depth + 1);
-            }
-        }
-        show(n, 0);
-    });
     Ok(0)
 }
