@@ -42,7 +42,6 @@ use crate::state::fields;
 use crate::state::key_limits::{KeySlot, PARK_MS};
 use crate::state::key_rates::{RateDecision, RateMode};
 use crate::tasks::{AbortOnDrop, retrying};
-use airlock_core::clock::now_ms;
 
 /// How long a singleton in cancel mode reads its job's own producer again
 /// while it is not written yet, before it replaces the running job.
@@ -95,6 +94,11 @@ impl Admission {
 
     fn lease_ms(&self) -> u64 {
         self.lease.as_millis() as u64
+    }
+
+    /// Now, on the clock the state's leases and rates read.
+    fn now_ms(&self) -> u64 {
+        self.queues.state().clock.now_ms()
     }
 
     /// The queue's tenants under `fairness`.
@@ -251,11 +255,11 @@ impl Admission {
                 // The previous start of the key came late and moved this
                 // turn a moment on (`key_rates::HOLD_MS`): wait it out here.
                 Ok(RateDecision::StartAt(at)) => {
-                    let wait = at.saturating_sub(now_ms());
+                    let wait = at.saturating_sub(self.now_ms());
                     tokio::time::sleep(Duration::from_millis(wait)).await;
                 }
                 Ok(RateDecision::WaitUntil(at)) => {
-                    let park = || job.park_until(at.max(now_ms()));
+                    let park = || job.park_until(at.max(self.now_ms()));
                     return Some(
                         match retrying("park the job for its key's throttle", park).await {
                             Ok(()) => Admit::Parked("keyThrottle"),
@@ -364,7 +368,7 @@ impl Admission {
             (None, OnFull::Wait) => "keyConcurrency",
             (None, _) => "singleton",
         };
-        let park = || job.park_until(now_ms() + PARK_MS);
+        let park = || job.park_until(self.now_ms() + PARK_MS);
         if let Err(e) = retrying("park the job for its key", park).await {
             return Admit::Fail(Failure::new(
                 FailureKind::HostUnavailable,

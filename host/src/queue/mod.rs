@@ -88,10 +88,17 @@ impl QueueService {
     /// Queues on the Redis of `store`, sharing its connection; queue keys
     /// start with the store's prefix (`bull` by default).
     pub fn new(store: Store) -> Self {
+        Self::with_clock(store, airlock_core::clock::SystemClock::shared())
+    }
+
+    /// [`QueueService::new`] with its state and flow control's decisions
+    /// timed by `clock` (a test's [`PausedClock`](airlock_core::clock::PausedClock)).
+    /// BullMQ's own scripts still stamp the wall clock.
+    pub fn with_clock(store: Store, clock: airlock_core::clock::SharedClock) -> Self {
         QueueService {
             conn: store.bullmq_connection().clone(),
             connection: store.options().clone(),
-            state: State::new(store.clone(), airlock_core::clock::SystemClock::shared()),
+            state: State::new(store.clone(), clock),
             store,
             queues: Mutex::new(HashMap::new()),
         }

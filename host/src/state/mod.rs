@@ -69,6 +69,9 @@ pub struct State {
     pub debounces: debounces::Debounces,
     /// The cancel stream and index.
     pub cancels: cancels::Cancels,
+    /// The clock all of these read, for the decisions made beside them
+    /// (`gate::admission` parks a job until a time it reads here).
+    pub clock: SharedClock,
 }
 
 impl State {
@@ -81,8 +84,9 @@ impl State {
             events: events::EventLog::new(store.clone()),
             key_limits: key_limits::KeyLimits::new(store.clone(), clock.clone()),
             key_rates: key_rates::KeyRates::new(store.clone(), clock.clone()),
-            debounces: debounces::Debounces::new(store.clone(), clock),
+            debounces: debounces::Debounces::new(store.clone(), clock.clone()),
             cancels: cancels::Cancels::new(store),
+            clock,
         }
     }
 
