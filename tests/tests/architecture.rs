@@ -7,12 +7,19 @@
 //! directory row (`host/src/api/`) names its files relative to it
 //! (`lookup.rs`, `waits/index.rs`, or a subdirectory `waits/` and the
 //! file's name); a file row names one file.
+//!
+//! And no source file of those crates is longer than one screen of
+//! thought holds ([`MAX_LINES`]): past it, a file is split into a directory
+//! of modules with one job each.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 /// The crates whose every source file the map must name.
 const SOURCE_ROOTS: [&str; 3] = ["host/src", "host/sandbox/src", "host/core/src"];
+
+/// The most lines a host source file may have.
+const MAX_LINES: usize = 600;
 
 /// Where a path the document names may start.
 const TOP: [&str; 8] = [
@@ -209,4 +216,28 @@ fn is_named(doc: &str, rows: &[Row<'_>], path: &str) -> bool {
         Some(parent) => named(&format!("{parent}/")) && (name == "mod.rs" || named(name)),
         None => false,
     }
+}
+
+#[test]
+fn no_host_source_file_is_over_600_lines() {
+    let root = root();
+    let mut long = Vec::new();
+    for source_root in SOURCE_ROOTS {
+        let mut files = Vec::new();
+        files_under(&root.join(source_root), &mut files);
+        for file in files
+            .iter()
+            .filter(|f| f.extension().is_some_and(|e| e == "rs"))
+        {
+            let lines = std::fs::read_to_string(file).unwrap().lines().count();
+            if lines > MAX_LINES {
+                let path = file.strip_prefix(&root).unwrap().display().to_string();
+                long.push(format!("{path}: {lines} lines"));
+            }
+        }
+    }
+    assert!(
+        long.is_empty(),
+        "host source files over {MAX_LINES} lines (split each into modules with one job): {long:#?}"
+    );
 }
