@@ -150,14 +150,18 @@ impl Context {
         self.log(Level::Error, message)
     }
 
-    /// Runs `f` once per job, durably.
+    /// Runs `f` until its result is recorded, then never again for this
+    /// job: durably, at least once.
     ///
     /// The first time the job gets here, `f` runs and its result is recorded
     /// in Airlock. Any later run of the same job (a retry, the resumption
     /// after a [`sleep`](Self::sleep), the recovery after a host crash) gets
     /// the recorded result back without running `f`. If `f` fails, nothing is
     /// recorded and the error fails this attempt; the next attempt runs the
-    /// steps before it from their records and tries `f` again.
+    /// steps before it from their records and tries `f` again. A host that
+    /// dies after `f` ran but before its result was recorded runs it again:
+    /// give a side effect that must not repeat an idempotency key (the job
+    /// id and the step id).
     ///
     /// Calling the same id several times in one run is fine (a step in a
     /// loop): each occurrence is recorded separately, in order.

@@ -77,8 +77,8 @@ pub struct HostInfo {
 /// its death, until a live host gives its jobs back.
 const WORKERS_KEPT_SECS: u64 = 24 * 60 * 60;
 
-/// How long a claim on a dead host lasts (ms): a claimant that dies while
-/// recovering holds the host fenced no longer than this.
+/// How long a claim on a dead host lasts (ms), should its claimant die
+/// while recovering (crash windows: `worker::recovery`).
 const CLAIM_MS: u64 = 60_000;
 
 /// Registered hosts silent this long are dropped from the set unclaimed

@@ -10,8 +10,9 @@
 //! - [`registry`] keeps handler components and queue bindings in Redis.
 //! - [`worker`] runs bound queues: one BullMQ worker per queue, one sandbox
 //!   instance per job.
-//! - [`flow`] is flow control: the decision before a run (rates, key
-//!   slots, singleton, cancelOn), the time to finish, the key-line pump.
+//! - [`gate`] is flow control: the decision before a run (rates, key
+//!   slots, singleton, fairness, cancelOn), the time to finish, the
+//!   key-line pump.
 //! - [`fleet`] registers hosts with a heartbeat and carries drain requests.
 //! - [`store`] is Airlock's own Redis handle and key layout; [`error`] the
 //!   typed errors below the API; [`tasks`] retries and task handles.

@@ -128,7 +128,7 @@ impl Gate {
         let lease = Duration::from_secs(60);
         let tenants = Tenants::new(queues.clone(), QUEUE, lease, || None);
         Gate {
-            redis: redis,
+            redis,
             admission: Admission::new(queues.clone(), lease, tenants),
             queues,
             clock,

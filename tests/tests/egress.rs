@@ -522,7 +522,7 @@ fn a_secret_is_substituted_only_for_its_own_destination() {
     };
     services.store().lock().unwrap().secrets.insert(
         "MAIL_API_KEY".into(),
-        secrets::seal(&key, "mail", "MAIL_API_KEY", value, &policy, 1),
+        secrets::encrypt(&key, "mail", "MAIL_API_KEY", value, &policy, 1),
     );
     let outcome = run(
         &sandbox(),

@@ -295,7 +295,7 @@ async fn slots_are_leases_that_killed_hosts_give_back() {
         assert!(most_at_once(&jobs) <= 2, "{c} ran more than its limit");
         // No leaked slot: nothing holds one once every job is done.
         let slot = KeySlot::of("imports", &json!(c));
-        let state = admin.queues.state().key_limits.state(&slot).await.unwrap();
+        let state = admin.queues.state().key_limits.counts(&slot).await.unwrap();
         assert_eq!(state.held, 0, "{c}: leaked slots");
         assert_eq!(state.queued, 0, "{c}: jobs left in line");
     }
@@ -529,7 +529,7 @@ async fn a_slot_is_a_lease_renewal_extends_and_time_ends() {
     clock.advance(lease - 3);
     assert!(!take_slot("b").await);
     clock.advance(1);
-    assert_eq!(limits.state(&slot).await.unwrap().held, 0);
+    assert_eq!(limits.counts(&slot).await.unwrap().held, 0);
     assert!(take_slot("b").await);
     assert_eq!(limits.holders(&slot).await.unwrap(), ["b"]);
     // The job that had it, recovered late, finds its slot taken.
@@ -649,8 +649,8 @@ async fn a_request_reserves_each_keys_room_for_its_first_jobs() {
     let tokens = limits.reserve(&request, lease).await.unwrap();
     let got: Vec<bool> = tokens.iter().map(Option::is_some).collect();
     assert_eq!(got, [true, true, false, true, false, false, false]);
-    assert_eq!(limits.state(&a).await.unwrap().held, 2);
-    assert_eq!(limits.state(&b).await.unwrap().held, 1);
+    assert_eq!(limits.counts(&a).await.unwrap().held, 2);
+    assert_eq!(limits.counts(&b).await.unwrap().held, 1);
 
     let handovers: Vec<(KeySlot, String, String)> = request
         .iter()
@@ -692,8 +692,8 @@ async fn a_prioritized_job_reserves_no_slot_at_enqueue() {
         KeySlot::of("imports", &json!("p")),
         KeySlot::of("imports", &json!("q")),
     );
-    assert_eq!(limits.state(&p).await.unwrap().held, 0);
-    assert_eq!(limits.state(&q).await.unwrap().held, 1);
+    assert_eq!(limits.counts(&p).await.unwrap().held, 0);
+    assert_eq!(limits.counts(&q).await.unwrap().held, 1);
 }
 
 /// A key's slots are leases, on a paused clock: a held slot keeps the key

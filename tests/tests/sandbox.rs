@@ -5,8 +5,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use airlock::sandbox::{
-    ArtifactKey, Completion, FailureKind, JobInput, Limits, LoadedComponent, LocalServices,
-    ParkedOn, RunEnv, RunOutcome, Sandbox, SandboxConfig, SlotReset,
+    ArtifactKey, Completion, FailureKind, JobInput, Limits, LoadedComponent, LocalServices, RunEnv,
+    RunOutcome, Sandbox, SandboxConfig, SlotReset, SuspendedOn,
 };
 use airlock_tests::guest_bytes;
 
@@ -498,7 +498,7 @@ fn a_durable_workflow_replays_steps_after_its_sleep() {
     );
     let Completion::Suspended {
         wake_at_ms,
-        on: ParkedOn::Sleep(sleep),
+        on: SuspendedOn::Sleep(sleep),
     } = first.completion
     else {
         panic!("expected the workflow to sleep, got {:?}", first.completion);
@@ -523,7 +523,7 @@ fn a_durable_workflow_replays_steps_after_its_sleep() {
         early.completion,
         Completion::Suspended {
             wake_at_ms,
-            on: ParkedOn::Sleep(sleep)
+            on: SuspendedOn::Sleep(sleep)
         }
     );
 

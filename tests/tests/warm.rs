@@ -489,13 +489,13 @@ fn a_revealed_secret_stays_redacted_in_later_jobs_of_a_warm_instance() {
         reveal: true,
         ..SecretPolicy::default()
     };
-    let sealed = secrets::seal(&key, "warm", "API_KEY", value, &policy, 0);
+    let envelope = secrets::encrypt(&key, "warm", "API_KEY", value, &policy, 0);
     services
         .store()
         .lock()
         .unwrap()
         .secrets
-        .insert("API_KEY".into(), sealed);
+        .insert("API_KEY".into(), envelope);
     let l = limits();
     let job = |id: &str, data: Value| JobInput {
         id: id.into(),

@@ -100,7 +100,9 @@ export interface WaitForTokenOptions {
 /** Durable steps, sleeps and waits (Inngest's `step`). */
 export interface Steps {
   /**
-   * Runs `fn` once per job, durably. The first run records its JSON result;
+   * Runs `fn` until its result is recorded, then never again for this job
+   * (durably, at least once: a host that dies after `fn` ran but before its
+   * record runs it again). The first run records its JSON result;
    * any later run of the same job (retry, wake-up after a sleep, recovery
    * after a crash) gets the recorded result back without running `fn`.
    * A failing `fn` records nothing. The value returned is the JSON round

@@ -68,7 +68,7 @@ use self::incremental::IncrementalCache;
 pub use self::limits::{HostMaxima, LimitError, Limits, LimitsOverride};
 pub use self::load::LoadedComponent;
 pub use self::logs::{LogLevel, LogLine, LogListener};
-pub use self::outcome::{Completion, Failure, FailureKind, ParkedOn, RunOutcome};
+pub use self::outcome::{Completion, Failure, FailureKind, RunOutcome, SuspendedOn};
 pub use self::reset::SlotReset;
 pub use self::run_state::{MAX_SLEEP_MS, RunEnv};
 pub use self::services::{HostServices, LocalServices, Progress, ServiceError};

@@ -45,14 +45,15 @@ pub enum Completion {
     Suspended {
         /// When the job should run again.
         wake_at_ms: u64,
-        /// The sleep or wait it parks on.
-        on: ParkedOn,
+        /// The sleep or wait it is suspended on (its job is parked until
+        /// `wake_at_ms`).
+        on: SuspendedOn,
     },
 }
 
-/// The durable sleep or wait a suspended run parks on, by its id.
+/// The durable sleep or wait a suspended run stopped on, by its id.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ParkedOn {
+pub enum SuspendedOn {
     /// A durable sleep.
     Sleep(String),
     /// A durable wait: an outcome may come before the job is parked, and
@@ -60,19 +61,19 @@ pub enum ParkedOn {
     Wait(String),
 }
 
-impl ParkedOn {
+impl SuspendedOn {
     /// The wait's id, when it is a wait.
     pub fn wait(&self) -> Option<&str> {
         match self {
-            ParkedOn::Wait(id) => Some(id),
-            ParkedOn::Sleep(_) => None,
+            SuspendedOn::Wait(id) => Some(id),
+            SuspendedOn::Sleep(_) => None,
         }
     }
 
     /// The sleep's or wait's id.
     pub fn id(&self) -> &str {
         match self {
-            ParkedOn::Sleep(id) | ParkedOn::Wait(id) => id,
+            SuspendedOn::Sleep(id) | SuspendedOn::Wait(id) => id,
         }
     }
 }

@@ -3,18 +3,18 @@
 //! A secret belongs to a queue binding. Its value and its policy — the
 //! destinations it may be sent to, whether the guest may read it
 //! (`reveal`), whether it is substituted in request bodies as well as
-//! headers — are sealed together with ChaCha20-Poly1305 under the fleet's
+//! headers — are encrypted together with ChaCha20-Poly1305 (an AEAD) under the fleet's
 //! [`SecretsKey`] (hosts get it from their environment or a file; Redis
 //! never holds it). The queue and secret name are the associated data, so
 //! an envelope moved to another queue or name does not open. Anyone who can
-//! write to Redis can delete a secret, or replace it with one sealed under
+//! write to Redis can delete a secret, or replace it with one encrypted under
 //! a key they hold, which does not open either; they cannot read a value or
 //! widen where it may go.
 //!
 //! A guest asks for a secret and gets a [`placeholder`]: random text that
 //! stands for the value in this run only. The host puts the value in place
 //! of the placeholder in outgoing requests to the secret's destinations,
-//! and nowhere else (see `http/placeholders.rs`). Only a secret sealed with
+//! and nowhere else (see `http/placeholders.rs`). Only a secret set with
 //! `reveal: true` can be read by the guest, and its value is then redacted
 //! from the job's logs, output, step records, KV writes, progress and
 //! failure reason — a guard against accidents: a handler that encodes a
@@ -192,7 +192,7 @@ impl<'de> Deserialize<'de> for SecretDestination {
     }
 }
 
-/// What a secret may do, sealed with its value.
+/// What a secret may do, encrypted with its value.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -218,9 +218,9 @@ pub struct Secret {
     pub value: Zeroizing<String>,
     /// Its policy.
     pub policy: SecretPolicy,
-    /// How many times it was set (1: once), sealed with it.
+    /// How many times it was set (1: once), encrypted with it.
     pub version: u64,
-    /// When it was set (ms since the epoch), sealed with it.
+    /// When it was set (ms since the epoch), encrypted with it.
     pub set_at_ms: u64,
 }
 
@@ -235,12 +235,13 @@ impl std::fmt::Debug for Secret {
 }
 
 #[derive(Serialize, Deserialize)]
-struct Sealed {
+/// What an envelope encrypts.
+struct Plaintext {
     value: String,
-    /// Absent in envelopes sealed before versions were kept: 1.
+    /// Absent in envelopes written before versions were kept: 1.
     #[serde(default = "first_version")]
     version: u64,
-    /// When it was set (ms), sealed: what a host compares to refuse an
+    /// When it was set (ms), encrypted: what a host compares to refuse an
     /// older envelope written back (absent before: 0).
     #[serde(default)]
     set_at_ms: u64,
@@ -252,9 +253,10 @@ fn first_version() -> u64 {
     1
 }
 
-/// What Redis holds for one secret: the sealed value, policy and version,
+/// What Redis holds for one secret: the encrypted value, policy and version
+/// (`sealed`, the field's name since the first envelope),
 /// and the time of the last change and the version again in the clear
-/// (readable without the key, for listings; the sealed version is the one
+/// (readable without the key, for listings; the encrypted version is the one
 /// a host with the key shows).
 #[derive(Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -267,13 +269,13 @@ struct Envelope {
     version: u64,
 }
 
-/// Why an envelope did not open.
+/// Why an envelope did not decrypt.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum OpenError {
+pub enum DecryptError {
     /// Not an envelope of this format.
     #[error("the stored secret is malformed")]
     Malformed,
-    /// Sealed under another key, for another queue or name, or altered.
+    /// Encrypted under another key, for another queue or name, or altered.
     #[error(
         "the stored secret does not open with this host's secrets key (another key, another queue or name, or altered)"
     )]
@@ -284,9 +286,9 @@ fn associated_data(queue: &str, name: &str) -> Vec<u8> {
     format!("airlock-secret/{VERSION}\0{queue}\0{name}").into_bytes()
 }
 
-/// Seals `value` and `policy` for secret `name` of `queue` as its first
+/// Encrypts `value` and `policy` for secret `name` of `queue` as its first
 /// version: the text to store.
-pub fn seal(
+pub fn encrypt(
     key: &SecretsKey,
     queue: &str,
     name: &str,
@@ -294,11 +296,11 @@ pub fn seal(
     policy: &SecretPolicy,
     now_ms: u64,
 ) -> String {
-    seal_version(key, queue, name, value, policy, now_ms, 1)
+    encrypt_version(key, queue, name, value, policy, now_ms, 1)
 }
 
-/// [`seal`], as the secret's `version`-th setting.
-pub fn seal_version(
+/// [`encrypt`], as the secret's `version`-th setting.
+pub fn encrypt_version(
     key: &SecretsKey,
     queue: &str,
     name: &str,
@@ -308,7 +310,7 @@ pub fn seal_version(
     version: u64,
 ) -> String {
     let plain = Zeroizing::new(
-        serde_json::to_vec(&Sealed {
+        serde_json::to_vec(&Plaintext {
             value: value.to_string(),
             version,
             set_at_ms: now_ms,
@@ -339,17 +341,22 @@ pub fn seal_version(
     .expect("an envelope serializes")
 }
 
-/// Opens what [`seal`] stored for secret `name` of `queue`.
-pub fn open(key: &SecretsKey, queue: &str, name: &str, stored: &str) -> Result<Secret, OpenError> {
-    let envelope: Envelope = serde_json::from_str(stored).map_err(|_| OpenError::Malformed)?;
+/// Decrypts what [`encrypt`] stored for secret `name` of `queue`.
+pub fn decrypt(
+    key: &SecretsKey,
+    queue: &str,
+    name: &str,
+    stored: &str,
+) -> Result<Secret, DecryptError> {
+    let envelope: Envelope = serde_json::from_str(stored).map_err(|_| DecryptError::Malformed)?;
     if envelope.v != VERSION {
-        return Err(OpenError::Malformed);
+        return Err(DecryptError::Malformed);
     }
-    let nonce = hex::decode(&envelope.nonce).map_err(|_| OpenError::Malformed)?;
+    let nonce = hex::decode(&envelope.nonce).map_err(|_| DecryptError::Malformed)?;
     if nonce.len() != 12 {
-        return Err(OpenError::Malformed);
+        return Err(DecryptError::Malformed);
     }
-    let sealed = hex::decode(&envelope.sealed).map_err(|_| OpenError::Malformed)?;
+    let sealed = hex::decode(&envelope.sealed).map_err(|_| DecryptError::Malformed)?;
     let aad = associated_data(queue, name);
     let plain = Zeroizing::new(
         key.cipher()
@@ -360,9 +367,9 @@ pub fn open(key: &SecretsKey, queue: &str, name: &str, stored: &str) -> Result<S
                     aad: &aad,
                 },
             )
-            .map_err(|_| OpenError::Refused)?,
+            .map_err(|_| DecryptError::Refused)?,
     );
-    let opened: Sealed = serde_json::from_slice(&plain).map_err(|_| OpenError::Malformed)?;
+    let opened: Plaintext = serde_json::from_slice(&plain).map_err(|_| DecryptError::Malformed)?;
     Ok(Secret {
         value: Zeroizing::new(opened.value),
         policy: opened.policy,
@@ -371,11 +378,11 @@ pub fn open(key: &SecretsKey, queue: &str, name: &str, stored: &str) -> Result<S
     })
 }
 
-/// The newest setting of each secret a binding's runs on this host opened
-/// (by name, [`Secret::set_at_ms`]): an envelope set earlier than one
-/// already used is an old one written back (it opens: it was sealed with
-/// the key) and is refused, so a rotated-out value stays out on this host.
-/// A host that never opened the newer one takes the older.
+/// The newest setting of each secret a binding's runs on this host
+/// decrypted (by name, [`Secret::set_at_ms`]): an envelope set earlier than
+/// one already used is an old one written back (it decrypts: it was
+/// encrypted with the key) and is refused, so a rotated-out value stays out
+/// on this host. A host that never decrypted the newer one takes the older.
 #[derive(Debug, Default)]
 pub struct SecretsSeen {
     newest: std::sync::Mutex<std::collections::HashMap<String, u64>>,
@@ -403,7 +410,7 @@ pub fn updated_at_ms(stored: &str) -> Option<u64> {
 }
 
 /// A stored secret's version as its envelope says in the clear (no key
-/// needed; not authenticated: [`open`] gives the sealed one).
+/// needed; not authenticated: [`decrypt`] gives the encrypted one).
 pub fn clear_version(stored: &str) -> Option<u64> {
     serde_json::from_str::<Envelope>(stored)
         .ok()
@@ -431,26 +438,29 @@ mod tests {
     }
 
     #[test]
-    fn a_sealed_secret_opens_only_for_its_queue_and_name_under_its_key() {
+    fn an_encrypted_secret_decrypts_only_for_its_queue_and_name_under_its_key() {
         let key = SecretsKey::generate();
-        let stored = seal(&key, "payments", "STRIPE_KEY", "sk_live_123", &policy(), 7);
+        let stored = encrypt(&key, "payments", "STRIPE_KEY", "sk_live_123", &policy(), 7);
         assert!(!stored.contains("sk_live_123"));
-        assert!(!stored.contains("stripe.com"), "the policy is sealed too");
-        let opened = open(&key, "payments", "STRIPE_KEY", &stored).unwrap();
+        assert!(
+            !stored.contains("stripe.com"),
+            "the policy is encrypted too"
+        );
+        let opened = decrypt(&key, "payments", "STRIPE_KEY", &stored).unwrap();
         assert_eq!(opened.value.as_str(), "sk_live_123");
         assert_eq!(opened.policy, policy());
         assert_eq!(updated_at_ms(&stored), Some(7));
         assert_eq!(
-            open(&key, "other", "STRIPE_KEY", &stored).unwrap_err(),
-            OpenError::Refused
+            decrypt(&key, "other", "STRIPE_KEY", &stored).unwrap_err(),
+            DecryptError::Refused
         );
         assert_eq!(
-            open(&key, "payments", "OTHER", &stored).unwrap_err(),
-            OpenError::Refused
+            decrypt(&key, "payments", "OTHER", &stored).unwrap_err(),
+            DecryptError::Refused
         );
         assert_eq!(
-            open(&SecretsKey::generate(), "payments", "STRIPE_KEY", &stored).unwrap_err(),
-            OpenError::Refused
+            decrypt(&SecretsKey::generate(), "payments", "STRIPE_KEY", &stored).unwrap_err(),
+            DecryptError::Refused
         );
         let mut tampered: serde_json::Value = serde_json::from_str(&stored).unwrap();
         let sealed = tampered["sealed"].as_str().unwrap().to_string();
@@ -461,12 +471,12 @@ mod tests {
         );
         tampered["sealed"] = flipped.into();
         assert_eq!(
-            open(&key, "payments", "STRIPE_KEY", &tampered.to_string()).unwrap_err(),
-            OpenError::Refused
+            decrypt(&key, "payments", "STRIPE_KEY", &tampered.to_string()).unwrap_err(),
+            DecryptError::Refused
         );
         assert_eq!(
-            open(&key, "payments", "STRIPE_KEY", "{}").unwrap_err(),
-            OpenError::Malformed
+            decrypt(&key, "payments", "STRIPE_KEY", "{}").unwrap_err(),
+            DecryptError::Malformed
         );
     }
 

@@ -3,28 +3,28 @@
 //! refused or failed) and each durable step the guest ran (not one it
 //! replayed). The sandbox notes them while the run goes
 //! on; the host turns them into children of the run's span once it ended
-//! (`airlock::traces`). A run gets a [`RunEvents`] only when the host
-//! exports traces ([`crate::RunEnv::events`]); otherwise nothing is noted.
+//! (`airlock::traces`). A run gets a [`RunSpans`] only when the host
+//! exports traces ([`crate::RunEnv::spans`]); otherwise nothing is noted.
 //!
 //! Everything here comes from the host's side of an import, so a guest can
 //! neither skip nor forge it: a request the guest made is noted whether it
-//! was answered or refused. What an event holds is what the job's log may
+//! was answered or refused. What a span holds is what the job's log may
 //! already show — method, destination host and port, the URL's path as the
 //! guest wrote it (before any secret placeholder is filled in), status,
 //! byte counts, the refusal's reason — never a header value, a query or a
-//! body. A run notes at most [`MAX_EVENTS`]; more are counted, not kept,
+//! body. A run notes at most [`MAX_SPANS`]; more are counted, not kept,
 //! so a guest looping on requests or steps cannot grow the host's memory.
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::SystemTime;
 
-/// Most events one run keeps.
-pub const MAX_EVENTS: usize = 512;
+/// Most spans one run keeps.
+pub const MAX_SPANS: usize = 512;
 
-/// One value of an event's attribute.
+/// One value of a span's attribute.
 #[derive(Debug, Clone, PartialEq)]
-pub enum EventValue {
+pub enum SpanValue {
     /// Text.
     Text(String),
     /// A whole number.
@@ -33,11 +33,11 @@ pub enum EventValue {
 
 /// One thing a run did, with when it began and ended.
 #[derive(Debug, Clone)]
-pub struct RunEvent {
+pub struct RunSpan {
     /// The span's name (`POST`, `step charge-card`).
     pub name: String,
     /// What kind of span: an outbound request, a step, the instantiation.
-    pub kind: EventKind,
+    pub kind: RunSpanKind,
     /// When it began.
     pub start: SystemTime,
     /// When it ended.
@@ -45,14 +45,14 @@ pub struct RunEvent {
     /// Its attributes, named as OpenTelemetry's conventions name them
     /// where one exists (`http.request.method`, `server.address`), else
     /// `airlock.*`.
-    pub attributes: Vec<(&'static str, EventValue)>,
+    pub attributes: Vec<(&'static str, SpanValue)>,
     /// Why it failed, if it did (a refusal, a transport error).
     pub error: Option<String>,
 }
 
-/// What a [`RunEvent`] stands for.
+/// What a [`RunSpan`] stands for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EventKind {
+pub enum RunSpanKind {
     /// An outbound HTTP request (a client span).
     Http,
     /// A durable step the guest ran (an internal span).
@@ -62,27 +62,27 @@ pub enum EventKind {
     Instantiate,
 }
 
-/// The events of one run, noted from any thread.
+/// The spans of one run, noted from any thread.
 #[derive(Debug, Default)]
-pub struct RunEvents {
-    kept: Mutex<Vec<RunEvent>>,
+pub struct RunSpans {
+    kept: Mutex<Vec<RunSpan>>,
     dropped: AtomicU64,
 }
 
-impl RunEvents {
-    /// Notes `event`, or counts it when the run has noted [`MAX_EVENTS`].
-    pub fn push(&self, event: RunEvent) {
+impl RunSpans {
+    /// Notes `span`, or counts it when the run has noted [`MAX_SPANS`].
+    pub fn push(&self, span: RunSpan) {
         let mut kept = self.kept.lock().unwrap_or_else(|e| e.into_inner());
-        if kept.len() < MAX_EVENTS {
-            kept.push(event);
+        if kept.len() < MAX_SPANS {
+            kept.push(span);
         } else {
             self.dropped.fetch_add(1, Ordering::Relaxed);
         }
     }
 
-    /// The events noted so far (in the order they ended), and how many more
+    /// The spans noted so far (in the order they ended), and how many more
     /// were dropped; leaves none behind.
-    pub fn take(&self) -> (Vec<RunEvent>, u64) {
+    pub fn take(&self) -> (Vec<RunSpan>, u64) {
         let kept = std::mem::take(&mut *self.kept.lock().unwrap_or_else(|e| e.into_inner()));
         (kept, self.dropped.swap(0, Ordering::Relaxed))
     }
@@ -92,11 +92,11 @@ impl RunEvents {
 mod tests {
     use super::*;
 
-    fn step(n: usize) -> RunEvent {
+    fn step(n: usize) -> RunSpan {
         let now = SystemTime::now();
-        RunEvent {
+        RunSpan {
             name: format!("step s{n}"),
-            kind: EventKind::Step,
+            kind: RunSpanKind::Step,
             start: now,
             end: now,
             attributes: Vec::new(),
@@ -105,14 +105,14 @@ mod tests {
     }
 
     #[test]
-    fn a_run_keeps_at_most_max_events_and_counts_the_rest() {
-        let events = RunEvents::default();
-        for n in 0..MAX_EVENTS + 3 {
-            events.push(step(n));
+    fn a_run_keeps_at_most_max_spans_and_counts_the_rest() {
+        let spans = RunSpans::default();
+        for n in 0..MAX_SPANS + 3 {
+            spans.push(step(n));
         }
-        let (kept, dropped) = events.take();
-        assert_eq!((kept.len(), dropped), (MAX_EVENTS, 3));
+        let (kept, dropped) = spans.take();
+        assert_eq!((kept.len(), dropped), (MAX_SPANS, 3));
         assert_eq!(kept[0].name, "step s0");
-        assert_eq!(events.take().0.len(), 0, "taken once");
+        assert_eq!(spans.take().0.len(), 0, "taken once");
     }
 }

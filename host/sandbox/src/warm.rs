@@ -11,8 +11,8 @@
 //! - **Who shares.** Only runs of the same component digest, on the same
 //!   engine (metered or not), under the same [`Limits`] and the same
 //!   owner: the caller's [`Reuse::owner`], which the queue host makes of
-//!   the queue, the job's tenant (its producer token, only when Airlock's
-//!   seal on it verifies) and the binding's version. Nothing of one owner
+//!   the queue, the job's producer (the API token that enqueued it, only
+//!   when Airlock's seal on it verifies) and the binding's resolution. Nothing of one owner
 //!   ever serves another.
 //! - **What ends an instance.** Anything but a completed job: a trap, a
 //!   limit kill (fuel, memory, output, time), a cancel or timeout, a
@@ -50,7 +50,7 @@ use super::run_state::RunState;
 pub struct Reuse {
     /// Who may share the instance: runs with the same owner (and the same
     /// component, engine and limits) only. The queue host puts the queue,
-    /// the verified tenant and the binding's version in it.
+    /// the verified producer and the binding's resolution in it.
     pub owner: String,
     /// Jobs one instance runs at most (then it is dropped).
     pub max_jobs: u32,

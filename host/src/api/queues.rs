@@ -497,7 +497,7 @@ pub async fn keys(
     let mut keys = Vec::with_capacity(held_back.len());
     for (value, waiting) in held_back.into_values() {
         let slot = crate::state::key_limits::KeySlot::of(&queue, &value);
-        let key_state = state.queues().state().key_limits.state(&slot).await?;
+        let key_state = state.queues().state().key_limits.counts(&slot).await?;
         keys.push(KeyJobs {
             value,
             running: key_state.held,

@@ -28,12 +28,12 @@ fn key(state: &ApiState) -> Result<&SecretsKey, ApiError> {
         ApiError::new(
             StatusCode::SERVICE_UNAVAILABLE,
             "secrets_unavailable",
-            "this host has no secrets key (--secrets-key-file / AIRLOCK_SECRETS_KEY), so it cannot seal secrets",
+            "this host has no secrets key (--secrets-key-file / AIRLOCK_SECRETS_KEY), so it cannot encrypt secrets",
         )
     })
 }
 
-/// Set (create or replace) a secret of a queue. The value is sealed with
+/// Set (create or replace) a secret of a queue. The value is encrypted with
 /// the fleet's secrets key before it reaches Redis.
 #[utoipa::path(
     put,

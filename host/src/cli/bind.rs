@@ -109,7 +109,7 @@ pub struct BindArgs {
     /// `{"tenant":"$.tenantId"}`.
     #[arg(long, value_name = "JSON")]
     pub fairness: Option<String>,
-    /// Reuse a completed job's instance for the next job of the same tenant:
+    /// Reuse a completed job's instance for the next job of the same producer:
     /// `{"maxJobs":100,"idleMs":60000}`.
     #[arg(long, value_name = "JSON")]
     pub warm_instances: Option<String>,

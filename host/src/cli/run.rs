@@ -5,7 +5,7 @@
 //! real (the job is re-run after the wake-up time, replaying its steps), or
 //! skipped with `--skip-sleeps`. `--config`, `--egress` and `--secret` give
 //! the job what a queue binding would: configuration, where its HTTP
-//! requests may go, and secrets (sealed with a key of this process's own).
+//! requests may go, and secrets (encrypted with a key of this process's own).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -108,13 +108,13 @@ fn env_from(args: &RunArgs, services: &LocalServices) -> anyhow::Result<RunEnv> 
             reveal,
             in_body: false,
         };
-        let sealed = secrets::seal(&key, "local", name, &value, &policy, now_ms());
+        let envelope = secrets::encrypt(&key, "local", name, &value, &policy, now_ms());
         services
             .store()
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .secrets
-            .insert(name.to_string(), sealed);
+            .insert(name.to_string(), envelope);
     }
     Ok(RunEnv {
         config: Arc::new(config),

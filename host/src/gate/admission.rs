@@ -9,7 +9,7 @@
 //!    over it on its first start, `keyThrottle` parks it until its turn;
 //! 2. key slots (`state::key_limits`): a `singleton` key's one slot, then a
 //!    `keyConcurrency` key's, then its tenant's under `fairness` (with the
-//!    tenant's share as the limit, `super::tenants`); each taken, or the
+//!    tenant's share as the limit, `super::fairness`); each taken, or the
 //!    job skips, cancels the running one, or waits in the key's (the
 //!    tenant's) line. Leases are renewed every third of a lease while the
 //!    job runs;
@@ -17,16 +17,10 @@
 //! 4. `cancelOn` (`state::cancels`): the job is indexed by the values its
 //!    rules match, before the guest starts, until it ends.
 //!
-//! Crash windows: a host that dies holding a slot has it given back by the
-//! live host that finds it dead, seconds later (`worker::recovery`, through
-//! [`release_slots_of`]), before its job goes back to waiting; what that
-//! misses is left to the lease, which is the worker lock duration, so the
-//! slot comes back with the job's lock and the recovered job finds its own
-//! lease and keeps it; one
-//! that dies while parking a job for its key leaves the job to the next
-//! sweep of the pump ([`super::pump`]); one that dies with a job in
-//! `cancelOn` sets leaves the ids until a matching event finds the job
-//! finished and takes them out.
+//! Crash windows: each is stated by the module that owns the state it
+//! touches: `state::key_rates`, `state::key_limits` (key slots and
+//! parking, given back through [`release_slots_of`] when a host dies),
+//! `state::debounces` and `state::cancels` (`cancelOn` sets).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -50,8 +44,8 @@ const OWN_PRODUCER_WAIT: Duration = Duration::from_millis(200);
 /// Flow control's decisions for one queue on one host.
 pub struct Admission {
     queues: Arc<QueueService>,
-    /// A key slot's lease: the worker lock duration, so a dead host's slots
-    /// come back when its jobs' locks do.
+    /// A key slot's lease: the worker lock duration, so a slot a dead
+    /// host's recovery misses comes back when its job's lock does.
     lease: Duration,
     /// The queue's tenants under `fairness`, for their shares.
     tenants: Tenants,
@@ -448,7 +442,7 @@ impl Admitted {
 /// A binding changed since the job took its slots may name other keys;
 /// those slots' leases run out on their own. A tenant's slot goes back
 /// without refilling its line: the hosts serving the queue do that within
-/// a refresh (`super::tenants`), knowing the tenant's share. `name` (with
+/// a refresh (`super::fairness`), knowing the tenant's share. `name` (with
 /// `data`) checks a producer's seal under fairness by producer.
 pub async fn release_slots_of(
     queues: &QueueService,

@@ -21,11 +21,8 @@
 //! jobs meet flow control at admission only ([`super::admission`]), which
 //! holds the same limits when they run.
 //!
-//! Crash windows: dying after a reservation but before the add leaves the
-//! reservation to its lease (the worker lock duration); after the add but
-//! before the hand-over, the job's admission takes the reservation that was
-//! not handed over (`state::key_limits`' acquire script: one reservation
-//! is one slot either way), or it expires with its lease.
+//! Crash windows: see `state::key_limits` (reservations) and
+//! `state::debounces`.
 
 use crate::error::{FieldError, QueueError};
 use crate::queue::{Deduplication, Enqueued, HELD_BACK_PRIORITY, NewJob, QueueService};

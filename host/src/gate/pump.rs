@@ -1,14 +1,13 @@
-//! The key-line pump: refills a queue's key lines every half lease, so
-//! slots a crash swallowed (their leases ran out) and reservations whose
-//! promote was lost come back to the jobs waiting for them (see
-//! `state::key_limits`). It runs while the queue's binding has a rule that
-//! keeps lines (`keyConcurrency`, `singleton`, `fairness`), and once when
+//! The key-line pump: refills a queue's key lines every half lease, for
+//! what a crash left undone (crash windows: see `state::key_limits`). It
+//! runs while the queue's binding has a rule that keeps lines
+//! (`keyConcurrency`, `singleton`, `fairness`), and once when
 //! a host starts serving the queue: a line whose rule the binding no longer
 //! has (taken off while jobs waited in it, perhaps while no host ran) is
 //! emptied, so its jobs do not wait for their parking's hour; after a pass
 //! without such a rule the pump ends (the executor starts it again when a
 //! rule comes back). Tenants' lines under `fairness` are refilled by
-//! `super::tenants`, which knows their shares.
+//! `super::fairness`, which knows their shares.
 
 use std::sync::Arc;
 use std::time::Duration;

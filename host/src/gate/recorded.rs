@@ -18,10 +18,8 @@
 //!   connection: the job is still active and its lock will lapse): the
 //!   slots go back [`FALLBACK`] after the run ended anyway, and the job's
 //!   rerun takes a slot like any other;
-//! - the host dies between the recorded finish and the release: the job is
-//!   finished, so no recovery moves it; a slot whose holder has finished
-//!   or is gone is dropped by the next script that finds its key full
-//!   (`state::key_limits`), else its lease runs out;
+//! - the host dies between the recorded finish and the release: see
+//!   `state::key_limits`;
 //! - the host closes: [`RecordedEnds::release_all`] gives back what is
 //!   still held, after the worker has stopped.
 

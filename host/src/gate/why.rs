@@ -317,14 +317,14 @@ impl<'q> Why<'q> {
             };
             let (kind, state, limit, message) = match line_of {
                 Line::Singleton => {
-                    let state = self.queues.state().key_limits.state(&slot).await?;
+                    let state = self.queues.state().key_limits.counts(&slot).await?;
                     let message = format!(
                         "singleton key {value} ({path}): waiting for its running job to stop; {place}"
                     );
                     (WaitKind::KeyLimit, state, limit, message)
                 }
                 Line::Key => {
-                    let state = self.queues.state().key_limits.state(&slot).await?;
+                    let state = self.queues.state().key_limits.counts(&slot).await?;
                     let message = format!(
                         "key {value} ({path}) is at its limit: {}/{limit} running; {place}",
                         state.held

@@ -1,7 +1,6 @@
 //! Adding jobs: BullMQ's add, with the per-job state Airlock carries
 //! beside it (the producer, its seal, per-job limits) claimed before the add
-//! and committed after it, so a crash in between leaves either nothing or
-//! a job whose state expires on its own ([`meta`] says how).
+//! and committed after it (crash windows: see [`meta`]).
 
 use std::collections::HashMap;
 

@@ -24,9 +24,12 @@
 //! Crash windows: a crash after 1 leaves a marked job that fails when it is
 //! next taken (a running one when it is retried or recovered after a stall);
 //! after 2, a delayed job fails at its own time; no window runs a marked
-//! job's guest again, and none loses a job. A host that misses the stream
-//! entry (it restarted, or Redis lost the stream) lets that one run finish;
-//! the mark still stops every later attempt.
+//! job's guest again, and none loses a job. A host that dies running a
+//! marked job leaves it to recovery (a live host's, `worker::recovery`,
+//! within seconds, else BullMQ's stalled check); the worker that takes it
+//! then fails it on the mark, without running it. A host that misses the
+//! stream entry (it restarted, or Redis lost the stream) lets that one run
+//! finish; the mark still stops every later attempt.
 //!
 //! What stays put: a job in a **paused** queue fails when the queue is
 //! resumed, a flow parent **waiting for its children** when they finish,

@@ -15,9 +15,9 @@
 //! lock runs out and BullMQ's stalled check fails it, as it would without
 //! Airlock ("job stalled more than allowable limit").
 //!
-//! Crash windows: a host that dies after the move and before counting the
-//! stall leaves it uncounted (the job runs again, as it would have); one
-//! that dies before the move leaves the job to BullMQ's stalled check.
+//! Crash window: a host that dies after the move and before counting the
+//! stall leaves it uncounted (the job runs again, as it would have). The
+//! rest of recovery's windows are `worker::recovery`'s.
 
 use redis::AsyncCommands;
 

@@ -126,7 +126,7 @@ pub struct Binding {
     pub singleton: Option<Singleton>,
     /// The queue's capacity shared between tenants by weight.
     pub fairness: Option<Fairness>,
-    /// Runs a job in the instance an earlier job of the same tenant left,
+    /// Runs a job in the instance an earlier job of the same producer left,
     /// within bounds; absent: a fresh instance for every job.
     #[serde(default)]
     pub warm_instances: Option<WarmInstances>,
@@ -205,9 +205,9 @@ impl Canary {
 
 /// Warm instances (`warmInstances`): a host runs a job in an instance an
 /// earlier job left, instead of a fresh one, when both are of this queue,
-/// the same handler version, the same limits and the same tenant (the
-/// producer token that enqueued them, as Airlock sealed it, or no producer
-/// at all). Anything but a completed job discards the instance. What
+/// the same handler version, the same limits and the same producer (the
+/// API token that enqueued them, as Airlock sealed it, or no producer at
+/// all). Anything but a completed job discards the instance. What
 /// persists between its jobs is the handler's module-level state, as in a
 /// BullMQ sandboxed processor's reused child process; see
 /// `sandbox::warm`.

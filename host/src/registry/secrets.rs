@@ -1,11 +1,11 @@
-//! A queue's secrets, as the admin API sees them: set (sealed here, with
+//! A queue's secrets, as the admin API sees them: set (encrypted here, with
 //! the fleet's secrets key), list (names, policies, update times — never a
 //! value), delete. Hosts read them per run (`worker/services.rs`) and the
-//! sandbox opens them (`sandbox::secrets`).
+//! sandbox decrypts them (`sandbox::secrets`).
 //!
 //! Redis holds one hash per queue, `P:{airlock}:secrets:QUEUE`, name →
-//! sealed envelope. A secret's policy (where it may be sent, `reveal`,
-//! `inBody`) is sealed with its value rather than kept in the binding, so
+//! encrypted envelope. A secret's policy (where it may be sent, `reveal`,
+//! `inBody`) is encrypted with its value rather than kept in the binding, so
 //! a Redis writer can delete a secret but cannot widen where it goes.
 
 use redis::AsyncCommands;
@@ -120,7 +120,7 @@ impl SecretSpec {
 }
 
 impl Registry {
-    /// Seals and stores secret `name` of `queue` (replacing it).
+    /// Encrypts and stores secret `name` of `queue` (replacing it).
     pub async fn set_secret(
         &self,
         key: &SecretsKey,
@@ -145,19 +145,20 @@ impl Registry {
                 format!("queue `{queue}` already has {MAX_SECRETS} secrets; delete one first"),
             ));
         }
-        // The next version after the one stored: the sealed one when it
-        // opens, else what the envelope says (a secret set under another
+        // The next version after the one stored: the encrypted one when it
+        // decrypts, else what the envelope says (a secret set under another
         // key is replaced, and counts on from there).
         let version = current.as_deref().map_or(0, |stored| {
-            secrets::open(key, queue, name, stored)
+            secrets::decrypt(key, queue, name, stored)
                 .map(|s| s.version)
                 .ok()
                 .or_else(|| secrets::clear_version(stored))
                 .unwrap_or(0)
         }) + 1;
         let now = now_ms();
-        let sealed = secrets::seal_version(key, queue, name, &spec.value, &policy, now, version);
-        let _: () = conn.hset(&secrets_key, name, sealed).await?;
+        let envelope =
+            secrets::encrypt_version(key, queue, name, &spec.value, &policy, now, version);
+        let _: () = conn.hset(&secrets_key, name, envelope).await?;
         Ok(view(name, Some(&policy), now, version))
     }
 
@@ -175,7 +176,7 @@ impl Registry {
         Ok(stored
             .iter()
             .map(|(name, envelope)| {
-                let opened = key.and_then(|k| secrets::open(k, queue, name, envelope).ok());
+                let opened = key.and_then(|k| secrets::decrypt(k, queue, name, envelope).ok());
                 let updated = secrets::updated_at_ms(envelope).unwrap_or(0);
                 let version = match &opened {
                     Some(secret) => secret.version,

@@ -284,7 +284,7 @@ impl HostServices for ReplayServices {
             in_body: false,
         };
         Ok(set.then(|| {
-            secrets::seal(
+            secrets::encrypt(
                 &self.key,
                 &self.queue,
                 name,

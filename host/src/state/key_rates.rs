@@ -36,15 +36,17 @@
 //! never retried, its `failedReason` saying which key and limit.
 //!
 //! One script per governed start; a throttled job adds BullMQ's
-//! `moveToDelayed` and its second fetch. Crash windows: a host that dies
-//! after a grant and before parking leaves the job to the stalled check;
-//! taken again, it finds its grant (due or not) and keeps it — a start is
-//! never granted twice. A host that dies after admitting a start (also
-//! while it waits out a moment of [`HOLD_MS`]) leaves the start counted and
-//! the job to the stalled check, which runs it as a new start, counted
-//! again: the key's next turn comes `T` later than it had to, never
-//! sooner. A grant whose job is gone (cancelled, removed) is dropped a day
-//! after its time, its turn lost to nobody.
+//! `moveToDelayed` and its second fetch. Crash windows (a crashed job
+//! comes back through a live host's recovery, `worker::recovery`, within
+//! seconds, else BullMQ's stalled check): a host that dies after a grant
+//! and before parking leaves the job to come back so; taken again, it
+//! finds its grant (due or not) and keeps it — a start is never granted
+//! twice. A host that dies after admitting a start (also while it waits
+//! out a moment of [`HOLD_MS`]) leaves the start counted; the job comes
+//! back, and its next start is a new one, counted again: the key's next
+//! turn comes `T` later than it had to, never sooner. A grant whose job is
+//! gone (cancelled, removed) is dropped a day after its time, its turn
+//! lost to nobody.
 
 use std::sync::LazyLock;
 

@@ -82,6 +82,15 @@
 //! Not traced yet: the waits an event resumes are not linked to the
 //! event's trace, and the trace ids are not on each guest log line (OTLP
 //! logs); export is OTLP/HTTP only.
+//!
+//! ## Crash windows
+//!
+//! A run's span leaves the host only after the run, in the exporter's
+//! next batch. A host that dies during a run loses that run's span and the
+//! events under it, and the spans of finished runs still in that batch.
+//! The job's log keeps a sampled run's trace ids once its reporter wrote
+//! them (`worker::reporter`, soon after the run starts), and the
+//! rerun's span joins the same trace when the job carries a trace context.
 
 mod context;
 mod run;

@@ -1,11 +1,11 @@
 //! The span of a run (`process QUEUE`) from its start to its end, with
-//! what the run was and a child span per event the sandbox noted.
+//! what the run was and a child span per span the sandbox noted.
 
 use opentelemetry::trace::{Span as _, SpanKind, Status, TraceContextExt, Tracer as _};
 use opentelemetry::{Context, KeyValue};
 
 use super::{Traces, clip, context_of_metadata};
-use crate::sandbox::trace::{EventKind, EventValue, RunEvent};
+use crate::sandbox::trace::{RunSpan, RunSpanKind, SpanValue};
 
 impl Traces {
     /// Starts the span of a run of job `job_id` of `queue` (a child of
@@ -28,7 +28,7 @@ impl Traces {
         }
     }
 
-    /// Ends a run's span with what the run was, and a child per event the
+    /// Ends a run's span with what the run was, and a child per span the
     /// sandbox noted.
     pub fn end_run(&self, run: RunTrace, ended: RunEnded<'_>) {
         let span = run.cx.span();
@@ -49,10 +49,10 @@ impl Traces {
         if let Some(parent) = ended.flow_parent {
             attributes.push(KeyValue::new("airlock.flow.parent", parent.to_string()));
         }
-        if ended.events_dropped > 0 {
+        if ended.spans_dropped > 0 {
             attributes.push(KeyValue::new(
                 "airlock.trace.events_dropped",
-                ended.events_dropped as i64,
+                ended.spans_dropped as i64,
             ));
         }
         span.set_attributes(attributes);
@@ -60,37 +60,37 @@ impl Traces {
             span.set_status(Status::error(clip(reason)));
         }
         if span.is_recording() {
-            for event in ended.events {
-                self.record_event(event, &run.cx);
+            for noted in ended.spans {
+                self.record_span(noted, &run.cx);
             }
         }
         span.end();
     }
 
-    fn record_event(&self, event: RunEvent, parent: &Context) {
-        let kind = match event.kind {
-            EventKind::Http => SpanKind::Client,
-            EventKind::Step | EventKind::Instantiate => SpanKind::Internal,
+    fn record_span(&self, noted: RunSpan, parent: &Context) {
+        let kind = match noted.kind {
+            RunSpanKind::Http => SpanKind::Client,
+            RunSpanKind::Step | RunSpanKind::Instantiate => SpanKind::Internal,
         };
-        let attributes: Vec<KeyValue> = event
+        let attributes: Vec<KeyValue> = noted
             .attributes
             .into_iter()
             .map(|(key, value)| match value {
-                EventValue::Text(text) => KeyValue::new(key, text),
-                EventValue::Int(n) => KeyValue::new(key, n),
+                SpanValue::Text(text) => KeyValue::new(key, text),
+                SpanValue::Int(n) => KeyValue::new(key, n),
             })
             .collect();
         let mut span = self
             .tracer
-            .span_builder(event.name)
+            .span_builder(noted.name)
             .with_kind(kind)
-            .with_start_time(event.start)
+            .with_start_time(noted.start)
             .with_attributes(attributes)
             .start_with_context(&self.tracer, parent);
-        if let Some(error) = event.error {
+        if let Some(error) = noted.error {
             span.set_status(Status::error(clip(&error)));
         }
-        span.end_with_timestamp(event.end);
+        span.end_with_timestamp(noted.end);
     }
 }
 
@@ -149,7 +149,8 @@ pub struct RunEnded<'a> {
     /// Why it failed, when it did.
     pub reason: Option<&'a str>,
     /// What the sandbox noted during the run.
-    pub events: Vec<RunEvent>,
-    /// Events over the sandbox's cap, not kept.
-    pub events_dropped: u64,
+    pub spans: Vec<RunSpan>,
+    /// Spans over the sandbox's cap, not kept (the trace names the count
+    /// `airlock.trace.events_dropped`, as it always has).
+    pub spans_dropped: u64,
 }

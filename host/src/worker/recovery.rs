@@ -38,14 +38,28 @@
 //! job moved so still runs on its live host, whose finish then fails on the
 //! lost lock.
 //!
-//! Crash windows: a claimant that dies after its claim and before it gave
-//! everything back leaves the rest to BullMQ's stalled check and the slot
-//! leases, the old path (lock duration plus stalled interval), and a dead
-//! host that comes back meanwhile fenced until the claim expires (60 s); a
-//! job already moved is not moved again. A lock with less than 5 s left is
-//! left to that old path too (`queue::recovery`): with the default lock of
-//! 30 s, renewed every 15 s, a dead host's locks have 10–25 s left when it
-//! is found dead.
+//! Crash windows, and what recovery leaves to the old path (BullMQ's
+//! stalled check and the slot leases: lock duration plus stalled
+//! interval; `state::key_limits` says what a lease does):
+//! - a claimant that dies after its claim and before it gave everything
+//!   back leaves the rest to the old path, or to the next claim once its
+//!   own expires (60 s), and a dead host that comes back meanwhile fenced
+//!   until then; a job already moved is not moved again;
+//! - a lock with less than 5 s left is left to the old path
+//!   (`queue::recovery`): with the default lock of 30 s, renewed every
+//!   15 s, a dead host's locks have 10–25 s left when it is found dead;
+//! - a host that dies between starting a worker and publishing its id
+//!   (at once, or with its first heartbeat: `super::supervisor`) leaves
+//!   that worker's jobs to the old path;
+//! - a host restarted under the same id before its predecessor's jobs were
+//!   given back: the ids read once its description is back may be its
+//!   own, so its predecessor's jobs are left to the old path;
+//! - a Redis error before a dead host's jobs are listed leaves them to
+//!   the old path, or to the next claim once this one expires (60 s); one
+//!   while listing, reading or moving a job leaves that job to the old
+//!   path.
+//!
+//! How the moved job's rerun fares is `worker::executor`'s.
 
 use std::time::Duration;
 

@@ -54,7 +54,7 @@ enum Task<J> {
         rx: mpsc::UnboundedReceiver<Report>,
     },
     /// Streaming; [`Reporter::finish`] waits for it.
-    Running(JoinHandle<()>),
+    Streaming(JoinHandle<()>),
 }
 
 /// The channel every producer of reports shares.
@@ -140,7 +140,7 @@ impl<J: RunningJob> Reporter<J> {
             && let Some(Task::Idle { job, rx }) = task.take()
         {
             let overflow = self.channel.overflow.clone();
-            *task = Some(Task::Running(tokio::spawn(run(*job, rx, overflow))));
+            *task = Some(Task::Streaming(tokio::spawn(run(*job, rx, overflow))));
         }
     }
 
@@ -160,7 +160,7 @@ impl<J: RunningJob> Reporter<J> {
         drop(progress);
         drop(channel);
         match task.into_inner().unwrap_or_else(|p| p.into_inner()) {
-            Some(Task::Running(handle)) => {
+            Some(Task::Streaming(handle)) => {
                 let _ = handle.await;
             }
             // The run is over: what is queued is all there is. Closing

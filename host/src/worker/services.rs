@@ -2,8 +2,8 @@
 //!
 //! Step and sleep records are fields of the job's own BullMQ hash
 //! (`airlock.step:<id>`, `airlock.sleep:<id>`): they live exactly as long as
-//! the job. The KV store is per handler; secrets are per queue (sealed,
-//! opened by the sandbox). Calls are awaited from the guest's host calls on
+//! the job. The KV store is per handler; secrets are per queue (encrypted,
+//! decrypted by the sandbox). Calls are awaited from the guest's host calls on
 //! the sandbox's runtime: a guest waiting on Redis holds no thread.
 
 use std::sync::Arc;

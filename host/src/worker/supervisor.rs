@@ -29,7 +29,8 @@ use super::membership::{self, FleetLink, Membership};
 use crate::queue::QueueWorker;
 use crate::registry::Binding;
 
-struct RunningQueue {
+/// A queue this host serves: its worker and executor.
+struct ServedQueue {
     worker: QueueWorker,
     /// Writes the queue's run records once its worker has closed.
     executor: Arc<Executor>,
@@ -38,7 +39,7 @@ struct RunningQueue {
     concurrency: usize,
 }
 
-impl RunningQueue {
+impl ServedQueue {
     /// Closes the worker (waiting up to `grace` for its jobs), then gives
     /// back the key slots of finished runs and writes the run records
     /// still queued (`Executor::close`).
@@ -53,7 +54,8 @@ pub struct Supervisor {
     host: Arc<HostContext>,
     /// Only these queues, when set (`serve --queues`).
     only: Option<HashSet<String>>,
-    running: HashMap<String, RunningQueue>,
+    /// The queues this host serves, by name: a worker each.
+    served: HashMap<String, ServedQueue>,
     seen_generation: Option<u64>,
     membership: Option<Membership>,
     /// How long a closing worker waits for its running jobs.
@@ -77,7 +79,7 @@ impl Supervisor {
         Supervisor {
             host,
             only,
-            running: HashMap::new(),
+            served: HashMap::new(),
             seen_generation: None,
             membership,
             grace,
@@ -87,9 +89,9 @@ impl Supervisor {
         }
     }
 
-    /// Queues with a running worker.
+    /// The queues this host serves (each has a worker).
     pub fn queues(&self) -> Vec<String> {
-        let mut q: Vec<String> = self.running.keys().cloned().collect();
+        let mut q: Vec<String> = self.served.keys().cloned().collect();
         q.sort();
         q
     }
@@ -149,7 +151,7 @@ impl Supervisor {
             return;
         }
         self.draining = drain;
-        for r in self.running.values() {
+        for r in self.served.values() {
             if drain {
                 r.worker.pause();
             } else {
@@ -170,7 +172,7 @@ impl Supervisor {
         let Some(link) = &self.link else { return };
         *link.queues.lock().unwrap_or_else(|p| p.into_inner()) = self.queues();
         let workers: BTreeMap<String, String> = self
-            .running
+            .served
             .iter()
             .map(|(queue, r)| (queue.clone(), r.worker.worker_id().to_string()))
             .collect();
@@ -196,11 +198,11 @@ impl Supervisor {
     /// Closes every worker concurrently (and waits for those already
     /// closing).
     pub async fn close_all(&mut self) {
-        let running: Vec<RunningQueue> = self.running.drain().map(|(_, r)| r).collect();
-        tracing::info!(workers = running.len(), "draining workers");
+        let served: Vec<ServedQueue> = self.served.drain().map(|(_, r)| r).collect();
+        tracing::info!(workers = served.len(), "draining workers");
         self.publish_queues().await;
         let grace = self.grace;
-        let closes = running.iter().map(|r| r.close(grace));
+        let closes = served.iter().map(|r| r.close(grace));
         futures::future::join_all(closes).await;
         while self.closing.join_next().await.is_some() {}
     }
@@ -229,13 +231,13 @@ impl Supervisor {
         let wanted: HashSet<String> = bindings.iter().map(|b| b.queue.clone()).collect();
 
         let gone: Vec<String> = self
-            .running
+            .served
             .keys()
             .filter(|q| !wanted.contains(*q))
             .cloned()
             .collect();
         for queue in gone {
-            if let Some(r) = self.running.remove(&queue) {
+            if let Some(r) = self.served.remove(&queue) {
                 tracing::info!(queue, "queue unbound; closing its worker");
                 let grace = self.grace;
                 self.closing.spawn(async move { r.close(grace).await });
@@ -249,7 +251,7 @@ impl Supervisor {
             };
             let concurrency = shares.get(&binding.queue).copied().unwrap_or(1);
             let resolved = ResolvedBinding::new(binding.clone(), digest, &self.host);
-            if let Some(r) = self.running.get_mut(&binding.queue) {
+            if let Some(r) = self.served.get_mut(&binding.queue) {
                 if r.concurrency != concurrency {
                     r.worker.set_concurrency(concurrency);
                     r.concurrency = concurrency;
@@ -283,9 +285,9 @@ impl Supervisor {
                         worker.pause();
                     }
                     tracing::info!(queue = %binding.queue, handler = %binding.handler, concurrency, "worker started");
-                    self.running.insert(
+                    self.served.insert(
                         binding.queue.clone(),
-                        RunningQueue {
+                        ServedQueue {
                             worker,
                             executor,
                             binding: shared,

@@ -22,7 +22,7 @@ def run(data: Input, ctx: Context) -> dict:
         # No retry can fix bad input.
         raise FatalError("amount must be positive")
 
-    # A durable step: runs once per job; a retry gets the recorded result.
+    # A durable step: once its result is recorded, a retry gets it instead of running it again.
     @ctx.step("charge")
     def charge() -> dict:
         ctx.log.info(f"charging {data.order_id} for {data.amount}")

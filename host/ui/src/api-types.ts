@@ -859,7 +859,7 @@ export interface paths {
         };
         get?: never;
         /**
-         * Set (create or replace) a secret of a queue. The value is sealed with
+         * Set (create or replace) a secret of a queue. The value is encrypted with
          *     the fleet's secrets key before it reaches Redis.
          */
         put: operations["secrets_put"];
@@ -3238,9 +3238,9 @@ export interface components {
         /**
          * @description Warm instances (`warmInstances`): a host runs a job in an instance an
          *     earlier job left, instead of a fresh one, when both are of this queue,
-         *     the same handler version, the same limits and the same tenant (the
-         *     producer token that enqueued them, as Airlock sealed it, or no producer
-         *     at all). Anything but a completed job discards the instance. What
+         *     the same handler version, the same limits and the same producer (the
+         *     API token that enqueued them, as Airlock sealed it, or no producer at
+         *     all). Anything but a completed job discards the instance. What
          *     persists between its jobs is the handler's module-level state, as in a
          *     BullMQ sandboxed processor's reused child process; see
          *     `sandbox::warm`.

@@ -3,8 +3,10 @@
 //!
 //! 1. `verify-fraud-risk` scores the order; a risky order goes through
 //!    `flag-order-for-review` and the workflow stops there;
-//! 2. `charge-payment` charges the customer — exactly once, however often
-//!    the job is retried, resumed or recovered after a crash;
+//! 2. `charge-payment` charges the customer once, however often the job
+//!    is retried, resumed or recovered after a crash: a recorded step is
+//!    replayed, not run again (only a crash between the charge and its
+//!    record would charge twice);
 //! 3. a durable sleep of 24 hours (`reviewDelayMs` overrides it) parks the
 //!    job without holding a worker;
 //! 4. `send-customer-review-request` asks for a review.

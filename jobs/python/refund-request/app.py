@@ -15,7 +15,7 @@ progress, KV counter and output).
    every reader of the job sees. The progress says only
    ``{"stage": "awaiting-approval"}``. Without ``APPROVAL_URL`` the job
    fails at once (fatal), naming the key;
-3. ``issue-refund`` issues it, exactly once (the KV counter
+3. ``issue-refund`` issues it once, a recorded step replayed, not run again (the KV counter
    ``refunds:<refundId>`` counts the issues, so tests can prove it);
 4. the payment provider's ``refund.settled`` event with this ``refundId``
    (at ``$.refundId`` of its data) settles it — 7 days at most

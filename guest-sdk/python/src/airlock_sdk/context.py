@@ -434,13 +434,17 @@ class Context:
         *,
         returns: Optional[type] = None,
     ) -> Any:
-        """Runs ``fn`` once per job, durably, and returns its result.
+        """Runs ``fn`` until its result is recorded, then never again for
+        this job (durably, at least once), and returns its result.
 
         The first time the job gets here, ``fn()`` runs and its result is
         recorded as JSON. Any later run of the same job (a retry, the
         resumption after a :meth:`sleep`, the recovery after a host crash)
         gets the recorded result back without running ``fn``. If ``fn``
-        raises, nothing is recorded and the exception fails this attempt.
+        raises, nothing is recorded and the exception fails this attempt. A
+        host that dies after ``fn`` ran but before its result was recorded
+        runs it again: give a side effect that must not repeat an
+        idempotency key (the job id and the step id).
 
         The result is always what the JSON round trip gives (dicts, lists,
         strings, numbers), on the first run as on a replay, so code after

@@ -66,7 +66,7 @@ use crate::bindings::{HttpRefusal, HttpRefusalKind};
 use crate::egress::{Denial, Destination, EgressPolicy};
 pub use crate::http_pool::HttpPool;
 use crate::logs::LogSink;
-use crate::trace::{EventKind, EventValue, RunEvent, RunEvents};
+use crate::trace::{RunSpan, RunSpanKind, RunSpans, SpanValue};
 use crate::transcript::{Call, HttpAnswers, RecordedBody, TranscriptRecorder, recorded_headers};
 
 /// What a run did over HTTP (job fields and metrics).
@@ -161,7 +161,7 @@ pub struct RunHttp {
     pub refusals: Arc<Mutex<Refusals>>,
     /// Where each request is noted for the run's trace (`crate::trace`);
     /// `None`: not noted.
-    pub events: Option<Arc<RunEvents>>,
+    pub spans: Option<Arc<RunSpans>>,
     /// The `traceparent` every request carries (`RunEnv::traceparent`).
     pub traceparent: Option<http::HeaderValue>,
     /// Where each request and its response go into the run's transcript
@@ -278,13 +278,12 @@ impl WasiHttpHooks for RunHttp {
                 if let Some(slot) = &slot {
                     slot.failed(denial.to_string());
                 }
-                if let Some(events) = &self.events {
-                    let mut event = http_event(&method, dest.as_ref(), started);
-                    event.error = Some(denial.to_string());
-                    event
-                        .attributes
-                        .push(("airlock.http.refused", EventValue::Int(1)));
-                    events.push(event);
+                if let Some(spans) = &self.spans {
+                    let mut span = http_span(&method, dest.as_ref(), started);
+                    span.error = Some(denial.to_string());
+                    span.attributes
+                        .push(("airlock.http.refused", SpanValue::Int(1)));
+                    spans.push(span);
                 }
                 let error = report.refused(&url, &denial);
                 // The refusal is the response's error, at once. The guest
@@ -300,10 +299,10 @@ impl WasiHttpHooks for RunHttp {
         };
         let dest = dest.expect("checked above");
         let pool = self.pool.clone();
-        let events = self.events.clone();
+        let spans = self.spans.clone();
         let traceparent = self.traceparent.clone();
         Box::new(async move {
-            let noted = events.map(|events| (events, http_event(&method, Some(&dest), started)));
+            let noted = spans.map(|spans| (spans, http_span(&method, Some(&dest), started)));
             let sent = Arc::new(AtomicU64::new(0));
             let result = send(
                 request,
@@ -324,21 +323,21 @@ impl WasiHttpHooks for RunHttp {
                 let noted = report.reason.lock().ok().and_then(|r| r.clone());
                 slot.failed(noted.unwrap_or_else(|| format!("{error:?}")));
             }
-            if let Some((events, mut event)) = noted {
-                event.end = SystemTime::now();
-                event.attributes.push((
+            if let Some((spans, mut span)) = noted {
+                span.end = SystemTime::now();
+                span.attributes.push((
                     "airlock.http.request_body_bytes",
-                    EventValue::Int(sent.load(Ordering::Relaxed) as i64),
+                    SpanValue::Int(sent.load(Ordering::Relaxed) as i64),
                 ));
                 match &result {
                     Ok((response, _)) => {
                         let status = response.status().as_u16();
-                        event.attributes.push((
+                        span.attributes.push((
                             "http.response.status_code",
-                            EventValue::Int(i64::from(status)),
+                            SpanValue::Int(i64::from(status)),
                         ));
                         if status >= 500 {
-                            event.error = Some(format!("status {status}"));
+                            span.error = Some(format!("status {status}"));
                         }
                     }
                     // The host's reason when it refused the request or cut
@@ -346,29 +345,29 @@ impl WasiHttpHooks for RunHttp {
                     // transport's error code.
                     Err(error) => {
                         let noted = report.reason.lock().ok().and_then(|r| r.clone());
-                        event.error = Some(noted.unwrap_or_else(|| format!("{error:?}")));
+                        span.error = Some(noted.unwrap_or_else(|| format!("{error:?}")));
                     }
                 }
-                events.push(event);
+                spans.push(span);
             }
             result
         })
     }
 }
 
-/// A request's event, begun at `start` (ended there too, until its
+/// A request's span, begun at `start` (ended there too, until its
 /// answer sets the end): method, destination and path, as the job's log
 /// shows a request (no query, no header, no body).
-fn http_event(method: &str, dest: Option<&Destination>, start: SystemTime) -> RunEvent {
-    let mut attributes = vec![("http.request.method", EventValue::Text(method.to_string()))];
+fn http_span(method: &str, dest: Option<&Destination>, start: SystemTime) -> RunSpan {
+    let mut attributes = vec![("http.request.method", SpanValue::Text(method.to_string()))];
     if let Some(dest) = dest {
-        attributes.push(("server.address", EventValue::Text(dest.host.clone())));
-        attributes.push(("server.port", EventValue::Int(i64::from(dest.port))));
-        attributes.push(("url.path", EventValue::Text(dest.path.clone())));
+        attributes.push(("server.address", SpanValue::Text(dest.host.clone())));
+        attributes.push(("server.port", SpanValue::Int(i64::from(dest.port))));
+        attributes.push(("url.path", SpanValue::Text(dest.path.clone())));
     }
-    RunEvent {
+    RunSpan {
         name: method.to_string(),
-        kind: EventKind::Http,
+        kind: RunSpanKind::Http,
         start,
         end: start,
         attributes,

@@ -43,7 +43,7 @@ impl RunState {
         };
         // An envelope that does not open (another key, altered) stays that
         // way: refused, not an outage to wait out.
-        let secret = secrets::open(key, &self.queue, name, &stored)
+        let secret = secrets::decrypt(key, &self.queue, name, &stored)
             .map_err(|e| HostError::Invalid(format!("secret `{name}`: {e}")))?;
         if let Some(recorder) = &self.env.transcript {
             recorder.note_secret(name, &secret.value);

@@ -65,7 +65,7 @@ impl context::Host for RunState {
             .step_lookup(&step_id)
             .await
             .map_err(|e| self.host_error(e))?;
-        if found.is_none() && self.env.events.is_some() {
+        if found.is_none() && self.env.spans.is_some() {
             self.step_started = Some((step_id, std::time::SystemTime::now()));
         }
         Ok(found)
@@ -89,18 +89,18 @@ impl context::Host for RunState {
             .await
             .map_err(|e| self.host_error(e))?;
         self.steps_recorded += 1;
-        if let Some(events) = &self.env.events {
+        if let Some(spans) = &self.env.spans {
             let end = std::time::SystemTime::now();
             let start = match self.step_started.take() {
                 Some((id, at)) if id == step_id => at,
                 _ => end,
             };
-            events.push(crate::trace::RunEvent {
+            spans.push(crate::trace::RunSpan {
                 name: format!("step {step_id}"),
-                kind: crate::trace::EventKind::Step,
+                kind: crate::trace::RunSpanKind::Step,
                 start,
                 end,
-                attributes: vec![("airlock.step.id", crate::trace::EventValue::Text(step_id))],
+                attributes: vec![("airlock.step.id", crate::trace::SpanValue::Text(step_id))],
                 error: None,
             });
         }
@@ -137,7 +137,7 @@ impl context::Host for RunState {
         if wake_at <= now {
             return Ok(Ok(()));
         }
-        self.suspended = Some((wake_at, crate::outcome::ParkedOn::Sleep(step_id)));
+        self.suspended = Some((wake_at, crate::outcome::SuspendedOn::Sleep(step_id)));
         Err(wasmtime::Error::new(Suspend))
     }
 

@@ -51,7 +51,7 @@ pub struct RunEnv {
     pub secrets_seen: Option<Arc<secrets::SecretsSeen>>,
     /// Where the run notes its outbound requests and the steps it runs,
     /// for the host's trace of it (`crate::trace`); `None`: not noted.
-    pub events: Option<Arc<crate::trace::RunEvents>>,
+    pub spans: Option<Arc<crate::trace::RunSpans>>,
     /// The W3C `traceparent` the host puts on the run's outbound requests
     /// (a binding's `propagateTrace`), replacing the guest's own and
     /// dropping its `tracestate`; `None`: requests go as the guest wrote
@@ -129,13 +129,13 @@ pub struct RunState {
     steps_recorded: u32,
     /// When the guest last looked up a step it had no result for: the
     /// step's span begins there (`crate::trace`). Only kept when the run
-    /// notes events.
+    /// notes spans.
     step_started: Option<(String, std::time::SystemTime)>,
     /// The guest's last words before aborting, from the SDK's panic hook.
     pub panic_message: Option<String>,
     /// Set by a durable sleep or wait that stopped the guest: when it
     /// ends, and which it was.
-    pub suspended: Option<(u64, crate::outcome::ParkedOn)>,
+    pub suspended: Option<(u64, crate::outcome::SuspendedOn)>,
     /// A store outage seen during the run; a retry error that follows is
     /// reported as `host_unavailable`.
     pub service_outage: Option<String>,
@@ -172,7 +172,7 @@ impl RunState {
                 grants: Arc::default(),
                 logs: logs.clone(),
                 refusals: Arc::default(),
-                events: None,
+                spans: None,
                 traceparent: None,
                 transcript: None,
                 answers: None,
@@ -223,7 +223,7 @@ impl RunState {
             grants: grants.clone(),
             logs: self.logs.clone(),
             refusals: Arc::default(),
-            events: env.events.clone(),
+            spans: env.spans.clone(),
             traceparent: env
                 .traceparent
                 .as_deref()
@@ -258,12 +258,12 @@ impl RunState {
     }
 
     /// Notes the run's instantiation, begun at `began` and ended now, for
-    /// its trace (`crate::trace`), when the run notes events.
+    /// its trace (`crate::trace`), when the run notes spans.
     pub fn note_instantiation(&self, began: std::time::SystemTime, failed: Option<String>) {
-        if let Some(events) = &self.env.events {
-            events.push(crate::trace::RunEvent {
+        if let Some(spans) = &self.env.spans {
+            spans.push(crate::trace::RunSpan {
                 name: "instantiate".into(),
-                kind: crate::trace::EventKind::Instantiate,
+                kind: crate::trace::RunSpanKind::Instantiate,
                 start: began,
                 end: std::time::SystemTime::now(),
                 attributes: Vec::new(),

@@ -53,7 +53,7 @@ impl RunState {
                 Err(e) => Err(self.host_error(e)),
             });
         }
-        self.suspended = Some((deadline, crate::outcome::ParkedOn::Wait(wait_id)));
+        self.suspended = Some((deadline, crate::outcome::SuspendedOn::Wait(wait_id)));
         Err(wasmtime::Error::new(Suspend))
     }
 

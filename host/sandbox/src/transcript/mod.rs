@@ -36,7 +36,7 @@ pub use self::clock::{ClockMode, RunClock};
 pub use self::http_exchange::{HttpAnswers, RecordedBody, RecordedResponse, recorded_headers};
 pub use self::recorder::{HttpSlot, TranscriptRecorder};
 pub use self::recording_services::RecordingServices;
-use crate::outcome::{Completion, ParkedOn};
+use crate::outcome::{Completion, SuspendedOn};
 
 /// Most JSON bytes of calls one transcript keeps.
 pub const MAX_TRANSCRIPT_BYTES: usize = 256 << 10;
@@ -166,11 +166,11 @@ impl From<&Completion> for RecordedOutcome {
                 reason: f.message.clone(),
             },
             Completion::Suspended {
-                on: ParkedOn::Sleep(id),
+                on: SuspendedOn::Sleep(id),
                 ..
             } => RecordedOutcome::Slept { id: id.clone() },
             Completion::Suspended {
-                on: ParkedOn::Wait(id),
+                on: SuspendedOn::Wait(id),
                 ..
             } => RecordedOutcome::Waited { id: id.clone() },
         }

@@ -69,10 +69,8 @@
 //! and one to its release (its tenant's slot), and a job over its tenant's
 //! share is parked and promoted like a job over its key's limit.
 //!
-//! Crash windows: the same as a key's (`state::key_limits`): a dead
-//! host's tenant slots come back through recovery (`worker::recovery`) or
-//! their leases; a job parked for its tenant joins the line, or the sweep
-//! puts it there. Redis is untrusted input: a forged work list or line can
+//! Crash windows: a tenant's slots are a key's: see `state::key_limits`.
+//! Redis is untrusted input: a forged work list or line can
 //! move turns between tenants, no more than deleting their jobs could.
 
 mod refresh;

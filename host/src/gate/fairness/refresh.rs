@@ -13,7 +13,7 @@ use super::{FORGET_AFTER, Inner, REFRESH, Rule};
 use crate::error::QueueError;
 use crate::queue::QueueService;
 use crate::registry::Fairness;
-use crate::state::key_limits::{KeySlot, KeyState, TENANT_MARK};
+use crate::state::key_limits::{KeyCounts, KeySlot, TENANT_MARK};
 
 impl Inner {
     pub(super) async fn refresh_loop(&self, lease: Duration, rule: &Rule) {
@@ -102,7 +102,7 @@ impl Inner {
 async fn read_tenants(
     queues: &QueueService,
     queue: &str,
-) -> Result<Vec<(KeySlot, KeyState)>, QueueError> {
+) -> Result<Vec<(KeySlot, KeyCounts)>, QueueError> {
     let keys = queues.store().keys();
     let (listed, lines): (Vec<String>, Vec<String>) = redis::pipe()
         .smembers(keys.tenants(queue))
@@ -123,7 +123,7 @@ async fn read_tenants(
     if slots.is_empty() {
         return Ok(Vec::new());
     }
-    let states = queues.state().key_limits.states(&slots).await?;
+    let states = queues.state().key_limits.counts_of(&slots).await?;
     Ok(slots.into_iter().zip(states).collect())
 }
 
@@ -136,12 +136,12 @@ pub async fn share_now(
     capacity: u64,
     slot: &KeySlot,
     weight: u32,
-) -> Result<(KeyState, u64, usize), QueueError> {
+) -> Result<(KeyCounts, u64, usize), QueueError> {
     let tenants = read_tenants(queues, &slot.queue).await?;
     let view = View::of(named_weights(rule, &slot.queue), &tenants);
     let state = match tenants.iter().find(|(other, _)| other.hash == slot.hash) {
         Some((_, state)) => *state,
-        None => queues.state().key_limits.state(slot).await?,
+        None => queues.state().key_limits.counts(slot).await?,
     };
     let share = view.share(&slot.hash, weight, capacity);
     let active = view.active.len() + usize::from(!view.active.contains_key(&slot.hash));

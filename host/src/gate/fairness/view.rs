@@ -4,7 +4,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use crate::state::key_limits::{KeySlot, KeyState};
+use crate::state::key_limits::{KeyCounts, KeySlot};
 
 /// A tenant as the last refresh saw it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,7 +32,7 @@ pub(super) struct View {
 impl View {
     /// The view of `tenants` (as read from Redis), with the binding's
     /// `named` weights.
-    pub(super) fn of(named: HashMap<String, u32>, tenants: &[(KeySlot, KeyState)]) -> View {
+    pub(super) fn of(named: HashMap<String, u32>, tenants: &[(KeySlot, KeyCounts)]) -> View {
         let mut view = View {
             named,
             ..View::default()
@@ -61,7 +61,7 @@ impl View {
     pub(super) fn refreshed(
         &mut self,
         named: HashMap<String, u32>,
-        tenants: &[(KeySlot, KeyState)],
+        tenants: &[(KeySlot, KeyCounts)],
     ) {
         let waiting = std::mem::take(&mut self.waiting);
         *self = View {
@@ -189,7 +189,7 @@ mod tests {
         let mut view = View::default();
         view.waiting.insert("web".into());
         let named = HashMap::from([("web".to_string(), 1000)]);
-        let read = |held, queued| KeyState { held, queued };
+        let read = |held, queued| KeyCounts { held, queued };
         let slot = |hash: &str| KeySlot {
             queue: "q".into(),
             hash: hash.into(),

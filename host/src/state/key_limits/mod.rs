@@ -1,20 +1,22 @@
 //! Per-key concurrency (a binding's `keyConcurrency`): at most `limit`
 //! jobs of one key — the value at a path into the job's data, a customer
 //! id say — run at once across the fleet, and a key with a deep backlog
-//! does not hold up the jobs of the others.
+//! does not hold up the jobs of the others. A `singleton` key's slot
+//! (limit 1) and a tenant's slots under `fairness` (`gate::fairness`,
+//! the tenant's share as the limit) are slots of the same kind, under
+//! hashes of their own ([`KeySlot::singleton`], [`KeySlot::tenant`]).
 //!
 //! **Slots are leases.** A key's slots are a sorted set of job ids scored
 //! by lease expiry (`<prefix>:<queue>:airlock:kc:<key hash>:slots`). A run
 //! takes a slot before its guest starts ([`KeyLimits::acquire`])
 //! and renews it while it runs; it gives it back when the job finishes,
-//! fails, sleeps or is put back ([`KeyLimits::release`]). A
-//! host that dies holding a slot has it given back by a live host as soon
-//! as the fleet knows it dead (`worker::recovery`), else when the lease
-//! runs out — never later than one lease (the worker lock duration) —
-//! because every script that finds the key full, or jobs in its line or
-//! parking, first sweeps expired leases. A job recovered after its host
-//! died finds its own lease (its id) and keeps the slot, so a crash never
-//! lets a key run more than its limit.
+//! fails, sleeps or is put back ([`KeyLimits::release`]). The lease is the
+//! worker lock duration. An expired lease is dropped by the next script
+//! that sweeps its key: a take that finds the key full, a release that
+//! finds jobs in the key's line, and every parking, refill and
+//! reservation sweep it; a take that finds room or its own live lease,
+//! and a release with an empty line, take the short way without sweeping
+//! (see `state/lua/key_ops.lua`).
 //!
 //! **Over the limit, a job waits in its key's line**: the worker parks it
 //! as BullMQ-delayed (for [`PARK_MS`], a safety net) and appends its id to
@@ -27,27 +29,56 @@
 //! it. The wait list so holds at most `limit` jobs of each key that got
 //! that far, so a new key's first job waits behind at most the others'
 //! released jobs — round-robin between keys — plus jobs no worker has
-//! looked at yet.
+//! looked at yet. A job's parking begins in the same script that finds
+//! its key full (`…:kc:<key hash>:parking`, scored by time) and ends when
+//! it joins the line. A line may hold an id twice (a job parked, woken by
+//! its safety net and parked again); a reservation skips ids that are not
+//! parked.
 //!
-//! Crash windows: a job's parking begins in the same script that finds its
-//! key full (`…:kc:<key hash>:parking`, scored by time) and ends when it
-//! joins the line; a job whose parking began more than a lease ago without
-//! ending (its host died between BullMQ's `moveToDelayed` and joining the
-//! line) is put in the line by the next sweep. [`PARK_MS`] is the last
-//! safety net: a parked job no script knows of wakes then and is gated
-//! again. Between a
-//! reservation and its promote, the job is parked holding a reserved slot:
-//! when that lease expires, the sweep finds the job still delayed and puts
-//! it back at the head of its line. A line may hold an id twice (a job
-//! parked, woken by its safety net and parked again); a reservation skips
-//! ids that are not parked. Each host's pump ([`KeyLimits::fill_lines`])
-//! refills every non-empty line once per half lease, for the releases a
-//! crash swallowed.
+//! A job that completed or failed keeps its slots until BullMQ has
+//! recorded its end (`gate::recorded`). At enqueue through Airlock
+//! (`gate::enqueue`), a ready job whose key has room reserves a slot
+//! before BullMQ's add (`enqueue:<token>`), handed over to the job after
+//! it.
 //!
-//! A slot whose holder finished (its hash has `finishedOn`) or is gone
-//! is stale: the run gives it back once BullMQ has recorded the end
-//! (`gate::recorded`), and a host that died in between leaves it held. A
-//! script that finds the key full drops such holders first.
+//! Crash windows (the same for singleton and tenant slots):
+//! - A host that dies holding a slot: once the fleet knows it dead, a
+//!   live host gives the slot back, refilling the key's line, and only
+//!   then moves the job back to waiting (`worker::recovery`, through
+//!   `gate::admission::release_slots_of`; a tenant's line is refilled by
+//!   `gate::fairness`' next refresh, which knows the share). Until that
+//!   move the job's lock is the dead worker's, so it runs nowhere; taken
+//!   again, it takes a slot like any job. What recovery misses (see
+//!   `worker::recovery`) is left to the lease: it runs out, like the job's
+//!   lock, within one lock duration of the death, and BullMQ's stalled
+//!   check puts the job back once its lock has; a job so recovered while
+//!   its lease is still live finds it (its id) and keeps the slot. Either
+//!   way a crash never lets a key run more than its limit.
+//! - A host that dies between parking a job (BullMQ's `moveToDelayed`)
+//!   and its joining the line: a parking that began more than a lease ago
+//!   is put in the line by the next sweep.
+//! - A host that dies between a reservation for the head of a line and
+//!   its promote: the job is parked holding a reserved slot; when that
+//!   lease expires, the sweep finds the job still delayed and puts it back
+//!   at the head of its line.
+//! - Releases a crash swallowed: each host's pump
+//!   ([`KeyLimits::fill_lines`], `gate::pump`) refills every non-empty
+//!   line once per half lease (a tenant's line: `gate::fairness`'
+//!   refresh).
+//! - A host that dies between BullMQ's recorded end of a job and the
+//!   release: the job is finished, so no recovery moves it; a take, or a
+//!   parking, release or refill with jobs in line, that finds the key full
+//!   first drops holders that have finished (`finishedOn`) or are gone;
+//!   else the lease runs out.
+//! - A host that dies between an enqueue's reservation and BullMQ's add:
+//!   the reservation expires with its lease. Between the add and the
+//!   hand-over: the job, when it starts, takes a free slot, or, with its
+//!   key full, the place of a reservation not handed over (one reservation
+//!   is one slot either way); a reservation left over expires with its
+//!   lease, as does, at the latest, one whose job is cancelled or removed
+//!   before it starts.
+//! - [`PARK_MS`] is the last safety net: a parked job no script knows of
+//!   wakes then and is gated again.
 //!
 //! Cost per governed job: its take and its release are operations of the
 //! host's batches (`state::key_batches`: one script call per queue for
@@ -163,9 +194,9 @@ impl KeySlot {
     }
 }
 
-/// A key's state, for "why is this job waiting".
+/// A key's counts, for "why is this job waiting" and fairness's view.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct KeyState {
+pub struct KeyCounts {
     /// Slots held (running or reserved jobs), after expired leases.
     pub held: u64,
     /// Jobs in its line, or on their way into it.
@@ -228,7 +259,7 @@ impl KeyLimits {
     /// false when the key is at `limit` — and, with `park`, the job's
     /// parking has begun: park it and [`KeyLimits::join_line`].
     /// `processed_on` is the job's `processedOn` as its worker fetched it:
-    /// a take moves it on to now (see [`OPS`](batch::OPS)); `None` leaves it alone.
+    /// a take moves it on to now (see `state/lua/key_ops.lua`); `None` leaves it alone.
     pub async fn acquire(
         &self,
         slot: &KeySlot,
@@ -379,8 +410,8 @@ impl KeyLimits {
         Ok(released)
     }
 
-    /// [`KeyLimits::state`] of each of `slots`, in one round trip.
-    pub async fn states(&self, slots: &[KeySlot]) -> Result<Vec<KeyState>, QueueError> {
+    /// [`KeyLimits::counts`] of each of `slots`, in one round trip.
+    pub async fn counts_of(&self, slots: &[KeySlot]) -> Result<Vec<KeyCounts>, QueueError> {
         let now = self.clock.now_ms();
         let mut pipe = redis::pipe();
         for slot in slots {
@@ -393,7 +424,7 @@ impl KeyLimits {
         let counts: Vec<u64> = pipe.query_async(&mut conn).await?;
         Ok(counts
             .chunks(3)
-            .map(|c| KeyState {
+            .map(|c| KeyCounts {
                 held: c[0],
                 queued: c[1] + c[2],
             })
@@ -401,7 +432,7 @@ impl KeyLimits {
     }
 
     /// How many slots `slot` holds now and how many jobs wait in its line.
-    pub async fn state(&self, slot: &KeySlot) -> Result<KeyState, QueueError> {
+    pub async fn counts(&self, slot: &KeySlot) -> Result<KeyCounts, QueueError> {
         let [slots, line, _, _, parking] = self.key_keys(slot);
         let mut conn = self.store.conn();
         let now = self.clock.now_ms();
@@ -411,7 +442,7 @@ impl KeyLimits {
             .zcard(parking)
             .query_async(&mut conn)
             .await?;
-        Ok(KeyState {
+        Ok(KeyCounts {
             held,
             queued: in_line + parking,
         })

@@ -18,7 +18,7 @@ pub struct Producer {
 
 impl Meta {
     /// Airlock's seal on `producer` having enqueued job `id` of `queue`
-    /// with this name and data ([`ProducerSeal::producer_seal`]), or `None`
+    /// with this name and data ([`airlock_core::seal::ProducerSeal::producer_seal`]), or `None`
     /// without the key.
     pub fn seal(
         &self,

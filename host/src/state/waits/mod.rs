@@ -8,7 +8,7 @@
 //!   its deadline — written by the run that first reaches it (with the
 //!   job's pin, like a sleep);
 //! - `airlock.waited:<wait id>`: its outcome, `{"came": value}` or
-//!   `{"timedOut": true}`, written only by [`RESOLVE`] with `HSETNX`: the
+//!   `{"timedOut": true}`, written only by the resolve script (`lua/wait_resolve.lua`) with `HSETNX`: the
 //!   first outcome wins, and every replay gets it;
 //! - `airlock.token:<wait id>`: the wait's completion token.
 //!
@@ -46,12 +46,14 @@
 //! module's. A job still running when its outcome comes is not
 //! delayed yet: its host reads the outcome again right after parking it
 //! (`worker::executor`), and promotes it itself. Crash windows: a resolver
-//! that dies after the write leaves the outcome for the job to find at its
-//! deadline (late, not lost), and the event or completion answered 503 —
-//! sending it again promotes the job (a wait that has its outcome is
-//! woken, never changed); a host that dies between parking and
-//! its second read likewise; a host that dies with the job running lets
-//! stalled recovery rerun it, and the rerun finds the outcome.
+//! that dies after the write, or whose promote fails (its request then
+//! answers 503), leaves the outcome for the job to find at its deadline
+//! (late, not lost); sending the event or completion again promotes the
+//! job (a wait that has its outcome is woken, never changed; a repeated
+//! completion answers 409); a host that dies between parking and its
+//! second read leaves the outcome to the deadline likewise; a host that
+//! dies with the job running lets stalled recovery rerun it, and the
+//! rerun finds the outcome.
 //!
 //! ## Trust
 //! Every record read back from Redis is parsed and bounded; a forged

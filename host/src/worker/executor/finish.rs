@@ -22,11 +22,11 @@ impl Executor {
             Completion::Completed(_) => (RunEnd::Completed, None),
             Completion::Failed(f) => (RunEnd::Failed(f.kind), Some(f.message.clone())),
             Completion::Suspended {
-                on: ParkedOn::Sleep(_),
+                on: SuspendedOn::Sleep(_),
                 ..
             } => (RunEnd::Slept, None),
             Completion::Suspended {
-                on: ParkedOn::Wait(_),
+                on: SuspendedOn::Wait(_),
                 ..
             } => (RunEnd::Waited, None),
         };
@@ -134,11 +134,11 @@ pub(super) fn summary(outcome: &RunOutcome) -> String {
         Completion::Failed(f) => format!("failed ({})", f.kind),
         Completion::Suspended {
             wake_at_ms,
-            on: ParkedOn::Sleep(_),
+            on: SuspendedOn::Sleep(_),
         } => format!("suspended until {wake_at_ms}"),
         Completion::Suspended {
             wake_at_ms,
-            on: ParkedOn::Wait(wait),
+            on: SuspendedOn::Wait(wait),
         } => format!("waiting (`{wait}`) until {wake_at_ms}"),
     };
     let fuel = outcome

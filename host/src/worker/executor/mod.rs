@@ -44,42 +44,29 @@
 //! and the run's record — with the pin of a run that made no durable write
 //! — is written in the recorder's next batch.
 //!
-//! Crash windows, and why each is safe:
-//! - the host dies before the run: nothing ran; the job stalls and is
-//!   retried from scratch;
+//! Crash windows, and why each is safe (a crashed job comes back through
+//! a live host's recovery, `worker::recovery`, within seconds, else
+//! BullMQ's stalled check):
+//! - the host dies before the run: nothing ran; the job is run again from
+//!   scratch;
 //! - it dies mid-run before any durable write: the job is rerun from the
 //!   top, possibly on a newer handler version — there is no recorded state
 //!   for the new version to diverge from (the lazy-pinning decision);
-//! - it dies mid-run after a durable write: the lock expires, another
-//!   host's stalled check puts the job back; the rerun reads the pinned
+//! - it dies mid-run after a durable write: the rerun reads the pinned
 //!   digest and replays the steps recorded so far against the same code;
 //! - it dies after a step ran but before it was recorded: that step runs
 //!   again (at-least-once; guests make side effects idempotent);
 //! - it dies after recording a sleep but before parking the job: the job is
 //!   recovered, replays, finds the recorded wake-up time and parks again;
 //! - it dies after the run but before BullMQ's `moveToFinished`: the job
-//!   is run again. Execution is at least once; no job is ever lost;
-//! - it dies after `moveToFinished` but before the run's record was
-//!   written: the job is finished; its measurements (and a first run's
-//!   pin) are lost, and so are the tallies of the host's last second (see
-//!   [`super::recorder`]);
-//! - it dies holding a key slot (`keyConcurrency`): the slot's lease runs
-//!   out with the job's lock, and the recovered job finds its own lease and
-//!   keeps the slot; it dies while parking a job for its key: the next
-//!   sweep puts the job in line (see [`crate::gate::admission`] and
-//!   [`crate::state::key_limits`]); it dies after `moveToFinished` but
-//!   before the finished job's slot went back: the next script that finds
-//!   the key full drops the slot (see [`crate::gate::recorded`]);
-//! - it dies running a cancelled job: the job's cancel mark fails it when
-//!   the stalled check puts it back and a worker takes it, without running
-//!   it (see [`crate::queue::cancel`]);
-//! - it dies with a job in `cancelOn` sets: the ids stay until a matching
-//!   event finds the job finished and takes them out;
-//! - it dies during a run on a host that exports traces: that run's span
-//!   and the events under it are lost (a span leaves the host only after
-//!   its run, in the exporter's next batch), and so are spans of finished
-//!   runs still in that batch; the job's log keeps the run's trace ids, and
-//!   the rerun's span joins the same trace (`crate::traces`).
+//!   is run again. Execution is at least once; no job is ever lost.
+//!
+//! The other state a run touches has its crash windows stated where it is
+//! owned: the run's record and tallies (`worker::recorder`), key slots
+//! and parking (`state::key_limits`), start rates (`state::key_rates`), a
+//! cancel (`queue::cancel`), `cancelOn` sets (`state::cancels`), durable
+//! waits (`state::waits`), the run's trace span (`crate::traces`), and the
+//! recovery of a dead host's jobs itself (`worker::recovery`).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
@@ -96,10 +83,10 @@ use crate::gate::{self, Admission, Admit, FinishDeadline};
 use crate::metrics::QueueMetrics;
 use crate::queue::{ActiveJob, JobProcessor, JobResult, RunningJob};
 use crate::registry::WarmInstances;
-use crate::sandbox::trace::RunEvents;
+use crate::sandbox::trace::RunSpans;
 use crate::sandbox::{
-    Completion, Failure, FailureKind, Limits, LoadedComponent, ParkedOn, Reuse, RunOutcome,
-    StopSignal, stop_pair,
+    Completion, Failure, FailureKind, Limits, LoadedComponent, Reuse, RunOutcome, StopSignal,
+    SuspendedOn, stop_pair,
 };
 use crate::state::meta::{Pinned, Producer};
 use crate::state::runs::{MAX_TRANSCRIPT_RUNS, RunEnd, RunRecord};
@@ -171,7 +158,7 @@ struct Loaded {
 struct Ran {
     outcome: RunOutcome,
     /// The run's span, when this host exports traces.
-    traced: Option<(Arc<Traces>, RunTrace, Arc<RunEvents>)>,
+    traced: Option<(Arc<Traces>, RunTrace, Arc<RunSpans>)>,
 }
 
 impl Executor {
@@ -493,7 +480,7 @@ impl Executor {
             ),
             None => None,
         };
-        env.events = traced.as_ref().map(|(_, _, events)| events.clone());
+        env.spans = traced.as_ref().map(|(_, _, spans)| spans.clone());
         if resolved.binding.propagate_trace {
             env.traceparent = traced.as_ref().and_then(|(_, run, _)| run.traceparent());
         }

@@ -1,12 +1,12 @@
 //! Which warm instances a job may run in: only those of its own verified
-//! producer (or of jobs that carry none), never another tenant's.
+//! producer (or of jobs that carry none), never another producer's.
 
 use super::*;
 
 impl Executor {
     /// How a run of a binding with warm instances may share its instance:
-    /// with jobs of the same queue, binding resolution and tenant — the
-    /// producer token that enqueued it when Airlock's seal on that verifies
+    /// with jobs of the same queue, binding resolution and producer — the
+    /// API token that enqueued it when Airlock's seal on that verifies
     /// (the producer fields are read from the job hash, where anyone who
     /// can write to Redis can write them; the seal they cannot write), or
     /// "no producer" for jobs that carry none (what BullMQ's own producers
@@ -33,7 +33,7 @@ impl Executor {
                 }
             }
         };
-        let tenant = match &producer.name {
+        let producer_part = match &producer.name {
             None => "-".to_string(),
             Some(_) => {
                 let input = job.input();
@@ -45,7 +45,7 @@ impl Executor {
         };
         Some(Reuse {
             owner: format!(
-                "{}\n{tenant}\n{}",
+                "{}\n{producer_part}\n{}",
                 resolved.binding.queue, resolved.resolution
             ),
             max_jobs: warm.max_jobs,

@@ -8,14 +8,14 @@ use super::*;
 impl Executor {
     /// The run's span, begun now (its ids go into the job's log), after a
     /// span of what the job waited for since it was added or since the run
-    /// before ended; and the events the sandbox notes under it.
+    /// before ended; and the spans the sandbox notes under it.
     pub(super) async fn begin_trace<J: RunningJob>(
         &self,
         traces: &Arc<Traces>,
         job: &J,
         pinned: &Pinned,
         reporter: &Reporter<J>,
-    ) -> (Arc<Traces>, RunTrace, Arc<RunEvents>) {
+    ) -> (Arc<Traces>, RunTrace, Arc<RunSpans>) {
         let this_run = job.attempts_started();
         let previous = (!pinned.first_run && this_run > 1).then(|| this_run - 1);
         let (parent, previous_entry) = self.trace_fields(job, previous).await;
@@ -34,7 +34,7 @@ impl Executor {
         if let Some(line) = run.log_line() {
             reporter.log(line);
         }
-        (traces.clone(), run, Arc::new(RunEvents::default()))
+        (traces.clone(), run, Arc::new(RunSpans::default()))
     }
 
     /// Ends the run's span with what the run did.
@@ -43,14 +43,14 @@ impl Executor {
         &self,
         traces: &Traces,
         run: RunTrace,
-        events: &RunEvents,
+        spans: &RunSpans,
         job: &J,
         loaded: &Loaded,
         outcome: &RunOutcome,
         end: RunEnd,
         reason: Option<&str>,
     ) {
-        let (events, events_dropped) = events.take();
+        let (spans, spans_dropped) = spans.take();
         let failure_kind = match &end {
             RunEnd::Failed(kind) => Some(kind.as_str()),
             _ => None,
@@ -73,8 +73,8 @@ impl Executor {
                 end: end.as_str(),
                 failure_kind,
                 reason,
-                events,
-                events_dropped,
+                spans,
+                spans_dropped,
             },
         );
     }

@@ -30,7 +30,7 @@ fn run(ctx: &Context, input: Input) -> Result<Output, JobError> {
         // No retry can fix bad input.
         return Err(JobError::fatal("amount must be positive"));
     }
-    // A durable step: runs once per job; a retry gets the recorded result.
+    // A durable step: once its result is recorded, a retry gets it instead of running it again.
     let charge = ctx.step("charge", || -> Result<Charge, JobError> {
         ctx.info(format!("charging {} for {}", input.order_id, input.amount));
         Ok(Charge {

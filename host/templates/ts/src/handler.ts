@@ -21,7 +21,7 @@ export default handler<Order, Result>(
     if (order.amount <= 0) throw new FatalError('amount must be positive'); // never retried
     ctx.log.info(`order ${order.orderId} (attempt ${ctx.job.attempt} of ${ctx.job.maxAttempts})`);
 
-    // A durable step runs once per job: a retry or a resumption gets its recorded result.
+    // A durable step's result is recorded: a retry or a resumption gets it instead of running it again.
     const receipt = await ctx.step.run('issue-receipt', () => `rcpt_${order.orderId}`);
     ctx.progress(50);
 
