@@ -35,9 +35,18 @@
 //!   Node backlog as the producer-less tenant's, each other tenant adding
 //!   its job with a producer token of its own.
 //!
-//! `BENCH_ONLY` runs one part: `recovery`, `cancel`, `fairness`, `backlog`
-//! (the two backlog drains and the spread drain) or `spread` (the spread
-//! drain).
+//! - fair shares under a spread backlog (`BENCH_ONLY=shares`, issue 46's
+//!   scenario): two hosts of 8, 16 in the fleet, customers limited to 2,
+//!   the catalog handler busy 3 ms, fair by producer: producer `web`'s
+//!   4,000 jobs over 200 customers through the API, then producers `t0`
+//!   and `t1` 10 jobs each in waves (their first starts, p50 · p99 · max);
+//!   and `web` and `t0` (weight 3) with 1,000 jobs each (t0's share of the
+//!   starts while both had jobs left); each drain's jobs/s against the same
+//!   without fairness. `BENCH_FC_SHARES_RUNS` runs of each (default 3).
+//!
+//! `BENCH_ONLY` runs one part: `recovery`, `cancel`, `fairness`, `shares`,
+//! `backlog` (the two backlog drains and the spread drain) or `spread` (the
+//! spread drain).
 //!
 //! Needs the release `airlock` binary (`cargo build --release -p airlock`)
 //! and the guests (`make guests`).
@@ -252,7 +261,8 @@ fn job(key: &str) -> Value {
     json!({"data": {"customerId": key}})
 }
 
-/// Every completed job's (key, timestamp, processedOn, finishedOn).
+/// Every completed job's (key, timestamp, processedOn, finishedOn): the
+/// key is its `customerId`, after its `tenant` and a `/` when it has one.
 async fn finished(redis: &RedisServer) -> Vec<(String, u64, u64, u64)> {
     let client = redis::Client::open(redis.url()).unwrap();
     let mut conn = client.get_multiplexed_async_connection().await.unwrap();
@@ -274,7 +284,14 @@ async fn finished(redis: &RedisServer) -> Vec<(String, u64, u64, u64)> {
         let rows: Vec<(String, u64, u64, u64)> = pipe.query_async(&mut conn).await.unwrap();
         for (data, t, p, f) in rows {
             let data: Value = serde_json::from_str(&data).unwrap();
-            out.push((data["customerId"].as_str().unwrap().to_string(), t, p, f));
+            let customer = data["customerId"].as_str().unwrap();
+            // A job marked with its tenant (the shares drains' other
+            // producers) is told apart by it.
+            let key = match data["tenant"].as_str() {
+                Some(tenant) => format!("{tenant}/{customer}"),
+                None => customer.to_string(),
+            };
+            out.push((key, t, p, f));
         }
     }
     out
@@ -505,6 +522,124 @@ async fn tenant_drain(
         .collect();
     delays.sort();
     (delays, left, rate(&jobs))
+}
+
+/// Enqueues `jobs` through the bulk endpoint as producer `token`, 1,000 per
+/// request.
+async fn enqueue_as(fleet: &Fleet, token: &str, jobs: Vec<Value>) {
+    for chunk in jobs.chunks(1000) {
+        let resp = fleet
+            .http
+            .post(format!("{}/v1/queues/{QUEUE}/jobs/bulk", fleet.base))
+            .bearer_auth(token)
+            .json(&json!({ "jobs": chunk }))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), 202, "{}", resp.text().await.unwrap());
+    }
+}
+
+/// The shares scenario's binding (issue 46, as a new user tried it): the
+/// catalog handler busy 3 ms a job, 8 per host and 16 in the fleet, at
+/// most 2 per customer, with `fairness` by producer and these `weights`
+/// (`None`: no fairness).
+fn shares_spec(weights: Option<Value>) -> Value {
+    let mut spec = json!({
+        "metered": false,
+        "concurrency": 8,
+        "globalConcurrency": 16,
+        "keyConcurrency": {"key": "$.customerId", "limit": 2},
+    });
+    if let Some(weights) = weights {
+        spec["fairness"] = json!({"tenant": "producer", "weights": weights});
+    }
+    spec
+}
+
+/// Two hosts with the secrets key and the producer tokens `t0` … `t99`
+/// (besides `web`), the catalog handler bound with `spec`.
+async fn shares_fleet(spec: Value, tokens_file: &std::path::Path) -> Fleet {
+    let extra = [
+        "--secrets-key",
+        SECRETS_KEY,
+        "--tokens-file",
+        tokens_file.to_str().unwrap(),
+    ];
+    let mut fleet = Fleet::start_all_with("catalog-sync", spec, &extra).await;
+    fleet.add_host();
+    fleet
+}
+
+/// `count` jobs of tenant `who`'s customers (`keys` of them, interleaved),
+/// each busy 3 ms.
+fn customer_jobs(who: &str, count: usize, keys: usize) -> Vec<Value> {
+    (0..count)
+        .map(|i| json!({"data": {"customerId": format!("{who}-{}", i % keys), "holdMs": 3}}))
+        .collect()
+}
+
+/// Behind producer `web`'s 4,000 jobs over 200 customers (through the API,
+/// 1,000 a request), producers `t0` and `t1` each add 10 jobs for 2
+/// customers of their own, 2 + 2 a wave, 5 waves 250 ms apart (a
+/// customer's job added while its 2 slots are taken is held back). Answers their first starts' delays
+/// (`processedOn - timestamp`, ms) and the drain's jobs/s.
+async fn spread_first_starts(
+    fair: bool,
+    shared: bool,
+    tokens_file: &std::path::Path,
+) -> (Vec<u64>, f64) {
+    let fleet = shares_fleet(shares_spec(fair.then(|| json!({}))), tokens_file).await;
+    enqueue_as(&fleet, tokens::PRODUCER, customer_jobs("web", 4000, 200)).await;
+    for _ in 0..5 {
+        for t in 0..2 {
+            for i in 0..2 {
+                let customer = match shared {
+                    true => format!("web-{i}"),
+                    false => format!("t{t}-{i}"),
+                };
+                let body = json!({"data": {"tenant": format!("t{t}"), "customerId": customer, "holdMs": 3}});
+                fleet.add_as(&other_producer(t), body).await;
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    wait_completed(&fleet.redis, 4020).await;
+    let jobs = finished(&fleet.redis).await;
+    let delays = jobs
+        .iter()
+        .filter(|j| j.0.contains('/'))
+        .map(|(_, t, p, _)| p.saturating_sub(*t))
+        .collect();
+    (delays, rate(&jobs))
+}
+
+/// Producers `web` and `t0` each add 1,000 jobs over 100 customers (web's
+/// first), `t0` of weight 3. Answers the starts of each while both had
+/// jobs left to start (from the first start to the earlier of their last
+/// starts) and the drain's jobs/s.
+async fn weighted_starts(fair: bool, tokens_file: &std::path::Path) -> (usize, usize, f64) {
+    let fleet = shares_fleet(shares_spec(fair.then(|| json!({"t0": 3}))), tokens_file).await;
+    enqueue_as(&fleet, tokens::PRODUCER, customer_jobs("web", 1000, 100)).await;
+    enqueue_as(&fleet, &other_producer(0), customer_jobs("t0", 1000, 100)).await;
+    wait_completed(&fleet.redis, 2000).await;
+    let jobs = finished(&fleet.redis).await;
+    let starts = |who: &str| -> Vec<u64> {
+        jobs.iter()
+            .filter(|j| j.0.starts_with(&format!("{who}-")))
+            .map(|j| j.2)
+            .collect()
+    };
+    let (web, t0) = (starts("web"), starts("t0"));
+    let first = web.iter().chain(&t0).min().copied().unwrap();
+    let until = web
+        .iter()
+        .max()
+        .unwrap()
+        .min(t0.iter().max().unwrap())
+        .to_owned();
+    let within = |s: &[u64]| s.iter().filter(|t| **t >= first && **t <= until).count();
+    (within(&web), within(&t0), rate(&jobs))
 }
 
 /// Cancel latency: `runs` times, a spinning guest (unmetered) runs on one
@@ -768,6 +903,63 @@ async fn bench() {
             }
         }
         println!();
+    }
+    if runs(&["shares"]) {
+        let tokens_file = other_producers_file();
+        let runs_n: usize = std::env::var("BENCH_FC_SHARES_RUNS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(3);
+        println!(
+            "| 2 hosts, 8 each, global 16, key limit 2, catalog 3 ms, fair by producer ({runs_n} runs) | p50 · p99 · max, or share | jobs/s fair · free (ratio) | target |"
+        );
+        println!("|---|---|---|---|");
+        let median = |v: &mut Vec<f64>| {
+            v.sort_by(f64::total_cmp);
+            v[v.len() / 2]
+        };
+        for shared in [false, true] {
+            let (mut delays, mut fair_rates, mut free_rates) = (Vec::new(), Vec::new(), Vec::new());
+            for _ in 0..runs_n {
+                let (d, r) = spread_first_starts(true, shared, &tokens_file).await;
+                delays.extend(d);
+                fair_rates.push(r);
+                free_rates.push(spread_first_starts(false, shared, &tokens_file).await.1);
+            }
+            delays.sort();
+            let (fair, free) = (median(&mut fair_rates), median(&mut free_rates));
+            let whose = match shared {
+                true => "2 of web's customers each",
+                false => "2 customers of its own each",
+            };
+            println!(
+                "| t0's and t1's first starts ({whose}) behind web's 4,000 jobs over 200 customers ({} jobs) | {} · {} · {} ms | {fair:.0} · {free:.0} ({:.2}x) | p99 ≤ 100 ms; ≥ 0.75x |",
+                delays.len(),
+                pct(&delays, 0.5),
+                pct(&delays, 0.99),
+                delays.last().unwrap(),
+                fair / free
+            );
+        }
+        let (mut shares, mut fair_rates, mut free_rates) = (Vec::new(), Vec::new(), Vec::new());
+        for _ in 0..runs_n {
+            let (web, t0, r) = weighted_starts(true, &tokens_file).await;
+            shares.push(format!(
+                "{:.2} ({t0}/{})",
+                t0 as f64 / (web + t0) as f64,
+                web + t0
+            ));
+            fair_rates.push(r);
+            free_rates.push(weighted_starts(false, &tokens_file).await.2);
+        }
+        let (fair, free) = (median(&mut fair_rates), median(&mut free_rates));
+        println!(
+            "| t0 (weight 3) and web, 1,000 jobs each over 100 customers: t0's share of the starts while both had jobs left | {} | {fair:.0} · {free:.0} ({:.2}x) | 0.56–0.94 (0.75 ± 25 %); ≥ 0.75x |",
+            shares.join(", "),
+            fair / free
+        );
+        println!();
+        let _ = std::fs::remove_file(&tokens_file);
     }
     if runs(&["backlog", "spread"]) {
         let limited = spread_drain(1000, true).await;

@@ -1,8 +1,10 @@
 //! Fair shares between tenants (`fairness`, `gate::fairness`): a tenant's
 //! first jobs do not wait behind another tenant's backlog, whether the
 //! backlog came through the API or from Node's `queue.addBulk`; tenants
-//! that both have backlogs share the queue's capacity by weight; a job
-//! held for its tenant's turn says so.
+//! that both have backlogs share the queue's capacity by weight, also
+//! behind per-customer limits that hold most of their jobs back at
+//! enqueue; a job held for its tenant's turn says so, and names its key's
+//! limit too when that holds it as well.
 
 use std::process::Command;
 use std::time::Duration;
@@ -493,5 +495,207 @@ async fn fairness_settings_are_checked_and_name_the_field() {
             .unwrap()
             .contains("or `producer`"),
         "the error says what `tenant` takes: {body}"
+    );
+}
+
+/// Adds `jobs` through the API's bulk enqueue as producer `token`, 1,000
+/// per request.
+async fn api_enqueue_as(api: &Api, queue: &str, token: &str, jobs: Vec<Value>) -> Vec<String> {
+    let mut refs = Vec::new();
+    for chunk in jobs.chunks(1000) {
+        let (status, body) = api
+            .post(
+                &format!("/v1/queues/{queue}/jobs/bulk"),
+                token,
+                json!({ "jobs": chunk }),
+            )
+            .await;
+        assert_eq!(status, reqwest::StatusCode::ACCEPTED, "{body}");
+        for job in body["jobs"].as_array().unwrap() {
+            refs.push(job["ref"].as_str().unwrap().to_string());
+        }
+    }
+    refs
+}
+
+/// A queue of short catalog syncs on two hosts (8 each, 16 in the fleet),
+/// at most 2 per customer, fair by producer with these `weights`.
+fn keyed_by_producer(weights: Value) -> Value {
+    json!({
+        "metered": false,
+        "concurrency": 8,
+        "globalConcurrency": 16,
+        "limits": {"timeoutMs": 60_000},
+        "keyConcurrency": {"key": "$.customerId", "limit": 2},
+        "fairness": {"tenant": "producer", "weights": weights},
+    })
+}
+
+/// `count` jobs of `who`'s customers (`keys` of them, interleaved), each
+/// busy `hold_ms`.
+fn customers(who: &str, count: usize, keys: usize, hold_ms: u64) -> Vec<Value> {
+    (0..count)
+        .map(|i| json!({"data": {"customerId": format!("{who}-{}", i % keys), "holdMs": hold_ms}}))
+        .collect()
+}
+
+/// The tenants' starts in `runs` (each a job's `data` and `processedOn`)
+/// while both `a` and `b` had jobs left to start: from the first start to
+/// the earlier of their last starts.
+fn starts_while_both_wait(runs: &[(String, u64)], a: &str, b: &str) -> (usize, usize) {
+    let last = |t: &str| runs.iter().filter(|r| r.0 == t).map(|r| r.1).max().unwrap();
+    let first = runs.iter().map(|r| r.1).min().unwrap();
+    let until = last(a).min(last(b));
+    let count = |t: &str| {
+        runs.iter()
+            .filter(|r| r.0 == t && r.1 >= first && r.1 <= until)
+            .count()
+    };
+    (count(a), count(b))
+}
+
+/// Weights hold behind per-customer limits, on two hosts: producers `web`
+/// and `other` (weight 3) each add 1,000 short jobs over 100 customers
+/// (at most 2 each), web's first. Most of them are held back at enqueue
+/// (their customer full), behind the wait list where a scan used to see
+/// no tenant: web then took every slot while other waited (other had 17 %
+/// of the starts while both had jobs left). Now other gets its weight's
+/// share of the starts, within a third: it never gets fewer than web.
+#[tokio::test]
+async fn weights_hold_behind_key_limits_on_two_hosts() {
+    let api = Api::start_with(&["--secrets-key", SECRETS_KEY]);
+    let _b = sealing_host(&api, "host-b");
+    api.setup(
+        "imports",
+        "catalog-sync",
+        keyed_by_producer(json!({"other": 3})),
+    )
+    .await;
+    let web = customers("web", 1000, 100, 3);
+    let other = customers("other", 1000, 100, 3);
+    let web = api_enqueue_as(&api, "imports", tokens::PRODUCER, web).await;
+    let other = api_enqueue_as(&api, "imports", tokens::OTHER_PRODUCER, other).await;
+    let mut runs = Vec::new();
+    for (tenant, refs) in [("web", &web), ("other", &other)] {
+        for job in refs {
+            let done = api.wait_done(job).await;
+            assert_eq!(done["state"], "completed", "{done}");
+            runs.push((tenant.to_string(), done["processedOn"].as_u64().unwrap()));
+        }
+    }
+    let (web, other) = starts_while_both_wait(&runs, "web", "other");
+    let share = other as f64 / (web + other) as f64;
+    eprintln!(
+        "other's share of the starts while both waited: {share:.2} ({other} of {})",
+        web + other
+    );
+    assert!(
+        (0.5..=1.0).contains(&share),
+        "other (weight 3) had {share:.2} of the starts while both had jobs left ({other} against web's {web}); its weight asks for 0.75"
+    );
+}
+
+/// Behind producer `web`'s 4,000 jobs over 200 customers, on two hosts,
+/// producer `other` adds 10 jobs for 2 of web's customers (so all but the
+/// first are held back at enqueue, their customer full), in 5 waves. Each
+/// of other's jobs waits for its customer's turn, not for web's backlog:
+/// no more than a tenth of web's jobs start between its add and its start
+/// (before, held back behind all of web's held-back jobs, one waited for
+/// nearly all of them).
+#[tokio::test]
+async fn a_tenants_held_back_jobs_do_not_wait_for_another_tenants_backlog() {
+    let api = Api::start_with(&["--secrets-key", SECRETS_KEY]);
+    let _b = sealing_host(&api, "host-b");
+    api.setup("imports", "catalog-sync", keyed_by_producer(json!({})))
+        .await;
+    let web = customers("web", 4000, 200, 3);
+    let web = api_enqueue_as(&api, "imports", tokens::PRODUCER, web).await;
+    let mut other = Vec::new();
+    for _ in 0..5 {
+        for i in 0..2 {
+            let body = json!({"data": {"customerId": format!("web-{i}"), "holdMs": 3}});
+            let (status, accepted) = api
+                .post("/v1/queues/imports/jobs", tokens::OTHER_PRODUCER, body)
+                .await;
+            assert_eq!(status, reqwest::StatusCode::ACCEPTED, "{accepted}");
+            other.push(accepted["ref"].as_str().unwrap().to_string());
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    let mut web_starts = Vec::new();
+    for job in &web {
+        let done = api.wait_done(job).await;
+        assert_eq!(done["state"], "completed", "{done}");
+        web_starts.push(done["processedOn"].as_u64().unwrap());
+    }
+    let mut ahead = Vec::new();
+    for job in &other {
+        let done = api.wait_done(job).await;
+        assert_eq!(done["state"], "completed", "{done}");
+        let (added, started) = (
+            done["timestamp"].as_u64().unwrap(),
+            done["processedOn"].as_u64().unwrap(),
+        );
+        let n = web_starts
+            .iter()
+            .filter(|s| **s > added && **s < started)
+            .count();
+        ahead.push(n);
+    }
+    eprintln!("web's jobs started ahead of each of other's: {ahead:?}");
+    let most = *ahead.iter().max().unwrap();
+    assert!(
+        most <= 400,
+        "one of other's jobs waited while {most} of web's 4,000 started (each: {ahead:?})"
+    );
+}
+
+/// A job held back by two rules at once says so: with its tenant at its
+/// share and its key at its limit, `why` names the line it waits in and
+/// the other rule too.
+#[tokio::test]
+async fn a_job_held_by_its_tenant_and_its_key_names_both() {
+    let api = Api::start();
+    let spec = json!({
+        "metered": false,
+        "concurrency": 2,
+        "globalConcurrency": 2,
+        "limits": {"timeoutMs": 60_000},
+        "keyConcurrency": {"key": "$.customerId", "limit": 1},
+        "fairness": {"tenant": "$.tenant"},
+    });
+    api.setup("imports", "catalog-sync", spec).await;
+    let long = |customer: &str| json!({"data": {"tenant": "acme", "customerId": customer, "holdMs": 20_000}});
+    let first = api.enqueue("imports", long("c1")).await;
+    api.enqueue("imports", long("c2")).await;
+    api.wait_until(&first, "the first job running", |j| j["state"] == "active")
+        .await;
+    let third = api.enqueue("imports", long("c1")).await;
+    let held = eventually_some(
+        "the third job waiting with both rules named",
+        Duration::from_secs(30),
+        || async {
+            let job = api.job(&third).await;
+            (job["waiting"]["also"]
+                .as_array()
+                .is_some_and(|a| !a.is_empty()))
+            .then_some(job)
+        },
+    )
+    .await;
+    let why = &held["waiting"];
+    let kinds: Vec<&str> = std::iter::once(&why["kind"])
+        .chain(why["also"].as_array().unwrap())
+        .map(|w| w.as_str().or(w["kind"].as_str()).unwrap())
+        .collect();
+    assert!(
+        kinds.contains(&"tenant_turn") && kinds.contains(&"key_limit"),
+        "{why}"
+    );
+    let message = why["message"].as_str().unwrap();
+    assert!(
+        message.contains(r#"tenant "acme" ($.tenant) runs its share: 2/2 running"#)
+            && message.contains(r#"key "c1" ($.customerId) is at its limit: 1/1 running"#),
+        "{message}"
     );
 }

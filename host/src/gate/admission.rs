@@ -7,12 +7,14 @@
 //! In order, for a job of a binding with flow control:
 //! 1. per-key start rates (`state::key_rates`): `keyRateLimit` drops a job
 //!    over it on its first start, `keyThrottle` parks it until its turn;
-//! 2. key slots (`state::key_limits`): a `singleton` key's one slot, then a
-//!    `keyConcurrency` key's, then its tenant's under `fairness` (with the
-//!    tenant's share as the limit, `super::fairness`); each taken, or the
-//!    job skips, cancels the running one, or waits in the key's (the
-//!    tenant's) line. Leases are renewed every third of a lease while the
-//!    job runs;
+//! 2. key slots (`state::key_limits`): its tenant's under `fairness` (with
+//!    the tenant's share as the limit, `super::fairness`), so a job over
+//!    its share waits in its tenant's line without taking a turn in its
+//!    key's; then a `singleton` key's one slot, then a `keyConcurrency`
+//!    key's; each taken, or the job skips, cancels the running one, or
+//!    waits in the tenant's (the key's) line, giving back what it took and
+//!    a slot a later rule's line had reserved for it. Leases are renewed
+//!    every third of a lease while the job runs;
 //! 3. a debounced job that starts ends its key's burst (`state::debounces`);
 //! 4. `cancelOn` (`state::cancels`): the job is indexed by the values its
 //!    rules match, before the guest starts, until it ends.
@@ -125,7 +127,9 @@ impl Admission {
             }
         };
         match self.tenants.gate(binding, queue, tenant.as_ref()).await {
-            Ok(Some(gate)) => gates.push(gate),
+            // The tenant's turn first: a job over its tenant's share waits
+            // in its tenant's line without taking a turn in its key's.
+            Ok(Some(gate)) => gates.insert(0, gate),
             Ok(None) => {}
             Err(e) => {
                 return Admit::Fail(Failure::new(
@@ -135,7 +139,7 @@ impl Admission {
             }
         }
         let mut held: Vec<Held> = Vec::new();
-        for gate in &gates {
+        for (i, gate) in gates.iter().enumerate() {
             let park = gate.on_full != OnFull::Skip;
             let acquire = || {
                 self.queues.state().key_limits.acquire(
@@ -148,6 +152,9 @@ impl Admission {
             };
             let outcome = retrying("take a key slot", acquire).await;
             if matches!(outcome, Ok(true)) {
+                if let Some(share) = &gate.share {
+                    share.taken(&gate.slot.hash);
+                }
                 held.push(Held {
                     slot: gate.slot.clone(),
                     limit: gate.limit,
@@ -155,8 +162,19 @@ impl Admission {
                 });
                 continue;
             }
-            // Not taken: what this job holds so far goes back first.
+            // Not taken: what this job holds goes back first — the slots
+            // it took here, and one a line of a later rule reserved for it
+            // (it was promoted from that line, and now waits in this one's).
             release_all(&self.queues, &held, id, lease_ms).await;
+            let reserved: Vec<Held> = gates[i + 1..]
+                .iter()
+                .map(|later| Held {
+                    slot: later.slot.clone(),
+                    limit: later.limit,
+                    share: None,
+                })
+                .collect();
+            release_all(&self.queues, &reserved, id, lease_ms).await;
             return match outcome {
                 Ok(_) => self.key_full(job, gate).await,
                 Err(e) => Admit::Fail(Failure::new(
@@ -500,6 +518,9 @@ async fn release_all(queues: &QueueService, held: &[Held], id: &str, lease_ms: u
         if let Err(e) = retrying("give a key slot back", release).await {
             // The lease runs out on its own: the slot is back then.
             tracing::warn!(error = %e, "could not give a key slot back");
+        }
+        if let Some(share) = share {
+            share.released(&slot.hash);
         }
     }
 }

@@ -83,6 +83,30 @@ pub struct WaitReason {
     /// Jobs ahead of it in its key's (tenant's) line (`key_limit`,
     /// `tenant_turn`, once it is in line).
     pub ahead: Option<u64>,
+    /// The other rules that hold it back as well, now: a job in its key's
+    /// line whose tenant also runs its share (or in its tenant's line with
+    /// its key also at its limit) needs both to let it through. Empty when
+    /// only `kind` does (and for every kind but `key_limit` and
+    /// `tenant_turn`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub also: Vec<AlsoWaits>,
+}
+
+/// Another rule that holds a waiting job back (see [`WaitReason::also`]).
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AlsoWaits {
+    /// Which rule: `key_limit` or `tenant_turn`.
+    pub kind: WaitKind,
+    /// The same, in words.
+    pub message: String,
+    /// Its key's value (its tenant for `tenant_turn`).
+    #[schema(value_type = Value)]
+    pub key: serde_json::Value,
+    /// Slots its key (its tenant) holds now.
+    pub running: u64,
+    /// Its key's limit (its tenant's share for `tenant_turn`).
+    pub limit: u64,
 }
 
 impl WaitReason {
@@ -95,6 +119,7 @@ impl WaitReason {
             running: None,
             limit: None,
             ahead: None,
+            also: Vec::new(),
         }
     }
 }
@@ -293,13 +318,11 @@ impl<'q> Why<'q> {
                 rules.push((value, rule.tenant.as_str(), 0, Line::Tenant));
             }
         }
-        for (value, path, limit, line_of) in rules {
-            let value = &value;
-            let slot = match line_of {
-                Line::Singleton => KeySlot::of(&job.queue, value).singleton(),
-                Line::Key => KeySlot::of(&job.queue, value),
-                Line::Tenant => KeySlot::of(&job.queue, value).tenant(),
-            };
+        // The line the job is in (the first rule's it is found in), then
+        // every other rule that would hold it back as well.
+        let mut found: Option<(usize, u64)> = None;
+        for (i, (value, _, _, line_of)) in rules.iter().enumerate() {
+            let slot = line_of.slot(&job.queue, value);
             let line = self.queues.store().keys().key_line(&job.queue, &slot.hash);
             let mut conn = self.queues.store().conn();
             let position: Option<u64> = redis::cmd("LPOS")
@@ -307,58 +330,118 @@ impl<'q> Why<'q> {
                 .arg(&job.id)
                 .query_async(&mut conn)
                 .await?;
-            let held_back = line_of == Line::Key
+            let held_back = *line_of == Line::Key
                 && job.state == JobState::Prioritized
                 && job.priority == HELD_BACK_PRIORITY;
-            let place = match (position, held_back) {
-                (Some(ahead), _) => format!("{ahead} of its jobs are ahead of this one in line"),
-                (None, true) => "held back behind every ready job until a worker has room".into(),
+            match (position, held_back) {
+                (Some(ahead), _) => found = Some((i, ahead)),
+                (None, true) => found = Some((i, u64::MAX)),
                 (None, false) => continue,
-            };
-            let (kind, state, limit, message) = match line_of {
-                Line::Singleton => {
-                    let state = self.queues.state().key_limits.counts(&slot).await?;
-                    let message = format!(
-                        "singleton key {value} ({path}): waiting for its running job to stop; {place}"
-                    );
-                    (WaitKind::KeyLimit, state, limit, message)
+            }
+            break;
+        }
+        let Some((first, ahead)) = found else {
+            return Ok(None);
+        };
+        let place = match ahead {
+            u64::MAX => "held back behind every ready job until a worker has room".to_string(),
+            ahead => format!("{ahead} of its jobs are ahead of this one in line"),
+        };
+        let (value, path, limit, line_of) = &rules[first];
+        let Some(held) = self
+            .rule_held(binding, &job.queue, (value, path, *limit, *line_of))
+            .await?
+        else {
+            return Ok(None);
+        };
+        let mut also = Vec::new();
+        for (i, (value, path, limit, line_of)) in rules.iter().enumerate() {
+            if i == first {
+                continue;
+            }
+            if let Some(other) = self
+                .rule_held(binding, &job.queue, (value, path, *limit, *line_of))
+                .await?
+                && other.running >= other.limit
+            {
+                also.push(other);
+            }
+        }
+        let mut message = format!("{}; {place}", held.message);
+        for other in &also {
+            message.push_str(&format!("; and {}", other.message));
+        }
+        Ok(Some(WaitReason {
+            kind: held.kind,
+            message,
+            until: None,
+            key: Some(value.clone()),
+            running: Some(held.running),
+            limit: Some(held.limit),
+            ahead: (ahead != u64::MAX).then_some(ahead),
+            also,
+        }))
+    }
+
+    /// Where a job stands under one of its rules that has a line: its
+    /// key's or tenant's slots held now, the limit (a tenant's share),
+    /// in words. `None` for a tenant without `fairness`.
+    async fn rule_held(
+        &self,
+        binding: &Binding,
+        queue: &str,
+        (value, path, limit, line_of): (&Value, &str, u64, Line),
+    ) -> Result<Option<AlsoWaits>, QueueError> {
+        let slot = line_of.slot(queue, value);
+        let held = match line_of {
+            Line::Singleton => {
+                let state = self.queues.state().key_limits.counts(&slot).await?;
+                AlsoWaits {
+                    kind: WaitKind::KeyLimit,
+                    message: format!(
+                        "singleton key {value} ({path}): waiting for its running job to stop"
+                    ),
+                    key: value.clone(),
+                    running: state.held,
+                    limit,
                 }
-                Line::Key => {
-                    let state = self.queues.state().key_limits.counts(&slot).await?;
-                    let message = format!(
-                        "key {value} ({path}) is at its limit: {}/{limit} running; {place}",
+            }
+            Line::Key => {
+                let state = self.queues.state().key_limits.counts(&slot).await?;
+                AlsoWaits {
+                    kind: WaitKind::KeyLimit,
+                    message: format!(
+                        "key {value} ({path}) is at its limit: {}/{limit} running",
                         state.held
-                    );
-                    (WaitKind::KeyLimit, state, limit, message)
+                    ),
+                    key: value.clone(),
+                    running: state.held,
+                    limit,
                 }
-                Line::Tenant => {
-                    let Some(rule) = &binding.fairness else {
-                        continue;
-                    };
-                    let capacity = binding.global_concurrency.unwrap_or(1);
-                    let weight = rule.weight_of(value);
-                    let (state, share, active) =
-                        share_now(self.queues, rule, capacity, &slot, weight).await?;
-                    let message = format!(
+            }
+            Line::Tenant => {
+                let Some(rule) = &binding.fairness else {
+                    return Ok(None);
+                };
+                let capacity = binding.global_concurrency.unwrap_or(1);
+                let weight = rule.weight_of(value);
+                let (state, share, active) =
+                    share_now(self.queues, rule, capacity, &slot, weight).await?;
+                AlsoWaits {
+                    kind: WaitKind::TenantTurn,
+                    message: format!(
                         "tenant {value} ({path}) runs its share: {}/{share} running (weight {weight}; \
-                         {active} tenant{} share the queue's {capacity}); it waits for its turn; {place}",
+                         {active} tenant{} share the queue's {capacity}); it waits for its turn",
                         state.held,
                         if active == 1 { "" } else { "s" }
-                    );
-                    (WaitKind::TenantTurn, state, share, message)
+                    ),
+                    key: value.clone(),
+                    running: state.held,
+                    limit: share,
                 }
-            };
-            return Ok(Some(WaitReason {
-                kind,
-                message,
-                until: None,
-                key: Some(value.clone()),
-                running: Some(state.held),
-                limit: Some(limit),
-                ahead: position,
-            }));
-        }
-        Ok(None)
+            }
+        };
+        Ok(Some(held))
     }
 }
 
@@ -368,4 +451,15 @@ enum Line {
     Singleton,
     Key,
     Tenant,
+}
+
+impl Line {
+    /// The slot of this line's rule for a job whose key (tenant) is `value`.
+    fn slot(self, queue: &str, value: &Value) -> KeySlot {
+        match self {
+            Line::Singleton => KeySlot::of(queue, value).singleton(),
+            Line::Key => KeySlot::of(queue, value),
+            Line::Tenant => KeySlot::of(queue, value).tenant(),
+        }
+    }
 }

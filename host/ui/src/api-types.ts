@@ -940,6 +940,25 @@ export interface components {
             /** @description The job after the action. */
             job: components["schemas"]["JobSnapshot"];
         };
+        /** @description Another rule that holds a waiting job back (see [`WaitReason::also`]). */
+        AlsoWaits: {
+            /** @description Which rule: `key_limit` or `tenant_turn`. */
+            kind: components["schemas"]["WaitKind"];
+            /** @description The same, in words. */
+            message: string;
+            /** @description Its key's value (its tenant for `tenant_turn`). */
+            key: unknown;
+            /**
+             * Format: int64
+             * @description Slots its key (its tenant) holds now.
+             */
+            running: number;
+            /**
+             * Format: int64
+             * @description Its key's limit (its tenant's share for `tenant_turn`).
+             */
+            limit: number;
+        };
         /** @description A service's answer: a value or an error. */
         Answer_Option: {
             ok: null | string;
@@ -3227,6 +3246,14 @@ export interface components {
              *     `tenant_turn`, once it is in line).
              */
             ahead?: number | null;
+            /**
+             * @description The other rules that hold it back as well, now: a job in its key's
+             *     line whose tenant also runs its share (or in its tenant's line with
+             *     its key also at its limit) needs both to let it through. Empty when
+             *     only `kind` does (and for every kind but `key_limit` and
+             *     `tenant_turn`).
+             */
+            also?: components["schemas"]["AlsoWaits"][];
         };
         /** @description Result of a wait. */
         WaitResult: {

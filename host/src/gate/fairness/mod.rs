@@ -7,13 +7,13 @@
 //!
 //! **Shares are slots.** A tenant's share is max-min fair by weight: the
 //! tenant asking wants as many slots as it can get, and so does every
-//! tenant with jobs in line or at either end of the wait list (as the
-//! host's last scan read it); any other tenant wants one more than it
+//! tenant with jobs in line or at either end of the wait list or of the
+//! jobs held back behind it (as the host's last scan read them); any other tenant wants one more than it
 //! holds (its next jobs may be in the middle of the wait list, which no
 //! scan reads). Those that want less than an even split (by weight) get
 //! what they want, and the rest of the capacity is split by weight between
 //! the others — at least 1 slot. A job takes one of its tenant's slots
-//! before its guest starts, after its key slots — the same leased slots,
+//! before its guest starts, before its key slots — the same leased slots,
 //! line and parking as a `keyConcurrency` key (`state::key_limits`, under
 //! the tenant's own hash, `t…`), with the tenant's share as the key's
 //! limit. A tenant running its share parks its next jobs in its line; its
@@ -38,7 +38,9 @@
 //! use). A tenant whose slots and line stayed empty for [`FORGET_AFTER`]
 //! leaves the work list; a host adds a tenant to it at most once per
 //! [`REGISTER_EVERY`] when its jobs take slots. So a view is at most one
-//! refresh old, and a tenant that was dropped from the list while a host
+//! refresh old (and counts this host's own takes and releases of tenants'
+//! slots since, [`TenantShare::taken`], [`TenantShare::released`]), and a
+//! tenant that was dropped from the list while a host
 //! still had it registered is missing from the views (so the others'
 //! shares are larger) for at most
 //! [`REGISTER_EVERY`] — unless it has jobs in line, which brings it back
@@ -48,23 +50,30 @@
 //! in, first out, and a producer — the API or Node's `queue.addBulk` —
 //! can put 100,000 jobs of one tenant ahead of another tenant's first job.
 //! Every 10 ms ([`SCAN`]) each host reads the newest [`NEWEST`] and the
-//! next [`NEXT`] ids of the wait list (`queue::wait_order`), reads the
+//! next [`NEXT`] ids of the wait list and of the jobs held back behind it
+//! (`gate::enqueue` holds back a job whose key is full at its add: BullMQ's
+//! prioritized set, which workers take from once the wait list is empty;
+//! `queue::wait_order`), reads the
 //! tenant of the ones it has not seen (by producer, the name as Redis holds
 //! it, seal unchecked: a scan only orders the wait list, which any Redis
 //! writer can, and admission checks the seal before a job takes a turn),
-//! and moves to the front the jobs of
-//! tenants that have none among the next ones, are not in line and are
-//! under their share — at most their share's room, and at most
-//! [`MAX_JUMPS`] per tenant per scan. Such a job is then taken next, and
-//! admitted as its tenant's share allows. A job that ends up more than
+//! and moves to the front of the wait list the jobs of
+//! tenants that have none among the next ones workers take, are not in line
+//! and are under their share — at most their share's room and [`AHEAD`]
+//! more, and at most [`MAX_JUMPS`] per tenant per scan. Such a job is then
+//! taken next, and admitted as its tenant's share allows. A slot of a
+//! tenant whose jobs are buried that comes back on this host wakes the
+//! scan at once ([`TenantShare::released`]). A job that ends up more than
 //! [`NEWEST`] entries deep before a scan sees it (a burst of more than 256
 //! jobs added within one scan after it) waits for the workers to reach it.
 //!
-//! Cost: the scan is two `LRANGE`s per 10 ms per host, one `HGET` of the
+//! Cost: the scan is two `LRANGE`s and two `ZRANGEBYSCORE`s per 10 ms per
+//! host, and once more when a buried tenant's slot comes back, one `HGET` of the
 //! data (by producer, two of its producer: the job's hash and its pending
 //! claim) of each job it has not seen (every job once per host, as it is
-//! added or reaches the front), and one script call moving the jobs that
-//! jump; the refresh is two round trips per 100 ms per host (the lists,
+//! added or reaches the front), and one script call moving the jobs of
+//! the wait list that jump (a read and the port's `changePriority` per
+//! held-back job that jumps); the refresh is two round trips per 100 ms per host (the lists,
 //! then the counts); a governed job adds one batched operation to its take
 //! and one to its release (its tenant's slot), and a job over its tenant's
 //! share is parked and promoted like a job over its key's limit.
@@ -103,6 +112,12 @@ pub const NEWEST: usize = 256;
 pub const NEXT: usize = 32;
 /// Most jobs of one tenant a scan moves to the front.
 pub const MAX_JUMPS: u64 = 16;
+/// How many jobs beyond its room a scan moves up for a tenant without a
+/// line: one is at the front when a slot of its comes back, so the worker
+/// that freed it takes the tenant's job rather than another tenant's that
+/// it can only park; one the tenant has no room for waits in its line, and
+/// the tenant's own releases refill it from there.
+pub const AHEAD: u64 = 2;
 /// How often a host adds a tenant whose jobs take slots to the work list.
 pub const REGISTER_EVERY: Duration = Duration::from_secs(1);
 /// How long a tenant with no slots and no line stays in the work list.
@@ -163,6 +178,21 @@ impl TenantShare {
         let view = self.inner.view.read().unwrap();
         view.share(hash, self.weight, self.capacity)
     }
+
+    /// This host's run took a slot of tenant `hash` (see [`View::taken`]).
+    pub fn taken(&self, hash: &str) {
+        self.inner.view.write().unwrap().taken(hash);
+    }
+
+    /// This host's run gave a slot of tenant `hash` back (see
+    /// [`View::released`]); a tenant whose next jobs are buried in the
+    /// wait list gets a scan now, so its next job starts without waiting
+    /// for the scan's tick.
+    pub fn released(&self, hash: &str) {
+        if self.inner.view.write().unwrap().released(hash) {
+            self.inner.rescan.notify_one();
+        }
+    }
 }
 
 /// One queue's tenants on this host: the view its admissions read, kept
@@ -186,6 +216,8 @@ struct Inner {
     view: RwLock<View>,
     /// When this host last added each tenant to the work list.
     registered: Mutex<HashMap<String, Instant>>,
+    /// Wakes the scan before its tick: a buried tenant's slot came back.
+    rescan: tokio::sync::Notify,
 }
 
 impl Tenants {
@@ -204,6 +236,7 @@ impl Tenants {
                 queue: queue.to_string(),
                 view: RwLock::default(),
                 registered: Mutex::default(),
+                rescan: tokio::sync::Notify::new(),
             }),
             lease,
             rule: Arc::new(rule),

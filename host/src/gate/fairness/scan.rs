@@ -7,7 +7,7 @@ use std::collections::{HashMap, HashSet, VecDeque};
 
 use serde_json::Value;
 
-use super::{Inner, MAX_JUMPS, NEWEST, NEXT, Rule, SCAN, producer_tenant, tenant_slot};
+use super::{AHEAD, Inner, MAX_JUMPS, NEWEST, NEXT, Rule, SCAN, producer_tenant, tenant_slot};
 use crate::error::QueueError;
 use crate::registry::{Fairness, TenantOf};
 
@@ -20,7 +20,10 @@ impl Inner {
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let mut seen = SeenJobs::default();
         loop {
-            tick.tick().await;
+            tokio::select! {
+                _ = tick.tick() => {}
+                _ = self.rescan.notified() => {}
+            }
             let Some((rule, capacity)) = rule() else {
                 continue;
             };
@@ -39,10 +42,13 @@ impl Inner {
         seen: &mut SeenJobs,
     ) -> Result<(), QueueError> {
         let ends = self.queues.wait_ends(&self.queue, NEWEST, NEXT).await?;
-        let unknown: Vec<String> = ends
-            .newest
-            .iter()
-            .chain(&ends.next)
+        let read = || {
+            (ends.newest.iter())
+                .chain(&ends.next)
+                .chain(&ends.held_newest)
+                .chain(&ends.held_next)
+        };
+        let unknown: Vec<String> = read()
             .filter(|id| !seen.knows(id))
             .cloned()
             .collect::<HashSet<_>>()
@@ -77,33 +83,35 @@ impl Inner {
                 seen.insert(id, tenant);
             }
         }
-        let waiting: HashSet<String> = ends
-            .newest
-            .iter()
-            .chain(&ends.next)
-            .filter_map(|id| seen.tenant(id).cloned())
+        // What workers take next: the wait list's next jobs, then, on a
+        // wait list shorter than that, the next held-back ones.
+        let short = NEXT.saturating_sub(ends.next.len());
+        let next: HashSet<&String> = (ends.next.iter())
+            .chain(ends.held_next.iter().take(short))
             .collect();
-        self.view.write().unwrap().waiting = waiting;
-        if ends.newest.len() <= NEXT {
-            // Everything waiting is up next already.
-            return Ok(());
+        let waiting: HashSet<String> = read().filter_map(|id| seen.tenant(id).cloned()).collect();
+        let served: HashSet<&String> = next.iter().filter_map(|id| seen.tenant(id)).collect();
+        {
+            let mut view = self.view.write().unwrap();
+            view.buried = waiting
+                .iter()
+                .filter(|t| !served.contains(t))
+                .cloned()
+                .collect();
+            view.waiting = waiting;
         }
-        let next: HashSet<&String> = ends.next.iter().collect();
-        let served: HashSet<&String> = ends.next.iter().filter_map(|id| seen.tenant(id)).collect();
-        let jumps = {
+        let (jumps, held_jumps) = {
             let view = self.view.read().unwrap();
             let mut room: HashMap<&String, u64> = HashMap::new();
-            let mut jumps = Vec::new();
-            // Oldest first: of a tenant's buried jobs, the oldest jump.
-            for id in ends.newest.iter().rev() {
+            let mut jump = |id: &String| -> bool {
                 if next.contains(id) {
-                    continue;
+                    return false;
                 }
                 let Some(tenant) = seen.tenant(id) else {
-                    continue;
+                    return false;
                 };
                 if served.contains(tenant) {
-                    continue;
+                    return false;
                 }
                 let left = room.entry(tenant).or_insert_with(|| {
                     let now = view.active.get(tenant);
@@ -112,15 +120,34 @@ impl Inner {
                     }
                     let share = view.share(tenant, view.weight(tenant), capacity);
                     let held = now.map_or(0, |t| t.held);
-                    share.saturating_sub(held).min(MAX_JUMPS)
+                    (share.saturating_sub(held) + AHEAD).min(MAX_JUMPS)
                 });
-                if *left > 0 {
-                    *left -= 1;
-                    jumps.push(id.clone());
+                if *left == 0 {
+                    return false;
                 }
-            }
-            jumps
+                *left -= 1;
+                true
+            };
+            // Oldest first: of a tenant's buried jobs, the oldest jump —
+            // those in the wait list before those held back behind it.
+            let jumps: Vec<String> = ends
+                .newest
+                .iter()
+                .rev()
+                .filter(|id| jump(id))
+                .cloned()
+                .collect();
+            let mut once = HashSet::new();
+            let held: Vec<String> = (ends.held_next.iter())
+                .chain(ends.held_newest.iter().rev())
+                .filter(|id| once.insert(*id) && jump(id))
+                .cloned()
+                .collect();
+            (jumps, held)
         };
+        if !held_jumps.is_empty() {
+            self.queues.held_to_front(&self.queue, &held_jumps).await?;
+        }
         if !jumps.is_empty() {
             self.queues.to_front(&self.queue, &jumps).await?;
         }

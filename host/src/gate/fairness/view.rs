@@ -27,6 +27,10 @@ pub(super) struct View {
     /// The tenants with jobs at the ends of the wait list, as this host's
     /// last scan read them: they want more than they hold.
     pub(super) waiting: HashSet<String>,
+    /// Of those, the ones with none among the next jobs to run: their jobs
+    /// start only when a scan moves them to the front, so a slot of theirs
+    /// coming back calls for a scan at once rather than at the next tick.
+    pub(super) buried: HashSet<String>,
 }
 
 impl View {
@@ -64,10 +68,36 @@ impl View {
         tenants: &[(KeySlot, KeyCounts)],
     ) {
         let waiting = std::mem::take(&mut self.waiting);
+        let buried = std::mem::take(&mut self.buried);
         *self = View {
             waiting,
+            buried,
             ..View::of(named, tenants)
         };
+    }
+
+    /// This host's own take of a slot of tenant `hash`, counted until the
+    /// next refresh reads it back from Redis: a scan between the two must
+    /// not jump jobs into room this host just filled.
+    pub(super) fn taken(&mut self, hash: &str) {
+        let weight = self.weight(hash);
+        let tenant = self.active.entry(hash.to_string()).or_insert(TenantView {
+            held: 0,
+            queued: 0,
+            weight,
+        });
+        tenant.held += 1;
+    }
+
+    /// This host's own release of a slot of tenant `hash`, counted until
+    /// the next refresh: the room it leaves is the tenant's at once.
+    /// Whether the tenant's next jobs are buried in the wait list (a scan
+    /// should move them up now).
+    pub(super) fn released(&mut self, hash: &str) -> bool {
+        if let Some(tenant) = self.active.get_mut(hash) {
+            tenant.held = tenant.held.saturating_sub(1);
+        }
+        self.buried.contains(hash)
     }
 
     /// The tenants with jobs in line that hold less than their share, with
