@@ -58,10 +58,10 @@
 //! it, seal unchecked: a scan only orders the wait list, which any Redis
 //! writer can, and admission checks the seal before a job takes a turn),
 //! and moves to the front of the wait list the jobs of
-//! tenants that have none among the next ones workers take, are not in line
-//! and are under their share — at most their share's room and [`AHEAD`]
-//! more, and at most [`MAX_JUMPS`] per tenant per scan. Such a job is then
-//! taken next, and admitted as its tenant's share allows. A slot of a
+//! tenants that have none among the next ones workers take and are not in
+//! line — at most their share's room and [`AHEAD`] more, and at most
+//! [`MAX_JUMPS`] per tenant per scan. Such a job is then taken next, and
+//! admitted as its tenant's share allows. A slot of a
 //! tenant whose jobs are buried that comes back on this host wakes the
 //! scan at once ([`TenantShare::released`]). A job that ends up more than
 //! [`NEWEST`] entries deep before a scan sees it (a burst of more than 256

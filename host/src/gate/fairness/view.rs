@@ -24,8 +24,9 @@ pub(super) struct View {
     pub(super) active: HashMap<String, TenantView>,
     /// The weights of the binding's named tenants, by slot hash.
     named: HashMap<String, u32>,
-    /// The tenants with jobs at the ends of the wait list, as this host's
-    /// last scan read them: they want more than they hold.
+    /// The tenants with jobs at the ends of the wait list or of the jobs
+    /// held back behind it, as this host's last scan read them: they want
+    /// more than they hold.
     pub(super) waiting: HashSet<String>,
     /// Of those, the ones with none among the next jobs to run: their jobs
     /// start only when a scan moves them to the front, so a slot of theirs
@@ -91,8 +92,8 @@ impl View {
 
     /// This host's own release of a slot of tenant `hash`, counted until
     /// the next refresh: the room it leaves is the tenant's at once.
-    /// Whether the tenant's next jobs are buried in the wait list (a scan
-    /// should move them up now).
+    /// Whether the tenant's next jobs are buried in the wait list or behind
+    /// it (a scan should move them up now).
     pub(super) fn released(&mut self, hash: &str) -> bool {
         if let Some(tenant) = self.active.get_mut(hash) {
             tenant.held = tenant.held.saturating_sub(1);
@@ -120,7 +121,8 @@ impl View {
     /// The share of the tenant `hash` of weight `weight` that asks for a
     /// slot: max-min fair by weight. The tenant itself wants as many slots
     /// as it can get, and so does every tenant with jobs in line or seen in
-    /// the wait list by this host's last scan; any other tenant wants one
+    /// the wait list or behind it by this host's last scan; any other
+    /// tenant wants one
     /// more than it holds (its next jobs may be in the middle of the wait
     /// list, which no scan reads). Tenants
     /// that want less than an even split get what they want, and the rest
