@@ -152,8 +152,9 @@ impl Fleet {
             .push(start_host_with(&self.redis, &id, None, &extra));
     }
 
+    /// Adds `jobs` as producer `web` (see [`enqueue_as`]).
     async fn enqueue(&self, jobs: Vec<Value>) {
-        enqueue(&self.http, &self.base, jobs).await
+        enqueue_as(self, tokens::PRODUCER, jobs).await
     }
 
     /// Adds one job as producer `web`; answers its ref.
@@ -240,20 +241,6 @@ async fn wait_up(http: &reqwest::Client, base: &str) {
     {
         assert!(Instant::now() < deadline, "the API never came up");
         tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
-/// Enqueues `jobs` through the bulk endpoint, 1,000 per request.
-async fn enqueue(http: &reqwest::Client, base: &str, jobs: Vec<Value>) {
-    for chunk in jobs.chunks(1000) {
-        let resp = http
-            .post(format!("{base}/v1/queues/{QUEUE}/jobs/bulk"))
-            .bearer_auth(tokens::PRODUCER)
-            .json(&json!({ "jobs": chunk }))
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(resp.status(), 202, "{}", resp.text().await.unwrap());
     }
 }
 

@@ -93,6 +93,21 @@ fn files_under(dir: &Path, found: &mut Vec<PathBuf>) {
     }
 }
 
+/// Every Rust source file of the host's three crates: its path relative to
+/// the repository, and where it is on disk.
+fn host_sources() -> Vec<(String, PathBuf)> {
+    let root = root();
+    let mut files = Vec::new();
+    for source_root in SOURCE_ROOTS {
+        files_under(&root.join(source_root), &mut files);
+    }
+    files
+        .into_iter()
+        .filter(|f| f.extension().is_some_and(|e| e == "rs"))
+        .map(|f| (f.strip_prefix(&root).unwrap().display().to_string(), f))
+        .collect()
+}
+
 /// A span that names a concrete path (not a pattern or a key).
 fn names_a_path(span: &str) -> bool {
     TOP.iter().any(|t| span.starts_with(t))
@@ -150,26 +165,12 @@ fn every_path_the_map_names_exists() {
 #[test]
 fn every_host_source_file_is_on_the_map() {
     let doc = doc();
-    let root = root();
     let rows = rows(&doc);
-    let mut unnamed = Vec::new();
-    for source_root in SOURCE_ROOTS {
-        let mut files = Vec::new();
-        files_under(&root.join(source_root), &mut files);
-        for file in files
-            .iter()
-            .filter(|f| f.extension().is_some_and(|e| e == "rs"))
-        {
-            let path = file
-                .strip_prefix(&root)
-                .unwrap()
-                .to_string_lossy()
-                .to_string();
-            if !is_named(&doc, &rows, &path) {
-                unnamed.push(path);
-            }
-        }
-    }
+    let mut unnamed: Vec<String> = host_sources()
+        .into_iter()
+        .map(|(path, _)| path)
+        .filter(|path| !is_named(&doc, &rows, path))
+        .collect();
     unnamed.sort();
     assert!(
         unnamed.is_empty(),
@@ -220,20 +221,11 @@ fn is_named(doc: &str, rows: &[Row<'_>], path: &str) -> bool {
 
 #[test]
 fn no_host_source_file_is_over_600_lines() {
-    let root = root();
     let mut long = Vec::new();
-    for source_root in SOURCE_ROOTS {
-        let mut files = Vec::new();
-        files_under(&root.join(source_root), &mut files);
-        for file in files
-            .iter()
-            .filter(|f| f.extension().is_some_and(|e| e == "rs"))
-        {
-            let lines = std::fs::read_to_string(file).unwrap().lines().count();
-            if lines > MAX_LINES {
-                let path = file.strip_prefix(&root).unwrap().display().to_string();
-                long.push(format!("{path}: {lines} lines"));
-            }
+    for (path, file) in host_sources() {
+        let lines = std::fs::read_to_string(&file).unwrap().lines().count();
+        if lines > MAX_LINES {
+            long.push(format!("{path}: {lines} lines"));
         }
     }
     assert!(

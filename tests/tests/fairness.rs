@@ -51,23 +51,10 @@ fn node_enqueue(api: &Api, queue: &str, count: usize, data: Value) {
     );
 }
 
-/// Adds `jobs` through the API's bulk enqueue, 1,000 per request.
+/// Adds `jobs` through the API's bulk enqueue as producer `web`, 1,000 per
+/// request.
 async fn api_enqueue(api: &Api, queue: &str, jobs: Vec<Value>) -> Vec<String> {
-    let mut refs = Vec::new();
-    for chunk in jobs.chunks(1000) {
-        let (status, body) = api
-            .post(
-                &format!("/v1/queues/{queue}/jobs/bulk"),
-                tokens::PRODUCER,
-                json!({ "jobs": chunk }),
-            )
-            .await;
-        assert_eq!(status, reqwest::StatusCode::ACCEPTED, "{body}");
-        for job in body["jobs"].as_array().unwrap() {
-            refs.push(job["ref"].as_str().unwrap().to_string());
-        }
-    }
-    refs
+    api_enqueue_as(api, queue, tokens::PRODUCER, jobs).await
 }
 
 /// The time (ms) tenants `a` and `b` held slots over `runs` — each job from

@@ -165,16 +165,12 @@ impl Admission {
             // Not taken: what this job holds goes back first — the slots
             // it took here, and one a line of a later rule reserved for it
             // (it was promoted from that line, and now waits in this one's).
+            held.extend(gates[i + 1..].iter().map(|later| Held {
+                slot: later.slot.clone(),
+                limit: later.limit,
+                share: None,
+            }));
             release_all(&self.queues, &held, id, lease_ms).await;
-            let reserved: Vec<Held> = gates[i + 1..]
-                .iter()
-                .map(|later| Held {
-                    slot: later.slot.clone(),
-                    limit: later.limit,
-                    share: None,
-                })
-                .collect();
-            release_all(&self.queues, &reserved, id, lease_ms).await;
             return match outcome {
                 Ok(_) => self.key_full(job, gate).await,
                 Err(e) => Admit::Fail(Failure::new(
