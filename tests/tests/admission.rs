@@ -73,6 +73,9 @@ impl RunningJob for Job {
     fn attempts_started(&self) -> u32 {
         self.attempt
     }
+    fn attempt(&self) -> u32 {
+        self.attempt
+    }
     fn enqueued_at_ms(&self) -> u64 {
         self.fetched_at
     }

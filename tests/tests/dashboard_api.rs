@@ -350,6 +350,7 @@ async fn a_completed_first_run_keeps_the_job_hash_compact_and_its_timeline() {
     assert_eq!(runs.len(), 1, "{first}");
     let run = &runs[0];
     assert_eq!(run["run"], 1, "{first}");
+    assert_eq!(run["attempt"], 1, "{first}");
     assert_eq!(run["end"], "completed", "{first}");
     assert_eq!(
         run["startedAt"], recorded["processedOn"],

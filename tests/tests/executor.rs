@@ -59,6 +59,9 @@ impl RunningJob for FakeJob {
     fn attempts_started(&self) -> u32 {
         self.input.attempt
     }
+    fn attempt(&self) -> u32 {
+        self.input.attempt
+    }
     fn enqueued_at_ms(&self) -> u64 {
         self.input.enqueued_at_ms
     }

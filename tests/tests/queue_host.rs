@@ -114,17 +114,17 @@ async fn retries_follow_attempts_and_exponential_backoff() {
     // Each earlier attempt keeps its own reason in the run history, where
     // BullMQ keeps none once the job completed.
     let timeline = admin.queues.timeline("flaky", &id).await.unwrap();
-    let reasons: Vec<(&str, Option<&str>)> = timeline
+    let reasons: Vec<(Option<u32>, &str, Option<&str>)> = timeline
         .runs
         .iter()
-        .map(|r| (r.end.as_str(), r.reason.as_deref()))
+        .map(|r| (r.attempt, r.end.as_str(), r.reason.as_deref()))
         .collect();
     assert_eq!(
         reasons,
         [
-            ("guest_retry", Some("attempt 1 failed on purpose")),
-            ("guest_retry", Some("attempt 2 failed on purpose")),
-            ("completed", None),
+            (Some(1), "guest_retry", Some("attempt 1 failed on purpose")),
+            (Some(2), "guest_retry", Some("attempt 2 failed on purpose")),
+            (Some(3), "completed", None),
         ]
     );
 

@@ -190,6 +190,8 @@ async fn a_job_is_one_trace_from_its_enqueue_through_every_run_step_and_request(
             "{run:?}"
         );
         assert_eq!(run.attr("airlock.run"), &json!(n + 1), "{run:?}");
+        // Wake-ups after the waits are runs of the same attempt.
+        assert_eq!(run.attr("messaging.bullmq.attempt"), &json!(1), "{run:?}");
         assert_eq!(run.attr("messaging.message.id"), &json!(id), "{run:?}");
         assert_eq!(run.attr("messaging.destination.name"), &json!("refunds"));
         assert_eq!(
@@ -331,6 +333,12 @@ async fn a_retry_is_a_second_run_span_and_a_refused_request_says_why() {
         ("unset", &json!("completed"))
     );
     assert!(flaky.iter().all(|r| r.parent_id == add.span_id));
+    // The retry is the job's second attempt.
+    let attempts: Vec<&Value> = flaky
+        .iter()
+        .map(|r| r.attr("messaging.bullmq.attempt"))
+        .collect();
+    assert_eq!(attempts, [&json!(1), &json!(2)]);
 
     // Without `propagateTrace` a request goes as the handler wrote it.
     api.setup(

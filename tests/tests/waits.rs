@@ -250,6 +250,14 @@ async fn refund_is_approved_and_settled(guest: &str) {
         .map(|r| r["end"].as_str().unwrap())
         .collect();
     assert_eq!(ends, ["waited", "waited", "completed"], "{timeline}");
+    // Wake-ups are runs of the job's one attempt.
+    let attempts: Vec<&Value> = timeline["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| &r["attempt"])
+        .collect();
+    assert_eq!(attempts, [&json!(1), &json!(1), &json!(1)], "{timeline}");
     let parked_on: Vec<&Value> = timeline["runs"]
         .as_array()
         .unwrap()

@@ -99,6 +99,11 @@ pub trait RunningJob: Clone + Send + Sync + 'static {
     /// `ats`): 1 on a job's first run, more on a retry, a wake-up after a
     /// durable sleep or a recovery after a crash.
     fn attempts_started(&self) -> u32;
+    /// The attempt this run belongs to: BullMQ's attempts made before it
+    /// (`atm`, the failures it counts) plus one. A retry is a new attempt;
+    /// a wake-up after a durable sleep or a recovery after a crash is a
+    /// new run of the same attempt.
+    fn attempt(&self) -> u32;
     /// When the job was added, ms since the epoch (BullMQ's `timestamp`).
     fn enqueued_at_ms(&self) -> u64;
     /// When the job became ready to run, ms since the epoch: its enqueue
@@ -149,6 +154,10 @@ impl RunningJob for ActiveJob {
         self.job.attempts_started()
     }
 
+    fn attempt(&self) -> u32 {
+        self.job.attempts_made() + 1
+    }
+
     fn enqueued_at_ms(&self) -> u64 {
         self.job.timestamp()
     }
@@ -170,7 +179,7 @@ impl RunningJob for ActiveJob {
             name: self.job.name().to_string(),
             // The port parsed the data; this is its one re-encoding.
             data: serde_json::to_string(self.job.data()).unwrap_or_else(|_| "null".into()),
-            attempt: self.job.attempts_made() + 1,
+            attempt: self.attempt(),
             max_attempts: self.job.opts().attempts.unwrap_or(1).max(1),
             enqueued_at_ms: self.job.timestamp(),
             parent: self.parent(),

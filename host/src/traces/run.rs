@@ -35,6 +35,7 @@ impl Traces {
         let mut attributes = vec![
             KeyValue::new("airlock.job.name", ended.name.to_string()),
             KeyValue::new("airlock.run", i64::from(ended.run)),
+            KeyValue::new("messaging.bullmq.attempt", i64::from(ended.attempt)),
             KeyValue::new("airlock.handler.digest", ended.digest.to_string()),
             KeyValue::new("airlock.host.id", ended.host.to_string()),
             KeyValue::new("airlock.peak_memory_bytes", ended.peak_memory_bytes as i64),
@@ -134,6 +135,8 @@ pub struct RunEnded<'a> {
     pub flow_parent: Option<&'a str>,
     /// The run's number (BullMQ's `ats`).
     pub run: u32,
+    /// The attempt it belongs to (BullMQ's `atm` before it, plus one).
+    pub attempt: u32,
     /// The handler digest it ran.
     pub digest: &'a str,
     /// The host that ran it.

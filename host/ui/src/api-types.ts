@@ -2730,6 +2730,14 @@ export interface components {
              */
             run: number;
             /**
+             * Format: int32
+             * @description The attempt it belonged to: 1 for the first, one more after each
+             *     failure that was retried (a wake-up after a durable sleep and a
+             *     recovery after a crash are runs of the same attempt). Absent in
+             *     entries older hosts wrote.
+             */
+            attempt?: number | null;
+            /**
              * Format: int64
              * @description When it started, ms since the epoch.
              */

@@ -14,6 +14,12 @@ use crate::state::fields;
 pub struct RunEntry {
     /// Which run (1 for the first; retries, wake-ups and recoveries count).
     pub run: u32,
+    /// The attempt it belonged to: 1 for the first, one more after each
+    /// failure that was retried (a wake-up after a durable sleep and a
+    /// recovery after a crash are runs of the same attempt). Absent in
+    /// entries older hosts wrote.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attempt: Option<u32>,
     /// When it started, ms since the epoch.
     pub started_at: u64,
     /// Its wall time, ms.
@@ -85,6 +91,7 @@ pub fn completed_first_run(fields: &HashMap<String, String>) -> Option<RunEntry>
     let http = last.http.unwrap_or_default();
     Some(RunEntry {
         run: 1,
+        attempt: Some(1),
         started_at: get("processedOn")?.parse().ok()?,
         wall_time_ms: last.wall_time_ms,
         fuel_used: last.fuel_used,

@@ -84,6 +84,9 @@ pub struct RunRecord {
     /// it counts retries, wake-ups and recoveries): the history field
     /// `airlock.run:<n>` it is kept under, for the first [`MAX_RUNS_KEPT`].
     pub run: u32,
+    /// The attempt the run belongs to (BullMQ's attempts made before it,
+    /// plus one: [`RunningJob::attempt`](crate::queue::RunningJob::attempt)).
+    pub attempt: u32,
     /// When it started, ms since the epoch.
     pub started_at_ms: u64,
     /// When the job became ready to run (its add plus its delay), for a
@@ -203,6 +206,7 @@ impl Runs {
         if kept {
             let entry = RunEntry {
                 run: run.run,
+                attempt: Some(run.attempt),
                 started_at: run.started_at_ms,
                 wall_time_ms: (run.wall_time_ms * 1000.0).round() / 1000.0,
                 fuel_used: run.fuel_used,

@@ -53,6 +53,7 @@ impl Executor {
             fuel_used: outcome.fuel_used,
             http: outcome.http,
             run: job.attempts_started(),
+            attempt: job.attempt(),
             started_at_ms: now_ms().saturating_sub(outcome.wall_time.as_millis() as u64),
             ready_at_ms: loaded.pinned.first_run.then(|| job.ready_at_ms()),
             host: self.host.host_id.clone(),

@@ -66,6 +66,7 @@ impl Executor {
                 name: &input.name,
                 flow_parent: flow_parent.as_deref(),
                 run: job.attempts_started(),
+                attempt: job.attempt(),
                 digest: &loaded.pinned.digest,
                 host: &self.host.host_id,
                 fuel_used: outcome.fuel_used,
