@@ -107,6 +107,12 @@ impl Keys {
         self.registry(&format!("host:{id}:recovering"))
     }
 
+    /// The incarnation of the process that last took host id `id`: a
+    /// heartbeat of any other process under the id is refused (`fleet`).
+    pub fn host_incarnation(&self, id: &str) -> String {
+        self.registry(&format!("host:{id}:incarnation"))
+    }
+
     /// The BullMQ worker ids a host's workers hold their jobs' locks with,
     /// by queue: what a live host needs to give a dead one's jobs back.
     pub fn host_workers(&self, id: &str) -> String {
@@ -390,6 +396,7 @@ mod tests {
             ("host_drain", k.host_drain("ID")),
             ("host_workers", k.host_workers("ID")),
             ("host_recovering", k.host_recovering("ID")),
+            ("host_incarnation", k.host_incarnation("ID")),
             ("recent_events", k.recent_events()),
             ("event_waiters", k.event_waiters("HASH")),
             ("event_wait_paths", k.event_wait_paths("HASH")),

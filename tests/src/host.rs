@@ -180,6 +180,24 @@ impl HostProcess {
         }
     }
 
+    /// Waits up to `timeout` for the process to exit by itself (no signal
+    /// sent); returns its exit code. Panics if it is still running then.
+    pub fn wait_exit(&mut self, timeout: Duration) -> Option<i32> {
+        let deadline = Instant::now() + timeout;
+        let child = self.child.as_mut().expect("the host process was started");
+        loop {
+            if let Ok(Some(status)) = child.try_wait() {
+                self.child = None;
+                return status.code();
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the host did not exit within {timeout:?}"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
     /// Resident memory of the running process, in bytes (from /proc).
     /// Panics when it cannot be read: a check on memory must not pass on
     /// a zero it did not measure.

@@ -12,7 +12,7 @@ use airlock_tests::api::Api;
 use airlock_tests::host::{Admin, HostOptions, HostProcess, tokens};
 use airlock_tests::redis_server::{RedisOptions, RedisServer};
 use reqwest::StatusCode;
-use serde_json::json;
+use serde_json::{Value, json};
 
 fn now_ms() -> u64 {
     SystemTime::now()
@@ -524,6 +524,65 @@ fn long_lease_host(api: &Api, id: &str, extra: &[&str]) -> HostProcess {
 /// but the heartbeat path can bring them back within the test's minute.
 #[tokio::test]
 async fn a_killed_hosts_jobs_and_key_slots_come_back_by_its_heartbeat() {
+    let (api, mut a, held, waiting) = a_host_holding_both_slots_of_a_key(3_000).await;
+    let _b = long_lease_host(&api, "host-b", &[]);
+    let killed_at = now_ms();
+    a.kill9();
+
+    let runs = came_back(&api, &held, &waiting, killed_at).await;
+    let (_, hosts) = api.get("/v1/hosts", tokens::ADMIN).await;
+    assert!(
+        !hosts.to_string().contains("host-a"),
+        "the dead host is not listed: {hosts}"
+    );
+    at_most_two_at_once(&runs);
+}
+
+/// A host under a fixed id (a systemd unit, a StatefulSet pod) killed
+/// holding both slots of a key and restarted under the same id within a
+/// second: no live host counts it dead (its description is still there
+/// when the new process heartbeats), so the new process gives its
+/// predecessor's slots and jobs back itself, once the predecessor must
+/// have stopped its guests — its fence plus a heartbeat after its last
+/// heartbeat. Locks and leases last 10 minutes: only that path brings
+/// them back within the bounds.
+#[tokio::test]
+async fn a_host_restarted_under_its_own_id_gives_its_predecessors_work_back_at_once() {
+    let (api, mut a, held, waiting) = a_host_holding_both_slots_of_a_key(2_000).await;
+    let killed_at = now_ms();
+    a.kill9();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let _again = long_lease_host(&api, "host-a", &[]);
+
+    let runs = came_back(&api, &held, &waiting, killed_at).await;
+    let started: Vec<u64> = runs[..2]
+        .iter()
+        .map(|r| r["processedOn"].as_u64().unwrap() - killed_at)
+        .collect();
+    assert!(
+        started.iter().all(|ms| *ms <= 6_000),
+        "the key's slots came back {started:?} ms after the kill (at most 6,000)"
+    );
+    let done: Vec<u64> = runs[2..]
+        .iter()
+        .map(|r| r["finishedOn"].as_u64().unwrap() - killed_at)
+        .collect();
+    assert!(
+        done.iter().all(|ms| *ms <= 10_000),
+        "the killed jobs finished {done:?} ms after the kill (at most 10,000)"
+    );
+    eprintln!(
+        "after the kill: the key's slots back in {started:?} ms, the killed jobs done in {done:?} ms"
+    );
+    at_most_two_at_once(&runs);
+}
+
+/// An API host and host `host-a` (10-minute locks and leases) running two
+/// jobs of customer `c1` (limit 2), each busy `hold_ms`, with two more of
+/// `c1`'s jobs waiting in the key's line: (api, host-a, held, waiting).
+async fn a_host_holding_both_slots_of_a_key(
+    hold_ms: u64,
+) -> (Api, HostProcess, Vec<String>, Vec<String>) {
     let api = Api::start_with(&["--no-workers"]);
     api.setup(
         "imports",
@@ -536,11 +595,10 @@ async fn a_killed_hosts_jobs_and_key_slots_come_back_by_its_heartbeat() {
         }),
     )
     .await;
-    let host = |id: &str| long_lease_host(&api, id, &[]);
-    let mut a = host("host-a");
+    let a = long_lease_host(&api, "host-a", &[]);
     let mut held = Vec::new();
     for _ in 0..2 {
-        let data = json!({"data": {"customerId": "c1", "holdMs": 3_000}});
+        let data = json!({"data": {"customerId": "c1", "holdMs": hold_ms}});
         held.push(api.enqueue("imports", data).await);
     }
     for job in &held {
@@ -558,18 +616,21 @@ async fn a_killed_hosts_jobs_and_key_slots_come_back_by_its_heartbeat() {
         })
         .await;
     }
-    let _b = host("host-b");
-    let killed_at = now_ms();
-    a.kill9();
+    (api, a, held, waiting)
+}
 
+/// The killed host's work, done: the waiting jobs started after the kill,
+/// the held ones ran again, their stall counted and no attempt used.
+/// Answers the waiting jobs' then the held jobs' finished states.
+async fn came_back(api: &Api, held: &[String], waiting: &[String], killed_at: u64) -> Vec<Value> {
     let mut runs = Vec::new();
-    for job in &waiting {
+    for job in waiting {
         let done = api.wait_done(job).await;
         assert_eq!(done["state"], "completed", "{done}");
         assert!(done["processedOn"].as_u64().unwrap() > killed_at, "{done}");
         runs.push(done);
     }
-    for job in &held {
+    for job in held {
         let done = api.wait_done(job).await;
         assert_eq!(done["state"], "completed", "{done}");
         assert_eq!(
@@ -583,14 +644,13 @@ async fn a_killed_hosts_jobs_and_key_slots_come_back_by_its_heartbeat() {
         );
         runs.push(done);
     }
-    let (_, hosts) = api.get("/v1/hosts", tokens::ADMIN).await;
-    assert!(
-        !hosts.to_string().contains("host-a"),
-        "the dead host is not listed: {hosts}"
-    );
-    // The limit held after the kill: never more than 2 of c1's guests at once.
+    runs
+}
+
+/// The limit held after the kill: never more than 2 of c1's guests at once.
+fn at_most_two_at_once(runs: &[Value]) {
     let mut edges: Vec<(u64, i32)> = Vec::new();
-    for run in &runs {
+    for run in runs {
         edges.push((run["returnvalue"]["heldFromMs"].as_u64().unwrap(), 1));
         edges.push((run["returnvalue"]["heldToMs"].as_u64().unwrap(), -1));
     }

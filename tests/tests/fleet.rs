@@ -363,3 +363,50 @@ async fn a_host_stays_listed_and_drainable_while_a_queue_with_a_long_job_closes(
         "the job was still running: the close was still under way"
     );
 }
+
+/// Two processes under one host id (a unit started twice, a host that was
+/// only cut off): the later one takes the id over. The earlier one's next
+/// heartbeat is refused, so it stops its guest at once and exits with
+/// code 3; its job goes back to waiting (the stopped run, or the later
+/// process giving it back) and completes on the later process, no attempt
+/// used. The id is listed once.
+#[tokio::test]
+async fn a_later_process_under_a_hosts_id_takes_it_over_and_the_earlier_one_stops() {
+    let api = Api::start_with(&["--no-workers"]);
+    api.setup(
+        "imports",
+        "catalog-sync",
+        json!({"metered": false, "limits": {"timeoutMs": 60_000}}),
+    )
+    .await;
+    let mut earlier = HostProcess::start(&api.redis.url(), opts("worker-a", &[]));
+    let job = api
+        .enqueue(
+            "imports",
+            json!({"data": {"customerId": "c1", "holdMs": 3_000}}),
+        )
+        .await;
+    api.wait_until(&job, "running on worker-a", |j| j["state"] == "active")
+        .await;
+    let _later = HostProcess::start(&api.redis.url(), opts("worker-a", &[]));
+    let code = earlier.wait_exit(Duration::from_secs(20));
+    assert_eq!(code, Some(3), "{}", earlier.log());
+    assert!(
+        earlier
+            .log()
+            .contains("a later process took this host's id over"),
+        "{}",
+        earlier.log()
+    );
+    let done = api.wait_done(&job).await;
+    assert_eq!(done["state"], "completed", "{done}");
+    // BullMQ counts the completion as the one attempt made.
+    assert_eq!(done["attemptsMade"], 1, "the stop used an attempt: {done}");
+    assert!(
+        done["attemptsStarted"].as_u64() >= Some(2),
+        "run again: {done}"
+    );
+    let listed = hosts(&api).await;
+    let ids: Vec<&Value> = listed.iter().map(|h| &h["id"]).collect();
+    assert_eq!(ids, [&json!("worker-a")], "{listed:?}");
+}

@@ -4,7 +4,11 @@
 //! start the supervisor that keeps one BullMQ worker per bound queue, and
 //! serve HTTP. On SIGTERM or SIGINT: stop fetching, give running jobs
 //! `--grace` to finish, exit. Jobs still running then are left locked; their
-//! locks expire and another host's stalled check recovers them.
+//! locks expire and another host's stalled check recovers them, unless a
+//! host restarted under the same id gives them back first
+//! (`worker::recovery::take_over`, before its first heartbeat). A host
+//! whose id a later process took over stops its guests and exits with
+//! status 3.
 
 use std::collections::HashSet;
 use std::net::SocketAddr;
@@ -277,6 +281,7 @@ async fn connect_store(
 /// Runs the command until a shutdown signal.
 pub async fn execute(args: ServeArgs) -> anyhow::Result<i32> {
     let (shutdown_tx, shutdown_rx) = watch::channel(false);
+    let stop = shutdown_tx.clone();
     tokio::spawn(async move {
         wait_for_signal().await;
         tracing::info!("shutdown signal received");
@@ -386,15 +391,22 @@ pub async fn execute(args: ServeArgs) -> anyhow::Result<i32> {
     };
 
     tracing::info!(host = %host_id, "host started");
+    let superseded = Arc::new(std::sync::atomic::AtomicBool::new(false));
     if args.no_workers {
         let mut stop = shutdown_rx.clone();
         let _ = stop.wait_for(|s| *s).await;
     } else {
         let only: Option<HashSet<String>> = args.queues.map(|q| q.into_iter().collect());
+        // Before the first heartbeat: an earlier process under this id
+        // (a restart) has its jobs given back as soon as it must have
+        // stopped, not after their locks run out.
+        crate::worker::recovery::take_over(&host, args.heartbeat).await;
         let membership = Membership {
             fleet: host.fleet.clone(),
             heartbeat: args.heartbeat,
             address: api_address,
+            stop,
+            superseded: superseded.clone(),
         };
         Supervisor::new(host.clone(), only, Some(membership), args.grace)
             .run(args.poll, shutdown_rx.clone())
@@ -406,6 +418,10 @@ pub async fn execute(args: ServeArgs) -> anyhow::Result<i32> {
     if let Some(traces) = traces {
         // The exporter's flush blocks on its own thread's answer.
         let _ = tokio::task::spawn_blocking(move || traces.shutdown()).await;
+    }
+    if superseded.load(std::sync::atomic::Ordering::Acquire) {
+        tracing::error!("host stopped: a later process took its id over");
+        return Ok(3);
     }
     tracing::info!("host stopped");
     Ok(0)

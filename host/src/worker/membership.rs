@@ -21,6 +21,11 @@
 //! puts the job back to waiting without counting an attempt when its lock
 //! is still this host's.
 //!
+//! A heartbeat the fleet refuses because a later process took this host's
+//! id over (`fleet::incarnation`) ends this process: it stops every guest
+//! at once, as a fence does, asks the host to shut down (`stop`), and
+//! leaves the id's records to the later process.
+//!
 //! Twice per interval a second task gives back the jobs of hosts that died
 //! (`super::recovery`); it is apart so that a long recovery never delays a
 //! heartbeat.
@@ -46,6 +51,10 @@ pub struct Membership {
     pub heartbeat: Duration,
     /// The host's API address, if any.
     pub address: Option<String>,
+    /// Shuts the host down: sent when a later process took its id over.
+    pub stop: watch::Sender<bool>,
+    /// Set when a later process took this host's id over.
+    pub superseded: Arc<AtomicBool>,
 }
 
 /// What the supervisor tells the membership task and hears back.
@@ -118,7 +127,12 @@ pub fn start(
             let sent = tokio::time::Instant::now();
             let beat = beat(&host, &membership, &queues, &workers, started_at);
             let requested = match tokio::time::timeout(every, beat).await {
-                Ok(Ok(requested)) => requested,
+                Ok(Ok(Some(requested))) => requested,
+                Ok(Ok(None)) => {
+                    give_way(&host, &membership);
+                    drain_tx.send_replace(true);
+                    break;
+                }
                 Ok(Err(e)) => {
                     tracing::warn!(error = %e, "fleet heartbeat failed; will retry");
                     continue;
@@ -154,6 +168,9 @@ pub fn start(
             }
         }
         let _ = recovery.await;
+        if membership.superseded.load(Ordering::Acquire) {
+            return;
+        }
         if let Err(e) = membership.fleet.leave(&host.host_id).await {
             tracing::debug!(error = %e, "could not leave the fleet registry");
         }
@@ -197,15 +214,36 @@ fn stop_guests(host: &HostContext, silent: Duration) {
     tracing::warn!(stopped, "fleet heartbeat lost: stopped this host's guests");
 }
 
+/// A later process took this host's id over: stop every guest now, and
+/// the host.
+fn give_way(host: &HostContext, membership: &Membership) {
+    let failure = Failure::new(
+        FailureKind::HostUnavailable,
+        format!(
+            "stopped: a later process took host id {} over, so this one stops",
+            host.host_id
+        ),
+    );
+    let stopped = host.cancels.fence(&failure);
+    tracing::error!(
+        host = %host.host_id,
+        stopped,
+        "a later process took this host's id over (another `airlock serve` with the same --host-id): stopped this host's guests and shutting down"
+    );
+    membership.superseded.store(true, Ordering::Release);
+    membership.stop.send_replace(true);
+}
+
 /// One heartbeat: read the drain request, publish the description.
-/// Answers whether the host is asked to drain.
+/// Answers whether the host is asked to drain; `None` when a later process
+/// took its id over.
 async fn beat(
     host: &HostContext,
     membership: &Membership,
     queues: &Mutex<Vec<String>>,
     workers: &Mutex<BTreeMap<String, String>>,
     started_at: u64,
-) -> Result<bool, crate::error::QueueError> {
+) -> Result<Option<bool>, crate::error::QueueError> {
     let requested = membership.fleet.drain_requested(&host.host_id).await?;
     let running = host.running.load(Ordering::Relaxed);
     let info = HostInfo {
@@ -230,6 +268,6 @@ async fn beat(
         },
     };
     let workers = workers.lock().unwrap_or_else(|p| p.into_inner()).clone();
-    membership.fleet.heartbeat(&info, &workers).await?;
-    Ok(requested)
+    let counted = membership.fleet.heartbeat(&info, &workers).await?;
+    Ok(counted.then_some(requested))
 }

@@ -51,9 +51,11 @@
 //! - a host that dies between starting a worker and publishing its id
 //!   (at once, or with its first heartbeat: `super::supervisor`) leaves
 //!   that worker's jobs to the old path;
-//! - a host restarted under the same id before its predecessor's jobs were
-//!   given back: the ids read once its description is back may be its
-//!   own, so its predecessor's jobs are left to the old path;
+//! - a host restarted under the same id gives its predecessor's jobs back
+//!   itself ([`take_over`]; its crash windows are `fleet::incarnation`'s);
+//!   one that restarts while a live host recovers the id waits for that
+//!   recovery to end before its first heartbeat, so the ids read once its
+//!   description is back are never its own;
 //! - a Redis error before a dead host's jobs are listed leaves them to
 //!   the old path, or to the next claim once this one expires (60 s); one
 //!   while listing, reading or moving a job leaves that job to the old
@@ -61,10 +63,11 @@
 //!
 //! How the moved job's rerun fares is `worker::executor`'s.
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use super::HostContext;
-use crate::fleet::Fleet;
+use crate::fleet::{Fleet, TakeOver};
 
 /// How long after its last successful heartbeat was sent a host stops its
 /// guests: one heartbeat before the fleet counts it dead.
@@ -104,16 +107,17 @@ async fn recover_host(host: &HostContext, fleet: &Fleet, id: &str) {
             return;
         }
     };
-    // A host restarted under the same id writes its description before its
+    // A host back under the same id writes its description before its
     // workers' ids (the first heartbeat writes both at once; the supervisor
-    // writes them alone only after it). So ids read before the description
-    // is seen again are the dead one's: none of its successor's jobs is
-    // given away. A host back under the same id leaves its predecessor's
-    // jobs to BullMQ's stalled check.
+    // writes them alone only after it), and a restarted one writes neither
+    // until this claim is gone (`take_over`). So ids read before the
+    // description is seen again are the dead one's: none of its
+    // successor's jobs is given away. A host that was only cut off, back
+    // meanwhile, keeps its jobs.
     match fleet.is_alive(id).await {
         Ok(false) => {}
         Ok(true) => {
-            tracing::info!(host = %id, "a host with a dead host's id is back; its jobs are left to the stalled check");
+            tracing::info!(host = %id, "a host counted dead is back before its jobs were given back; it keeps them");
             let _ = fleet.release_claim(id).await;
             return;
         }
@@ -122,8 +126,76 @@ async fn recover_host(host: &HostContext, fleet: &Fleet, id: &str) {
             return;
         }
     }
+    let (requeued, left) = give_back(host, id, &workers).await;
+    if let Err(e) = fleet.recovered(id).await {
+        tracing::debug!(host = %id, error = %e, "could not end a dead host's recovery");
+    }
+    tracing::info!(
+        host = %id,
+        requeued,
+        left_to_fail = left,
+        "gave a dead host's jobs back"
+    );
+}
+
+/// Before this process's first heartbeat: takes its host id over from the
+/// process that ran under it before (`fleet::incarnation`) and, on a task
+/// of its own, gives back that process's jobs and key slots once it must
+/// have stopped its guests — its fence, counted from its last heartbeat,
+/// plus one heartbeat. Waits while a live host recovers the id.
+pub async fn take_over(host: &std::sync::Arc<HostContext>, heartbeat: Duration) {
+    let fleet = &host.fleet;
+    let (workers, silent_for) = loop {
+        match fleet.take_over(&host.host_id).await {
+            Ok(TakeOver::Nothing) => return,
+            Ok(TakeOver::Predecessor {
+                workers,
+                silent_for,
+            }) => break (workers, silent_for),
+            Ok(TakeOver::BeingRecovered) => {
+                tracing::info!(host = %host.host_id, "a live host is giving this id's earlier jobs back; waiting for it before joining the fleet");
+                tokio::time::sleep(heartbeat / 2).await;
+            }
+            Err(e) => {
+                tracing::warn!(host = %host.host_id, error = %e, "could not take this host id over; an earlier process's jobs under it are left to the stalled check");
+                return;
+            }
+        }
+    };
+    let wait = (fence_after(fleet, heartbeat) + heartbeat).saturating_sub(silent_for);
+    tracing::info!(
+        host = %host.host_id,
+        queues = workers.len(),
+        after = ?wait,
+        "took this host id over from an earlier process; giving its jobs back once it must have stopped"
+    );
+    let host = host.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(wait).await;
+        let (requeued, left) = give_back(&host, &host.host_id, &workers).await;
+        if let Err(e) = host.fleet.release_claim(&host.host_id).await {
+            tracing::debug!(error = %e, "could not lift the claim on this host id");
+        }
+        tracing::info!(
+            host = %host.host_id,
+            requeued,
+            left_to_fail = left,
+            "gave the jobs of this id's earlier process back"
+        );
+    });
+}
+
+/// Gives back the key slots and jobs of host `id`'s `workers` (BullMQ
+/// worker ids by queue), each job's slots before the job: answers how many
+/// jobs went back to waiting and how many were left to fail (stalled too
+/// often).
+async fn give_back(
+    host: &HostContext,
+    id: &str,
+    workers: &BTreeMap<String, String>,
+) -> (usize, usize) {
     let (mut requeued, mut left) = (0, 0);
-    for (queue, worker_id) in &workers {
+    for (queue, worker_id) in workers {
         let stalled = match host.queues.locked_by(queue, worker_id).await {
             Ok(s) => s,
             Err(e) => {
@@ -177,13 +249,5 @@ async fn recover_host(host: &HostContext, fleet: &Fleet, id: &str) {
             }
         }
     }
-    if let Err(e) = fleet.recovered(id).await {
-        tracing::debug!(host = %id, error = %e, "could not end a dead host's recovery");
-    }
-    tracing::info!(
-        host = %id,
-        requeued,
-        left_to_fail = left,
-        "gave a dead host's jobs back"
-    );
+    (requeued, left)
 }

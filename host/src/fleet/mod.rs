@@ -12,7 +12,13 @@
 //! reading which BullMQ worker ids held their locks from
 //! `P:{airlock}:host:<id>:workers` (written with each heartbeat, kept a
 //! day). A drain request is the key
-//! `P:{airlock}:host:<id>:drain`, read by the host's heartbeat.
+//! `P:{airlock}:host:<id>:drain`, read by the host's heartbeat. Each
+//! process is an incarnation of its host id, and one that starts under an
+//! id an earlier process still holds takes it over ([`incarnation`]).
+
+mod incarnation;
+
+pub use self::incarnation::TakeOver;
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -75,11 +81,11 @@ pub struct HostInfo {
 
 /// How long a host's worker ids are kept after its last heartbeat: past
 /// its death, until a live host gives its jobs back.
-const WORKERS_KEPT_SECS: u64 = 24 * 60 * 60;
+pub(crate) const WORKERS_KEPT_SECS: u64 = 24 * 60 * 60;
 
 /// How long a claim on a dead host lasts (ms), should its claimant die
 /// while recovering (crash windows: `worker::recovery`).
-const CLAIM_MS: u64 = 60_000;
+pub(crate) const CLAIM_MS: u64 = 60_000;
 
 /// Registered hosts silent this long are dropped from the set unclaimed
 /// (ms): their jobs were left to BullMQ's stalled check.
@@ -91,12 +97,18 @@ pub struct Fleet {
     store: Store,
     /// A host missing heartbeats for this long is dead.
     ttl: Duration,
+    /// This process's incarnation of its host id (random, per process).
+    incarnation: String,
 }
 
 impl Fleet {
     /// The registry; hosts are dead after `ttl` without a heartbeat.
     pub fn new(store: Store, ttl: Duration) -> Self {
-        Fleet { store, ttl }
+        Fleet {
+            store,
+            ttl,
+            incarnation: uuid::Uuid::new_v4().simple().to_string(),
+        }
     }
 
     fn host_key(&self, id: &str) -> String {
@@ -109,33 +121,31 @@ impl Fleet {
     }
 
     /// Publishes this host's description and its workers' BullMQ ids (by
-    /// queue), in one transaction.
+    /// queue), in one script that first checks this process is still the
+    /// id's incarnation: `false`, with nothing written, when a later
+    /// process took the id over ([`incarnation`]).
     pub async fn heartbeat(
         &self,
         info: &HostInfo,
         workers: &BTreeMap<String, String>,
-    ) -> Result<(), QueueError> {
+    ) -> Result<bool, QueueError> {
         let keys = self.store.keys();
         let mut conn = self.store.conn();
-        redis::pipe()
-            .atomic()
-            .pset_ex(
-                self.host_key(&info.id),
-                serde_json::to_string(info)?,
-                self.ttl.as_millis().max(1) as u64,
-            )
-            .ignore()
-            .zadd(keys.hosts(), &info.id, info.heartbeat_at)
-            .ignore()
-            .set_ex(
-                keys.host_workers(&info.id),
-                serde_json::to_string(workers)?,
-                WORKERS_KEPT_SECS,
-            )
-            .ignore()
-            .query_async::<()>(&mut conn)
+        let written: i64 = incarnation::HEARTBEAT
+            .key(keys.host_incarnation(&info.id))
+            .key(self.host_key(&info.id))
+            .key(keys.hosts())
+            .key(keys.host_workers(&info.id))
+            .arg(&self.incarnation)
+            .arg(serde_json::to_string(info)?)
+            .arg(self.ttl.as_millis().max(1) as u64)
+            .arg(info.heartbeat_at)
+            .arg(&info.id)
+            .arg(serde_json::to_string(workers)?)
+            .arg(WORKERS_KEPT_SECS)
+            .invoke_async(&mut conn)
             .await?;
-        Ok(())
+        Ok(written == 1)
     }
 
     /// Publishes host `id`'s workers' BullMQ ids (by queue) alone, between
@@ -266,15 +276,18 @@ impl Fleet {
         Ok((ids, infos))
     }
 
-    /// Removes this host from the registry (clean shutdown).
+    /// Removes this host from the registry (clean shutdown), unless a
+    /// later process took its id over meanwhile.
     pub async fn leave(&self, id: &str) -> Result<(), QueueError> {
+        let keys = self.store.keys();
         let mut conn = self.store.conn();
-        redis::pipe()
-            .del(self.host_key(id))
-            .ignore()
-            .zrem(self.store.keys().hosts(), id)
-            .ignore()
-            .query_async::<()>(&mut conn)
+        let _: i64 = incarnation::LEAVE
+            .key(keys.host_incarnation(id))
+            .key(self.host_key(id))
+            .key(keys.hosts())
+            .arg(&self.incarnation)
+            .arg(id)
+            .invoke_async(&mut conn)
             .await?;
         Ok(())
     }
