@@ -88,10 +88,10 @@ host: toolchain ui
 	$(CARGO) build $(HOST_PACKAGES)
 
 redis-server-installed:
-	@command -v redis-server >/dev/null || { \
-		echo "installing redis-server"; \
-		if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq redis-server; \
-		else sudo apt-get update -qq && sudo apt-get install -y -qq redis-server; fi; }
+	@{ command -v redis-server && command -v openssl; } >/dev/null || { \
+		echo "installing redis-server and openssl (the TLS Redis test's certificates)"; \
+		if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq redis-server openssl; \
+		else sudo apt-get update -qq && sudo apt-get install -y -qq redis-server openssl; fi; }
 
 ## ui-test-deps: playwright-core (pinned by tests/ui's lockfile) and
 ## Debian's chromium (installed with apt-get when missing) for the

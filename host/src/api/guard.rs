@@ -26,27 +26,36 @@ const UPLOAD_TIMEOUT: Duration = Duration::from_secs(300);
 const PROBE_EVERY: Duration = Duration::from_millis(250);
 const PROBE_TIMEOUT: Duration = Duration::from_secs(1);
 
-/// Whether Redis answered its last probe.
+/// Whether Redis answered its last probe, and why not.
 #[derive(Clone)]
 pub struct RedisHealth {
     up: Arc<AtomicBool>,
+    /// The last failed probe's error (Redis's or the client's words,
+    /// which name no credential).
+    why: Arc<std::sync::Mutex<Option<String>>>,
 }
 
 impl RedisHealth {
     /// Starts probing `store` in the background.
     pub fn watch(store: Store) -> Self {
         let up = Arc::new(AtomicBool::new(true));
-        let flag = up.clone();
+        let why: Arc<std::sync::Mutex<Option<String>>> = Arc::default();
+        let (flag, reason) = (up.clone(), why.clone());
         tokio::spawn(async move {
             loop {
-                let ok = tokio::time::timeout(PROBE_TIMEOUT, store.ping())
-                    .await
-                    .unwrap_or(false);
+                let failed = match tokio::time::timeout(PROBE_TIMEOUT, store.ping()).await {
+                    Ok(Ok(())) => None,
+                    Ok(Err(e)) => Some(e.to_string()),
+                    Err(_) => Some(format!("no answer to PING within {PROBE_TIMEOUT:?}")),
+                };
+                let ok = failed.is_none();
+                *reason.lock().unwrap_or_else(|p| p.into_inner()) = failed.clone();
                 if flag.swap(ok, Ordering::Relaxed) != ok {
                     if ok {
                         tracing::info!("Redis is reachable again");
                     } else {
                         tracing::warn!(
+                            why = failed.as_deref().unwrap_or_default(),
                             "Redis is unreachable; the API answers 503 until it is back"
                         );
                     }
@@ -54,7 +63,12 @@ impl RedisHealth {
                 tokio::time::sleep(PROBE_EVERY).await;
             }
         });
-        RedisHealth { up }
+        RedisHealth { up, why }
+    }
+
+    /// Why the last probe failed (`None` when it did not).
+    pub fn why(&self) -> Option<String> {
+        self.why.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
     /// Whether Redis answered its last probe.

@@ -15,19 +15,25 @@ pub async fn healthz() -> &'static str {
     "ok"
 }
 
-/// Readiness: Redis answered its last probe (every 250 ms).
+/// Readiness: Redis answered its last probe (every 250 ms). While it does
+/// not, 503 with `redis unreachable: ` and the probe's error.
 #[utoipa::path(
     operation_id = "health_readyz",
     get,
     path = "/readyz",
     tag = "health",
-    responses((status = 200, description = "OK", body = String), (status = 503, description = "Redis unreachable", body = String))
+    responses((status = 200, description = "OK", body = String), (status = 503, description = "Redis unreachable: `redis unreachable: ` and why (the last probe's error)", body = String))
 )]
 pub async fn readyz(State(state): State<ApiState>) -> impl IntoResponse {
-    if state.redis_health().is_up() {
-        (StatusCode::OK, "ready")
+    let health = state.redis_health();
+    if health.is_up() {
+        (StatusCode::OK, "ready".to_string())
     } else {
-        (StatusCode::SERVICE_UNAVAILABLE, "redis unreachable")
+        let why = health.why().unwrap_or_else(|| "no answer".into());
+        (
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!("redis unreachable: {why}"),
+        )
     }
 }
 

@@ -6,6 +6,7 @@ mod client;
 mod fixtures;
 mod limits;
 mod new;
+mod redis;
 mod remote;
 mod replay;
 mod run;

@@ -28,8 +28,6 @@ use crate::registry::Registry;
 use crate::sandbox::egress::{EgressPattern, OperatorEgress};
 use crate::sandbox::secrets::SecretsKey;
 use crate::sandbox::{ArtifactKey, Sandbox, SandboxConfig};
-use crate::store::Store;
-use crate::tasks::Backoff;
 use crate::worker::HostContext;
 use crate::worker::capacity::Capacity;
 use crate::worker::loader::ComponentLoader;
@@ -39,10 +37,9 @@ use crate::worker::supervisor::Supervisor;
 /// Arguments of `airlock serve`.
 #[derive(Debug, Args)]
 pub struct ServeArgs {
-    /// Redis URL; several comma-separated URLs are the seed nodes of a
-    /// Redis Cluster.
-    #[arg(long, env = "AIRLOCK_REDIS", default_value = "redis://127.0.0.1:6379")]
-    pub redis: String,
+    /// Where Redis is: --redis, its TLS and credentials.
+    #[command(flatten)]
+    pub redis: super::redis::RedisArgs,
     /// Key prefix of the BullMQ queues (`{bull}` style hash tags for Cluster).
     #[arg(long, env = "AIRLOCK_PREFIX", default_value = "bull")]
     pub prefix: String,
@@ -259,25 +256,6 @@ fn default_host_id() -> String {
     format!("{host}-{}", &suffix[..8])
 }
 
-/// Connects to Redis, retrying: a host started before its Redis waits.
-async fn connect_store(
-    url: &str,
-    prefix: &str,
-    shutdown: &watch::Receiver<bool>,
-) -> anyhow::Result<Store> {
-    let mut backoff = Backoff::new(Duration::from_millis(100), Duration::from_secs(2));
-    loop {
-        match Store::connect(url, prefix).await {
-            Ok(store) => return Ok(store),
-            Err(e) if !*shutdown.borrow() => {
-                tracing::warn!(error = %e, "Redis not reachable yet; retrying");
-                backoff.wait().await;
-            }
-            Err(e) => return Err(e),
-        }
-    }
-}
-
 /// Runs the command until a shutdown signal.
 pub async fn execute(args: ServeArgs) -> anyhow::Result<i32> {
     let (shutdown_tx, shutdown_rx) = watch::channel(false);
@@ -300,7 +278,8 @@ pub async fn execute(args: ServeArgs) -> anyhow::Result<i32> {
     let egress = operator_egress(&args.egress_allow, &args.egress_allow_network)?;
     let secrets_key = secrets_key(&args)?;
     let host_id = args.host_id.clone().unwrap_or_else(default_host_id);
-    let store = connect_store(&args.redis, &args.prefix, &shutdown_rx).await?;
+    let access = args.redis.access()?;
+    let store = super::redis::connect(&access, &args.prefix, &shutdown_rx).await?;
     let seal = secrets_key
         .clone()
         .map(|key| Arc::new(key) as Arc<dyn airlock_core::seal::ProducerSeal>);

@@ -2,7 +2,7 @@
 //!
 //! Everything BullMQ-specific lives behind this module: the rest of the host
 //! speaks Airlock types ([`JobOptions`], [`JobSnapshot`], [`JobState`]) and
-//! drives no part of the `bullmq` crate (`store.rs`, `error.rs` and
+//! drives no part of the `bullmq` crate (`store/`, `error.rs` and
 //! `state/meta/` name it only for its connection and error types; where
 //! Airlock writes a BullMQ key itself is listed in docs/ARCHITECTURE.md,
 //! "Redis keys"). The port runs BullMQ's own Lua scripts
@@ -459,6 +459,6 @@ impl QueueService {
 
     /// Whether Redis answers.
     pub async fn ping(&self) -> bool {
-        self.store.ping().await
+        self.store.ping().await.is_ok()
     }
 }

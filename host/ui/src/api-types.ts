@@ -50,7 +50,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Readiness: Redis answered its last probe (every 250 ms). */
+        /**
+         * Readiness: Redis answered its last probe (every 250 ms). While it does
+         *     not, 503 with `redis unreachable: ` and the probe's error.
+         */
         get: operations["health_readyz"];
         put?: never;
         post?: never;
@@ -3487,7 +3490,7 @@ export interface operations {
                     "text/plain": string;
                 };
             };
-            /** @description Redis unreachable */
+            /** @description Redis unreachable: `redis unreachable: ` and why (the last probe's error) */
             503: {
                 headers: {
                     [name: string]: unknown;

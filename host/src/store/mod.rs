@@ -15,6 +15,10 @@
 //! Per-job state lives in BullMQ's job hash (`P:QUEUE:ID`) as `airlock.*`
 //! fields; `state::meta` owns them.
 
+mod access;
+
+pub use self::access::{RedisAccess, Unreachable};
+
 use anyhow::Context as _;
 use bullmq::options::RedisConnectionOptions;
 use bullmq::redis_connection::{AnyConnection, RedisConnection};
@@ -259,24 +263,6 @@ impl Keys {
     }
 }
 
-/// Where Redis is: one URL for a single server, several (comma-separated)
-/// for the seed nodes of a Redis Cluster.
-pub fn connection_options(redis: &str) -> anyhow::Result<RedisConnectionOptions> {
-    let urls: Vec<&str> = redis
-        .split(',')
-        .map(str::trim)
-        .filter(|u| !u.is_empty())
-        .collect();
-    for url in &urls {
-        redis::parse_redis_url(url).with_context(|| format!("bad Redis URL `{url}`"))?;
-    }
-    match urls.as_slice() {
-        [] => anyhow::bail!("no Redis URL given"),
-        [one] => Ok(RedisConnectionOptions::new().url(*one)),
-        seeds => Ok(RedisConnectionOptions::new().cluster_nodes(seeds.iter().copied())),
-    }
-}
-
 /// A shared, auto-reconnecting Redis connection for Airlock's own keys
 /// (BullMQ's connection type, so a Redis Cluster works the same way).
 #[derive(Clone)]
@@ -293,14 +279,20 @@ pub struct Store {
 }
 
 impl Store {
-    /// Connects to `redis` (a URL, or comma-separated cluster seed URLs).
-    /// The connection reconnects by itself forever: a Redis restart is an
-    /// outage, not the end of the host.
+    /// Connects to `redis` (a URL, or comma-separated cluster seed URLs)
+    /// with what the URL says and nothing more ([`Store::connect_with`]).
     pub async fn connect(redis: &str, prefix: &str) -> anyhow::Result<Self> {
-        let options = connection_options(redis)?;
+        Store::connect_with(&RedisAccess::url(redis), prefix).await
+    }
+
+    /// Connects to Redis as `access` says (TLS, credentials). The
+    /// connection reconnects by itself forever: a Redis restart is an
+    /// outage, not the end of the host.
+    pub async fn connect_with(access: &RedisAccess, prefix: &str) -> anyhow::Result<Self> {
+        let options = access.options()?;
         let conn = RedisConnection::new_managed_only(&options)
             .await
-            .with_context(|| format!("connecting to {redis}"))?;
+            .with_context(|| format!("connecting to {}", access.redacted()))?;
         Ok(Store {
             conn,
             bulk: Arc::default(),
@@ -347,12 +339,10 @@ impl Store {
     }
 
     /// Whether Redis answers PING.
-    pub async fn ping(&self) -> bool {
+    pub async fn ping(&self) -> redis::RedisResult<()> {
         let mut conn = self.conn();
-        redis::cmd("PING")
-            .query_async::<String>(&mut conn)
-            .await
-            .is_ok()
+        redis::cmd("PING").query_async::<String>(&mut conn).await?;
+        Ok(())
     }
 
     /// Whether `key` exists.
@@ -430,7 +420,7 @@ mod tests {
     /// The keys of the "Airlock's keys" table in docs/ARCHITECTURE.md: each
     /// row's first cell, which may name several keys.
     fn documented() -> BTreeSet<String> {
-        let doc = include_str!("../../docs/ARCHITECTURE.md");
+        let doc = include_str!("../../../docs/ARCHITECTURE.md");
         let section = doc
             .split("## Redis keys")
             .nth(1)
@@ -467,12 +457,12 @@ mod tests {
     /// so a new builder fails here until its key is in the table.
     #[test]
     fn every_key_builder_is_in_the_table_test() {
-        let source = include_str!("store.rs");
+        let source = include_str!("mod.rs");
         let keys = source
             .split("impl Keys {")
             .nth(1)
             .and_then(|rest| rest.split("\n}\n").next())
-            .expect("store.rs has impl Keys");
+            .expect("store/mod.rs has impl Keys");
         let builders: BTreeSet<&str> = keys
             .lines()
             .filter_map(|l| l.trim().strip_prefix("pub fn "))

@@ -1,0 +1,347 @@
+//! Redis over TLS with an ACL user, as managed Redis is: a `redis-server`
+//! with a certificate this test makes with `openssl` (its own CA), the
+//! default user off and a user `airlock` with a password. A host connects
+//! over `rediss://` with the CA file and the password from a file, runs a
+//! job added through its API and one a Node BullMQ producer added over the
+//! same TLS; a host without the CA, and one with a wrong password, each
+//! stop within seconds saying what is wrong and which flag fixes it.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use airlock_tests::host::{HostOptions, HostProcess, tokens};
+use airlock_tests::{guest_bytes, interop_script};
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+
+const PASSWORD: &str = "tls-test-password-1";
+
+/// A TLS-only `redis-server` on 127.0.0.1 and the files it was made with.
+struct TlsRedis {
+    child: Child,
+    port: u16,
+    dir: tempfile::TempDir,
+}
+
+impl TlsRedis {
+    fn start() -> TlsRedis {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        make_certificates(d);
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let path = |name: &str| d.join(name).display().to_string();
+        let child = Command::new("redis-server")
+            .args(["--port", "0", "--tls-port", &port.to_string()])
+            .args(["--tls-cert-file", &path("server.crt")])
+            .args(["--tls-key-file", &path("server.key")])
+            .args(["--tls-ca-cert-file", &path("ca.crt")])
+            .args(["--tls-auth-clients", "no"])
+            .args(["--save", "", "--appendonly", "no"])
+            .args(["--dir", &d.display().to_string()])
+            .args(["--user", "default", "off"])
+            .args([
+                "--user",
+                "airlock",
+                "on",
+                &format!(">{PASSWORD}"),
+                "~*",
+                "&*",
+                "+@all",
+            ])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start redis-server");
+        let redis = TlsRedis { child, port, dir };
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !redis.cli_ping() {
+            assert!(
+                Instant::now() < deadline,
+                "the TLS redis-server never answered"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        redis
+    }
+
+    fn file(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    fn url(&self) -> String {
+        format!("rediss://127.0.0.1:{}", self.port)
+    }
+
+    fn cli_ping(&self) -> bool {
+        Command::new("redis-cli")
+            .args(["--tls", "--cacert"])
+            .arg(self.file("ca.crt"))
+            .args([
+                "-p",
+                &self.port.to_string(),
+                "--user",
+                "airlock",
+                "--pass",
+                PASSWORD,
+            ])
+            .args(["--no-auth-warning", "PING"])
+            .output()
+            .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("PONG"))
+    }
+}
+
+impl Drop for TlsRedis {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A CA and a server certificate it signed for 127.0.0.1, in `dir`.
+fn make_certificates(dir: &Path) {
+    let openssl = |args: &[&str]| {
+        let out = Command::new("openssl")
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .expect("run openssl");
+        assert!(
+            out.status.success(),
+            "openssl {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    std::fs::write(
+        dir.join("san.cnf"),
+        "subjectAltName=IP:127.0.0.1,DNS:localhost\n",
+    )
+    .unwrap();
+    openssl(&[
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        "ca.key",
+        "-out",
+        "ca.crt",
+        "-days",
+        "2",
+        "-subj",
+        "/CN=Airlock test CA",
+    ]);
+    openssl(&[
+        "req",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        "server.key",
+        "-out",
+        "server.csr",
+        "-subj",
+        "/CN=localhost",
+    ]);
+    openssl(&[
+        "x509",
+        "-req",
+        "-in",
+        "server.csr",
+        "-CA",
+        "ca.crt",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-out",
+        "server.crt",
+        "-days",
+        "2",
+        "-extfile",
+        "san.cnf",
+    ]);
+}
+
+/// A host over `redis`'s TLS with these extra arguments (the API on).
+fn host(redis: &TlsRedis, extra: &[String]) -> HostProcess {
+    HostProcess::start(
+        &redis.url(),
+        HostOptions {
+            id: "tls-host".into(),
+            api: true,
+            extra: extra.to_vec(),
+            ..HostOptions::default()
+        },
+    )
+}
+
+/// The flags of a host that should get in: the CA file, the user, the
+/// password from a file.
+fn good_flags(redis: &TlsRedis) -> Vec<String> {
+    std::fs::write(redis.file("password"), format!("{PASSWORD}\n")).unwrap();
+    vec![
+        "--redis-ca-file".into(),
+        redis.file("ca.crt").display().to_string(),
+        "--redis-user".into(),
+        "airlock".into(),
+        "--redis-password-file".into(),
+        redis.file("password").display().to_string(),
+    ]
+}
+
+#[tokio::test]
+async fn a_host_over_tls_with_an_acl_user_runs_jobs_a_node_producer_adds() {
+    let redis = TlsRedis::start();
+    let host = host(&redis, &good_flags(&redis));
+    let base = host.api_url();
+    let http = airlock_tests::http_client();
+    let call = |method: reqwest::Method, path: &str, token: &str| {
+        http.request(method, format!("{base}{path}"))
+            .bearer_auth(token)
+    };
+
+    let resp = call(reqwest::Method::POST, "/v1/handlers/noop", tokens::ADMIN)
+        .header("content-type", "application/wasm")
+        .body(guest_bytes("noop"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        resp.status(),
+        StatusCode::CREATED,
+        "{}",
+        resp.text().await.unwrap()
+    );
+    let resp = call(reqwest::Method::PUT, "/v1/queues/tls", tokens::ADMIN)
+        .json(&json!({"handler": "noop"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        resp.status(),
+        StatusCode::OK,
+        "{}",
+        resp.text().await.unwrap()
+    );
+    let resp = call(reqwest::Method::GET, "/readyz", tokens::READER)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::OK);
+
+    // One job through the API…
+    let accepted: Value = call(
+        reqwest::Method::POST,
+        "/v1/queues/tls/jobs",
+        tokens::PRODUCER,
+    )
+    .json(&json!({"data": {}}))
+    .send()
+    .await
+    .unwrap()
+    .json()
+    .await
+    .unwrap();
+    let api_job = accepted["ref"].as_str().expect("a ref").to_string();
+    // …and three from Node's BullMQ over the same TLS (Node trusts the CA
+    // through NODE_EXTRA_CA_CERTS; the URL carries the user).
+    let out = Command::new("node")
+        .arg(interop_script("enqueue.js"))
+        .args([
+            "--redis",
+            &format!("rediss://airlock:{PASSWORD}@127.0.0.1:{}", redis.port),
+            "--queue",
+            "tls",
+            "--count",
+            "3",
+        ])
+        .env("NODE_EXTRA_CA_CERTS", redis.file("ca.crt"))
+        .output()
+        .expect("run node");
+    assert!(
+        out.status.success(),
+        "node: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    // The API's job took BullMQ's first id, Node's the next three.
+    assert_eq!(api_job, "tls:1");
+    for job in ["tls:1", "tls:2", "tls:3", "tls:4"] {
+        let done: Value = call(
+            reqwest::Method::GET,
+            &format!("/v1/jobs/{job}/wait?timeout=60s"),
+            tokens::ADMIN,
+        )
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+        assert_eq!(done["job"]["state"], "completed", "{job}: {done}");
+    }
+    assert!(
+        !host.log().contains(PASSWORD),
+        "the password shows in the host's log"
+    );
+}
+
+/// A host that cannot get in stops within seconds, exit status non-zero,
+/// its last words the cause and the flag.
+fn fails_fast(redis: &TlsRedis, extra: &[String], says: &[&str]) {
+    let mut host = host(redis, extra);
+    let started = Instant::now();
+    let code = host.wait_exit(Duration::from_secs(10));
+    let log = host.log();
+    assert_ne!(code, Some(0), "{log}");
+    assert!(
+        started.elapsed() < Duration::from_secs(8),
+        "took {:?} to fail:\n{log}",
+        started.elapsed()
+    );
+    for words in says {
+        assert!(log.contains(words), "no `{words}` in:\n{log}");
+    }
+    assert!(!log.contains(PASSWORD), "the password shows in:\n{log}");
+}
+
+#[tokio::test]
+async fn a_host_without_the_ca_or_with_a_wrong_password_stops_saying_why() {
+    let redis = TlsRedis::start();
+    // No CA: the self-signed chain is not trusted.
+    let no_ca: Vec<String> = good_flags(&redis)[2..].to_vec();
+    fails_fast(
+        &redis,
+        &no_ca,
+        &["its TLS certificate is not trusted", "--redis-ca-file"],
+    );
+    // The CA, a wrong password.
+    std::fs::write(redis.file("wrong"), "not-the-password").unwrap();
+    let mut wrong = good_flags(&redis);
+    let last = wrong.len() - 1;
+    wrong[last] = redis.file("wrong").display().to_string();
+    fails_fast(
+        &redis,
+        &wrong,
+        &["refused the credentials", "--redis-password-file"],
+    );
+    // A plain URL to the TLS port.
+    let mut plain = HostProcess::start(
+        &format!("redis://127.0.0.1:{}", redis.port),
+        HostOptions {
+            id: "plain-host".into(),
+            ..HostOptions::default()
+        },
+    );
+    assert_ne!(plain.wait_exit(Duration::from_secs(10)), Some(0));
+    assert!(
+        plain.log().contains("if it speaks TLS, use rediss://"),
+        "{}",
+        plain.log()
+    );
+}
