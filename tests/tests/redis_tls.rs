@@ -26,6 +26,11 @@ struct TlsRedis {
 
 impl TlsRedis {
     fn start() -> TlsRedis {
+        TlsRedis::start_with(false)
+    }
+
+    /// With `mutual`, clients must show a certificate the CA signed.
+    fn start_with(mutual: bool) -> TlsRedis {
         let dir = tempfile::tempdir().unwrap();
         let d = dir.path();
         make_certificates(d);
@@ -40,7 +45,7 @@ impl TlsRedis {
             .args(["--tls-cert-file", &path("server.crt")])
             .args(["--tls-key-file", &path("server.key")])
             .args(["--tls-ca-cert-file", &path("ca.crt")])
-            .args(["--tls-auth-clients", "no"])
+            .args(["--tls-auth-clients", if mutual { "yes" } else { "no" }])
             .args(["--save", "", "--appendonly", "no"])
             .args(["--dir", &d.display().to_string()])
             .args(["--user", "default", "off"])
@@ -81,6 +86,10 @@ impl TlsRedis {
         Command::new("redis-cli")
             .args(["--tls", "--cacert"])
             .arg(self.file("ca.crt"))
+            .arg("--cert")
+            .arg(self.file("client.crt"))
+            .arg("--key")
+            .arg(self.file("client.key"))
             .args([
                 "-p",
                 &self.port.to_string(),
@@ -102,69 +111,41 @@ impl Drop for TlsRedis {
     }
 }
 
-/// A CA and a server certificate it signed for 127.0.0.1, in `dir`.
+/// In `dir`: a CA (`ca.crt`), a server certificate it signed for
+/// 127.0.0.1 (`server.crt`, `server.key`) and a client certificate for
+/// mutual TLS (`client.crt`, `client.key`), both v3, as rustls requires.
 fn make_certificates(dir: &Path) {
-    let openssl = |args: &[&str]| {
+    let openssl = |args: &str| {
         let out = Command::new("openssl")
-            .args(args)
+            .args(args.split_whitespace())
             .current_dir(dir)
             .output()
             .expect("run openssl");
         assert!(
             out.status.success(),
-            "openssl {args:?}: {}",
+            "openssl {args}: {}",
             String::from_utf8_lossy(&out.stderr)
         );
     };
-    std::fs::write(
-        dir.join("san.cnf"),
-        "subjectAltName=IP:127.0.0.1,DNS:localhost\n",
-    )
-    .unwrap();
-    openssl(&[
-        "req",
-        "-x509",
-        "-newkey",
-        "rsa:2048",
-        "-nodes",
-        "-keyout",
-        "ca.key",
-        "-out",
-        "ca.crt",
-        "-days",
-        "2",
-        "-subj",
-        "/CN=Airlock test CA",
-    ]);
-    openssl(&[
-        "req",
-        "-newkey",
-        "rsa:2048",
-        "-nodes",
-        "-keyout",
-        "server.key",
-        "-out",
-        "server.csr",
-        "-subj",
-        "/CN=localhost",
-    ]);
-    openssl(&[
-        "x509",
-        "-req",
-        "-in",
-        "server.csr",
-        "-CA",
-        "ca.crt",
-        "-CAkey",
-        "ca.key",
-        "-CAcreateserial",
-        "-out",
-        "server.crt",
-        "-days",
-        "2",
-        "-extfile",
-        "san.cnf",
-    ]);
+    openssl(
+        "req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.crt -days 2 -subj /CN=airlock-test-ca",
+    );
+    for (name, subject, extensions) in [
+        (
+            "server",
+            "/CN=localhost",
+            "subjectAltName=IP:127.0.0.1,DNS:localhost",
+        ),
+        ("client", "/CN=airlock", "extendedKeyUsage=clientAuth"),
+    ] {
+        std::fs::write(dir.join(format!("{name}.cnf")), format!("{extensions}\n")).unwrap();
+        openssl(&format!(
+            "req -newkey rsa:2048 -nodes -keyout {name}.key -out {name}.csr -subj {subject}"
+        ));
+        openssl(&format!(
+            "x509 -req -in {name}.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out {name}.crt -days 2 -extfile {name}.cnf"
+        ));
+    }
 }
 
 /// A host over `redis`'s TLS with these extra arguments (the API on).
@@ -344,4 +325,64 @@ async fn a_host_without_the_ca_or_with_a_wrong_password_stops_saying_why() {
         "{}",
         plain.log()
     );
+}
+
+/// A Redis that asks clients for a certificate (mutual TLS): a host with
+/// one runs a job; a host without stops saying which flags it lacks.
+#[tokio::test]
+async fn mutual_tls_takes_a_client_certificate() {
+    let redis = TlsRedis::start_with(true);
+    fails_fast(
+        &redis,
+        &good_flags(&redis),
+        &["wants a client certificate", "--redis-client-cert"],
+    );
+    let mut flags = good_flags(&redis);
+    flags.extend([
+        "--redis-client-cert".into(),
+        redis.file("client.crt").display().to_string(),
+        "--redis-client-key".into(),
+        redis.file("client.key").display().to_string(),
+    ]);
+    let host = host(&redis, &flags);
+    let base = host.api_url();
+    let http = airlock_tests::http_client();
+    let resp = http
+        .post(format!("{base}/v1/handlers/noop"))
+        .bearer_auth(tokens::ADMIN)
+        .header("content-type", "application/wasm")
+        .body(guest_bytes("noop"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::CREATED);
+    let resp = http
+        .put(format!("{base}/v1/queues/mtls"))
+        .bearer_auth(tokens::ADMIN)
+        .json(&json!({"handler": "noop"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::OK);
+    let accepted: Value = http
+        .post(format!("{base}/v1/queues/mtls/jobs"))
+        .bearer_auth(tokens::PRODUCER)
+        .json(&json!({"data": {}}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let job = accepted["ref"].as_str().unwrap();
+    let done: Value = http
+        .get(format!("{base}/v1/jobs/{job}/wait?timeout=60s"))
+        .bearer_auth(tokens::ADMIN)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(done["job"]["state"], "completed", "{done}");
 }

@@ -54,6 +54,18 @@ pub enum Unreachable {
         "Redis at {0}: its TLS certificate is not trusted ({1}); give the CA that signed it with --redis-ca-file (or AIRLOCK_REDIS_CA_FILE)"
     )]
     NotTrusted(String, String),
+    /// The server asks for a client certificate (mutual TLS), or refused
+    /// the one given.
+    #[error(
+        "Redis at {0} wants a client certificate it trusts ({1}); give one with --redis-client-cert and --redis-client-key"
+    )]
+    ClientCertificate(String, String),
+    /// The TLS files given cannot be used (not PEM, a v1 certificate, a
+    /// key that does not match).
+    #[error(
+        "Redis at {0}: the TLS files given cannot be used ({1}); check --redis-ca-file, --redis-client-cert and --redis-client-key"
+    )]
+    BadTlsFiles(String, String),
     /// The server refused the user or password, or wants one.
     #[error(
         "Redis at {0} refused the credentials ({1}); check --redis-user and the password in --redis-password-file or AIRLOCK_REDIS_PASSWORD"
@@ -78,6 +90,8 @@ impl Unreachable {
         matches!(
             self,
             Unreachable::NotTrusted(..)
+                | Unreachable::ClientCertificate(..)
+                | Unreachable::BadTlsFiles(..)
                 | Unreachable::Credentials(..)
                 | Unreachable::WrongScheme(..)
         )
@@ -277,6 +291,20 @@ pub fn classify(shown: &str, url: &str, e: &redis::RedisError) -> Unreachable {
         .any(|w| lower.contains(w))
     {
         return Unreachable::Credentials(shown, text);
+    }
+    if lower.contains("unable to build client with tls") || lower.contains("invalidclientconfig") {
+        return Unreachable::BadTlsFiles(shown, text);
+    }
+    if [
+        "certificaterequired",
+        "unknownca",
+        "badcertificate",
+        "certificateunknown",
+    ]
+    .iter()
+    .any(|w| lower.contains(w))
+    {
+        return Unreachable::ClientCertificate(shown, text);
     }
     if ["certificate", "unknownissuer", "invalid peer"]
         .iter()
