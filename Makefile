@@ -9,6 +9,10 @@
 #                restarts (CI runs both)
 #   make bench   benchmarks (release build), figures in docs/BENCHMARKS.md
 #   make lint    rustfmt check and clippy, host and guests
+#   make image   the fleet's images, built here from this machine's files
+#                (no registry): localhost/airlock and localhost/airlock-redis
+#   make image-test  a two-host fleet from them (host/deploy/compose.yaml)
+#                completes the payment example
 
 SHELL := /bin/bash
 CARGO ?= cargo
@@ -20,7 +24,7 @@ GUEST_DIR := $(TARGET_DIR)/$(WASM_TARGET)/release
 GUEST_CRATES := $(filter-out cpu-bound-core js python,$(notdir $(wildcard jobs/*)))
 GUEST_FLAGS := $(addprefix -p ,$(GUEST_CRATES))
 
-.PHONY: run test test-faults example-guests bench lint toolchain guests rust-guests js-guests py-guests sdk-tests host ui ui-test-deps wasm-target redis-server-installed interop-deps openapi-tools
+.PHONY: run test test-faults example-guests bench lint image image-test podman-installed toolchain guests rust-guests js-guests py-guests sdk-tests host ui ui-test-deps wasm-target redis-server-installed interop-deps openapi-tools
 
 # The Rust toolchain rust-toolchain.toml pins (wasmtime 50 needs 1.97),
 # installed with its components and the guest target when missing: rustup
@@ -126,6 +130,24 @@ test: guests host redis-server-installed interop-deps ui-test-deps openapi-tools
 
 test-faults: guests host redis-server-installed interop-deps
 	$(TEST_RUNNER) --only $(FAULT_TESTS) -- $(HOST_PACKAGES)
+
+## podman-installed: Debian's podman, runc, podman-compose and busybox
+## (the image's shell and health check), installed with apt-get when missing
+podman-installed:
+	@{ command -v podman && command -v runc && command -v podman-compose && test -x /bin/busybox; } >/dev/null || { \
+		echo "installing podman, runc, podman-compose and busybox-static"; \
+		pkgs="podman runc podman-compose busybox-static"; \
+		if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq $$pkgs; \
+		else sudo apt-get update -qq && sudo apt-get install -y -qq $$pkgs; fi; }
+
+## image: the images of a fleet, from the release build (host/deploy/image.sh)
+image: toolchain ui example-guests redis-server-installed podman-installed
+	$(CARGO) build --release -p airlock
+	./host/deploy/image.sh
+
+## image-test: a two-host fleet from the images completes the payment example
+image-test: image
+	./host/deploy/smoke.sh
 
 ## run: Redis (AOF under .airlock/), one host with the API, examples
 ## deployed. Builds only the `airlock` package (not the tests) and the
