@@ -255,6 +255,8 @@ async fn a_redis_crash_loses_no_acknowledged_job() {
     let mut acknowledged = Vec::new();
     let mut refused = 0;
     let mut down_since: Option<Instant> = None;
+    // What /readyz answered while Redis was down, once it said why.
+    let mut not_ready: Option<String> = None;
     let started = Instant::now();
     // A producer enqueues 300 jobs, retrying each until it is acknowledged;
     // Redis is SIGKILLed after 100 and restarted 2 s later.
@@ -282,6 +284,15 @@ async fn a_redis_crash_loses_no_acknowledged_job() {
             }
             assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
             refused += 1;
+            if not_ready.is_none() {
+                let (ready, body) = api.call(reqwest::Method::GET, "/readyz", None, None).await;
+                let why = body["error"]["message"].as_str().unwrap_or_default();
+                if ready == StatusCode::SERVICE_UNAVAILABLE
+                    && body["error"]["code"] == "unavailable"
+                {
+                    not_ready = Some(why.to_string());
+                }
+            }
             assert!(Instant::now() < deadline, "the API never came back");
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
@@ -292,6 +303,12 @@ async fn a_redis_crash_loses_no_acknowledged_job() {
         started.elapsed()
     );
     assert!(refused > 0, "Redis was never seen down");
+    let why = not_ready.expect("/readyz never answered 503 with a reason while Redis was down");
+    assert!(
+        why.starts_with("redis unreachable: ") && why.len() > "redis unreachable: ".len(),
+        "{why}"
+    );
+    println!("/readyz while Redis was down: {why}");
     assert_eq!(acknowledged.len(), 300);
     for r in &acknowledged {
         let job = api.wait_done(r).await;

@@ -179,56 +179,18 @@ fn good_flags(redis: &TlsRedis) -> Vec<String> {
 async fn a_host_over_tls_with_an_acl_user_runs_jobs_a_node_producer_adds() {
     let redis = TlsRedis::start();
     let host = host(&redis, &good_flags(&redis));
-    let base = host.api_url();
-    let http = airlock_tests::http_client();
-    let call = |method: reqwest::Method, path: &str, token: &str| {
-        http.request(method, format!("{base}{path}"))
-            .bearer_auth(token)
-    };
-
-    let resp = call(reqwest::Method::POST, "/v1/handlers/noop", tokens::ADMIN)
-        .header("content-type", "application/wasm")
-        .body(guest_bytes("noop"))
+    let api = Client::of(&host);
+    api.setup("tls").await;
+    let ready = api
+        .http
+        .get(format!("{}/readyz", api.base))
         .send()
         .await
         .unwrap();
-    assert_eq!(
-        resp.status(),
-        StatusCode::CREATED,
-        "{}",
-        resp.text().await.unwrap()
-    );
-    let resp = call(reqwest::Method::PUT, "/v1/queues/tls", tokens::ADMIN)
-        .json(&json!({"handler": "noop"}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(
-        resp.status(),
-        StatusCode::OK,
-        "{}",
-        resp.text().await.unwrap()
-    );
-    let resp = call(reqwest::Method::GET, "/readyz", tokens::READER)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(resp.status(), StatusCode::OK);
+    assert_eq!(ready.status(), StatusCode::OK);
 
     // One job through the API…
-    let accepted: Value = call(
-        reqwest::Method::POST,
-        "/v1/queues/tls/jobs",
-        tokens::PRODUCER,
-    )
-    .json(&json!({"data": {}}))
-    .send()
-    .await
-    .unwrap()
-    .json()
-    .await
-    .unwrap();
-    let api_job = accepted["ref"].as_str().expect("a ref").to_string();
+    let api_job = api.enqueue("tls").await;
     // …and three from Node's BullMQ over the same TLS (Node trusts the CA
     // through NODE_EXTRA_CA_CERTS; the URL carries the user).
     let out = Command::new("node")
@@ -253,23 +215,78 @@ async fn a_host_over_tls_with_an_acl_user_runs_jobs_a_node_producer_adds() {
     // The API's job took BullMQ's first id, Node's the next three.
     assert_eq!(api_job, "tls:1");
     for job in ["tls:1", "tls:2", "tls:3", "tls:4"] {
-        let done: Value = call(
-            reqwest::Method::GET,
-            &format!("/v1/jobs/{job}/wait?timeout=60s"),
-            tokens::ADMIN,
-        )
+        let done = api.wait_done(job).await;
+        assert_eq!(done["state"], "completed", "{job}: {done}");
+    }
+    assert!(
+        !host.log().contains(PASSWORD),
+        "the password shows in the host's log"
+    );
+}
+
+/// A host's API, as the test tokens use it.
+struct Client {
+    base: String,
+    http: reqwest::Client,
+}
+
+impl Client {
+    fn of(host: &HostProcess) -> Client {
+        Client {
+            base: host.api_url(),
+            http: airlock_tests::http_client(),
+        }
+    }
+
+    /// The noop handler uploaded and bound to `queue`.
+    async fn setup(&self, queue: &str) {
+        let resp = (self.http.post(format!("{}/v1/handlers/noop", self.base)))
+            .bearer_auth(tokens::ADMIN)
+            .header("content-type", "application/wasm")
+            .body(guest_bytes("noop"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), StatusCode::CREATED);
+        let resp = (self.http.put(format!("{}/v1/queues/{queue}", self.base)))
+            .bearer_auth(tokens::ADMIN)
+            .json(&json!({"handler": "noop"}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), StatusCode::OK);
+    }
+
+    /// A job added to `queue` as producer `web`: its ref.
+    async fn enqueue(&self, queue: &str) -> String {
+        let accepted: Value = (self
+            .http
+            .post(format!("{}/v1/queues/{queue}/jobs", self.base)))
+        .bearer_auth(tokens::PRODUCER)
+        .json(&json!({"data": {}}))
         .send()
         .await
         .unwrap()
         .json()
         .await
         .unwrap();
-        assert_eq!(done["job"]["state"], "completed", "{job}: {done}");
+        accepted["ref"].as_str().expect("a ref").to_string()
     }
-    assert!(
-        !host.log().contains(PASSWORD),
-        "the password shows in the host's log"
-    );
+
+    /// The job once it finished.
+    async fn wait_done(&self, job: &str) -> Value {
+        let done: Value = (self
+            .http
+            .get(format!("{}/v1/jobs/{job}/wait?timeout=60s", self.base)))
+        .bearer_auth(tokens::ADMIN)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+        done["job"].clone()
+    }
 }
 
 /// A host that cannot get in stops within seconds, exit status non-zero,
@@ -345,44 +362,9 @@ async fn mutual_tls_takes_a_client_certificate() {
         redis.file("client.key").display().to_string(),
     ]);
     let host = host(&redis, &flags);
-    let base = host.api_url();
-    let http = airlock_tests::http_client();
-    let resp = http
-        .post(format!("{base}/v1/handlers/noop"))
-        .bearer_auth(tokens::ADMIN)
-        .header("content-type", "application/wasm")
-        .body(guest_bytes("noop"))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(resp.status(), StatusCode::CREATED);
-    let resp = http
-        .put(format!("{base}/v1/queues/mtls"))
-        .bearer_auth(tokens::ADMIN)
-        .json(&json!({"handler": "noop"}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(resp.status(), StatusCode::OK);
-    let accepted: Value = http
-        .post(format!("{base}/v1/queues/mtls/jobs"))
-        .bearer_auth(tokens::PRODUCER)
-        .json(&json!({"data": {}}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let job = accepted["ref"].as_str().unwrap();
-    let done: Value = http
-        .get(format!("{base}/v1/jobs/{job}/wait?timeout=60s"))
-        .bearer_auth(tokens::ADMIN)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    assert_eq!(done["job"]["state"], "completed", "{done}");
+    let api = Client::of(&host);
+    api.setup("mtls").await;
+    let job = api.enqueue("mtls").await;
+    let done = api.wait_done(&job).await;
+    assert_eq!(done["state"], "completed", "{done}");
 }

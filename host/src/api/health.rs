@@ -16,25 +16,26 @@ pub async fn healthz() -> &'static str {
 }
 
 /// Readiness: Redis answered its last probe (every 250 ms). While it does
-/// not, 503 with `redis unreachable: ` and the probe's error.
+/// not, 503 with the error body (`unavailable`), its message
+/// `redis unreachable: ` and the probe's error.
 #[utoipa::path(
     operation_id = "health_readyz",
     get,
     path = "/readyz",
     tag = "health",
-    responses((status = 200, description = "OK", body = String), (status = 503, description = "Redis unreachable: `redis unreachable: ` and why (the last probe's error)", body = String))
+    responses((status = 200, description = "OK", body = String), (status = 503, description = "Redis unreachable: code `unavailable`, the message `redis unreachable: ` and the last probe's error", body = ErrorBody))
 )]
-pub async fn readyz(State(state): State<ApiState>) -> impl IntoResponse {
+pub async fn readyz(State(state): State<ApiState>) -> Result<&'static str, ApiError> {
     let health = state.redis_health();
     if health.is_up() {
-        (StatusCode::OK, "ready".to_string())
-    } else {
-        let why = health.why().unwrap_or_else(|| "no answer".into());
-        (
-            StatusCode::SERVICE_UNAVAILABLE,
-            format!("redis unreachable: {why}"),
-        )
+        return Ok("ready");
     }
+    let why = health.why().unwrap_or_else(|| "no answer".into());
+    Err(ApiError::new(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "unavailable",
+        format!("redis unreachable: {why}"),
+    ))
 }
 
 /// Prometheus metrics: job runs by outcome and failure kind, durations,

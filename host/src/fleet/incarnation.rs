@@ -37,11 +37,12 @@
 //!   recovery to end before its first heartbeat, so the recovering host
 //!   never sees the id alive mid-way and leaves the rest to the stalled
 //!   check.
-//! - **The new process dies before it gave the jobs back**: its claim (the
-//!   recovery claim a live host takes for a dead one) lapses after 60 s,
-//!   and by then the workers' ids are its own, written by its heartbeat;
-//!   what it had not given back is left to BullMQ's stalled check and the
-//!   leases.
+//! - **The new process dies before it gave the jobs back** (a host that
+//!   crashes again at once): the next process under the id takes its
+//!   claim over — the claim names the incarnation holding it — and gives
+//!   back what the dead one's workers held. What that one had not given
+//!   back of its own predecessor's jobs is left to BullMQ's stalled check
+//!   and the leases: its heartbeats overwrote their workers' ids.
 //!
 //! Like every Redis key, the incarnation is untrusted input: a forged one
 //! makes a host's heartbeats refused, so it stops and leaves — what

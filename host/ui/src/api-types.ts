@@ -52,7 +52,8 @@ export interface paths {
         };
         /**
          * Readiness: Redis answered its last probe (every 250 ms). While it does
-         *     not, 503 with `redis unreachable: ` and the probe's error.
+         *     not, 503 with the error body (`unavailable`), its message
+         *     `redis unreachable: ` and the probe's error.
          */
         get: operations["health_readyz"];
         put?: never;
@@ -3490,13 +3491,13 @@ export interface operations {
                     "text/plain": string;
                 };
             };
-            /** @description Redis unreachable: `redis unreachable: ` and why (the last probe's error) */
+            /** @description Redis unreachable: code `unavailable`, the message `redis unreachable: ` and the last probe's error */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/plain": string;
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
         };
