@@ -927,6 +927,8 @@ async fn the_openapi_document_is_valid_and_covers_every_route() {
         ("post", "/v1/jobs/{ref}/replay"),
         ("post", "/v1/queues/{queue}/migrate"),
         ("post", "/v1/queues/{queue}/rollback"),
+        ("put", "/v1/queues/{queue}/canary"),
+        ("post", "/v1/queues/{queue}/promote"),
         ("post", "/v1/jobs/{ref}/retry"),
         ("post", "/v1/jobs/{ref}/promote"),
         ("post", "/v1/jobs/{ref}/cancel"),

@@ -220,6 +220,27 @@ async fn an_array_never_stands_in_for_an_object() {
             json!(["order.created", {}]),
             "body",
         ),
+        (
+            "queues_set_canary",
+            Method::PUT,
+            "/v1/queues/emails/canary",
+            json!(["0".repeat(64), 10]),
+            "body",
+        ),
+        (
+            "queues_promote",
+            Method::POST,
+            "/v1/queues/emails/promote",
+            json!([true]),
+            "body",
+        ),
+        (
+            "queues_rollback",
+            Method::POST,
+            "/v1/queues/emails/rollback",
+            json!([true]),
+            "body",
+        ),
     ];
     for (op, method, path, body, field) in &cases {
         let (status, answer) = api

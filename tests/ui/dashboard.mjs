@@ -919,6 +919,50 @@ try {
       await reader.context.close();
     }
   });
+  await step('26. a canary shows both versions side by side; promote moves this queue only, and the card’s rollback removes a canary', async () => {
+    // A second queue of the payment handler, its canary the version that
+    // sends cents, half of its new jobs.
+    await must('PUT', '/v1/queues/canaried', ADMIN, {
+      handler: 'payment-webhook',
+      egress: [GATEWAY],
+      config: { LEDGER_URL: GATEWAY },
+    });
+    await must('PUT', '/v1/queues/canaried/canary', ADMIN, { digest: CENTS, percent: 50 });
+    const jobs = [];
+    for (let i = 0; i < 16; i++) {
+      jobs.push(await enqueue('canaried', WEB, { transactionId: `canary_${RUN}_${i}`, amount: 1 }));
+    }
+    for (const ref of jobs) await until(ref, (j) => j.state === 'completed', 'completed');
+    const ran = new Set((await Promise.all(jobs.map(job))).map((j) => j.handlerDigest));
+    assert.equal(ran.size, 2, `both versions ran: ${[...ran]}`);
+    await show(A, 'queues/canaried', 'queue');
+    const card = A.getByTestId('canary');
+    await card.waitFor();
+    // Both versions, side by side, each with its runs (tallied once a second).
+    for (const digest of ran) {
+      await card.locator(`[data-testid="canary-version"][data-digest="${digest}"]:not([data-runs="0"])`).waitFor({ timeout: T });
+    }
+    await card.locator(`[data-testid="canary-version"][data-digest="${CENTS}"]`, { hasText: 'candidate' }).waitFor();
+    // Promote on this queue: asked first; then the card goes and the queue
+    // names its own version, while the other queue of the handler stays.
+    await card.getByTestId('promote-canary').click();
+    await byText(A, 'confirm-dialog', 'Promote the candidate on canaried?').waitFor();
+    await A.getByTestId('confirm-ok').click();
+    await card.waitFor({ state: 'detached' });
+    await A.locator(`[data-testid="queue-version"] [data-pinned="${CENTS}"]`).waitFor();
+    assert.equal((await must('GET', '/v1/queues/payments', ADMIN)).version ?? null, null, 'payments did not move');
+    // A canary again, removed from the card: the queue keeps its version.
+    const current = (await must('GET', '/v1/handlers/payment-webhook', ADMIN)).current.digest;
+    await must('PUT', '/v1/queues/canaried/canary', ADMIN, { digest: current, percent: 10 });
+    await card.waitFor();
+    await card.getByTestId('rollback-canary').click();
+    await byText(A, 'confirm-dialog', 'Remove the canary of canaried?').waitFor();
+    await A.getByTestId('confirm-ok').click();
+    await card.waitFor({ state: 'detached' });
+    const after = await must('GET', '/v1/queues/canaried', ADMIN);
+    assert.equal(after.canary ?? null, null);
+    assert.equal(after.version, CENTS);
+  });
   console.log(`# dashboard: all ${passed} steps passed`);
 } finally {
   // Let the host stop: the keyed guests spin until cancelled.

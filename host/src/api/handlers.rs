@@ -21,6 +21,11 @@ pub struct UploadQuery {
     /// characters.
     #[param(min_length = 1, max_length = 128)]
     pub version: Option<String>,
+    /// `true`: store it as a candidate — the current version and every
+    /// queue stay as they are, and no job runs it until a binding names it
+    /// (`canary`, `PUT /v1/queues/{queue}/canary`). The handler must have a
+    /// current version (409 otherwise). Default `false`: it becomes current.
+    pub candidate: Option<bool>,
 }
 
 /// A handler as listed.
@@ -51,7 +56,9 @@ pub struct HandlerList {
 /// Upload a handler component (raw `application/wasm` body). It is
 /// validated — a component, exporting the Airlock `handler` world,
 /// importing nothing the host does not provide — then stored under its
-/// sha256 digest and made the handler's current version.
+/// sha256 digest and made the handler's current version — or, with
+/// `candidate=true`, kept beside it for a canary. The answer's `candidate`
+/// says which.
 #[utoipa::path(
     operation_id = "handlers_upload",
     post,
@@ -66,8 +73,9 @@ pub struct HandlerList {
         )
     ),
     responses(
-        (status = 201, description = "Stored and current", body = HandlerVersion),
+        (status = 201, description = "Stored: current, or a candidate (`candidate`)", body = HandlerVersion),
         (status = 400, description = "Bad name or version", body = ErrorBody),
+        (status = 409, description = "A candidate for a handler with no current version", body = ErrorBody),
         (status = 413, description = "Component too large", body = ErrorBody),
         (status = 415, description = "Not application/wasm", body = ErrorBody),
         (status = 422, description = "Not a valid handler component", body = ErrorBody),
@@ -94,10 +102,11 @@ pub async fn upload(
             "upload the component as the raw body with Content-Type: application/wasm",
         ));
     }
-    let version = state
-        .registry()
-        .deploy(&name, body.to_vec(), query.version)
-        .await?;
+    let registry = state.registry();
+    let version = match query.candidate {
+        Some(true) => (registry.upload_candidate(&name, body.to_vec(), query.version)).await?,
+        _ => registry.deploy(&name, body.to_vec(), query.version).await?,
+    };
     Ok((StatusCode::CREATED, Json(version)))
 }
 

@@ -21,7 +21,8 @@
 //! | area | module |
 //! |---|---|
 //! | handler components | [`handlers`] |
-//! | queue bindings, counts, pause/resume, rollback, drain/clean/obliterate, bulk retry of failed jobs, per-key state (`/keys`) | [`queues`] |
+//! | queue bindings, counts, pause/resume, drain/clean/obliterate, bulk retry of failed jobs, per-key state (`/keys`) | [`queues`] |
+//! | what a queue's new jobs run: canary, promote, rollback | [`versions`] |
 //! | a queue's secrets (set, list, delete; values never returned) | [`secrets`] |
 //! | enqueue (one or bulk), list | [`jobs`] |
 //! | one job: inspect, timeline, transcript, retry, remove, promote, cancel, repin, wait | [`job`] |
@@ -57,6 +58,7 @@ pub mod sent_events;
 pub mod stats;
 pub mod tokens;
 pub mod ui;
+pub mod versions;
 
 use std::sync::Arc;
 
@@ -191,7 +193,9 @@ pub fn routes(state: ApiState) -> (Router, utoipa::openapi::OpenApi) {
         .routes(routes!(queues::list))
         .routes(routes!(queues::get, queues::bind, queues::unbind))
         .routes(routes!(queues::pause))
-        .routes(routes!(queues::rollback))
+        .routes(routes!(versions::rollback))
+        .routes(routes!(versions::set_canary))
+        .routes(routes!(versions::promote))
         .routes(routes!(queues::resume))
         .routes(routes!(queues::drain))
         .routes(routes!(queues::clean))

@@ -191,8 +191,9 @@ fn flow_children(doc: &mut Value) {
 }
 
 /// A binding that turns fuel metering off (`metered: false`) sets no fuel
-/// limit; its `config` has at most [`MAX_CONFIG_ENTRIES`] entries (utoipa
-/// has no attribute for `maxProperties`).
+/// limit; one with `fairness` sets `globalConcurrency` (the capacity its
+/// tenants share); its `config` has at most [`MAX_CONFIG_ENTRIES`] entries
+/// (utoipa has no attribute for `maxProperties`).
 fn binding_rules(doc: &mut Value) {
     let Some(spec) = schema_mut(doc, "BindingSpec") else {
         return;
@@ -209,6 +210,13 @@ fn binding_rules(doc: &mut Value) {
         json!([
             {"properties": {"metered": {"enum": [true, null]}}},
             {"properties": {"limits": {"properties": {"fuel": {"type": "null"}}}}},
+        ]),
+    );
+    add_any_of(
+        spec,
+        json!([
+            {"properties": {"fairness": {"type": "null"}}},
+            {"required": ["globalConcurrency"], "properties": {"globalConcurrency": {"type": "integer"}}},
         ]),
     );
 }

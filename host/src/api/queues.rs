@@ -242,34 +242,6 @@ pub async fn pause(
     Ok(Json(view(&state, &caller, binding).await?))
 }
 
-/// Undo the last change to what a queue's new jobs run (admin): its
-/// canary is removed, or, without one, its handler goes back to the
-/// version before its current one — for every queue bound to that
-/// handler (the answer lists them). Hosts see it at their next registry
-/// poll (`--poll`, 500 ms); jobs already started stay on their version.
-#[utoipa::path(
-    operation_id = "queues_rollback",
-    post,
-    path = "/v1/queues/{queue}/rollback",
-    tag = "queues",
-    params(("queue" = String, Path, description = "Queue name")),
-    responses(
-        (status = 200, description = "What was rolled back", body = crate::registry::Rollback),
-        (status = 404, description = "Not bound", body = ErrorBody),
-        (status = 409, description = "No canary and no earlier version", body = ErrorBody)
-    ),
-    security(("bearer" = []))
-)]
-pub async fn rollback(
-    State(state): State<ApiState>,
-    caller: Caller,
-    PathParams(queue): PathParams<String>,
-) -> Result<Json<crate::registry::Rollback>, ApiError> {
-    caller.require(&[Role::Admin])?;
-    bound(&state, &queue).await?;
-    Ok(Json(state.registry().rollback(&queue).await?))
-}
-
 /// Resume a paused queue.
 #[utoipa::path(
     operation_id = "queues_resume",

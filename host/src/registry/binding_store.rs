@@ -47,22 +47,6 @@ fn check_operator_egress(
     ))
 }
 
-/// What a rollback did.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct Rollback {
-    /// The queue's handler.
-    pub handler: String,
-    /// The canary's candidate, when the rollback removed a canary.
-    pub canary_removed: Option<String>,
-    /// The version the handler ran before (when it went back a version).
-    pub from: Option<String>,
-    /// The version it runs now (when it went back a version).
-    pub to: Option<String>,
-    /// The queues whose new jobs run differently now.
-    pub queues: Vec<String>,
-}
-
 impl Registry {
     /// Creates or replaces the binding of `queue`. The handler must exist;
     /// with `operator`, every `egress` rule must overlap its list (see
@@ -89,16 +73,12 @@ impl Registry {
             return Err(RegistryError::MissingHandler(binding.handler.clone()));
         }
         if let Some(canary) = &binding.canary {
-            let versions = self.handler(&binding.handler).await?.versions;
-            if !versions.iter().any(|v| v.digest == canary.digest) {
-                return Err(invalid(
-                    "canary.digest",
-                    format!(
-                        "`{}` is not an uploaded version of handler `{}`",
-                        canary.digest, binding.handler
-                    ),
-                ));
-            }
+            self.check_uploaded(&binding.handler, "canary.digest", &canary.digest)
+                .await?;
+        }
+        if let Some(version) = &binding.version {
+            self.check_uploaded(&binding.handler, "version", version)
+                .await?;
         }
         if let Some(operator) = operator {
             check_operator_egress(&binding.egress, operator)?;
@@ -108,8 +88,30 @@ impl Registry {
         Ok(binding)
     }
 
+    /// Refuses a `digest` (given as `field`) that is not an uploaded version
+    /// of `handler`.
+    pub(super) async fn check_uploaded(
+        &self,
+        handler: &str,
+        field: &str,
+        digest: &str,
+    ) -> Result<(), RegistryError> {
+        let versions = self.handler(handler).await?.versions;
+        if versions.iter().any(|v| v.digest == digest) {
+            return Ok(());
+        }
+        Err(invalid(
+            field,
+            format!("`{digest}` is not an uploaded version of handler `{handler}`"),
+        ))
+    }
+
     /// Writes `binding` for `queue`, sealed, and announces it.
-    async fn store_binding(&self, queue: &str, binding: &Binding) -> Result<(), RegistryError> {
+    pub(super) async fn store_binding(
+        &self,
+        queue: &str,
+        binding: &Binding,
+    ) -> Result<(), RegistryError> {
         let keys = self.store().keys();
         let json = serde_json::to_string(&binding).map_err(anyhow::Error::from)?;
         let mut conn = self.store().conn();
@@ -128,61 +130,6 @@ impl Registry {
             .query_async::<()>(&mut conn)
             .await?;
         Ok(())
-    }
-
-    /// Undoes the last change to what `queue`'s new jobs run: a canary is
-    /// removed (every new job runs the current version again); without
-    /// one, the queue's handler goes back to its version before the
-    /// current one — for every queue bound to that handler. Hosts see it at
-    /// their next registry poll; jobs already pinned stay where they are.
-    pub async fn rollback(&self, queue: &str) -> Result<Rollback, RegistryError> {
-        let mut binding = self.binding(queue).await?;
-        let details = self.handler(&binding.handler).await?;
-        if let Some(canary) = binding.canary.take() {
-            self.store_binding(queue, &binding).await?;
-            tracing::info!(queue, candidate = %canary.digest, "canary removed");
-            return Ok(Rollback {
-                handler: binding.handler,
-                canary_removed: Some(canary.digest),
-                from: None,
-                to: None,
-                queues: vec![queue.to_string()],
-            });
-        }
-        let current = details.current.digest.clone();
-        let Some(previous) = details.versions.iter().find(|v| v.digest != current) else {
-            return Err(RegistryError::Conflict(format!(
-                "handler `{}` has no version before its current one",
-                binding.handler
-            )));
-        };
-        let bytes = self
-            .component_bytes(&previous.digest)
-            .await
-            .map_err(|e| RegistryError::Conflict(format!("version `{}`: {e}", previous.digest)))?
-            .ok_or_else(|| {
-                RegistryError::Conflict(format!(
-                    "the component of version `{}` is no longer stored",
-                    previous.digest
-                ))
-            })?;
-        let restored = self
-            .deploy(&binding.handler, bytes, previous.version.clone())
-            .await?;
-        let queues = self
-            .bindings()
-            .await?
-            .into_iter()
-            .filter(|b| b.handler == binding.handler)
-            .map(|b| b.queue)
-            .collect();
-        Ok(Rollback {
-            handler: binding.handler,
-            canary_removed: None,
-            from: Some(current),
-            to: Some(restored.digest),
-            queues,
-        })
     }
 
     /// Removes the binding of `queue` (its jobs stay in the queue).

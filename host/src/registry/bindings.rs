@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::canary::Canary;
 use super::gate_rules::{
     CancelOn, Debounce, Fairness, KeyConcurrency, KeyRate, MAX_CANCEL_ON, MAX_FINISH_TIMEOUT_MS,
     MAX_KEY_LIMIT, Singleton,
@@ -141,6 +142,10 @@ pub struct Binding {
     /// Sends a share of new jobs to a candidate version of the handler.
     #[serde(default)]
     pub canary: Option<Canary>,
+    /// The version (digest) this queue's new jobs run instead of its
+    /// handler's current one: set by a per-queue promote or rollback.
+    #[serde(default)]
+    pub version: Option<String>,
 }
 
 impl Binding {
@@ -171,35 +176,6 @@ impl Binding {
     /// slots they take (`keyConcurrency`, `singleton`, `fairness`).
     pub fn keeps_lines(&self) -> bool {
         self.key_concurrency.is_some() || self.singleton.is_some() || self.fairness.is_some()
-    }
-}
-
-/// A canary (`canary`): `percent` of the queue's new jobs run a candidate
-/// version of its handler instead of the current one. Which jobs is
-/// decided by a hash of the job's queue and id, so a job keeps its side
-/// across retries; a job stays on the version its first run pinned, as
-/// every job does. `GET /v1/stats?queue=` reports both versions' runs,
-/// wall time and fuel side by side (`versions`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct Canary {
-    /// The candidate: the digest of an uploaded version of the binding's
-    /// handler.
-    #[schema(pattern = "^[0-9a-f]{64}$")]
-    pub digest: String,
-    /// The share of new jobs that run it, 1 to 99.
-    #[serde(deserialize_with = "airlock_core::int::one")]
-    #[schema(minimum = 1, maximum = 99)]
-    pub percent: u8,
-}
-
-impl Canary {
-    /// Whether job `id` of `queue` runs the candidate: its hash's place
-    /// among 10,000 is under `percent` hundredths.
-    pub fn takes(&self, queue: &str, id: &str) -> bool {
-        let hash = airlock_core::hashing::separated(&[queue.as_bytes(), id.as_bytes()]);
-        let n = u64::from_be_bytes(hash[..8].try_into().expect("8 bytes"));
-        n % 10_000 < u64::from(self.percent) * 100
     }
 }
 
@@ -378,6 +354,13 @@ pub struct BindingSpec {
     /// both side by side. `POST /v1/queues/{queue}/rollback` removes it.
     #[serde(default)]
     pub canary: Option<Canary>,
+    /// The version (`digest` of one of the handler's uploads) this queue's
+    /// new jobs run instead of the handler's current one; absent: the
+    /// current one. `POST /v1/queues/{queue}/promote` and a per-queue
+    /// rollback set it.
+    #[serde(default)]
+    #[schema(pattern = "^[0-9a-f]{64}$")]
+    pub version: Option<String>,
 }
 
 /// A `config` key (schema only).
@@ -443,6 +426,9 @@ impl BindingSpec {
                 return Err(invalid("canary.percent", "must be 1 to 99"));
             }
             names::digest("canary.digest", &canary.digest)?;
+        }
+        if let Some(version) = &self.version {
+            names::digest("version", version)?;
         }
         if let Some(n) = self.global_concurrency
             && !(1..=1_000_000).contains(&n)
@@ -584,6 +570,7 @@ impl BindingSpec {
             propagate_trace: self.propagate_trace,
             record_transcripts: self.record_transcripts,
             canary: self.canary.clone(),
+            version: self.version.clone(),
         })
     }
 }

@@ -33,6 +33,11 @@ pub struct HandlerVersion {
     pub size: usize,
     /// Upload time, ms since the epoch.
     pub uploaded_at: u64,
+    /// Uploaded as a candidate: stored, but not made current, so no queue
+    /// runs it until a binding names it (a canary, a promote). False for
+    /// an upload that became current (and in entries older hosts wrote).
+    #[serde(default)]
+    pub candidate: bool,
 }
 
 /// A handler with its history and what its current component imports and
@@ -53,6 +58,16 @@ pub struct HandlerDetails {
 /// How long a published artifact stays in Redis.
 const ARTIFACT_TTL_SECS: u64 = 30 * 24 * 60 * 60;
 
+/// What an upload does with the handler's name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Upload {
+    /// The version becomes current: every queue bound to the handler runs
+    /// it from the next registry poll.
+    Current,
+    /// Stored beside the current one, run only where a binding names it.
+    Candidate,
+}
+
 impl Registry {
     /// Validates `bytes` as a handler component and makes it the current
     /// version of handler `name`. Uploading the same bytes again only moves
@@ -62,6 +77,36 @@ impl Registry {
         name: &str,
         bytes: Vec<u8>,
         version: Option<String>,
+    ) -> Result<HandlerVersion, RegistryError> {
+        self.upload(name, bytes, version, Upload::Current).await
+    }
+
+    /// Validates `bytes` and stores them as a candidate version of handler
+    /// `name`, which must have a current version: the current version and
+    /// every binding stay as they are, so no job runs it until a binding
+    /// names it (`canary`, `version`).
+    pub async fn upload_candidate(
+        &self,
+        name: &str,
+        bytes: Vec<u8>,
+        version: Option<String>,
+    ) -> Result<HandlerVersion, RegistryError> {
+        if self.current_digest(name).await?.is_none() {
+            return Err(RegistryError::Conflict(format!(
+                "handler `{name}` has no current version for a candidate to be tried against: upload it without `candidate` first"
+            )));
+        }
+        self.upload(name, bytes, version, Upload::Candidate).await
+    }
+
+    /// Validates and stores `bytes` as a version of `name`, current or a
+    /// candidate (`how`).
+    async fn upload(
+        &self,
+        name: &str,
+        bytes: Vec<u8>,
+        version: Option<String>,
+        how: Upload,
     ) -> Result<HandlerVersion, RegistryError> {
         names::handler("name", name)?;
         if let Some(v) = &version
@@ -85,6 +130,7 @@ impl Registry {
             version,
             size: bytes.len(),
             uploaded_at: now_ms(),
+            candidate: how == Upload::Candidate,
         };
         // The artifact goes out before the name points at the digest: a
         // host that sees the new version loads this compile instead of
@@ -95,11 +141,10 @@ impl Registry {
         let entry_json = serde_json::to_string(&entry).map_err(anyhow::Error::from)?;
         let info_json = serde_json::to_string(&info).map_err(anyhow::Error::from)?;
         let mut conn = self.store().bulk_conn().await?;
-        let previous: Option<String> = conn.hget(keys.handler(name), "seal").await?;
-        let seal = self.seal_for(Kind::Handler, name, previous.as_deref(), &entry.digest);
-        // One transaction: a reader never sees a name pointing at a digest
-        // whose bytes are not stored yet.
-        redis::pipe()
+        // One transaction: a reader never sees a name or a version pointing
+        // at a digest whose bytes are not stored yet.
+        let mut write = redis::pipe();
+        write
             .atomic()
             .cmd("SET")
             .arg(keys.component(&info.digest))
@@ -108,7 +153,21 @@ impl Registry {
             .cmd("SET")
             .arg(keys.component_info(&info.digest))
             .arg(&info_json)
-            .ignore()
+            .ignore();
+        if how == Upload::Candidate {
+            write
+                .cmd("LPUSH")
+                .arg(keys.handler_versions(name))
+                .arg(&entry_json)
+                .ignore()
+                .query_async::<()>(&mut conn)
+                .await?;
+            tracing::info!(handler = name, digest = %entry.digest, "candidate uploaded");
+            return Ok(entry);
+        }
+        let previous: Option<String> = conn.hget(keys.handler(name), "seal").await?;
+        let seal = self.seal_for(Kind::Handler, name, previous.as_deref(), &entry.digest);
+        write
             .cmd("HSET")
             .arg(keys.handler(name))
             .arg("digest")

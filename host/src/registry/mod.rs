@@ -12,24 +12,25 @@
 
 mod binding_store;
 mod bindings;
+mod canary;
 mod gate_rules;
 mod handlers;
 pub mod seal;
 mod secrets;
+mod versions;
 
 use std::sync::Arc;
 
 use redis::AsyncCommands;
 
-pub use self::binding_store::Rollback;
-pub use self::bindings::{
-    Binding, BindingSpec, Canary, MAX_CONFIG_ENTRIES, RateLimit, WarmInstances,
-};
+pub use self::bindings::{Binding, BindingSpec, MAX_CONFIG_ENTRIES, RateLimit, WarmInstances};
+pub use self::canary::Canary;
 pub use self::gate_rules::{
     CancelOn, Debounce, Fairness, KeyConcurrency, KeyRate, Singleton, SingletonMode, TenantOf,
 };
 pub use self::handlers::{ComponentError, HandlerDetails, HandlerVersion};
 pub use self::secrets::{SecretSpec, SecretView};
+pub use self::versions::{Promotion, Rollback};
 use crate::error::{FieldError, QueueError};
 use crate::sandbox::Sandbox;
 use crate::store::Store;

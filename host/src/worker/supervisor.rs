@@ -245,7 +245,9 @@ impl Supervisor {
         }
 
         for binding in bindings {
-            let Some(digest) = self.host.registry.current_digest(&binding.handler).await? else {
+            // A pinned version (a per-queue promote or rollback), else the
+            // handler's current one.
+            let Some(digest) = self.host.registry.runs(&binding).await? else {
                 tracing::warn!(queue = %binding.queue, handler = %binding.handler, "bound handler is missing");
                 continue;
             };

@@ -160,7 +160,9 @@ export interface paths {
          * Upload a handler component (raw `application/wasm` body). It is
          *     validated — a component, exporting the Airlock `handler` world,
          *     importing nothing the host does not provide — then stored under its
-         *     sha256 digest and made the handler's current version.
+         *     sha256 digest and made the handler's current version — or, with
+         *     `candidate=true`, kept beside it for a canary. The answer's `candidate`
+         *     says which.
          */
         post: operations["handlers_upload"];
         /**
@@ -527,6 +529,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/queues/{queue}/canary": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Send a share of a queue's new jobs to a candidate version (admin); the
+         *     rest run what they ran. Replaces a canary it had.
+         */
+        put: operations["queues_set_canary"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/queues/{queue}/clean": {
         parameters: {
             query?: never;
@@ -710,6 +732,29 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/queues/{queue}/promote": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Make a queue's canary candidate what its new jobs run (admin): on this
+         *     queue alone (its binding's `version`), or, with `allQueues`, as the
+         *     handler's current version for every queue bound to it without a
+         *     pinned version. The canary goes. Hosts see it at their next registry
+         *     poll (`--poll`, 500 ms); jobs already started stay on their version.
+         */
+        post: operations["queues_promote"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/queues/{queue}/resume": {
         parameters: {
             query?: never;
@@ -761,10 +806,13 @@ export interface paths {
         put?: never;
         /**
          * Undo the last change to what a queue's new jobs run (admin): its
-         *     canary is removed, or, without one, its handler goes back to the
-         *     version before its current one — for every queue bound to that
-         *     handler (the answer lists them). Hosts see it at their next registry
-         *     poll (`--poll`, 500 ms); jobs already started stay on their version.
+         *     canary is removed; without one, a queue with a pinned version goes back
+         *     to its handler's current one; else its handler goes back to the
+         *     version before its current one — for every queue bound to that handler
+         *     without a pinned version (the answer lists them) — unless `queueOnly`,
+         *     which pins this queue alone to the version before the one it runs.
+         *     Hosts see it at their next registry poll (`--poll`, 500 ms); jobs
+         *     already started stay on their version.
          */
         post: operations["queues_rollback"];
         delete?: never;
@@ -1108,6 +1156,11 @@ export interface components {
             /** @description Records each run's transcript (`sandbox::transcript`) into the job. */
             recordTranscripts?: boolean;
             canary?: components["schemas"]["Canary"] | null;
+            /**
+             * @description The version (digest) this queue's new jobs run instead of its
+             *     handler's current one: set by a per-queue promote or rollback.
+             */
+            version?: string | null;
         };
         /** @description A request to create or replace a binding; absent fields take defaults. */
         BindingSpec: {
@@ -1187,14 +1240,25 @@ export interface components {
              */
             recordTranscripts?: boolean;
             canary?: components["schemas"]["Canary"] | null;
-        } & ({
+            /**
+             * @description The version (`digest` of one of the handler's uploads) this queue's
+             *     new jobs run instead of the handler's current one; absent: the
+             *     current one. `POST /v1/queues/{queue}/promote` and a per-queue
+             *     rollback set it.
+             */
+            version?: string | null;
+        } & (({
             /** @enum {unknown} */
             metered?: true | null;
         } | {
             limits?: {
                 fuel?: null;
             };
-        });
+        }) & ({
+            fairness?: null;
+        } | {
+            globalConcurrency: number;
+        }));
         /** @description Accepted jobs of a bulk enqueue, in request order. */
         BulkAccepted: {
             /** @description One entry per requested job. */
@@ -1358,6 +1422,20 @@ export interface components {
             /**
              * @description The candidate: the digest of an uploaded version of the binding's
              *     handler.
+             */
+            digest: string;
+            /**
+             * Format: int32
+             * @description The share of new jobs that run it, 1 to 99.
+             */
+            percent: number;
+        };
+        /** @description A canary to set. */
+        CanaryRequest: {
+            /**
+             * @description The candidate: the digest of an uploaded version of the queue's
+             *     handler (`POST /v1/handlers/{name}?candidate=true` uploads one
+             *     without it taking traffic).
              */
             digest: string;
             /**
@@ -1844,6 +1922,12 @@ export interface components {
              * @description Upload time, ms since the epoch.
              */
             uploadedAt: number;
+            /**
+             * @description Uploaded as a candidate: stored, but not made current, so no queue
+             *     runs it until a binding names it (a canary, a promote). False for
+             *     an upload that became current (and in entries older hosts wrote).
+             */
+            candidate?: boolean;
         };
         /** @description A host as it describes itself. */
         HostInfo: {
@@ -2401,6 +2485,22 @@ export interface components {
              */
             p99?: number | null;
         };
+        /** @description What a promote did. */
+        Promotion: {
+            /** @description The queue's handler. */
+            handler: string;
+            /** @description The version the queues' new jobs ran before. */
+            from: string;
+            /** @description The candidate they all run now. */
+            to: string;
+            /** @description The queues whose new jobs run it now. */
+            queues: string[];
+            /**
+             * @description Whether it became the handler's current version (`allQueues`), or
+             *     only these queues' pinned one.
+             */
+            current: boolean;
+        };
         /** @description Job counts of a queue. */
         QueueCounts: {
             /**
@@ -2479,6 +2579,21 @@ export interface components {
              * @description Window length in milliseconds (at most a day).
              */
             durationMs: number;
+        };
+        /** @description How far a promote or rollback reaches. */
+        Reach: {
+            /**
+             * @description Promote: make the candidate the handler's current version, for
+             *     every queue bound to it without a pinned version (default `false`:
+             *     this queue alone runs it).
+             */
+            allQueues?: boolean;
+            /**
+             * @description Rollback: go back a version on this queue alone, never moving the
+             *     handler's current version (default `false`: without a canary or a
+             *     pinned version, the handler goes back for every queue bound to it).
+             */
+            queueOnly?: boolean;
         };
         /** @description An event as the recent-events stream keeps it. */
         RecentEvent: {
@@ -2710,9 +2825,9 @@ export interface components {
             handler: string;
             /** @description The canary's candidate, when the rollback removed a canary. */
             canaryRemoved?: string | null;
-            /** @description The version the handler ran before (when it went back a version). */
+            /** @description The version the queues ran before (when they went back a version). */
             from?: string | null;
-            /** @description The version it runs now (when it went back a version). */
+            /** @description The version they run now (when they went back a version). */
             to?: string | null;
             /** @description The queues whose new jobs run differently now. */
             queues: string[];
@@ -3868,6 +3983,13 @@ export interface operations {
                  *     characters.
                  */
                 version?: string;
+                /**
+                 * @description `true`: store it as a candidate — the current version and every
+                 *     queue stay as they are, and no job runs it until a binding names it
+                 *     (`canary`, `PUT /v1/queues/{queue}/canary`). The handler must have a
+                 *     current version (409 otherwise). Default `false`: it becomes current.
+                 */
+                candidate?: boolean;
             };
             header?: never;
             path: {
@@ -3884,7 +4006,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Stored and current */
+            /** @description Stored: current, or a candidate (`candidate`) */
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -3922,6 +4044,15 @@ export interface operations {
             };
             /** @description Not found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A candidate for a handler with no current version */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5446,6 +5577,96 @@ export interface operations {
             };
         };
     };
+    queues_set_canary: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Queue name */
+                queue: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CanaryRequest"];
+            };
+        };
+        responses: {
+            /** @description The binding, with its canary */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Binding"];
+                };
+            };
+            /** @description Bad digest or percent (the field named) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing or unknown token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The token's role may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not bound */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Redis is unreachable, or failed while the request ran (the message says whether anything changed) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     queues_clean: {
         parameters: {
             query?: never;
@@ -6304,6 +6525,105 @@ export interface operations {
             };
         };
     };
+    queues_promote: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Queue name */
+                queue: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Reach"];
+            };
+        };
+        responses: {
+            /** @description What was promoted, and where */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Promotion"];
+                };
+            };
+            /** @description Invalid request (the error names the field) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing or unknown token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The token's role may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not bound */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No canary to promote */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Redis is unreachable, or failed while the request ran (the message says whether anything changed) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     queues_resume: {
         parameters: {
             query?: never;
@@ -6472,7 +6792,11 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Reach"];
+            };
+        };
         responses: {
             /** @description What was rolled back */
             200: {
@@ -6521,6 +6845,24 @@ export interface operations {
             };
             /** @description No canary and no earlier version */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not application/json */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -4,7 +4,7 @@ import { fetchEventSource, type EventSourceMessage } from '@microsoft/fetch-even
 import type {
   Me, HostList, Stats, QueueList, QueueView, QueueKeys, JobPage, SearchResult, JobDetails, Timeline,
   HandlerList, HandlerDetails, ScheduleList, SecretList, RecentEvents, Triggered, ListState,
-  ActionResult, CancelAccepted, CancelBody, Cleaned, Retried, Transcripts, ReplayReport,
+  ActionResult, CancelAccepted, CancelBody, Cleaned, Retried, Transcripts, ReplayReport, Promotion, Rollback,
 } from './types';
 
 const TOKEN_KEY = 'airlock.token';
@@ -122,6 +122,8 @@ export const api = {
   queue: (q: string) => request<QueueView>('GET', `/v1/queues/${enc(q)}`),
   pauseQueue: (q: string) => request<QueueView>('POST', `/v1/queues/${enc(q)}/pause`),
   resumeQueue: (q: string) => request<QueueView>('POST', `/v1/queues/${enc(q)}/resume`),
+  promoteQueue: (q: string) => request<Promotion>('POST', `/v1/queues/${enc(q)}/promote`, {}),
+  rollbackQueue: (q: string) => request<Rollback>('POST', `/v1/queues/${enc(q)}/rollback`, {}),
   keys: (q: string) => request<QueueKeys>('GET', `/v1/queues/${enc(q)}/keys`),
   secrets: (q: string) => request<SecretList>('GET', `/v1/queues/${enc(q)}/secrets`),
   jobs: (q: string, state: ListState, start: number, limit: number, search?: string, failureKind?: string) =>

@@ -25,8 +25,13 @@ pub struct DeployArgs {
     /// Also bind this queue to the handler, with default settings, when it
     /// is not bound yet (a queue bound to this handler already runs the new
     /// version; one bound to another handler is left alone, with an error).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "candidate")]
     pub queue: Option<String>,
+    /// Upload it as a candidate: the current version and every queue stay
+    /// as they are, and no job runs it until a canary names it
+    /// (`airlock queue canary QUEUE DIGEST --percent N`).
+    #[arg(long)]
+    pub candidate: bool,
 }
 
 /// `airlock deploy`.
@@ -34,23 +39,48 @@ pub async fn deploy(conn: &Connection, json_output: bool, args: DeployArgs) -> a
     let bytes = std::fs::read(&args.file)
         .with_context(|| format!("cannot read {}", args.file.display()))?;
     let client = ApiClient::new(conn)?;
-    let mut path = format!("/v1/handlers/{}", args.name);
-    if let Some(v) = &args.version {
-        path.push_str(&format!("?version={v}"));
-    }
-    let version: Value = client.upload(&path, bytes).await?;
+    let version: Value = upload(&client, &args.name, bytes, &args.version, args.candidate).await?;
     print(json_output, &version, |v| {
-        println!(
-            "deployed {} {} ({} bytes)",
-            args.name,
-            v["digest"].as_str().unwrap_or(""),
-            v["size"]
-        );
+        let digest = v["digest"].as_str().unwrap_or("");
+        match v["candidate"].as_bool() {
+            Some(true) => println!(
+                "uploaded {} {digest} ({} bytes) as a candidate: no queue runs it until a canary names it (airlock queue canary QUEUE {digest} --percent N)",
+                args.name, v["size"]
+            ),
+            _ => println!(
+                "deployed {} {digest} ({} bytes): every queue bound to {} runs it",
+                args.name, v["size"], args.name
+            ),
+        }
     });
     if let Some(queue) = &args.queue {
         bind_if_unbound(&client, json_output, queue, &args.name).await?;
     }
     Ok(0)
+}
+
+/// Uploads `bytes` as a version of handler `name` (labelled `version`),
+/// current or a `candidate`: the API's answer.
+pub async fn upload(
+    client: &ApiClient,
+    name: &str,
+    bytes: Vec<u8>,
+    version: &Option<String>,
+    candidate: bool,
+) -> anyhow::Result<Value> {
+    let mut query = Vec::new();
+    if let Some(v) = version {
+        query.push(("version", v.as_str()));
+    }
+    if candidate {
+        query.push(("candidate", "true"));
+    }
+    let mut path = format!("/v1/handlers/{name}");
+    if !query.is_empty() {
+        path.push('?');
+        path.push_str(&serde_urlencoded::to_string(&query)?);
+    }
+    client.upload(&path, bytes).await
 }
 
 /// `deploy --queue`: binds `queue` to `handler` unless it is bound already.

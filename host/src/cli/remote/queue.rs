@@ -1,5 +1,5 @@
-//! `airlock queue ...`: a queue's binding, pause and resume, rollback, and
-//! its runs by handler version.
+//! `airlock queue ...`: a queue's binding, pause and resume, what its new
+//! jobs run (canary, promote, rollback), and its runs by handler version.
 
 use clap::Subcommand;
 use reqwest::Method;
@@ -33,12 +33,42 @@ pub enum QueueCommand {
         /// Queue name.
         queue: String,
     },
+    /// Send a share of the queue's new jobs to a candidate: a component
+    /// file (uploaded as a candidate of the queue's handler: nothing else
+    /// runs it) or the digest of an uploaded version.
+    Canary {
+        /// Queue name.
+        queue: String,
+        /// A component file, or a version's digest.
+        candidate: String,
+        /// The share of new jobs that run it, 1 to 99.
+        #[arg(long)]
+        percent: u8,
+        /// A label for an uploaded file (`v1.4.0`, a git sha).
+        #[arg(long)]
+        version: Option<String>,
+    },
+    /// Make the queue's canary candidate what its new jobs run: on this
+    /// queue alone, or with --all-queues as the handler's current version.
+    Promote {
+        /// Queue name.
+        queue: String,
+        /// Make it the handler's current version: every queue bound to the
+        /// handler without a pinned version runs it.
+        #[arg(long)]
+        all_queues: bool,
+    },
     /// Undo the last change to what the queue's new jobs run: remove its
-    /// canary, or, without one, put its handler back to the version
-    /// before its current one (every queue bound to it follows).
+    /// canary; without one, unpin a promoted queue, or put its handler
+    /// back to the version before its current one (every queue bound to
+    /// it without a pinned version follows; --queue-only moves this queue
+    /// alone).
     Rollback {
         /// Queue name.
         queue: String,
+        /// Go back a version on this queue alone.
+        #[arg(long)]
+        queue_only: bool,
     },
     /// The queue's runs by handler version over a window, side by side
     /// (a queue with a canary): runs by end, mean wall time and fuel.
@@ -68,6 +98,14 @@ fn fmt_counts(counts: &Value) -> String {
     .map(|k| format!("{k} {}", counts[*k]))
     .collect::<Vec<_>>()
     .join("  ")
+}
+
+/// A JSON list of names as `a, b`.
+fn joined(list: &Value) -> String {
+    (list.as_array().into_iter().flatten())
+        .filter_map(Value::as_str)
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// `airlock queue ...`.
@@ -115,34 +153,88 @@ pub async fn queue(conn: &Connection, json_output: bool, cmd: QueueCommand) -> a
                 )
                 .await?
         }
-        QueueCommand::Rollback { queue } => {
+        QueueCommand::Canary {
+            queue,
+            candidate,
+            percent,
+            version,
+        } => {
+            let digest = match std::fs::read(&candidate) {
+                Ok(bytes) => {
+                    let view: Value = client.get(&format!("/v1/queues/{queue}")).await?;
+                    let handler = view["handler"].as_str().unwrap_or_default().to_string();
+                    let uploaded =
+                        super::deploy::upload(&client, &handler, bytes, &version, true).await?;
+                    let digest = uploaded["digest"].as_str().unwrap_or_default().to_string();
+                    if !json_output {
+                        println!("uploaded {candidate} as a candidate of {handler}: {digest}");
+                    }
+                    digest
+                }
+                Err(_) => candidate.clone(),
+            };
+            let binding: Value = client
+                .json(
+                    Method::PUT,
+                    &format!("/v1/queues/{queue}/canary"),
+                    &json!({"digest": digest, "percent": percent}),
+                )
+                .await?;
+            print(json_output, &binding, |_| {
+                println!("queue {queue}: {percent} % of new jobs run {digest}");
+            });
+            return Ok(0);
+        }
+        QueueCommand::Promote { queue, all_queues } => {
+            let done: Value = client
+                .json(
+                    Method::POST,
+                    &format!("/v1/queues/{queue}/promote"),
+                    &json!({"allQueues": all_queues}),
+                )
+                .await?;
+            print(json_output, &done, |d| {
+                let to = d["to"].as_str().unwrap_or("");
+                match d["current"].as_bool() {
+                    Some(true) => println!(
+                        "{to} is handler {}'s current version; queues running it: {}",
+                        d["handler"].as_str().unwrap_or(""),
+                        joined(&d["queues"])
+                    ),
+                    _ => println!(
+                        "queue {queue} runs {to} (other queues of handler {} are as they were; --all-queues moves them too)",
+                        d["handler"].as_str().unwrap_or("")
+                    ),
+                }
+            });
+            return Ok(0);
+        }
+        QueueCommand::Rollback { queue, queue_only } => {
             let done: Value = client
                 .json(
                     Method::POST,
                     &format!("/v1/queues/{queue}/rollback"),
-                    &json!({}),
+                    &json!({"queueOnly": queue_only}),
                 )
                 .await?;
             print(json_output, &done, |d| {
                 let handler = d["handler"].as_str().unwrap_or("");
                 if let Some(candidate) = d["canaryRemoved"].as_str() {
                     println!(
-                        "removed queue {queue}'s canary ({candidate}): every new job runs {handler}'s current version"
+                        "removed queue {queue}'s canary ({candidate}): every new job runs what it ran before"
                     );
                 } else {
+                    let queues = joined(&d["queues"]);
                     println!(
-                        "handler {handler} back from {} to {}; queues following: {}",
+                        "back from {} to {}; queues moved: {queues}",
                         d["from"].as_str().unwrap_or(""),
                         d["to"].as_str().unwrap_or(""),
-                        d["queues"]
-                            .as_array()
-                            .map(|q| q
-                                .iter()
-                                .filter_map(Value::as_str)
-                                .collect::<Vec<_>>()
-                                .join(", "))
-                            .unwrap_or_default()
                     );
+                    if queues.contains(',') {
+                        println!(
+                            "(every queue of handler {handler} moved; `airlock queue rollback {queue} --queue-only` moves one)"
+                        );
+                    }
                 }
             });
             return Ok(0);

@@ -190,6 +190,7 @@ export function Handler(props: { name: string; digest?: string | null }) {
                       </td>
                       <td>
                         {v.digest === h.current.digest && i === 0 && <Badge kind="ok">current</Badge>}
+                        {v.candidate && <Badge kind="parked">candidate</Badge>}
                         {v.digest === highlighted && <Badge kind="parked">the job's version</Badge>}
                       </td>
                     </tr>

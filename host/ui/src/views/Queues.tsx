@@ -1,7 +1,7 @@
 import { api } from '../api';
 import { usePoll, useAction, type Action, type Loaded } from '../hooks';
-import { bytes, clock, duration, json, num, compact } from '../format';
-import type { Binding, QueueView, EgressRule, Retention, ListState, SecretList, QueueKeys } from '../types';
+import { bytes, clock, duration, json, num, compact, shortDigest } from '../format';
+import type { Binding, QueueView, EgressRule, Retention, ListState, SecretList, QueueKeys, VersionStats } from '../types';
 import {
   Badge, Card, ErrorBox, Fact, Facts, Loading, TableBox, View, can, confirmAction, useMe, Meter,
 } from '../ui';
@@ -247,8 +247,103 @@ export function Queue(props: { name: string }) {
       }
     >
       <ErrorBox error={notFound ? queue.error : action.error ?? queue.error} testid={notFound ? 'not-found' : 'error'} />
+      {q?.canary && <CanaryCard q={q} action={action} after={queue.reload} />}
       {!queue.loaded ? <Loading /> : q && <QueueBody q={q} me={me} secrets={secrets} keys={keys} />}
     </View>
+  );
+}
+
+/** Mean of a summed figure over a version's runs. */
+function mean(total: number, v: VersionStats): string {
+  const runs = Object.values(v.runs).reduce((a, b) => a + b, 0);
+  return runs ? num(Math.round(total / runs)) : '—';
+}
+
+/**
+ * A queue's canary: the candidate and what the queue runs now, their runs
+ * over the last hour side by side (what `airlock queue versions` prints),
+ * and for an admin a promote (this queue only) and a rollback (the canary
+ * removed).
+ */
+function CanaryCard(props: { q: QueueView; action: Action; after: () => void }) {
+  const { q, action } = props;
+  const me = useMe();
+  const canary = q.canary;
+  const stats = usePoll(() => api.stats(60, { queue: q.queue }), [q.queue, canary?.digest], 5000);
+  if (!canary) return null;
+  const versions = Object.entries(stats.data?.versions ?? {}).sort(([a], [b]) =>
+    a === canary.digest ? -1 : b === canary.digest ? 1 : 0,
+  );
+  const promote = async () => {
+    const ok = await confirmAction({
+      title: `Promote the candidate on ${q.queue}?`,
+      message: (
+        <p>
+          Every new job of this queue runs <span class="mono">{shortDigest(canary.digest)}</span>. Other queues of
+          handler {q.handler} stay as they are.
+        </p>
+      ),
+      confirmLabel: 'Promote',
+    });
+    if (ok !== false) await action.run(() => api.promoteQueue(q.queue), props.after);
+  };
+  const rollback = async () => {
+    const ok = await confirmAction({
+      title: `Remove the canary of ${q.queue}?`,
+      message: <p>Every new job runs what the queue ran before the canary. Jobs already started stay on their version.</p>,
+      confirmLabel: 'Roll back',
+      danger: true,
+    });
+    if (ok !== false) await action.run(() => api.rollbackQueue(q.queue), props.after);
+  };
+  return (
+    <Card title={`Canary: ${canary.percent} % of new jobs to a candidate`} testid="canary">
+      <TableBox testid="canary-versions">
+        <thead>
+          <tr>
+            <th>Version</th>
+            <th></th>
+            <th class="num">Runs</th>
+            <th>By end</th>
+            <th class="num">Mean wall time</th>
+            <th class="num">Mean fuel</th>
+          </tr>
+        </thead>
+        <tbody>
+          {versions.length === 0 && (
+            <tr>
+              <td colSpan={6} class="muted">
+                No runs in the last hour yet.
+              </td>
+            </tr>
+          )}
+          {versions.map(([digest, v]) => (
+            <tr key={digest} data-testid="canary-version" data-digest={digest} data-runs={Object.values(v.runs).reduce((a, b) => a + b, 0)}>
+              <td class="mono">{shortDigest(digest)}</td>
+              <td>{digest === canary.digest ? <Badge kind="parked">candidate</Badge> : <Badge kind="ok">runs now</Badge>}</td>
+              <td class="num">{num(Object.values(v.runs).reduce((a, b) => a + b, 0))}</td>
+              <td>
+                {Object.entries(v.runs)
+                  .map(([end, n]) => `${end} ${num(n)}`)
+                  .join(', ')}
+              </td>
+              <td class="num">{mean(v.wallMs, v)} ms</td>
+              <td class="num">{mean(v.fuel, v)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </TableBox>
+      {can.administer(me) && (
+        <p class="actions">
+          <button disabled={action.busy} data-testid="promote-canary" onClick={promote}>
+            Promote on this queue
+          </button>{' '}
+          <button class="danger" disabled={action.busy} data-testid="rollback-canary" onClick={rollback}>
+            Roll back
+          </button>
+        </p>
+      )}
+    </Card>
   );
 }
 
@@ -296,6 +391,15 @@ function QueueBody(props: {
           <Facts>
             <Fact label="Handler">
               <a href={handlerHref(q.handler)}>{q.handler}</a>
+            </Fact>
+            <Fact label="Version" testid="queue-version">
+              {q.version ? (
+                <span class="mono" data-pinned={q.version} title="This queue runs this version, not its handler’s current one (a per-queue promote or rollback)">
+                  {shortDigest(q.version)} (this queue’s own)
+                </span>
+              ) : (
+                <span class="muted">the handler’s current</span>
+              )}
             </Fact>
             <Fact label="Concurrency">{num(q.concurrency)} per host</Fact>
             <Fact label="Events that enqueue">
