@@ -33,13 +33,14 @@ pub struct CanaryRequest {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Reach {
     /// Promote: make the candidate the handler's current version, for
-    /// every queue bound to it without a pinned version (default `false`:
+    /// every queue bound to it without a version of its own (default `false`:
     /// this queue alone runs it).
     #[serde(default)]
     pub all_queues: bool,
     /// Rollback: go back a version on this queue alone, never moving the
     /// handler's current version (default `false`: without a canary or a
-    /// pinned version, the handler goes back for every queue bound to it).
+    /// version of its own, the handler goes back for every queue bound to
+    /// it).
     #[serde(default)]
     pub queue_only: bool,
 }
@@ -77,7 +78,7 @@ pub async fn set_canary(
 /// Make a queue's canary candidate what its new jobs run (admin): on this
 /// queue alone (its binding's `version`), or, with `allQueues`, as the
 /// handler's current version for every queue bound to it without a
-/// pinned version. The canary goes. Hosts see it at their next registry
+/// version of its own. The canary goes. Hosts see it at their next registry
 /// poll (`--poll`, 500 ms); jobs already started stay on their version.
 #[utoipa::path(
     operation_id = "queues_promote",
@@ -107,11 +108,12 @@ pub async fn promote(
 }
 
 /// Undo the last change to what a queue's new jobs run (admin): its
-/// canary is removed; without one, a queue with a pinned version goes back
-/// to its handler's current one; else its handler goes back to the
-/// version before its current one — for every queue bound to that handler
-/// without a pinned version (the answer lists them) — unless `queueOnly`,
-/// which pins this queue alone to the version before the one it runs.
+/// canary is removed; without one, a queue with a version of its own
+/// (`version`) goes back to its handler's current one; else its handler
+/// goes back to the version before its current one — for every queue
+/// bound to that handler without a version of its own (the answer lists
+/// them) — unless `queueOnly`, which gives this queue alone the version
+/// before the one it runs as its own.
 /// Hosts see it at their next registry poll (`--poll`, 500 ms); jobs
 /// already started stay on their version.
 #[utoipa::path(

@@ -1,5 +1,5 @@
 //! A queue's versions beside its handler's current one: a canary
-//! ([`Canary`], a share of new jobs to a candidate) and a pinned version
+//! ([`Canary`], a share of new jobs to a candidate) and a queue's own version
 //! (`Binding::version`, set by a per-queue promote or rollback).
 
 use serde::{Deserialize, Serialize};

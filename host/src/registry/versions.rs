@@ -2,17 +2,19 @@
 //! ([`Registry::set_canary`]), promoted ([`Registry::promote`]) or rolled
 //! back ([`Registry::rollback`]).
 //!
-//! **Per queue unless asked.** A promote pins the queue to the candidate
-//! (`Binding::version`), leaving the handler's current version — and so
-//! every other queue bound to it — as they are; with `all_queues` the
-//! candidate becomes the handler's current version instead, for every
-//! queue bound to it that has no pinned version. A rollback removes a
-//! canary; without one it unpins a pinned queue (undoing its promote), or
-//! puts the handler back a version for every queue bound to it without a
-//! pin (the answer lists them) — or, with `queue_only`, pins this queue
-//! alone to the version before the one it runs. Each change is one sealed
-//! binding write (or a deploy), so hosts see it at their next registry
-//! poll; jobs already pinned by their first run stay on their version.
+//! **Per queue unless asked.** A promote makes the candidate the queue's
+//! own version (`Binding::version`), leaving the handler's current version
+//! — and so every other queue bound to it — as they are; with
+//! `all_queues` the candidate becomes the handler's current version
+//! instead, for every queue bound to it without a version of its own. A
+//! rollback removes a canary; without one, a queue with its own version
+//! drops it (undoing its promote), else the handler goes back a version
+//! for every queue bound to it without one (the answer lists them) — or,
+//! with `queue_only`, this queue alone gets the version before the one it
+//! runs as its own. ("Pinned" is a job's word: the version its first run
+//! pinned.) Each change is one sealed binding write (or a deploy), so
+//! hosts see it at their next registry poll; jobs already pinned by their
+//! first run stay on their version.
 
 use super::canary::Canary;
 use super::{Binding, HandlerDetails, Registry, RegistryError, invalid};
@@ -47,13 +49,13 @@ pub struct Promotion {
     /// The queues whose new jobs run it now.
     pub queues: Vec<String>,
     /// Whether it became the handler's current version (`allQueues`), or
-    /// only these queues' pinned one.
+    /// only these queues' own.
     pub current: bool,
 }
 
 impl Registry {
     /// The version `binding`'s new jobs run (but a canary's share): its
-    /// pinned version, else its handler's current one (`None`: the handler
+    /// own version, else its handler's current one (`None`: the handler
     /// is missing).
     pub async fn runs(&self, binding: &Binding) -> Result<Option<String>, RegistryError> {
         match &binding.version {
@@ -156,7 +158,7 @@ impl Registry {
         };
         if queue_only || binding.version.is_some() {
             let to = match (queue_only, &binding.version) {
-                // A pinned queue goes back to what the others run.
+                // A queue with its own version goes back to what the others run.
                 (false, Some(_)) => current,
                 _ => version_before(&details, &runs)?,
             };
@@ -174,7 +176,7 @@ impl Registry {
     }
 
     /// The queues bound to `handler` that run its current version (no
-    /// pinned one).
+    /// version of their own).
     async fn following(&self, handler: &str) -> Result<Vec<String>, RegistryError> {
         Ok(self
             .bindings()

@@ -245,7 +245,7 @@ impl Supervisor {
         }
 
         for binding in bindings {
-            // A pinned version (a per-queue promote or rollback), else the
+            // The queue's own version (a per-queue promote or rollback), else the
             // handler's current one.
             let Some(digest) = self.host.registry.runs(&binding).await? else {
                 tracing::warn!(queue = %binding.queue, handler = %binding.handler, "bound handler is missing");

@@ -54,14 +54,15 @@ pub enum QueueCommand {
         /// Queue name.
         queue: String,
         /// Make it the handler's current version: every queue bound to the
-        /// handler without a pinned version runs it.
+        /// handler without a version of its own runs it.
         #[arg(long)]
         all_queues: bool,
     },
     /// Undo the last change to what the queue's new jobs run: remove its
-    /// canary; without one, unpin a promoted queue, or put its handler
+    /// canary; without one, take a promoted queue back to the handler's
+    /// current version, or put its handler
     /// back to the version before its current one (every queue bound to
-    /// it without a pinned version follows; --queue-only moves this queue
+    /// it without a version of its own follows; --queue-only moves this queue
     /// alone).
     Rollback {
         /// Queue name.
@@ -271,6 +272,15 @@ pub async fn queue(conn: &Connection, json_output: bool, cmd: QueueCommand) -> a
     print(json_output, &view, |q| {
         println!("queue       {}", q["queue"].as_str().unwrap_or(""));
         println!("handler     {}", q["handler"].as_str().unwrap_or(""));
+        if let Some(version) = q["version"].as_str() {
+            println!("version     {version} (this queue's own)");
+        }
+        if let Some(candidate) = q["canary"]["digest"].as_str() {
+            println!(
+                "canary      {} % of new jobs to {candidate}",
+                q["canary"]["percent"]
+            );
+        }
         println!("concurrency {}", q["concurrency"]);
         println!("limits      {}", q["limits"]);
         println!("defaults    {}", q["defaultJobOptions"]);
