@@ -745,7 +745,7 @@ export interface paths {
          * Make a queue's canary candidate what its new jobs run (admin): on this
          *     queue alone (its binding's `version`), or, with `allQueues`, as the
          *     handler's current version for every queue bound to it without a
-         *     pinned version. The canary goes. Hosts see it at their next registry
+         *     version of its own. The canary goes. Hosts see it at their next registry
          *     poll (`--poll`, 500 ms); jobs already started stay on their version.
          */
         post: operations["queues_promote"];
@@ -806,11 +806,12 @@ export interface paths {
         put?: never;
         /**
          * Undo the last change to what a queue's new jobs run (admin): its
-         *     canary is removed; without one, a queue with a pinned version goes back
-         *     to its handler's current one; else its handler goes back to the
-         *     version before its current one — for every queue bound to that handler
-         *     without a pinned version (the answer lists them) — unless `queueOnly`,
-         *     which pins this queue alone to the version before the one it runs.
+         *     canary is removed; without one, a queue with a version of its own
+         *     (`version`) goes back to its handler's current one; else its handler
+         *     goes back to the version before its current one — for every queue
+         *     bound to that handler without a version of its own (the answer lists
+         *     them) — unless `queueOnly`, which gives this queue alone the version
+         *     before the one it runs as its own.
          *     Hosts see it at their next registry poll (`--poll`, 500 ms); jobs
          *     already started stay on their version.
          */
@@ -2497,7 +2498,7 @@ export interface components {
             queues: string[];
             /**
              * @description Whether it became the handler's current version (`allQueues`), or
-             *     only these queues' pinned one.
+             *     only these queues' own.
              */
             current: boolean;
         };
@@ -2584,14 +2585,15 @@ export interface components {
         Reach: {
             /**
              * @description Promote: make the candidate the handler's current version, for
-             *     every queue bound to it without a pinned version (default `false`:
+             *     every queue bound to it without a version of its own (default `false`:
              *     this queue alone runs it).
              */
             allQueues?: boolean;
             /**
              * @description Rollback: go back a version on this queue alone, never moving the
              *     handler's current version (default `false`: without a canary or a
-             *     pinned version, the handler goes back for every queue bound to it).
+             *     version of its own, the handler goes back for every queue bound to
+             *     it).
              */
             queueOnly?: boolean;
         };
