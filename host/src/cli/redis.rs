@@ -95,7 +95,7 @@ impl RedisArgs {
             password: password.filter(|p| !p.is_empty()),
         };
         // Bad URLs and TLS flags on a plain URL fail here, at once.
-        access.options()?;
+        access.check()?;
         Ok(access)
     }
 }

@@ -17,7 +17,7 @@
 //! first run stay on their version.
 
 use super::canary::Canary;
-use super::{Binding, HandlerDetails, Registry, RegistryError, invalid};
+use super::{Binding, HandlerDetails, HandlerVersion, Registry, RegistryError, invalid};
 use crate::names;
 
 /// What a rollback did.
@@ -113,11 +113,7 @@ impl Registry {
             });
         }
         let details = self.handler(&handler).await?;
-        let label = (details.versions.iter())
-            .find(|v| v.digest == canary.digest)
-            .and_then(|v| v.version.clone());
-        let bytes = self.stored_bytes(&canary.digest).await?;
-        self.deploy(&handler, bytes, label).await?;
+        self.make_current(&details, &canary.digest).await?;
         binding.version = None;
         self.store_binding(queue, &binding).await?;
         tracing::info!(queue, to = %canary.digest, "canary promoted for the handler");
@@ -167,11 +163,7 @@ impl Registry {
             return Ok(moved(to, vec![queue.to_string()]));
         }
         let previous = version_before(&details, &current)?;
-        let bytes = self.stored_bytes(&previous).await?;
-        let label = (details.versions.iter())
-            .find(|v| v.digest == previous)
-            .and_then(|v| v.version.clone());
-        let restored = self.deploy(&handler, bytes, label).await?;
+        let restored = self.make_current(&details, &previous).await?;
         Ok(moved(restored.digest, self.following(&handler).await?))
     }
 
@@ -187,17 +179,27 @@ impl Registry {
             .collect())
     }
 
-    /// The stored component of `digest`, or why a version cannot be
-    /// brought back.
-    async fn stored_bytes(&self, digest: &str) -> Result<Vec<u8>, RegistryError> {
-        self.component_bytes(digest)
+    /// Makes the uploaded version `digest` of `details`' handler its
+    /// current one again, with its label (a deploy of its stored bytes),
+    /// or says why it cannot be brought back.
+    async fn make_current(
+        &self,
+        details: &HandlerDetails,
+        digest: &str,
+    ) -> Result<HandlerVersion, RegistryError> {
+        let bytes = self
+            .component_bytes(digest)
             .await
             .map_err(|e| RegistryError::Conflict(format!("version `{digest}`: {e}")))?
             .ok_or_else(|| {
                 RegistryError::Conflict(format!(
                     "the component of version `{digest}` is no longer stored"
                 ))
-            })
+            })?;
+        let label = (details.versions.iter())
+            .find(|v| v.digest == digest)
+            .and_then(|v| v.version.clone());
+        self.deploy(&details.name, bytes, label).await
     }
 }
 

@@ -169,13 +169,11 @@ impl RedisAccess {
     /// The TLS material to connect with: the CA file's certificates or
     /// the system's roots, and the client certificate. `None` for plain
     /// connections, and for TLS with neither (the client's built-in roots).
-    fn tls(&self) -> anyhow::Result<Option<TlsCerts>> {
-        if !self
-            .connect_urls()?
-            .iter()
-            .any(|u| u.starts_with("rediss:"))
-        {
-            return Ok(None);
+    /// `urls` are [`RedisAccess::connect_urls`]'s; the system's roots are
+    /// read here, so once per connection attempt.
+    fn tls(&self, urls: &[String]) -> Option<TlsCerts> {
+        if !urls.iter().any(|u| u.starts_with("rediss:")) {
+            return None;
         }
         let root_cert = match &self.ca {
             Some(ca) => Some(ca.clone()),
@@ -186,13 +184,18 @@ impl RedisAccess {
             None => (None, None),
         };
         if root_cert.is_none() && client_cert.is_none() {
-            return Ok(None);
+            return None;
         }
-        Ok(Some(TlsCerts {
+        Some(TlsCerts {
             root_cert,
             client_cert,
             client_key,
-        }))
+        })
+    }
+
+    /// Checks the URLs and the TLS flags against them, reading no file.
+    pub fn check(&self) -> anyhow::Result<()> {
+        self.connect_urls().map(|_| ())
     }
 
     /// The options every connection to this Redis is opened with.
@@ -212,7 +215,7 @@ impl RedisAccess {
                 options
             }
         };
-        if let Some(certs) = self.tls()? {
+        if let Some(certs) = self.tls(&urls) {
             options = options.tls_certs(certs);
         }
         Ok(options)
@@ -224,7 +227,7 @@ impl RedisAccess {
     pub async fn probe(&self, within: Duration) -> Result<(), Unreachable> {
         let other = |e: anyhow::Error| Unreachable::Other(self.redacted(), format!("{e:#}"));
         let urls = self.connect_urls().map_err(other)?;
-        let tls = self.tls().map_err(other)?;
+        let tls = self.tls(&urls);
         for (url, shown) in urls.iter().zip(self.redacted().split(',')) {
             let shown = shown.to_string();
             let client = match &tls {
