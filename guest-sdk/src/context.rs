@@ -366,7 +366,7 @@ impl Context {
     }
 
     /// `id` for its first use in this run, `id#2`, `id#3`, ... afterwards.
-    fn occurrence_key(&self, kind: &str, id: &str) -> String {
+    pub(crate) fn occurrence_key(&self, kind: &str, id: &str) -> String {
         let mut occurrences = self.occurrences.borrow_mut();
         let n = occurrences.entry(format!("{kind}:{id}")).or_insert(0);
         *n += 1;
@@ -395,7 +395,7 @@ fn occurrence(id: &str, n: u32) -> String {
 }
 
 /// A duration in whole milliseconds, saturating.
-fn millis(d: Duration) -> u64 {
+pub(crate) fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 

@@ -46,6 +46,7 @@ pub mod http;
 mod kv;
 mod run;
 mod wait;
+mod work;
 
 /// Bindings generated from `wit/airlock.wit`. Handler authors do not need
 /// them; they are public for the `handler!` macro and for advanced use.
@@ -66,6 +67,7 @@ pub use http::{Http, HttpError, Response};
 pub use kv::Kv;
 pub use run::{decode, event_payload};
 pub use wait::{Event, Match};
+pub use work::{ChildEnd, ChildFailure, FanOut, InvokeError, NewJob};
 
 /// Items the [`handler!`] macro needs; not part of the stable API.
 #[doc(hidden)]

@@ -189,6 +189,7 @@ pub async fn deliver(
             // reads them, and its events may cancel them.
             producer: producer.map(str::to_string),
             trace: trace.clone(),
+            parent: None,
         };
         // Flow control's enqueue side, as for the API's jobs.
         let field = |_: usize, field: &str| format!("defaultJobOptions.{field}");

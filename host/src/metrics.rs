@@ -277,7 +277,7 @@ impl QueueMetrics {
                     .inc();
                 self.failed.inc()
             }
-            Completion::Suspended { .. } => self.suspended.inc(),
+            Completion::Suspended { .. } | Completion::Later(_) => self.suspended.inc(),
         };
         self.duration.observe(outcome.wall_time.as_secs_f64());
         if let Some(fuel) = outcome.fuel_used {

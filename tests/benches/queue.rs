@@ -729,6 +729,7 @@ async fn multi_queue_drain(cluster: bool, queues: &[&str], per_queue: usize) -> 
                     opts: Default::default(),
                     producer: None,
                     trace: None,
+                    parent: None,
                 })
                 .collect();
             admin.queues.add_bulk(q, jobs).await.unwrap();

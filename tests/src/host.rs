@@ -320,6 +320,7 @@ impl Admin {
                     opts,
                     producer: None,
                     trace: None,
+                    parent: None,
                 },
             )
             .await

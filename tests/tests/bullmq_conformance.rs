@@ -230,6 +230,7 @@ async fn deduplication_and_existing_ids_answer_with_the_existing_job() {
                 opts: serde_json::from_value::<JobOptions>(opts).unwrap(),
                 producer: None,
                 trace: None,
+                parent: None,
             },
         )
         .await

@@ -85,6 +85,7 @@ async fn queues_jobs_and_flows_run_on_a_redis_cluster() {
                 opts: Default::default(),
                 producer: None,
                 trace: None,
+                parent: None,
             },
         )
         .await

@@ -369,6 +369,7 @@ async fn a_soak_of_hostile_jobs_fails_each_with_its_kind_and_keeps_memory_flat()
                 opts: Default::default(),
                 producer: None,
                 trace: None,
+                parent: None,
             })
             .collect::<Vec<_>>()
     };

@@ -312,6 +312,7 @@ async fn a_custom_job_id_deduplicates() {
                 opts: serde_json::from_value(json!({"jobId": "order-7"})).unwrap(),
                 producer: None,
                 trace: None,
+                parent: None,
             },
         )
         .await
@@ -326,6 +327,7 @@ async fn a_custom_job_id_deduplicates() {
                 opts: serde_json::from_value(json!({"jobId": "order-7"})).unwrap(),
                 producer: None,
                 trace: None,
+                parent: None,
             },
         )
         .await
@@ -693,6 +695,7 @@ async fn hosts_reconnect_after_redis_restarts() {
         opts: Default::default(),
         producer: None,
         trace: None,
+        parent: None,
     };
     let id = airlock_tests::eventually_some(
         "enqueueing to work again once Redis is back",

@@ -49,6 +49,28 @@ pub enum Completion {
         /// `wake_at_ms`).
         on: SuspendedOn,
     },
+    /// The guest asked to run again later (`retry-after`, `rate-limit`).
+    Later(Later),
+}
+
+/// When and how a job that asked to run again later runs again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Later {
+    /// Delayed by `delay_ms`, no attempt used.
+    RetryAfter {
+        /// How long from now.
+        delay_ms: u64,
+        /// The guest's reason.
+        reason: String,
+    },
+    /// The queue paused for `duration_ms`, the job back to waiting, no
+    /// attempt used.
+    RateLimit {
+        /// How long the queue pauses.
+        duration_ms: u64,
+        /// The guest's reason.
+        reason: String,
+    },
 }
 
 /// The durable sleep or wait a suspended run stopped on, by its id.
@@ -59,6 +81,10 @@ pub enum SuspendedOn {
     /// A durable wait: an outcome may come before the job is parked, and
     /// then it should run again at once.
     Wait(String),
+    /// An invoke: the job waits in BullMQ's `waiting-children` until its
+    /// children have ended (or until `wake_at_ms`, its timeout; `u64::MAX`
+    /// for none).
+    Children(String),
 }
 
 impl SuspendedOn {
@@ -66,14 +92,14 @@ impl SuspendedOn {
     pub fn wait(&self) -> Option<&str> {
         match self {
             SuspendedOn::Wait(id) => Some(id),
-            SuspendedOn::Sleep(_) => None,
+            SuspendedOn::Sleep(_) | SuspendedOn::Children(_) => None,
         }
     }
 
     /// The sleep's or wait's id.
     pub fn id(&self) -> &str {
         match self {
-            SuspendedOn::Sleep(id) | SuspendedOn::Wait(id) => id,
+            SuspendedOn::Sleep(id) | SuspendedOn::Wait(id) | SuspendedOn::Children(id) => id,
         }
     }
 }

@@ -26,6 +26,10 @@ pub enum ServiceError {
     /// The store is unreachable right now.
     #[error("unavailable: {0}")]
     Unavailable(String),
+    /// The binding does not allow it (a queue or event outside its
+    /// `starts`): the run fails as `guest_fatal` with this reason.
+    #[error("refused: {0}")]
+    Refused(String),
 }
 
 /// A progress report from the guest.
@@ -59,6 +63,49 @@ pub struct ChildResult {
 }
 
 pub use airlock_core::wait::{WaitFor, WaitOutcome};
+
+/// A job a handler starts (`enqueue`, `invoke`), its JSON parsed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StartJob {
+    /// The queue to add it to.
+    pub queue: String,
+    /// Its BullMQ name.
+    pub name: String,
+    /// Its data.
+    pub data: serde_json::Value,
+    /// BullMQ job options over the queue's defaults (a JSON object).
+    pub options: Option<serde_json::Value>,
+}
+
+/// How an invoked child ended, for its parent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ChildEnd {
+    /// Completed with this return value (JSON text).
+    Completed(String),
+    /// Failed for good.
+    Failed {
+        /// Its failure kind (`guest_fatal`, ...).
+        kind: String,
+        /// Its reason, without the kind.
+        reason: String,
+        /// Attempts it made.
+        attempts: u32,
+    },
+    /// The invoke's timeout ran out first.
+    TimedOut,
+}
+
+/// An invoke as its children stand: its deadline, and each child's end
+/// (`None`: not ended), in the order of the call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InvokeState {
+    /// When it times out, ms since the epoch; `None`: never.
+    pub deadline_ms: Option<u64>,
+    /// Each child's end so far.
+    pub ends: Vec<Option<ChildEnd>>,
+}
+
+const NO_WORK: &str = "starting other work needs a queue host: `airlock run` has no queues";
 
 /// A durable wait as recorded by the run that first reached it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -123,6 +170,67 @@ pub trait HostServices: Send {
     async fn wait_token(&mut self, wait_id: &str) -> Result<String, ServiceError> {
         let _ = wait_id;
         Err(ServiceError::Unsupported(NO_WAITS.into()))
+    }
+
+    /// Adds the jobs at `indexes` of a call's `jobs` for step `step_id`,
+    /// each under an id derived from this job, the step and its index, so
+    /// adding them again adds nothing; as children of this job (an invoke)
+    /// or not (an enqueue). Their refs, `(queue, id)`.
+    /// [`ServiceError::Refused`] when the binding does not allow one of
+    /// `jobs`' queues (checked for all of them, added or not).
+    async fn start_jobs(
+        &mut self,
+        step_id: &str,
+        jobs: &[StartJob],
+        indexes: &[usize],
+        as_children: bool,
+    ) -> Result<Vec<(String, String)>, ServiceError> {
+        let _ = (step_id, jobs, indexes, as_children);
+        Err(ServiceError::Unsupported(NO_WORK.into()))
+    }
+
+    /// Invoke `step_id` of `jobs`: records its deadline (`timeout_ms` from
+    /// now) the first time, and answers it with each child's end so far.
+    async fn invoke_state(
+        &mut self,
+        step_id: &str,
+        jobs: &[StartJob],
+        timeout_ms: Option<u64>,
+    ) -> Result<InvokeState, ServiceError> {
+        let _ = (step_id, jobs, timeout_ms);
+        Err(ServiceError::Unsupported(NO_WORK.into()))
+    }
+
+    /// Past the deadline of invoke `step_id`: records that the children
+    /// at `pending` (indexes into `jobs`) timed out for this job, and
+    /// detaches them from it.
+    async fn invoke_expire(
+        &mut self,
+        step_id: &str,
+        jobs: &[StartJob],
+        pending: &[usize],
+    ) -> Result<(), ServiceError> {
+        let _ = (step_id, jobs, pending);
+        Err(ServiceError::Unsupported(NO_WORK.into()))
+    }
+
+    /// Sends event `name` with `data` under an id derived from this job
+    /// and `step_id` (sending it again sends nothing new); its id.
+    /// [`ServiceError::Refused`] for a name the binding does not allow.
+    async fn send_event(
+        &mut self,
+        step_id: &str,
+        name: &str,
+        data: &serde_json::Value,
+    ) -> Result<String, ServiceError> {
+        let _ = (step_id, name, data);
+        Err(ServiceError::Unsupported(NO_WORK.into()))
+    }
+
+    /// How many times this job asked to run again later
+    /// (`retry-after`), counting this one.
+    async fn count_retry_after(&mut self) -> Result<u32, ServiceError> {
+        Err(ServiceError::Unsupported(NO_WORK.into()))
     }
 
     /// Outcomes of this job's flow children.

@@ -238,10 +238,10 @@ fn is_provided(name: &str) -> bool {
     };
     if let Some(rest) = package.strip_prefix("airlock:job/") {
         return match rest {
-            "context" | "types" => ["0.1.", "0.2.", "0.3.", "0.4."]
+            "context" | "types" => ["0.1.", "0.2.", "0.3.", "0.4.", "0.5."]
                 .iter()
                 .any(|minor| version.starts_with(minor)),
-            "config" => ["0.2.", "0.3.", "0.4."]
+            "config" => ["0.2.", "0.3.", "0.4.", "0.5."]
                 .iter()
                 .any(|minor| version.starts_with(minor)),
             _ => false,
@@ -343,7 +343,8 @@ mod tests {
         assert!(is_provided("airlock:job/config@0.3.0"));
         assert!(is_provided("airlock:job/context@0.4.0"));
         assert!(is_provided("airlock:job/config@0.4.0"));
-        assert!(!is_provided("airlock:job/context@0.5.0"));
+        assert!(is_provided("airlock:job/context@0.5.0"));
+        assert!(!is_provided("airlock:job/context@0.6.0"));
         assert!(!is_provided("wasi:http/outgoing-handler@0.3.0"));
         assert!(!is_provided("evil"));
     }

@@ -187,6 +187,7 @@ fn prepare(
         opts,
         producer: Some(caller.name.clone()),
         trace: None,
+        parent: None,
     })
 }
 

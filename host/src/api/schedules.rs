@@ -196,6 +196,7 @@ pub async fn trigger(
                 opts,
                 producer: None,
                 trace: None,
+                parent: None,
             },
         )
         .await?;

@@ -220,7 +220,7 @@ pub async fn execute(args: RunArgs) -> anyhow::Result<i32> {
     Ok(match &outcome.completion {
         Completion::Completed(_) => 0,
         Completion::Failed(f) => exit_code(f.kind),
-        Completion::Suspended { .. } => 0,
+        Completion::Suspended { .. } | Completion::Later(_) => 0,
     })
 }
 
@@ -278,6 +278,7 @@ fn report(outcome: &RunOutcome, services: &LocalServices, args: &RunArgs) {
             Completion::Completed(output) => ("completed", output.clone(), None),
             Completion::Failed(f) => ("failed", serde_json::Value::Null, Some(f.clone())),
             Completion::Suspended { .. } => ("suspended", serde_json::Value::Null, None),
+            Completion::Later(_) => ("later", serde_json::Value::Null, None),
         };
         let doc = serde_json::json!({
             "status": status,
@@ -310,6 +311,7 @@ fn report(outcome: &RunOutcome, services: &LocalServices, args: &RunArgs) {
         Completion::Completed(output) => println!("result    {output}"),
         Completion::Failed(f) => println!("failed    {}: {}", f.kind, f.message),
         Completion::Suspended { wake_at_ms, .. } => println!("suspended until {wake_at_ms}"),
+        Completion::Later(later) => println!("later     {later:?}"),
     }
     println!(
         "measured  fuel {}  memory {}  time {:.3} ms",

@@ -34,6 +34,11 @@ pub struct NewJob {
     /// of W3C `traceparent`/`tracestate`; see `crate::traces`). Carried
     /// like per-job limits: a job with one is claimed on a known id.
     pub trace: Option<String>,
+    /// The job this one is a child of, `(queue, id)`: BullMQ's `parent`
+    /// option with `ignoreDependencyOnFailure` (a child's failure for good
+    /// is recorded in the parent's `failed` hash and the parent goes on),
+    /// as `context.invoke` adds them (`worker::starts`).
+    pub parent: Option<(String, String)>,
 }
 
 /// How one job of an add goes in (see [`meta`] for why).
@@ -153,10 +158,19 @@ impl QueueService {
         for (i, job) in jobs.iter().enumerate() {
             if outcome[i].is_none() {
                 added_at.push(i);
+                let mut opts = job.opts.to_bullmq();
+                if let Some((queue, id)) = &job.parent {
+                    opts.parent = Some(bullmq::ParentOptions {
+                        queue: format!("{}:{queue}", self.prefix()),
+                        id: id.clone(),
+                        wait_children: None,
+                    });
+                    opts.ignore_dependency_on_failure = Some(true);
+                }
                 to_add.push(bullmq::BulkJob::with_options(
                     job.name.clone(),
                     job.data.clone(),
-                    job.opts.to_bullmq(),
+                    opts,
                 ));
             }
         }

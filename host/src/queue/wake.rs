@@ -7,6 +7,14 @@ use crate::state::key_limits::Released;
 use crate::state::waits::Wake;
 
 impl QueueService {
+    /// Pauses `queue` across the fleet for `duration_ms`: BullMQ's
+    /// limiter key, which its workers read where the queue has a rate
+    /// limit (`worker.rateLimit`, `context.rate-limit`).
+    pub async fn pause_for(&self, queue: &str, duration_ms: u64) -> Result<(), QueueError> {
+        let q = self.queue(queue).await?;
+        Ok(q.rate_limit(duration_ms.max(1)).await?)
+    }
+
     /// Promotes jobs a key's freed slot was just reserved for
     /// ([`KeyLimits`](crate::state::key_limits::KeyLimits) answers them); one that was held
     /// back at enqueue ([`HELD_BACK_PRIORITY`](super::HELD_BACK_PRIORITY)) also goes from the

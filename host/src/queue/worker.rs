@@ -59,6 +59,13 @@ pub enum JobResult {
         /// Why, for the host's log.
         reason: String,
     },
+    /// Run the job again from the wait list, no attempt counted: what it
+    /// waited for came before it parked, or its handler paused the queue
+    /// (`rate-limit`).
+    Again,
+    /// The processor parked the job in `waiting-children` (an invoke):
+    /// BullMQ must leave it alone.
+    WaitingChildren,
 }
 
 impl JobResult {
@@ -123,6 +130,14 @@ pub trait RunningJob: Clone + Send + Sync + 'static {
     /// Parks the job as delayed until `wake_at_ms` without counting an
     /// attempt (a durable sleep).
     async fn park_until(&self, wake_at_ms: u64) -> Result<(), QueueError>;
+    /// Parks the job in BullMQ's `waiting-children` until every child it
+    /// waits for has ended (an invoke); `false` when none is pending any
+    /// more (it should run again at once).
+    async fn park_for_children(&self) -> Result<bool, QueueError> {
+        Err(QueueError::Internal(
+            "this job cannot wait for children".into(),
+        ))
+    }
 }
 
 /// A job locked by this worker, with what a processor may do to it.
@@ -202,6 +217,10 @@ impl RunningJob for ActiveJob {
 
     async fn park_until(&self, wake_at_ms: u64) -> Result<(), QueueError> {
         Ok(self.job.move_to_delayed(wake_at_ms).await?)
+    }
+
+    async fn park_for_children(&self) -> Result<bool, QueueError> {
+        Ok(self.job.move_to_waiting_children(None).await?)
     }
 }
 
@@ -313,6 +332,8 @@ impl QueueWorker {
                         retry: false,
                     } => Err(bullmq::Error::Unrecoverable(reason)),
                     JobResult::Parked => Err(bullmq::Error::Delayed),
+                    JobResult::WaitingChildren => Err(bullmq::Error::WaitingChildren),
+                    JobResult::Again => Err(bullmq::Error::RateLimited { delay_ms: 0 }),
                     // BullMQ's rate-limit path moves the job from active
                     // back to wait, keeping its attempt count: exactly a
                     // requeue.

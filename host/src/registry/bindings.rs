@@ -13,6 +13,8 @@ use super::gate_rules::{
     CancelOn, Debounce, Fairness, KeyConcurrency, KeyRate, MAX_CANCEL_ON, MAX_FINISH_TIMEOUT_MS,
     MAX_KEY_LIMIT, Singleton,
 };
+use super::starts::{OnFailure, Starts};
+pub use super::warm::WarmInstances;
 use super::{RegistryError, invalid};
 use crate::names;
 use crate::queue::DefaultJobOptions;
@@ -146,6 +148,12 @@ pub struct Binding {
     /// handler's current one: set by a per-queue promote or rollback.
     #[serde(default)]
     pub version: Option<String>,
+    /// The queues and events its handler may start.
+    #[serde(default)]
+    pub starts: Option<Starts>,
+    /// Where its jobs that failed for good are announced.
+    #[serde(default)]
+    pub on_failure: Option<OnFailure>,
 }
 
 impl Binding {
@@ -176,44 +184,6 @@ impl Binding {
     /// slots they take (`keyConcurrency`, `singleton`, `fairness`).
     pub fn keeps_lines(&self) -> bool {
         self.key_concurrency.is_some() || self.singleton.is_some() || self.fairness.is_some()
-    }
-}
-
-/// Warm instances (`warmInstances`): a host runs a job in an instance an
-/// earlier job left, instead of a fresh one, when both are of this queue,
-/// the same handler version, the same limits and the same producer (the
-/// API token that enqueued them, as Airlock sealed it, or no producer at
-/// all). Anything but a completed job discards the instance. What
-/// persists between its jobs is the handler's module-level state, as in a
-/// BullMQ sandboxed processor's reused child process; see
-/// `sandbox::warm`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct WarmInstances {
-    /// Jobs one instance runs at most (default 1000).
-    #[serde(
-        default = "WarmInstances::default_max_jobs",
-        deserialize_with = "airlock_core::int::one"
-    )]
-    #[schema(minimum = 1, maximum = 1_000_000, default = 1000)]
-    pub max_jobs: u32,
-    /// How long an instance waits for its next job, in ms (default 60000,
-    /// at most an hour).
-    #[serde(
-        default = "WarmInstances::default_idle_ms",
-        deserialize_with = "airlock_core::int::one"
-    )]
-    #[schema(minimum = 1, maximum = 3_600_000, default = 60000)]
-    pub idle_ms: u64,
-}
-
-impl WarmInstances {
-    fn default_max_jobs() -> u32 {
-        1000
-    }
-
-    fn default_idle_ms() -> u64 {
-        60_000
     }
 }
 
@@ -361,6 +331,21 @@ pub struct BindingSpec {
     #[serde(default)]
     #[schema(pattern = "^[0-9a-f]{64}$")]
     pub version: Option<String>,
+    /// What the handler may start (`context.enqueue`, `context.invoke`,
+    /// `context.send-event`): queue and event names or `*` patterns. A
+    /// start outside them fails the job as `guest_fatal`, saying why.
+    /// Absent: nothing. A child runs under its own queue's binding, as the
+    /// parent's producer, in the parent's trace.
+    #[serde(default)]
+    pub starts: Option<Starts>,
+    /// Announce every job of this queue that failed for good (attempts
+    /// used up, or a fatal error) once: as a job on `queue` (a dead-letter
+    /// queue) and/or an event named `event`. Its data: `{"queue", "id",
+    /// "name", "data", "failure": {"kind", "reason"}, "attempts",
+    /// "producer", "failedAt"}`. Also for a job whose host died after it
+    /// failed (see `worker::on_failure`).
+    #[serde(default)]
+    pub on_failure: Option<OnFailure>,
 }
 
 /// A `config` key (schema only).
@@ -529,15 +514,13 @@ impl BindingSpec {
             }
         }
         if let Some(w) = &self.warm_instances {
-            if !(1..=1_000_000).contains(&w.max_jobs) {
-                return Err(invalid("warmInstances.maxJobs", "must be 1 to 1000000"));
-            }
-            if !(1..=3_600_000).contains(&w.idle_ms) {
-                return Err(invalid(
-                    "warmInstances.idleMs",
-                    "must be 1 to 3600000 (an hour)",
-                ));
-            }
+            w.validate()?;
+        }
+        if let Some(starts) = &self.starts {
+            starts.validate("starts")?;
+        }
+        if let Some(route) = &self.on_failure {
+            route.validate("onFailure")?;
         }
         if let Some(ms) = self.finish_timeout_ms
             && !(1..=MAX_FINISH_TIMEOUT_MS).contains(&ms)
@@ -571,6 +554,8 @@ impl BindingSpec {
             record_transcripts: self.record_transcripts,
             canary: self.canary.clone(),
             version: self.version.clone(),
+            starts: self.starts.clone(),
+            on_failure: self.on_failure.clone(),
         })
     }
 }

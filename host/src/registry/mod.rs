@@ -17,7 +17,9 @@ mod gate_rules;
 mod handlers;
 pub mod seal;
 mod secrets;
+mod starts;
 mod versions;
+mod warm;
 
 use std::sync::Arc;
 
@@ -30,6 +32,7 @@ pub use self::gate_rules::{
 };
 pub use self::handlers::{ComponentError, HandlerDetails, HandlerVersion};
 pub use self::secrets::{SecretSpec, SecretView};
+pub use self::starts::{OnFailure, Starts};
 pub use self::versions::{Promotion, Rollback};
 use crate::error::{FieldError, QueueError};
 use crate::sandbox::Sandbox;

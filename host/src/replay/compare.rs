@@ -304,6 +304,8 @@ pub fn end_kind(outcome: &RecordedOutcome) -> String {
         RecordedOutcome::Failed { kind, .. } => format!("failed ({kind})"),
         RecordedOutcome::Slept { id } => format!("slept in `{id}`"),
         RecordedOutcome::Waited { id } => format!("waited in `{id}`"),
+        RecordedOutcome::Invoked { id } => format!("invoked in `{id}`"),
+        RecordedOutcome::Later { how, ms, .. } => format!("{how} {ms} ms"),
     }
 }
 

@@ -1,6 +1,7 @@
 //! `airlock test`'s fixtures: a job and the answers its handler gets from
 //! outside its sandbox, written by hand (configuration, secrets by name,
-//! KV values, HTTP responses, wait outcomes, children's results), and what
+//! KV values, HTTP responses, wait outcomes, children's results, invoked
+//! children's ends), and what
 //! the run must do (its output or failure, its steps, its requests). The
 //! handler — the very `.wasm` that is deployed, in any language — runs
 //! against them in a local sandbox with the replay's machinery
@@ -33,8 +34,8 @@ use super::compare::{Effect, effects};
 use super::services::ReplayState;
 use crate::sandbox::secrets::SecretsKey;
 use crate::sandbox::transcript::{
-    Answer, Call, RecordedBody, RecordedChild, RecordedJob, RecordedOutcome, RecordedResponse,
-    RecordedWaitFor, RecordedWaitState, Transcript,
+    Answer, Call, RecordedBody, RecordedChild, RecordedChildEnd, RecordedInvoke, RecordedJob,
+    RecordedOutcome, RecordedResponse, RecordedWaitFor, RecordedWaitState, Transcript,
 };
 use crate::sandbox::{Limits, LoadedComponent, Sandbox};
 
@@ -73,6 +74,14 @@ pub struct Fixture {
     /// A flow parent's children's outcomes.
     #[serde(default)]
     pub children: Vec<RecordedChild>,
+    /// Each invoke's children's ends by the invoke's step id, in the order
+    /// of its jobs (`{"end": "completed", "value": "{\"ok\":true}"}`,
+    /// `{"end": "failed", "kind": "guest_fatal", "reason": "…",
+    /// "attempts": 1}`, `{"end": "timedOut"}`). An invoke the fixture does
+    /// not name parks the job, and the test says so. Jobs the handler
+    /// enqueues and events it sends go nowhere.
+    #[serde(default)]
+    pub invokes: BTreeMap<String, Vec<RecordedChildEnd>>,
     /// What the run must do.
     #[serde(default)]
     pub expect: Expect,
@@ -257,6 +266,15 @@ impl Fixture {
                 })),
             });
         }
+        for (id, ends) in &self.invokes {
+            calls.push(Call::InvokeState {
+                id: id.clone(),
+                answer: Answer::Ok(RecordedInvoke {
+                    deadline: None,
+                    ends: ends.iter().cloned().map(Some).collect(),
+                }),
+            });
+        }
         if !self.children.is_empty() {
             calls.push(Call::ChildrenResults {
                 answer: Answer::Ok(self.children.clone()),
@@ -318,7 +336,7 @@ impl Fixture {
                 break;
             };
             let again = match &run.outcome {
-                RecordedOutcome::Slept { .. } => true,
+                RecordedOutcome::Slept { .. } | RecordedOutcome::Later { .. } => true,
                 RecordedOutcome::Failed { kind, .. } if kind == "guest_retry" => {
                     input.attempt < input.max_attempts && {
                         input.attempt += 1;
@@ -328,6 +346,12 @@ impl Fixture {
                 RecordedOutcome::Waited { id } => {
                     failures.push(format!(
                         "the job parked in wait `{id}`, which the fixture gives no outcome (add it under \"waits\")"
+                    ));
+                    false
+                }
+                RecordedOutcome::Invoked { id } => {
+                    failures.push(format!(
+                        "the job parked in invoke `{id}`, which the fixture gives no children's ends (add them under \"invokes\")"
                     ));
                     false
                 }

@@ -11,6 +11,11 @@
 //! - A wait gets the outcome the recorded run got for the same wait id
 //!   (an event, a token's result, a timeout); one the recorded run never
 //!   had an outcome for parks the run.
+//! - Jobs started and events sent (`enqueue`, `invoke`, `send-event`)
+//!   get the recorded run's ids, or stand-ins for starts it never made:
+//!   nothing is added or sent. An invoke gets the children's ends the
+//!   recorded run got at the same step (a fixture's `invokes`); one the
+//!   recorded run never saw end parks the run.
 //! - KV reads, children's results and errors are the recorded run's
 //!   answers to the same call; KV writes land in the replay's own store,
 //!   which answers reads the recording has no answer for.
@@ -25,7 +30,8 @@ use std::time::Duration;
 
 use crate::sandbox::secrets::{self, SecretPolicy, SecretsKey};
 use crate::sandbox::services::{
-    ChildResult, HostServices, Progress, ServiceError, WaitFor, WaitOutcome, WaitState,
+    ChildResult, HostServices, InvokeState, Progress, ServiceError, StartJob, WaitFor, WaitOutcome,
+    WaitState,
 };
 use crate::sandbox::transcript::{Answer, Call, Transcript, wait_outcome};
 
@@ -209,6 +215,108 @@ impl HostServices for ReplayServices {
         // holding it compares with the recorded one, where the token is
         // `[wait-token:ID]` on both sides).
         Ok(format!("wt_{}", crate::state::digest(&["replay", wait_id])))
+    }
+
+    async fn start_jobs(
+        &mut self,
+        step_id: &str,
+        jobs: &[StartJob],
+        indexes: &[usize],
+        _as_children: bool,
+    ) -> Result<Vec<(String, String)>, ServiceError> {
+        let answer = self.take(|c| match c {
+            Call::StartJobs { id, answer, .. } if id == step_id => Some(answer.clone()),
+            _ => None,
+        });
+        let ids = match answer {
+            Some(answer) => answer.result()?,
+            None => Vec::new(),
+        };
+        Ok(indexes
+            .iter()
+            .enumerate()
+            .filter_map(|(n, &i)| {
+                let queue = jobs.get(i)?.queue.clone();
+                let id = ids.get(n).cloned().unwrap_or_else(|| {
+                    format!(
+                        "replay-{}",
+                        crate::state::digest(&["start", step_id, &i.to_string()])
+                    )
+                });
+                Some((queue, id))
+            })
+            .collect())
+    }
+
+    async fn invoke_state(
+        &mut self,
+        step_id: &str,
+        jobs: &[StartJob],
+        _timeout_ms: Option<u64>,
+    ) -> Result<InvokeState, ServiceError> {
+        let answer = self.take(|c| match c {
+            Call::InvokeState { id, answer } if id == step_id => Some(answer.clone()),
+            _ => None,
+        });
+        let recorded = match answer {
+            Some(answer) => Some(answer.result()?),
+            None => None,
+        };
+        let mut ends: Vec<_> = recorded
+            .map(|r| r.ends.iter().map(|e| e.as_ref().map(|e| e.end())).collect())
+            .unwrap_or_default();
+        ends.resize(jobs.len(), None);
+        // No deadline: a child the recording never saw end parks the run.
+        Ok(InvokeState {
+            deadline_ms: None,
+            ends,
+        })
+    }
+
+    async fn invoke_expire(
+        &mut self,
+        step_id: &str,
+        _jobs: &[StartJob],
+        _pending: &[usize],
+    ) -> Result<(), ServiceError> {
+        let failed = self.take(|c| match c {
+            Call::InvokeExpire { id, error, .. } if id == step_id => Some(error.clone()),
+            _ => None,
+        });
+        match failed {
+            Some(Some(error)) => Err(error.error()),
+            _ => Ok(()),
+        }
+    }
+
+    async fn send_event(
+        &mut self,
+        step_id: &str,
+        _name: &str,
+        _data: &serde_json::Value,
+    ) -> Result<String, ServiceError> {
+        let answer = self.take(|c| match c {
+            Call::SendEvent { id, answer, .. } if id == step_id => Some(answer.clone()),
+            _ => None,
+        });
+        match answer {
+            Some(answer) => answer.result(),
+            None => Ok(format!(
+                "replay-{}",
+                crate::state::digest(&["event", step_id])
+            )),
+        }
+    }
+
+    async fn count_retry_after(&mut self) -> Result<u32, ServiceError> {
+        let answer = self.take(|c| match c {
+            Call::RetryAfterCount { answer } => Some(answer.clone()),
+            _ => None,
+        });
+        match answer {
+            Some(answer) => answer.result(),
+            None => Ok(1),
+        }
     }
 
     async fn children_results(&mut self) -> Result<Vec<ChildResult>, ServiceError> {

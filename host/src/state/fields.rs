@@ -34,6 +34,17 @@ pub mod legacy {
     /// Response body bytes the last run read.
     pub const HTTP_BYTES_IN: &str = "airlock.httpBytesIn";
 }
+/// An invoke of the job (`context.invoke`), by its step id: JSON
+/// `{"deadline": ms|null, "timedOut": [indexes]}`, the deadline written by
+/// the run that first reaches it, the children that timed out for it
+/// written once, past the deadline (`worker::starts`).
+pub const INVOKE_PREFIX: &str = "airlock.invoke:";
+/// How many times the job asked to run again later
+/// (`context.retry-after`), counted before each park.
+pub const RETRY_AFTERS: &str = "airlock.retryAfters";
+/// Set once the job's failure for good was announced through its
+/// binding's `onFailure` (`worker::on_failure`).
+pub const FAILURE_ANNOUNCED: &str = "airlock.failureAnnounced";
 /// Name of the API token that enqueued the job (producers read only
 /// their own jobs).
 pub const PRODUCER: &str = "airlock.producer";

@@ -31,6 +31,7 @@ pub mod cancels;
 pub mod debounces;
 pub mod events;
 pub mod fields;
+pub mod invoke_deadlines;
 mod key_batches;
 pub mod key_limits;
 pub mod key_rates;
@@ -69,6 +70,8 @@ pub struct State {
     pub debounces: debounces::Debounces,
     /// The cancel stream and index.
     pub cancels: cancels::Cancels,
+    /// The deadlines of invokes waiting for their children.
+    pub invoke_deadlines: invoke_deadlines::InvokeDeadlines,
     /// The clock all of these read, for the decisions made beside them
     /// (`gate::admission` parks a job until a time it reads here).
     pub clock: SharedClock,
@@ -85,6 +88,7 @@ impl State {
             key_limits: key_limits::KeyLimits::new(store.clone(), clock.clone()),
             key_rates: key_rates::KeyRates::new(store.clone(), clock.clone()),
             debounces: debounces::Debounces::new(store.clone(), clock.clone()),
+            invoke_deadlines: invoke_deadlines::InvokeDeadlines::new(store.clone()),
             cancels: cancels::Cancels::new(store),
             clock,
         }

@@ -151,6 +151,12 @@ impl Keys {
         self.registry(&format!("token:{digest}"))
     }
 
+    /// The deadlines of invokes waiting for their children (see
+    /// `state::invoke_deadlines`).
+    pub fn invoke_deadlines(&self) -> String {
+        self.registry("invoke-deadlines")
+    }
+
     /// The fleet's cancel stream (see `state::cancels`).
     pub fn cancels(&self) -> String {
         self.registry("cancels")
@@ -200,6 +206,12 @@ impl Keys {
     /// `state::meta`).
     pub fn pending(&self, queue: &str, id: &str) -> String {
         self.queue_key(queue, &format!("airlock-pending:{id}"))
+    }
+
+    /// How far a queue's failed set was read to announce its failures
+    /// (see `worker::on_failure`).
+    pub fn failures_cursor(&self, queue: &str) -> String {
+        self.queue_key(queue, "airlock:failures-cursor")
     }
 
     /// The runs of `queue` that ended in `minute` (ms / 60,000), by end.

@@ -101,6 +101,12 @@ pub struct RunTrace {
 }
 
 impl RunTrace {
+    /// The run's span as BullMQ's telemetry metadata: the trace the jobs
+    /// it starts continue.
+    pub fn metadata(&self) -> Option<String> {
+        super::context::metadata_of(&self.cx)
+    }
+
     /// The W3C `traceparent` naming the run's span, for the outbound
     /// requests of a binding with `propagateTrace`, when the span is
     /// sampled.

@@ -178,7 +178,8 @@ pub fn start(
     (link, task)
 }
 
-/// Every `every`, gives back the jobs of hosts that died, until
+/// Every `every`, gives back the jobs of hosts that died and wakes invokes
+/// past their deadline (`super::starts::sweep_deadlines`), until
 /// `shutdown`.
 async fn recover_loop(
     host: Arc<HostContext>,
@@ -190,7 +191,10 @@ async fn recover_loop(
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tokio::select! {
-            _ = tick.tick() => super::recovery::recover_dead_hosts(&host, &fleet).await,
+            _ = tick.tick() => {
+                super::recovery::recover_dead_hosts(&host, &fleet).await;
+                super::starts::sweep_deadlines(&host.queues).await;
+            }
             _ = shutdown.changed() => {}
         }
         if *shutdown.borrow() {

@@ -28,10 +28,12 @@ pub mod capacity;
 pub mod executor;
 pub mod loader;
 pub mod membership;
+pub mod on_failure;
 pub mod recorder;
 pub mod recovery;
 pub mod reporter;
 pub mod services;
+pub mod starts;
 pub mod supervisor;
 
 use std::sync::Arc;

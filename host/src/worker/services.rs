@@ -13,9 +13,10 @@ use std::time::Duration;
 use redis::AsyncCommands;
 
 use super::reporter::ProgressSender;
+use super::starts::{StartEnv, Starter};
 use crate::queue::{QueueError, QueueService};
 use crate::sandbox::services::ChildResult;
-use crate::sandbox::services::{WaitFor, WaitOutcome, WaitState};
+use crate::sandbox::services::{InvokeState, StartJob, WaitFor, WaitOutcome, WaitState};
 use crate::sandbox::{HostServices, Progress, ServiceError};
 use crate::state::meta::Meta;
 use crate::state::waits::{Begun, WaitRecord, Waits};
@@ -44,6 +45,12 @@ pub struct RedisServices {
     /// when the run made none).
     digest: String,
     unpinned: Arc<AtomicBool>,
+    /// What starting work needs, shared by the queue's runs.
+    start_env: Arc<StartEnv>,
+    /// The run's trace context, which started jobs continue.
+    trace: Option<String>,
+    /// Made by the run's first start.
+    starter: Option<Starter>,
 }
 
 fn unavailable(e: impl std::fmt::Display) -> ServiceError {
@@ -81,6 +88,8 @@ impl RedisServices {
         handler: String,
         progress: ProgressSender,
         pin: PendingPin,
+        start_env: Arc<StartEnv>,
+        trace: Option<String>,
     ) -> Self {
         let (queue, id) = match queues.store().keys().split_job_key(&job_key) {
             Some((queue, id)) => (queue.to_string(), id.to_string()),
@@ -97,7 +106,27 @@ impl RedisServices {
             progress,
             digest: pin.digest,
             unpinned: pin.unpinned,
+            start_env,
+            trace,
+            starter: None,
         }
+    }
+
+    /// The run's starter, made on its first start; the job is pinned
+    /// first, so a rerun after a start runs the version that started.
+    async fn starter(&mut self) -> Result<&mut Starter, ServiceError> {
+        self.pin_before_write().await?;
+        if self.starter.is_none() {
+            let (queue, id) = self.split_job_key(&self.job_key);
+            self.starter = Some(Starter::new(
+                self.start_env.clone(),
+                &queue,
+                &id,
+                &self.job_key,
+                self.trace.clone(),
+            ));
+        }
+        Ok(self.starter.as_mut().expect("made above"))
     }
 
     async fn get_field(&self, field: String) -> Result<Option<String>, ServiceError> {
@@ -249,6 +278,72 @@ impl HostServices for RedisServices {
     async fn sleep_record(&mut self, sleep_id: &str, wake_at_ms: u64) -> Result<(), ServiceError> {
         self.set_field(&Meta::sleep_field(sleep_id), &wake_at_ms.to_string())
             .await
+    }
+
+    async fn start_jobs(
+        &mut self,
+        step_id: &str,
+        jobs: &[StartJob],
+        indexes: &[usize],
+        as_children: bool,
+    ) -> Result<Vec<(String, String)>, ServiceError> {
+        self.starter()
+            .await?
+            .start_jobs(step_id, jobs, indexes, as_children)
+            .await
+    }
+
+    async fn invoke_state(
+        &mut self,
+        step_id: &str,
+        jobs: &[StartJob],
+        timeout_ms: Option<u64>,
+    ) -> Result<InvokeState, ServiceError> {
+        let (state, record) = self
+            .starter()
+            .await?
+            .invoke_state(step_id, jobs, timeout_ms)
+            .await?;
+        if let Some((field, value)) = record {
+            self.set_field(&field, &value).await?;
+        }
+        Ok(state)
+    }
+
+    async fn invoke_expire(
+        &mut self,
+        step_id: &str,
+        jobs: &[StartJob],
+        pending: &[usize],
+    ) -> Result<(), ServiceError> {
+        let record = self
+            .starter()
+            .await?
+            .invoke_expire(step_id, jobs, pending)
+            .await?;
+        if let Some((field, value)) = record {
+            self.set_field(&field, &value).await?;
+        }
+        Ok(())
+    }
+
+    async fn send_event(
+        &mut self,
+        step_id: &str,
+        name: &str,
+        data: &serde_json::Value,
+    ) -> Result<String, ServiceError> {
+        self.starter().await?.send_event(step_id, name, data).await
+    }
+
+    async fn count_retry_after(&mut self) -> Result<u32, ServiceError> {
+        self.pin_before_write().await?;
+        let mut conn = self.store.conn();
+        let n: u32 = conn
+            .hincr(&self.job_key, crate::state::fields::RETRY_AFTERS, 1)
+            .await
+            .map_err(unavailable)?;
+        Ok(n)
     }
 
     async fn children_results(&mut self) -> Result<Vec<ChildResult>, ServiceError> {

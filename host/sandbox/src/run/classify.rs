@@ -63,10 +63,13 @@ pub(super) fn classify(
             Completion::Failed(Failure::new(FailureKind::GuestFatal, message))
         }
         Err(err) => {
-            if err.downcast_ref::<Suspend>().is_some()
-                && let Some((wake_at_ms, on)) = state.suspended.clone()
-            {
-                return Completion::Suspended { wake_at_ms, on };
+            if err.downcast_ref::<Suspend>().is_some() {
+                if let Some(ended) = state.ended.clone() {
+                    return ended;
+                }
+                if let Some((wake_at_ms, on)) = state.suspended.clone() {
+                    return Completion::Suspended { wake_at_ms, on };
+                }
             }
             Completion::Failed(classify_trap(&err, state, limits))
         }

@@ -5,9 +5,10 @@
 use std::time::Duration;
 
 use super::{MAX_SLEEP_MS, RunState, Suspend};
-use crate::bindings::airlock::job0_4_0::{context, types};
+use crate::bindings::airlock::job0_5_0::{context, types};
 use crate::bindings::{
-    ChildOutcome, ChildResult, EventMatch, HostError, HttpRefusal, JobRef, LogLevel, Progress,
+    ChildEnd, ChildOutcome, ChildResult, EventMatch, HostError, HttpRefusal, JobRef, LogLevel,
+    NewJob, Progress,
 };
 use crate::logs::LogLevel as SinkLevel;
 use crate::services::{self, WaitFor};
@@ -156,6 +157,41 @@ impl context::Host for RunState {
 
     async fn http_refusals(&mut self) -> Vec<HttpRefusal> {
         self.http.refusals()
+    }
+
+    async fn enqueue(
+        &mut self,
+        step_id: String,
+        job: NewJob,
+    ) -> wasmtime::Result<Result<JobRef, HostError>> {
+        RunState::enqueue(self, step_id, job).await
+    }
+
+    async fn invoke(
+        &mut self,
+        step_id: String,
+        jobs: Vec<NewJob>,
+        max_running: Option<u32>,
+        timeout_ms: Option<u64>,
+    ) -> wasmtime::Result<Result<Vec<ChildEnd>, HostError>> {
+        RunState::invoke(self, step_id, jobs, max_running, timeout_ms).await
+    }
+
+    async fn send_event(
+        &mut self,
+        step_id: String,
+        name: String,
+        data: String,
+    ) -> wasmtime::Result<Result<String, HostError>> {
+        RunState::send_event(self, step_id, name, data).await
+    }
+
+    async fn retry_after(&mut self, delay_ms: u64, reason: String) -> wasmtime::Result<()> {
+        Err(RunState::retry_after(self, delay_ms, reason).await)
+    }
+
+    async fn rate_limit(&mut self, duration_ms: u64, reason: String) -> wasmtime::Result<()> {
+        Err(RunState::rate_limit(self, duration_ms, reason))
     }
 
     async fn wait_token(&mut self, step_id: String) -> Result<String, HostError> {

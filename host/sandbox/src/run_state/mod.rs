@@ -7,6 +7,9 @@ mod context_import;
 mod limiter;
 mod older_contracts;
 mod wait;
+mod work;
+
+pub use self::work::{MAX_INVOKE_JOBS, MAX_LATER_MS, MAX_RETRY_AFTERS};
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -75,8 +78,10 @@ const MAX_KEY_BYTES: usize = 512;
 /// the delayed set's scores (the job would wake at once, or never).
 pub const MAX_SLEEP_MS: u64 = 365 * 24 * 60 * 60 * 1000;
 
-/// The error a durable sleep or wait raises to stop the guest; the sandbox
-/// turns it into [`super::Completion::Suspended`].
+/// The error a durable sleep, wait or invoke raises to stop the guest; the
+/// sandbox turns it into [`super::Completion::Suspended`] — or, when a
+/// call ended the run ([`RunState::ended`]: `retry-after`, `rate-limit`, a
+/// refused start), into that.
 #[derive(Debug, thiserror::Error)]
 #[error("job suspended by a durable sleep or wait")]
 pub struct Suspend;
@@ -139,6 +144,9 @@ pub struct RunState {
     /// A store outage seen during the run; a retry error that follows is
     /// reported as `host_unavailable`.
     pub service_outage: Option<String>,
+    /// How the run ended when a call ended it (`retry-after`,
+    /// `rate-limit`, a start the binding refused), stopping the guest.
+    pub ended: Option<crate::outcome::Completion>,
 }
 
 impl RunState {
@@ -189,6 +197,7 @@ impl RunState {
             panic_message: None,
             suspended: None,
             service_outage: None,
+            ended: None,
         };
         state.begin_job(services, limits, env, deadline);
         state
@@ -255,6 +264,7 @@ impl RunState {
         self.panic_message = None;
         self.suspended = None;
         self.service_outage = None;
+        self.ended = None;
     }
 
     /// Notes the run's instantiation, begun at `began` and ended now, for
@@ -313,6 +323,9 @@ impl RunState {
                 self.service_outage = Some(m.clone());
                 HostError::Unavailable(m)
             }
+            // Only the calls that start work are refused, and they end the
+            // run instead (`RunState::refuse`); any other is a bad call.
+            ServiceError::Refused(m) => HostError::Invalid(m),
         }
     }
 

@@ -1,11 +1,11 @@
 //! The `context` and `config` imports of older contract versions (0.1.0
-//! to 0.3.0), each function forwarded to the current one. Apart because
+//! to 0.4.0), each function forwarded to the current one. Apart because
 //! it is only compatibility: no behaviour of its own.
 
 use super::RunState;
-use crate::bindings::airlock::job0_4_0::{config, context};
-use crate::bindings::{ChildResult, EventMatch, HostError, LogLevel, Progress};
-use crate::bindings::{v0_1, v0_2, v0_3};
+use crate::bindings::airlock::job0_5_0::{config, context};
+use crate::bindings::{ChildResult, EventMatch, HostError, HttpRefusal, LogLevel, Progress};
+use crate::bindings::{v0_1, v0_2, v0_3, v0_4};
 
 /// Implements an older contract's `context` by forwarding every function
 /// to the current one: its functions are a subset of today's (`$more`: the
@@ -111,6 +111,37 @@ forward_context!([v0_3::airlock::job0_3_0::context::Host] {
     }
 });
 
+// Handlers built against `airlock:job@0.4.0` import `context` (without
+// the calls that start work or end the run) and `config` under their old
+// names.
+forward_context!([v0_4::airlock::job0_4_0::context::Host] {
+    async fn wait_for_event(
+        &mut self,
+        step_id: String,
+        event: String,
+        matching: Option<EventMatch>,
+        timeout_ms: u64,
+    ) -> wasmtime::Result<Result<Option<String>, HostError>> {
+        context::Host::wait_for_event(self, step_id, event, matching, timeout_ms).await
+    }
+
+    async fn wait_token(&mut self, step_id: String) -> Result<String, HostError> {
+        context::Host::wait_token(self, step_id).await
+    }
+
+    async fn wait_for_token(
+        &mut self,
+        step_id: String,
+        timeout_ms: u64,
+    ) -> wasmtime::Result<Result<Option<String>, HostError>> {
+        context::Host::wait_for_token(self, step_id, timeout_ms).await
+    }
+
+    async fn http_refusals(&mut self) -> Vec<HttpRefusal> {
+        context::Host::http_refusals(self).await
+    }
+});
+
 /// Implements an older contract's `config` (the same functions since
 /// 0.2.0) by forwarding to the current one.
 macro_rules! forward_config {
@@ -134,6 +165,8 @@ macro_rules! forward_config {
         }
     };
 }
+
+forward_config!(v0_4::airlock::job0_4_0::config::Host);
 
 forward_config!(v0_3::airlock::job0_3_0::config::Host);
 

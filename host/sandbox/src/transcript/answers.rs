@@ -54,6 +54,7 @@ impl RecordedError {
             ServiceError::Invalid(m) => ("invalid", m),
             ServiceError::LimitExceeded(m) => ("limitExceeded", m),
             ServiceError::Unavailable(m) => ("unavailable", m),
+            ServiceError::Refused(m) => ("refused", m),
         };
         RecordedError {
             kind: kind.into(),
@@ -68,6 +69,7 @@ impl RecordedError {
             "unsupported" => ServiceError::Unsupported(m),
             "invalid" => ServiceError::Invalid(m),
             "limitExceeded" => ServiceError::LimitExceeded(m),
+            "refused" => ServiceError::Refused(m),
             _ => ServiceError::Unavailable(m),
         }
     }

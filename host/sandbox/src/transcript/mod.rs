@@ -153,6 +153,21 @@ pub enum RecordedOutcome {
         /// The wait's id.
         id: String,
     },
+    /// An invoke parked it until its children end.
+    Invoked {
+        /// The invoke's step id.
+        id: String,
+    },
+    /// It asked to run again later (`retry-after`) or paused its queue
+    /// (`rate-limit`).
+    Later {
+        /// `retryAfter` or `rateLimit`.
+        how: String,
+        /// For how long, ms.
+        ms: u64,
+        /// Why.
+        reason: String,
+    },
 }
 
 impl From<&Completion> for RecordedOutcome {
@@ -173,6 +188,102 @@ impl From<&Completion> for RecordedOutcome {
                 on: SuspendedOn::Wait(id),
                 ..
             } => RecordedOutcome::Waited { id: id.clone() },
+            Completion::Suspended {
+                on: SuspendedOn::Children(id),
+                ..
+            } => RecordedOutcome::Invoked { id: id.clone() },
+            Completion::Later(later) => {
+                let (how, ms, reason) = match later {
+                    crate::outcome::Later::RetryAfter { delay_ms, reason } => {
+                        ("retryAfter", *delay_ms, reason)
+                    }
+                    crate::outcome::Later::RateLimit {
+                        duration_ms,
+                        reason,
+                    } => ("rateLimit", *duration_ms, reason),
+                };
+                RecordedOutcome::Later {
+                    how: how.into(),
+                    ms,
+                    reason: reason.clone(),
+                }
+            }
+        }
+    }
+}
+
+/// An invoke's state as recorded.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct RecordedInvoke {
+    /// When it times out, ms since the epoch.
+    #[serde(default)]
+    pub deadline: Option<u64>,
+    /// Each child's end so far (`null`: not ended).
+    pub ends: Vec<Option<RecordedChildEnd>>,
+}
+
+/// An invoked child's end as recorded.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(tag = "end", rename_all = "camelCase")]
+pub enum RecordedChildEnd {
+    /// Completed with this JSON text.
+    Completed {
+        /// The return value.
+        value: String,
+    },
+    /// Failed for good.
+    Failed {
+        /// The failure kind.
+        kind: String,
+        /// Why.
+        reason: String,
+        /// Attempts made.
+        attempts: u32,
+    },
+    /// Timed out for the parent.
+    TimedOut,
+}
+
+impl From<&crate::services::ChildEnd> for RecordedChildEnd {
+    fn from(end: &crate::services::ChildEnd) -> Self {
+        use crate::services::ChildEnd;
+        match end {
+            ChildEnd::Completed(value) => RecordedChildEnd::Completed {
+                value: value.clone(),
+            },
+            ChildEnd::Failed {
+                kind,
+                reason,
+                attempts,
+            } => RecordedChildEnd::Failed {
+                kind: kind.clone(),
+                reason: reason.clone(),
+                attempts: *attempts,
+            },
+            ChildEnd::TimedOut => RecordedChildEnd::TimedOut,
+        }
+    }
+}
+
+impl RecordedChildEnd {
+    /// The end it records.
+    pub fn end(&self) -> crate::services::ChildEnd {
+        use crate::services::ChildEnd;
+        match self {
+            RecordedChildEnd::Completed { value } => ChildEnd::Completed(value.clone()),
+            RecordedChildEnd::Failed {
+                kind,
+                reason,
+                attempts,
+            } => ChildEnd::Failed {
+                kind: kind.clone(),
+                reason: reason.clone(),
+                attempts: *attempts,
+            },
+            RecordedChildEnd::TimedOut => ChildEnd::TimedOut,
         }
     }
 }
@@ -249,6 +360,49 @@ pub enum Call {
         id: String,
         /// `<redacted>`, or the error.
         answer: Answer<String>,
+    },
+    /// Jobs started by an `enqueue` or an `invoke`.
+    StartJobs {
+        /// The step.
+        id: String,
+        /// The queues of the jobs started, in order.
+        queues: Vec<String>,
+        /// Whether as children of the job (an invoke).
+        children: bool,
+        /// Their ids.
+        answer: Answer<Vec<String>>,
+    },
+    /// An invoke's state: its deadline and each child's end so far.
+    InvokeState {
+        /// The step.
+        id: String,
+        /// The state.
+        answer: Answer<RecordedInvoke>,
+    },
+    /// An invoke past its deadline: the children at these indexes timed
+    /// out.
+    InvokeExpire {
+        /// The step.
+        id: String,
+        /// The indexes.
+        pending: Vec<usize>,
+        /// The store's error, if it failed.
+        #[serde(default)]
+        error: Option<RecordedError>,
+    },
+    /// An event sent.
+    SendEvent {
+        /// The step.
+        id: String,
+        /// The event's name.
+        name: String,
+        /// Its id.
+        answer: Answer<String>,
+    },
+    /// A `retry-after` counted.
+    RetryAfterCount {
+        /// The job's count of them.
+        answer: Answer<u32>,
     },
     /// The flow children's outcomes.
     ChildrenResults {
@@ -336,6 +490,11 @@ impl Call {
             Call::WaitExpire { id, .. } => format!("wait expiry `{id}`"),
             Call::WaitToken { id, .. } => format!("wait token `{id}`"),
             Call::ChildrenResults { .. } => "children results".into(),
+            Call::StartJobs { id, .. } => format!("start jobs `{id}`"),
+            Call::InvokeState { id, .. } => format!("invoke `{id}`"),
+            Call::InvokeExpire { id, .. } => format!("invoke expiry `{id}`"),
+            Call::SendEvent { id, .. } => format!("send event `{id}`"),
+            Call::RetryAfterCount { .. } => "retry-after count".into(),
             Call::KvGet { key, .. } => format!("kv get `{key}`"),
             Call::KvSet { key, .. } => format!("kv set `{key}`"),
             Call::KvDelete { key, .. } => format!("kv delete `{key}`"),

@@ -10,7 +10,8 @@ use super::{
     recorded_outcome,
 };
 use crate::services::{
-    ChildResult, HostServices, Progress, ServiceError, WaitFor, WaitOutcome, WaitState,
+    ChildResult, HostServices, InvokeState, Progress, ServiceError, StartJob, WaitFor, WaitOutcome,
+    WaitState,
 };
 
 /// [`HostServices`] that records every call and its answer into a
@@ -111,6 +112,90 @@ impl HostServices for RecordingServices {
         self.recorder.push(Call::WaitToken {
             id: wait_id.into(),
             answer: Answer::of(&result, |_| REDACTED.to_string()),
+        });
+        result
+    }
+
+    async fn start_jobs(
+        &mut self,
+        step_id: &str,
+        jobs: &[StartJob],
+        indexes: &[usize],
+        as_children: bool,
+    ) -> Result<Vec<(String, String)>, ServiceError> {
+        let result = self
+            .inner
+            .start_jobs(step_id, jobs, indexes, as_children)
+            .await;
+        self.recorder.push(Call::StartJobs {
+            id: step_id.into(),
+            queues: indexes
+                .iter()
+                .filter_map(|&i| jobs.get(i).map(|j| j.queue.clone()))
+                .collect(),
+            children: as_children,
+            answer: Answer::of(&result, |refs| {
+                refs.iter().map(|(_, id)| id.clone()).collect()
+            }),
+        });
+        result
+    }
+
+    async fn invoke_state(
+        &mut self,
+        step_id: &str,
+        jobs: &[StartJob],
+        timeout_ms: Option<u64>,
+    ) -> Result<InvokeState, ServiceError> {
+        let result = self.inner.invoke_state(step_id, jobs, timeout_ms).await;
+        self.recorder.push(Call::InvokeState {
+            id: step_id.into(),
+            answer: Answer::of(&result, |state| super::RecordedInvoke {
+                deadline: state.deadline_ms,
+                ends: state
+                    .ends
+                    .iter()
+                    .map(|e| e.as_ref().map(super::RecordedChildEnd::from))
+                    .collect(),
+            }),
+        });
+        result
+    }
+
+    async fn invoke_expire(
+        &mut self,
+        step_id: &str,
+        jobs: &[StartJob],
+        pending: &[usize],
+    ) -> Result<(), ServiceError> {
+        let result = self.inner.invoke_expire(step_id, jobs, pending).await;
+        self.recorder.push(Call::InvokeExpire {
+            id: step_id.into(),
+            pending: pending.to_vec(),
+            error: result.as_ref().err().map(RecordedError::of),
+        });
+        result
+    }
+
+    async fn send_event(
+        &mut self,
+        step_id: &str,
+        name: &str,
+        data: &serde_json::Value,
+    ) -> Result<String, ServiceError> {
+        let result = self.inner.send_event(step_id, name, data).await;
+        self.recorder.push(Call::SendEvent {
+            id: step_id.into(),
+            name: name.into(),
+            answer: Answer::of(&result, Clone::clone),
+        });
+        result
+    }
+
+    async fn count_retry_after(&mut self) -> Result<u32, ServiceError> {
+        let result = self.inner.count_retry_after().await;
+        self.recorder.push(Call::RetryAfterCount {
+            answer: Answer::of(&result, |n| *n),
         });
         result
     }

@@ -114,4 +114,23 @@ impl Meta {
         key.producer_seal_matches(seal, queue, id, who, name, data)
             .then(|| who.clone())
     }
+
+    /// The producer a job's children and announcements inherit: with the
+    /// fleet's secrets key, only the one Airlock sealed on the job
+    /// ([`Meta::verified`]); without it, the field as the API reads it
+    /// for access (a host without the key seals nothing, so there is no
+    /// seal to hold the field to).
+    pub fn inherited(
+        &self,
+        producer: &Producer,
+        queue: &str,
+        id: &str,
+        name: &str,
+        data: &str,
+    ) -> Option<String> {
+        match &self.seal_key {
+            Some(_) => self.verified(producer, queue, id, name, data),
+            None => producer.name.clone(),
+        }
+    }
 }

@@ -26,9 +26,10 @@ impl Executor {
                 ..
             } => (RunEnd::Slept, None),
             Completion::Suspended {
-                on: SuspendedOn::Wait(_),
+                on: SuspendedOn::Wait(_) | SuspendedOn::Children(_),
                 ..
             } => (RunEnd::Waited, None),
+            Completion::Later(_) => (RunEnd::Slept, None),
         };
         if let Some((traces, run, events)) = traced {
             self.end_trace(
@@ -81,6 +82,11 @@ impl Executor {
         match outcome.completion {
             Completion::Completed(value) => JobResult::Completed(value),
             Completion::Failed(failure) => Self::fail(failure),
+            Completion::Later(later) => self.later(job, resolved, later, finish_by).await,
+            Completion::Suspended {
+                wake_at_ms,
+                on: SuspendedOn::Children(_),
+            } => self.wait_for_children(job, wake_at_ms, finish_by).await,
             Completion::Suspended { wake_at_ms, on } => {
                 // A sleep past the job's time to finish wakes at it instead,
                 // to fail as `timed_out` when it is taken again.
@@ -102,6 +108,89 @@ impl Executor {
                     )),
                 }
             }
+        }
+    }
+
+    /// Parks a job whose invoke started its children until they have
+    /// ended: in BullMQ's `waiting-children`, with its deadline (or its
+    /// time to finish) noted for the sweep that detaches what is still
+    /// running then (`worker::starts`). Children that all ended before
+    /// the park leave nothing pending: the job runs again at once.
+    async fn wait_for_children<J: RunningJob>(
+        &self,
+        job: &J,
+        deadline: u64,
+        finish_by: Option<u64>,
+    ) -> JobResult {
+        let deadline = match finish_by {
+            Some(by) => deadline.min(by),
+            None => deadline,
+        };
+        if deadline != u64::MAX {
+            let deadlines = &self.host.queues.state().invoke_deadlines;
+            let note = || deadlines.note(job.queue(), job.id(), deadline);
+            if let Err(e) = retrying("note the invoke's deadline", note).await {
+                return Self::fail(Failure::new(
+                    FailureKind::HostUnavailable,
+                    format!("could not note the invoke's deadline: {e:#}"),
+                ));
+            }
+        }
+        match retrying("wait for the children", || job.park_for_children()).await {
+            Ok(true) => JobResult::WaitingChildren,
+            Ok(false) => JobResult::Again,
+            Err(e) => Self::fail(Failure::new(
+                FailureKind::HostUnavailable,
+                format!("could not park the job for its children: {e:#}"),
+            )),
+        }
+    }
+
+    /// A job whose handler asked to run again later: delayed
+    /// (`retry-after`), or back to waiting with its queue paused
+    /// (`rate-limit`, where the binding has a `rateLimit` for BullMQ to
+    /// read; delayed like a retry-after elsewhere). No attempt is used.
+    async fn later<J: RunningJob>(
+        &self,
+        job: &J,
+        resolved: &ResolvedBinding,
+        later: crate::sandbox::Later,
+        finish_by: Option<u64>,
+    ) -> JobResult {
+        use crate::sandbox::Later;
+        let delay_ms = match later {
+            Later::RateLimit { duration_ms, .. } if resolved.binding.rate_limit.is_some() => {
+                let pause = || self.host.queues.pause_for(job.queue(), duration_ms);
+                return match retrying("pause the queue", pause).await {
+                    Ok(()) => JobResult::Again,
+                    Err(e) => Self::fail(Failure::new(
+                        FailureKind::HostUnavailable,
+                        format!("could not pause the queue: {e:#}"),
+                    )),
+                };
+            }
+            Later::RateLimit { duration_ms, .. } => {
+                let line = format!(
+                    "[airlock] queue `{}` has no rateLimit in its binding, so BullMQ reads no limiter: this job alone waits {duration_ms} ms",
+                    job.queue()
+                );
+                if let Err(e) = job.log(&line).await {
+                    tracing::debug!(error = %e, "log a rate limit without a limiter");
+                }
+                duration_ms
+            }
+            Later::RetryAfter { delay_ms, .. } => delay_ms,
+        };
+        let mut wake_at_ms = now_ms().saturating_add(delay_ms);
+        if let Some(deadline) = finish_by {
+            wake_at_ms = wake_at_ms.min(deadline);
+        }
+        match retrying("delay the job", || job.park_until(wake_at_ms)).await {
+            Ok(()) => JobResult::Parked,
+            Err(e) => Self::fail(Failure::new(
+                FailureKind::HostUnavailable,
+                format!("could not delay the job: {e:#}"),
+            )),
         }
     }
 
@@ -141,6 +230,17 @@ pub(super) fn summary(outcome: &RunOutcome) -> String {
             wake_at_ms,
             on: SuspendedOn::Wait(wait),
         } => format!("waiting (`{wait}`) until {wake_at_ms}"),
+        Completion::Suspended {
+            on: SuspendedOn::Children(step),
+            ..
+        } => format!("waiting for the children of `{step}`"),
+        Completion::Later(crate::sandbox::Later::RetryAfter { delay_ms, reason }) => {
+            format!("to run again in {delay_ms} ms ({reason})")
+        }
+        Completion::Later(crate::sandbox::Later::RateLimit {
+            duration_ms,
+            reason,
+        }) => format!("rate limited for {duration_ms} ms ({reason})"),
     };
     let fuel = outcome
         .fuel_used

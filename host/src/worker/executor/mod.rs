@@ -123,6 +123,9 @@ pub struct Executor {
     /// Key slots of runs that ended, until BullMQ has recorded the end
     /// (see `gate::recorded`).
     recorded_ends: gate::RecordedEnds,
+    /// Announces the queue's failures while its binding has `onFailure`
+    /// (see `worker::on_failure`); ends with the executor.
+    announcer: Mutex<Option<AbortOnDrop>>,
 }
 
 /// A job flow control let through: what stops its run, and what it holds
@@ -179,6 +182,7 @@ impl Executor {
             admission: Admission::new(host.queues.clone(), lease, tenants),
             pump: Mutex::new(None),
             recorded_ends: gate::RecordedEnds::new(),
+            announcer: Mutex::new(None),
             host,
             binding,
         };
@@ -213,6 +217,33 @@ impl Executor {
             ))));
         }
         self.admission.tenants().follow_rule();
+        self.follow_on_failure();
+    }
+
+    /// Starts the announcer of the queue's failures when its binding has
+    /// `onFailure` and none runs (it ends when the binding drops it).
+    fn follow_on_failure(&self) {
+        let (queue, wanted) = {
+            let resolved = self.binding.read().unwrap();
+            (
+                resolved.binding.queue.clone(),
+                resolved.binding.on_failure.is_some(),
+            )
+        };
+        let mut announcer = self.announcer.lock().unwrap_or_else(|p| p.into_inner());
+        let running = announcer.as_ref().is_some_and(|a| !a.0.is_finished());
+        if !wanted || running {
+            return;
+        }
+        let current = self.binding.clone();
+        let route = move || current.read().unwrap().binding.on_failure.clone();
+        *announcer = Some(AbortOnDrop(tokio::spawn(super::on_failure::announce_loop(
+            self.host.queues.clone(),
+            self.host.registry.clone(),
+            queue,
+            self.host.worker_settings.lock_duration.as_millis() as u64,
+            route,
+        ))));
     }
 
     /// Gives back the key slots of runs whose recorded end was not
@@ -460,6 +491,13 @@ impl Executor {
         stop: StopSignal,
     ) -> Ran {
         let reporter = Reporter::start(job.clone());
+        let traced = match &self.host.traces {
+            Some(traces) => Some(
+                self.begin_trace(traces, job, &loaded.pinned, &reporter)
+                    .await,
+            ),
+            None => None,
+        };
         let services = RedisServices::new(
             &self.host.queues,
             job.job_key().to_string(),
@@ -470,16 +508,11 @@ impl Executor {
                 digest: loaded.pinned.digest.clone(),
                 unpinned: loaded.unpinned.clone(),
             },
+            resolved.starts.clone(),
+            traced.as_ref().and_then(|(_, run, _)| run.metadata()),
         );
         let mut env = resolved.env.clone();
         env.stop = Some(stop);
-        let traced = match &self.host.traces {
-            Some(traces) => Some(
-                self.begin_trace(traces, job, &loaded.pinned, &reporter)
-                    .await,
-            ),
-            None => None,
-        };
         env.spans = traced.as_ref().map(|(_, _, spans)| spans.clone());
         if resolved.binding.propagate_trace {
             env.traceparent = traced.as_ref().and_then(|(_, run, _)| run.traceparent());

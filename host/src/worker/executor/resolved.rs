@@ -22,6 +22,8 @@ pub struct ResolvedBinding {
     /// Unique to this resolution: warm instances are shared only within
     /// one (a changed binding — config, egress, secrets — starts afresh).
     pub resolution: u64,
+    /// What its runs need to start work (`worker::starts`).
+    pub starts: Arc<crate::worker::starts::StartEnv>,
 }
 
 /// Numbers [`ResolvedBinding`]s.
@@ -50,11 +52,18 @@ impl ResolvedBinding {
             secrets_seen: Some(Arc::default()),
             ..RunEnv::default()
         };
+        let starts = Arc::new(crate::worker::starts::StartEnv {
+            queues: host.queues.clone(),
+            registry: host.registry.clone(),
+            rules: binding.starts.clone(),
+            lease_ms: host.worker_settings.lock_duration.as_millis() as u64,
+        });
         ResolvedBinding {
             binding,
             digest,
             env,
             resolution: RESOLUTIONS.fetch_add(1, Ordering::Relaxed),
+            starts,
         }
     }
 }

@@ -1,0 +1,392 @@
+//! Handlers that start other work, through a real host and Redis with the
+//! `work-probe` guest: an invoke parks its parent until the children have
+//! ended (retries first) and hands back each end in order; a fan-out of
+//! 1,000 keeps every value beside its failures; `maxRunning` bounds the
+//! children at once and a timeout ends what still runs; what the binding
+//! does not allow is refused; a child is its parent's producer's; an
+//! enqueue and an event go out once; `retry-after` and `rate-limit` use up
+//! no attempt; `onFailure` announces each failure for good once.
+
+use airlock_tests::api::Api;
+use airlock_tests::host::tokens;
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+
+/// Binds `parents` (allowed to start on `kids*` and send `order.*`) and
+/// `kids` to the probe.
+async fn setup(api: &Api) {
+    api.setup(
+        "parents",
+        "work-probe",
+        json!({"starts": {"queues": ["kids*"], "events": ["order.*"]}}),
+    )
+    .await;
+    let (status, body) = api
+        .put(
+            "/v1/queues/kids",
+            tokens::ADMIN,
+            json!({"handler": "work-probe", "concurrency": 20}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+}
+
+/// The jobs of `queue` in `state`, as the admin lists them.
+async fn listed(api: &Api, queue: &str, state: &str) -> Vec<Value> {
+    let (status, page) = api
+        .get(
+            &format!("/v1/queues/{queue}/jobs?state={state}&limit=500"),
+            tokens::ADMIN,
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{page}");
+    page["jobs"].as_array().unwrap().clone()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_invoke_waits_for_its_children_retries_and_hands_back_each_end() {
+    let api = Api::start();
+    setup(&api).await;
+    let parent = api
+        .enqueue(
+            "parents",
+            json!({"name": "order", "data": {"invoke": [
+                {"queue": "kids", "name": "charge", "data": {"echo": {"charged": 42}, "failUntil": 2}, "attempts": 3},
+                {"queue": "kids", "name": "refuse", "data": {"fatal": true}, "attempts": 3},
+            ]}}),
+        )
+        .await;
+    let job = api.wait_done(&parent).await;
+    assert_eq!(job["state"], "completed", "{job}");
+    let out = &job["returnvalue"];
+    assert_eq!(out["ends"][0], json!({"value": {"charged": 42}}), "{out}");
+    let failed = &out["ends"][1]["failed"];
+    assert_eq!(failed["kind"], "guest_fatal", "{out}");
+    assert_eq!(failed["attempts"], 1, "a fatal error ends at once: {out}");
+    assert!(
+        failed["reason"].as_str().unwrap().contains("refuses"),
+        "{out}"
+    );
+    // The parent ran twice (parked once, resumed once); the code before
+    // the invoke ran once, its step replayed on the resumption.
+    assert_eq!(out["runs"], 2, "{out}");
+    assert_eq!(out["before"], 1, "{out}");
+    assert_eq!(job["attemptsMade"], 1, "waiting used no attempt: {job}");
+
+    // The children are ordinary BullMQ jobs of their queue, their parent
+    // named; the retried one made two attempts.
+    let kids = listed(&api, "kids", "completed").await;
+    assert_eq!(kids.len(), 1, "{kids:?}");
+    assert_eq!(kids[0]["attemptsMade"], 2, "{:?}", kids[0]);
+    let child = api
+        .job(&format!("kids:{}", kids[0]["id"].as_str().unwrap()))
+        .await;
+    let parent_id = parent.split_once(':').unwrap().1;
+    assert!(
+        child["parentKey"]
+            .as_str()
+            .is_some_and(|k| k.ends_with(&format!("parents:{parent_id}"))),
+        "{child}"
+    );
+    // A producer token reads the children of its own jobs, another does not.
+    let child_ref = format!("kids:{}", kids[0]["id"].as_str().unwrap());
+    let (status, _) = api
+        .get(&format!("/v1/jobs/{child_ref}"), tokens::PRODUCER)
+        .await;
+    assert_eq!(
+        status,
+        StatusCode::OK,
+        "the parent's producer reads its child"
+    );
+    let (status, _) = api
+        .get(&format!("/v1/jobs/{child_ref}"), tokens::OTHER_PRODUCER)
+        .await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "another producer does not");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_fan_out_of_a_thousand_keeps_every_value_beside_its_failures() {
+    let api = Api::start();
+    setup(&api).await;
+    let jobs: Vec<Value> = (0..1000)
+        .map(|i| {
+            if i % 100 == 7 {
+                json!({"queue": "kids", "name": "item", "data": {"fatal": true}})
+            } else {
+                json!({"queue": "kids", "name": "item", "data": {"echo": i}})
+            }
+        })
+        .collect();
+    let parent = api
+        .enqueue("parents", json!({"name": "fan", "data": {"invoke": jobs}}))
+        .await;
+    let job = api.wait_done(&parent).await;
+    assert_eq!(job["state"], "completed", "{job}");
+    let ends = job["returnvalue"]["ends"].as_array().unwrap();
+    assert_eq!(ends.len(), 1000);
+    for (i, end) in ends.iter().enumerate() {
+        if i % 100 == 7 {
+            assert_eq!(end["failed"]["kind"], "guest_fatal", "end {i}: {end}");
+        } else {
+            assert_eq!(end["value"], i, "end {i}: {end}");
+        }
+    }
+    assert_eq!(job["returnvalue"]["runs"], 2, "one park, one resumption");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn max_running_bounds_the_children_and_a_timeout_ends_what_still_runs() {
+    let api = Api::start();
+    setup(&api).await;
+    let jobs: Vec<Value> = (0..6)
+        .map(|i| json!({"queue": "kids", "name": "slow", "data": {"echo": i, "sleepMs": 300}}))
+        .collect();
+    let parent = api
+        .enqueue(
+            "parents",
+            json!({"name": "bounded", "data": {"invoke": jobs, "maxRunning": 2}}),
+        )
+        .await;
+    let job = api.wait_done(&parent).await;
+    let ends = job["returnvalue"]["ends"].as_array().unwrap().clone();
+    let values: Vec<Value> = ends.iter().map(|e| e["value"].clone()).collect();
+    assert_eq!(values, (0..6).map(|i| json!(i)).collect::<Vec<_>>());
+    // Three groups of two: the parent ran four times.
+    assert_eq!(job["returnvalue"]["runs"], 4, "{job}");
+    let mut spans: Vec<(u64, u64)> = listed(&api, "kids", "completed")
+        .await
+        .iter()
+        .map(|k| {
+            (
+                k["processedOn"].as_u64().unwrap(),
+                k["finishedOn"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    spans.sort();
+    for (i, (start, _)) in spans.iter().enumerate() {
+        let running = spans[..i].iter().filter(|(_, end)| end > start).count() + 1;
+        assert!(running <= 2, "{running} children ran at once: {spans:?}");
+    }
+
+    // A child that outlasts the invoke's timeout ends as timed out; the
+    // parent goes on without it.
+    let parent = api
+        .enqueue(
+            "parents",
+            json!({"name": "impatient", "data": {"timeoutMs": 1000, "invoke": [
+                {"queue": "kids", "name": "quick", "data": {"echo": "fast"}},
+                {"queue": "kids", "name": "slow", "data": {"echo": "late", "sleepMs": 8000}},
+            ]}}),
+        )
+        .await;
+    let job = api.wait_done(&parent).await;
+    assert_eq!(job["state"], "completed", "{job}");
+    assert_eq!(
+        job["returnvalue"]["ends"],
+        json!([{"value": "fast"}, {"timedOut": true}]),
+        "{job}"
+    );
+    let took = job["finishedOn"].as_u64().unwrap() - job["timestamp"].as_u64().unwrap();
+    assert!(
+        took < 7000,
+        "the parent waited for the slow child: {took} ms"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn what_the_binding_does_not_allow_is_refused_and_starts_go_out_once() {
+    let api = Api::start();
+    setup(&api).await;
+    let (status, body) = api
+        .put(
+            "/v1/queues/listener",
+            tokens::ADMIN,
+            json!({"handler": "work-probe", "events": ["order.created"]}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+
+    let refused = api
+        .enqueue(
+            "parents",
+            json!({"name": "sneaky", "data": {"invoke": [{"queue": "payments", "name": "x", "data": {}}]}}),
+        )
+        .await;
+    let job = api.wait_done(&refused).await;
+    assert_eq!(job["state"], "failed", "{job}");
+    assert_eq!(job["failureKind"], "guest_fatal", "{job}");
+    assert!(
+        job["failedReason"]
+            .as_str()
+            .unwrap()
+            .contains("refused: queue `payments` is not in the `starts.queues`"),
+        "{job}"
+    );
+    let event = api
+        .enqueue(
+            "parents",
+            json!({"name": "sneaky", "data": {"event": {"name": "user.deleted", "data": {}}}}),
+        )
+        .await;
+    let job = api.wait_done(&event).await;
+    assert!(
+        job["failedReason"]
+            .as_str()
+            .unwrap()
+            .contains("event `user.deleted` is not in the `starts.events`"),
+        "{job}"
+    );
+
+    // An enqueue: the job, once; an event: one job on the subscribed queue.
+    let enqueuer = api
+        .enqueue(
+            "parents",
+            json!({"name": "fire", "data": {"enqueue": {"queue": "kids", "name": "later", "data": {"echo": "hi"}}}}),
+        )
+        .await;
+    let out = api.wait_done(&enqueuer).await["returnvalue"].clone();
+    let child = format!("kids:{}", out["id"].as_str().unwrap());
+    let child_job = api.wait_done(&child).await;
+    assert_eq!(child_job["returnvalue"], "hi", "{child_job}");
+    assert_eq!(
+        child_job["producer"], "web",
+        "the parent's producer: {child_job}"
+    );
+    let sender = api
+        .enqueue(
+            "parents",
+            json!({"name": "announce", "data": {"event": {"name": "order.created", "data": {"echo": 7}}}}),
+        )
+        .await;
+    let out = api.wait_done(&sender).await["returnvalue"].clone();
+    let event_id = out["eventId"].as_str().unwrap();
+    let heard = api.wait_done(&format!("listener:evt-{event_id}")).await;
+    assert_eq!(heard["data"]["data"], json!({"echo": 7}), "{heard}");
+    assert_eq!(listed(&api, "listener", "completed").await.len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn retry_after_and_rate_limit_use_no_attempt() {
+    let api = Api::start();
+    api.setup(
+        "limited",
+        "work-probe",
+        json!({"rateLimit": {"max": 1000, "durationMs": 1000}}),
+    )
+    .await;
+    let later = api
+        .enqueue(
+            "limited",
+            json!({"name": "429", "data": {"retryAfterMs": 3000}}),
+        )
+        .await;
+    let parked = api
+        .wait_until(&later, "delayed by its retry-after", |j| {
+            j["state"] == "delayed"
+        })
+        .await;
+    assert_eq!(
+        parked["delay"], 3000,
+        "BullMQ's delay is the one asked: {parked}"
+    );
+    let job = api.wait_done(&later).await;
+    assert_eq!(job["state"], "completed", "{job}");
+    assert_eq!(
+        job["attemptsMade"], 1,
+        "one attempt, the one that completed: {job}"
+    );
+    assert_eq!(job["returnvalue"]["attempt"], 1, "{job}");
+    assert_eq!(job["returnvalue"]["runs"], 2, "{job}");
+    let waited = job["processedOn"].as_u64().unwrap() - job["timestamp"].as_u64().unwrap();
+    assert!(
+        waited >= 3000,
+        "the second run started {waited} ms after the add"
+    );
+
+    let paused = api
+        .enqueue(
+            "limited",
+            json!({"name": "slow-down", "data": {"rateLimitMs": 2000}}),
+        )
+        .await;
+    let job = api.wait_done(&paused).await;
+    assert_eq!(
+        job["attemptsMade"], 1,
+        "one attempt, the one that completed: {job}"
+    );
+    assert_eq!(job["returnvalue"]["attempt"], 1, "{job}");
+    assert_eq!(job["returnvalue"]["runs"], 2, "{job}");
+    let waited = job["processedOn"].as_u64().unwrap() - job["timestamp"].as_u64().unwrap();
+    assert!(waited >= 2000, "the queue was paused only {waited} ms");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn on_failure_announces_each_failure_for_good_once() {
+    let api = Api::start();
+    api.setup(
+        "fragile",
+        "work-probe",
+        json!({
+            "onFailure": {"queue": "dead-letters", "event": "job.failed"},
+            "defaultJobOptions": {"attempts": 2},
+        }),
+    )
+    .await;
+    for (queue, spec) in [
+        ("dead-letters", json!({"handler": "work-probe"})),
+        (
+            "failure-listener",
+            json!({"handler": "work-probe", "events": ["job.failed"]}),
+        ),
+    ] {
+        let (status, body) = api
+            .put(&format!("/v1/queues/{queue}"), tokens::ADMIN, spec)
+            .await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+    }
+    let fatal = api
+        .enqueue("fragile", json!({"name": "bad", "data": {"fatal": true}}))
+        .await;
+    let exhausted = api
+        .enqueue(
+            "fragile",
+            json!({"name": "flaky", "data": {"failUntil": 99}}),
+        )
+        .await;
+    let fine = api
+        .enqueue("fragile", json!({"name": "good", "data": {"echo": 1}}))
+        .await;
+    for job in [&fatal, &exhausted, &fine] {
+        api.wait_done(job).await;
+    }
+    let letters = airlock_tests::eventually_some(
+        "two dead letters and two failure events",
+        std::time::Duration::from_secs(20),
+        || async {
+            let letters = listed(&api, "dead-letters", "completed").await;
+            let heard = listed(&api, "failure-listener", "completed").await;
+            (letters.len() >= 2 && heard.len() >= 2).then_some(letters)
+        },
+    )
+    .await;
+    // A few announcement passes later, still one of each per failure.
+    tokio::time::sleep(std::time::Duration::from_secs(3)).await;
+    assert_eq!(listed(&api, "dead-letters", "completed").await.len(), 2);
+    assert_eq!(listed(&api, "failure-listener", "completed").await.len(), 2);
+    let by_id = |id: &str| {
+        letters
+            .iter()
+            .find(|l| l["data"]["id"] == id)
+            .unwrap_or_else(|| panic!("no dead letter for {id}: {letters:?}"))
+            .clone()
+    };
+    let fatal_letter = by_id(fatal.split_once(':').unwrap().1);
+    assert_eq!(fatal_letter["data"]["failure"]["kind"], "guest_fatal");
+    assert_eq!(fatal_letter["data"]["attempts"], 1);
+    assert_eq!(fatal_letter["data"]["producer"], "web");
+    assert_eq!(fatal_letter["data"]["data"], json!({"fatal": true}));
+    let retry_letter = by_id(exhausted.split_once(':').unwrap().1);
+    assert_eq!(retry_letter["data"]["failure"]["kind"], "guest_retry");
+    assert_eq!(retry_letter["data"]["attempts"], 2);
+}
