@@ -10,7 +10,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1] / "guest-sdk" / "python" / "src"))
 
-from airlock_sdk import HttpError, HttpRefusal  # noqa: E402
+from airlock_sdk import Failed, HttpError, HttpRefusal  # noqa: E402
 from airlock_sdk.testing import FakeHost, run  # noqa: E402
 
 
@@ -116,6 +116,89 @@ class OrderWorkflowTest(unittest.TestCase):
         host = FakeHost(kv={"charges:o4": "many"})
         run(order.run, {"orderId": "o4", "amount": 1}, host=host)
         self.assertEqual(host.kv["charges:o4"], "1")
+
+    def test_a_charge_job_is_the_payment_handler(self):
+        host = FakeHost()
+        out = run(order.run, {"orderId": "o1", "amount": 99.5}, host=host, name="charge", queue="charges")
+        self.assertEqual(out.output, '{"chargeId":"ch_o1","amount":99.5}')
+        self.assertEqual(host.step_order, ["charge-payment"])
+        self.assertEqual(host.kv, {"charges:o1": "1"})
+        self.assertEqual(host.logs, [("info", "charging order o1 for 99.5")])
+        self.assertEqual(host.progress, [])
+        # Retried or redelivered: the charge replays.
+        self.assertEqual(run(order.run, {"orderId": "o1", "amount": 99.5}, host=host, name="charge").output,
+                         out.output)
+        self.assertEqual(host.kv, {"charges:o1": "1"})
+
+    def test_charge_queue_invokes_the_payment_handler(self):
+        charges = FakeHost()  # the payment handler's own host (its own KV)
+
+        def charge(job):
+            self.assertEqual((job.queue, job.name, job.data), ("charges", "charge", {"orderId": "o1", "amount": 99.5}))
+            paid = run(order.run, job.data, host=charges, name=job.name, queue=job.queue)
+            return paid.value
+
+        host = FakeHost(answer_child=charge, starts={"queues": ["charges"]})
+        data = {**self.ORDER, "chargeQueue": "charges"}
+        out = run(order.run, data, host=host, queue="orders")
+        self.assertEqual(out.output, '{"status":"completed","orderId":"o1","chargeId":"ch_o1","reviewRequested":true}')
+        self.assertEqual(out.runs, 3)  # parked at the invoke, then at the sleep
+        self.assertEqual([(j.queue, j.name, j.invoked) for j in host.jobs], [("charges", "charge", True)])
+        self.assertEqual(host.step_order, ["verify-fraud-risk", "send-customer-review-request"])
+        self.assertEqual(list(host.invokes), ["charge-payment"])
+        self.assertEqual(host.kv, {}, "the order charged nothing itself")
+        self.assertEqual(charges.kv, {"charges:o1": "1"})
+        self.assertEqual(charges.step_order, ["charge-payment"])
+        # The same job again: the invoke's end replays, nothing is charged twice.
+        self.assertEqual(run(order.run, data, host=host, queue="orders").output, out.output)
+        self.assertEqual(len(host.jobs), 1)
+        self.assertEqual(charges.kv, {"charges:o1": "1"})
+
+    def test_a_failed_charge_fails_the_order_fatally(self):
+        declined = lambda job: Failed("card declined", kind="guest_fatal", attempts=1)  # noqa: E731
+        host = FakeHost(answer_child=declined)
+        out = run(order.run, {**self.ORDER, "chargeQueue": "charges"}, host=host)
+        self.assertEqual((out.status, out.message), (
+            "fatal", "the charge failed: the invoked job failed for good after 1 attempt(s): "
+                     "guest_fatal: card declined"))
+        self.assertEqual(host.step_order, ["verify-fraud-risk"])
+        self.assertEqual(host.sleeps, {})
+        # A charges queue the binding does not allow fails the order at once.
+        out = run(order.run, {**self.ORDER, "chargeQueue": "charges"}, host=FakeHost(starts={"queues": []}),
+                  queue="orders")
+        self.assertEqual((out.status, out.message), (
+            "fatal", "refused: queue `charges` is not in the `starts.queues` of queue `orders`'s binding"))
+
+    def test_charge_queue_parks_the_order_until_the_charge_ended(self):
+        host = FakeHost()
+        data = {**self.ORDER, "chargeQueue": "charges"}
+        out = run(order.run, data, host=host)
+        self.assertEqual((out.status, out.wait_id), ("suspended", "charge-payment"))
+        self.assertEqual(host.progress, [])
+        host.complete_child("charge-payment", {"chargeId": "ch_remote", "amount": 99.5})
+        out = run(order.run, data, host=host)
+        self.assertEqual(out.value["chargeId"], "ch_remote")
+
+    def test_notify_event(self):
+        host = FakeHost(starts={"events": ["order.*"]})
+        data = {**self.ORDER, "notifyEvent": "order.reviewed"}
+        out = run(order.run, data, host=host)
+        (event,) = host.sent_events
+        self.assertEqual((event["name"], event["data"]), ("order.reviewed", {"orderId": "o1", "chargeId": "ch_o1"}))
+        self.assertEqual(out.value, {"status": "completed", "orderId": "o1", "chargeId": "ch_o1",
+                                     "reviewRequested": True, "notified": event["id"]})
+        self.assertEqual(list(out.value), ["status", "orderId", "chargeId", "reviewRequested", "notified"])
+        self.assertEqual(host.step_order,
+                         ["verify-fraud-risk", "charge-payment", "send-customer-review-request", "notify"])
+        # Sent once: a replay gets the recorded id.
+        self.assertEqual(run(order.run, data, host=host).value["notified"], event["id"])
+        self.assertEqual(len(host.sent_events), 1)
+        # An event the binding does not allow fails the order.
+        out = run(order.run, {**self.ORDER, "notifyEvent": "user.created"}, host=FakeHost(starts={"events": ["order.*"]}))
+        self.assertEqual((out.status, out.message), (
+            "fatal", "refused: event `user.created` is not in the `starts.events` of queue `test`'s binding"))
+        out = run(order.run, {**self.ORDER, "notifyEvent": 5})
+        self.assertEqual(out.status, "fatal")
 
 
 def approvals(**kwargs):

@@ -390,3 +390,102 @@ async fn on_failure_announces_each_failure_for_good_once() {
     assert_eq!(retry_letter["data"]["failure"]["kind"], "guest_retry");
     assert_eq!(retry_letter["data"]["attempts"], 2);
 }
+
+/// The two crash windows of an invoke: the parent's host dies after the
+/// child's add but before the parent parked (paused there by a failpoint,
+/// then SIGKILLed), and the next host dies right after the child ended,
+/// before the parent resumed. The child runs once; the parent's code
+/// before the invoke runs once; it ends with the child's value.
+#[tokio::test(flavor = "multi_thread")]
+async fn hosts_killed_around_an_invoke_lose_nothing_and_repeat_nothing() {
+    use airlock_tests::host::{HostOptions, HostProcess};
+    let mut options = HostOptions::default();
+    options
+        .env
+        .push(("FAILPOINTS".into(), "after-start-jobs=1*pause".into()));
+    let mut api = Api::start_with_options(options);
+    // The children's queue is bound only once the first host is dead, so
+    // no child runs on it.
+    api.setup(
+        "parents",
+        "work-probe",
+        json!({"starts": {"queues": ["kids"]}}),
+    )
+    .await;
+    let parent = api
+        .enqueue(
+            "parents",
+            json!({"name": "crash", "data": {"invoke": [
+                {"queue": "kids", "name": "once", "data": {"echo": "ok"}},
+            ]}}),
+        )
+        .await;
+    airlock_tests::eventually_some(
+        "the child added while its parent still runs",
+        std::time::Duration::from_secs(20),
+        || async {
+            // The queue is not bound yet: its wait list, read in Redis.
+            let waiting = api.redis.cli(&["LLEN", "bull:kids:wait"]);
+            let parent = api.job(&parent).await;
+            (waiting == "1" && parent["state"] == "active").then_some(())
+        },
+    )
+    .await;
+    api.host.kill9();
+
+    let second = HostProcess::start(
+        &api.redis.url(),
+        HostOptions {
+            id: "second".into(),
+            api: true,
+            ..HostOptions::default()
+        },
+    );
+    api.url = second.api_url();
+    let (status, body) = api
+        .put(
+            "/v1/queues/kids",
+            tokens::ADMIN,
+            json!({"handler": "work-probe"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let child = airlock_tests::eventually_some(
+        "the child to complete",
+        std::time::Duration::from_secs(60),
+        || async { listed(&api, "kids", "completed").await.pop() },
+    )
+    .await;
+    drop(second); // SIGKILL: the parent may be moved, or resuming, now.
+    let third = HostProcess::start(
+        &api.redis.url(),
+        HostOptions {
+            id: "third".into(),
+            api: true,
+            ..HostOptions::default()
+        },
+    );
+    api.url = third.api_url();
+    let done = api.wait_done(&parent).await;
+    assert_eq!(done["state"], "completed", "{done}");
+    let out = &done["returnvalue"];
+    assert_eq!(out["ends"], json!([{"value": "ok"}]), "{out}");
+    assert_eq!(
+        out["before"], 1,
+        "the code before the invoke ran once: {out}"
+    );
+    let child_id = child["id"].as_str().unwrap();
+    assert_eq!(
+        listed(&api, "kids", "completed").await.len(),
+        1,
+        "one child, added once"
+    );
+    assert_eq!(
+        api.redis.cli(&[
+            "GET",
+            &format!("bull:airlock:kv:work-probe:runs:kids:{child_id}")
+        ]),
+        "1",
+        "the child ran once"
+    );
+}

@@ -581,3 +581,78 @@ async fn typescript_steps_replay_on_retry() {
         json!(["first", "flaky", "repeat", "repeat#2", "repeat#3"])
     );
 }
+
+/// The order workflow charging through the payment handler: the order
+/// invokes a `charge` job on the charges' queue (the same component is
+/// that handler), parks until it completed, then notifies with an event;
+/// the charge ran once, as a child of the order, and the listener heard
+/// the event once.
+async fn order_workflow_invokes(guest: &str) {
+    let api = Api::start();
+    api.setup(
+        "orders",
+        guest,
+        json!({"starts": {"queues": ["charges"], "events": ["order.reviewed"]}}),
+    )
+    .await;
+    for (queue, spec) in [
+        ("charges", json!({"handler": guest})),
+        (
+            "order-listener",
+            json!({"handler": guest, "events": ["order.reviewed"]}),
+        ),
+    ] {
+        let (status, body) = api
+            .put(&format!("/v1/queues/{queue}"), tokens::ADMIN, spec)
+            .await;
+        assert_eq!(status, StatusCode::OK, "{guest}: {body}");
+    }
+    let order = enqueue(
+        &api,
+        "orders",
+        json!({"data": {"orderId": "I", "amount": 12, "reviewDelayMs": 0,
+                        "chargeQueue": "charges", "notifyEvent": "order.reviewed"}}),
+    )
+    .await;
+    let done = api.wait_done(&order).await;
+    assert_eq!(done["state"], "completed", "{guest}: {done}");
+    assert_eq!(done["returnvalue"]["chargeId"], "ch_I", "{guest}: {done}");
+    let event_id = done["returnvalue"]["notified"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{guest}: no event sent: {done}"));
+    let kv = format!("bull:airlock:kv:{guest}:charges:I");
+    assert_eq!(api.redis.cli(&["GET", &kv]), "1", "{guest}: charged once");
+    let (status, charges) = api
+        .get("/v1/queues/charges/jobs?state=completed", tokens::ADMIN)
+        .await;
+    assert_eq!(status, StatusCode::OK, "{charges}");
+    let charges = charges["jobs"].as_array().unwrap();
+    assert_eq!(charges.len(), 1, "{guest}: {charges:?}");
+    assert_eq!(charges[0]["name"], "charge");
+    assert_eq!(charges[0]["returnvalue"]["chargeId"], "ch_I");
+    // The listener is the same handler: the event's job ran as an order
+    // without an amount, and failed as one — what matters is that it came.
+    let heard = api
+        .wait_done(&format!("order-listener:evt-{event_id}"))
+        .await;
+    assert_eq!(
+        heard["data"]["data"],
+        json!({"orderId": "I", "chargeId": "ch_I"}),
+        "{guest}: {heard}"
+    );
+}
+
+#[tokio::test]
+async fn rust_order_workflow_charges_through_the_payment_handler() {
+    order_workflow_invokes("order-workflow").await;
+}
+
+#[tokio::test]
+async fn typescript_order_workflow_charges_through_the_payment_handler() {
+    order_workflow_invokes("js-order-workflow").await;
+}
+
+#[tokio::test]
+async fn python_order_workflow_charges_through_the_payment_handler() {
+    order_workflow_invokes("py-order-workflow").await;
+}

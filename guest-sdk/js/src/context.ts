@@ -5,6 +5,19 @@ import { FatalError, RetryableError, messageOf } from './errors';
 import { parseEvent, type Event } from './event';
 import { Refusals, isRefusalError, isWrappedFetch, refused, requestUrl, trackResponse } from './fetch';
 import type { Host, JobInfo, LogLevel, RawEventMatch } from './host';
+import { retryAfterFrom } from './http';
+import {
+  InvokeError,
+  RetryAfterError,
+  childEndOf,
+  jsonText,
+  laterMs,
+  rawNewJob,
+  type ChildEnd,
+  type InvokeManyOptions,
+  type InvokeOptions,
+  type NewJob,
+} from './work';
 
 /** Any value `JSON.stringify` writes. */
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
@@ -190,10 +203,19 @@ export type Jsonified<T> = T extends undefined | void
           ? { [K in keyof T]: Jsonified<T[K]> }
           : T;
 
-/** `init` of {@link Context.fetch}: `fetch`'s, plus a per-request timeout. */
+/** `init` of {@link Context.fetch}: `fetch`'s, plus a per-request timeout and the 429 helper. */
 export interface FetchInit extends RequestInit {
   /** Give up after this many milliseconds (the job's deadline caps it in any case). */
   timeoutMs?: number;
+  /**
+   * A 429 (Too Many Requests) response ends the run, and the job runs
+   * again after the delay its `Retry-After` header asks for (seconds or an
+   * HTTP-date; one second when it is missing or unreadable; at most a
+   * day), using up no attempt: {@link Context.retryAfter}. The promise
+   * then never resolves. Off by default: the 429 comes back like any
+   * response.
+   */
+  retryOn429?: boolean;
 }
 
 /**
@@ -228,6 +250,11 @@ const CALLS: { readonly [K in Exclude<keyof Host, 'engine'>]: string } = {
   kvSet: 'ctx.kv.set',
   kvSetIfAbsent: 'ctx.kv.setIfAbsent',
   kvDelete: 'ctx.kv.delete',
+  enqueue: 'ctx.enqueue',
+  invoke: 'ctx.invoke',
+  sendEvent: 'ctx.sendEvent',
+  retryAfter: 'ctx.retryAfter',
+  rateLimit: 'ctx.rateLimit',
   configGet: 'ctx.config',
   configKeys: 'ctx.config.keys',
   secret: 'ctx.secret',
@@ -410,6 +437,98 @@ export class Context {
   }
 
   /**
+   * Adds `job` to its queue, once: a step with id `id` (it shares the
+   * steps' occurrence count, so a repeated id gets `id#2`, ...). A replay
+   * adds nothing new, nor does a rerun after a crash between the add and
+   * its record (the job's id is derived from this job's and the step's).
+   * The job belongs to this job's producer and continues its trace. Fire
+   * and forget: resolves with where it went, `{ queue, id }`. A queue the
+   * binding's `starts.queues` does not allow fails this job at once
+   * (`guest_fatal`, saying why).
+   */
+  async enqueue(id: string, job: NewJob): Promise<JobRef> {
+    this.#check('ctx.enqueue');
+    const raw = rawNewJob(job, `enqueue \`${id}\``);
+    const ref = this.#host.enqueue(this.#occurrenceKey('step', id), raw);
+    return Object.freeze({ queue: ref.queue, id: ref.id });
+  }
+
+  /**
+   * Starts `job` as a child of this job and resolves with its return value
+   * once it has ended (Inngest's `step.invoke`); rejects with an
+   * {@link InvokeError} when it failed for good (after its retries:
+   * `kind: 'failed'`, its `failure`) or `options.timeout` ran out first
+   * (`kind: 'timedOut'`). Uncaught, that error fails this job fatally.
+   *
+   * The first time, the job parks (the promise never settles in that
+   * run), holding no worker slot and no instance, until the child has
+   * ended; it then runs again from the start, replays its steps, and this
+   * call resolves. Keep side effects before it in steps. Repeated ids in
+   * one run are `id`, `id#2`, ... (one count with {@link Context.invokeMany}).
+   */
+  async invoke<T = unknown>(id: string, job: NewJob, options: InvokeOptions = {}): Promise<T> {
+    const [end] = this.#invoke<T>(id, [job], { timeout: options.timeout }, 'ctx.invoke');
+    if (end === undefined) throw new RetryableError(`invoke \`${id}\`: the host answered no end`);
+    if (end.status === 'completed') return end.value;
+    throw new InvokeError(id, end);
+  }
+
+  /**
+   * Starts `jobs` as children of this job (a fan-out, at most 10,000) and
+   * resolves once every one has ended: their ends in the order of `jobs`
+   * (`{ status: 'completed', value }`, `{ status: 'failed', failure }` or
+   * `{ status: 'timedOut' }`), a failed child hiding none of the others'
+   * values. Parks the job like {@link Context.invoke}. `maxRunning`: at
+   * most that many run at once (they start in groups of that size, each
+   * once the one before has ended); `timeout`: the children still running
+   * then end as `timedOut` (they are left to run).
+   */
+  async invokeMany<T = unknown>(id: string, jobs: NewJob[], options: InvokeManyOptions = {}): Promise<ChildEnd<T>[]> {
+    return this.#invoke<T>(id, jobs, options, 'ctx.invokeMany');
+  }
+
+  /**
+   * Sends event `name` with `data`, once: a step with id `id` (the steps'
+   * occurrence count). It reaches the queues subscribed to `name` and the
+   * jobs waiting for it, as `POST /v1/events` does, sent as this job's
+   * producer; a replay sends nothing new. Resolves with the event's id.
+   * An event the binding's `starts.events` does not allow fails the job at
+   * once.
+   */
+  async sendEvent(id: string, name: string, data?: unknown): Promise<string> {
+    this.#check('ctx.sendEvent');
+    const text = jsonText(data, `the data of event \`${name}\` (send \`${id}\`)`);
+    return this.#host.sendEvent(this.#occurrenceKey('step', id), String(name), text);
+  }
+
+  /**
+   * Ends this run; the job runs again after `delay` (`"30s"`, milliseconds,
+   * or a `Date` to run at; cut to a day), using up no attempt — for an
+   * API's `Retry-After`. `reason` goes to the job's log. A job may ask
+   * this 100 times; past that the run fails as an ordinary retry (which
+   * uses an attempt). Never resolves: `return ctx.retryAfter(...)`.
+   * Throwing a {@link RetryAfterError} does the same.
+   */
+  async retryAfter(delay: Duration | Date, reason: string): Promise<never> {
+    this.#check('ctx.retryAfter');
+    this.#endForRetry(delayMs(delay), String(reason));
+  }
+
+  /**
+   * Ends this run, pauses the whole queue for `duration` (cut to a day)
+   * across the fleet, and puts the job back, using up no attempt
+   * (BullMQ's `worker.rateLimit`). The queue pauses only when its binding
+   * has a `rateLimit`; elsewhere this job alone waits `duration`, as with
+   * {@link Context.retryAfter}, and its log says so. Never resolves.
+   */
+  async rateLimit(duration: Duration, reason: string): Promise<never> {
+    this.#check('ctx.rateLimit');
+    const ms = delayMs(duration);
+    this.#host.rateLimit(ms, String(reason));
+    throw new RetryableError(`rate limit for ${ms} ms: ${reason} (the host did not end the run)`);
+  }
+
+  /**
    * `fetch` (StarlingMonkey only), with failures mapped like the Rust SDK's
    * HTTP client. A request the host refused — by the binding's egress
    * list, the operator's, the address check, the scheme or
@@ -421,7 +540,8 @@ export class Context {
    * ...`). Reading the body (`text()`, `json()`, `arrayBuffer()`, `blob()`)
    * fails with the refusal's error when the host cut the body off.
    * Responses come back whatever their status: pass them to
-   * {@link ensureOk}.
+   * {@link ensureOk}. With `init.retryOn429`, a 429 ends the run instead,
+   * to run again after its `Retry-After` ({@link FetchInit.retryOn429}).
    */
   async fetch(input: string | URL | Request, init?: FetchInit): Promise<Response> {
     this.#check('ctx.fetch');
@@ -431,7 +551,7 @@ export class Context {
         `fetch is not available on the ${this.#host.engine} engine (build with --engine starlingmonkey for outgoing HTTP)`,
       );
     }
-    const { timeoutMs, ...rest } = init ?? {};
+    const { timeoutMs, retryOn429, ...rest } = init ?? {};
     if (timeoutMs !== undefined && rest.signal == null && typeof AbortSignal !== 'undefined' && typeof AbortSignal.timeout === 'function') {
       rest.signal = AbortSignal.timeout(timeoutMs);
     }
@@ -450,7 +570,30 @@ export class Context {
       throw new RetryableError(`HTTP transport: ${messageOf(e)}`, { cause: e });
     }
     trackResponse(response, this.#refusals);
+    if (retryOn429) {
+      const later = retryAfterFrom(response);
+      if (later !== undefined) this.#endForRetry(later.delayMs, later.message);
+    }
     return response;
+  }
+
+  /** Ends the run to run again in `ms` (the host's `retry-after` does not return). */
+  #endForRetry(ms: number, reason: string): never {
+    this.#host.retryAfter(ms, reason);
+    throw new RetryableError(`retry after ${ms} ms: ${reason} (the host did not end the run)`);
+  }
+
+  #invoke<T>(id: string, jobs: NewJob[], options: InvokeManyOptions, call: string): ChildEnd<T>[] {
+    this.#check(call);
+    if (!Array.isArray(jobs)) throw new FatalError(`invoke \`${id}\`: jobs must be an array`);
+    const raw = jobs.map((job, i) => rawNewJob(job, `invoke \`${id}\`${jobs.length > 1 ? ` (job ${i})` : ''}`));
+    const maxRunning = options.maxRunning;
+    if (maxRunning !== undefined && (!Number.isInteger(maxRunning) || maxRunning < 1 || maxRunning > 0xffff_ffff)) {
+      throw new FatalError(`invoke \`${id}\`: maxRunning must be a whole number from 1 (got ${String(maxRunning)})`);
+    }
+    const timeoutMs = options.timeout === undefined || options.timeout === null ? undefined : Math.floor(parseDuration(options.timeout));
+    const ends = this.#host.invoke(this.#occurrenceKey('invoke', id), raw, maxRunning, timeoutMs);
+    return ends.map((end) => childEndOf<T>(end, id));
   }
 
   /** Throws when this context's job has ended (for calls that may not reach the host). */
@@ -468,7 +611,15 @@ export class Context {
         throw new FatalError(`recorded result of step \`${id}\` no longer fits its type: ${messageOf(e)}`);
       }
     }
-    const value = await fn();
+    let value: T;
+    try {
+      value = await fn();
+    } catch (e) {
+      // Inngest's RetryAfterError out of a step: the run ends here (the
+      // step records nothing), whatever the handler would catch.
+      if (e instanceof RetryAfterError) this.#endForRetry(e.delayMs, e.message);
+      throw e;
+    }
     let text: string | undefined;
     try {
       text = JSON.stringify(value);
@@ -524,8 +675,11 @@ export class Context {
   }
 }
 
-/** Steps, sleeps and waits count their occurrences separately. */
-type OccurrenceKind = 'step' | 'sleep' | 'wait';
+/**
+ * Steps, sleeps, waits and invokes count their occurrences separately
+ * (`enqueue` and `sendEvent` are steps).
+ */
+type OccurrenceKind = 'step' | 'sleep' | 'wait' | 'invoke';
 
 /** The record key of occurrence `n` (from 1) of `id` in one run. */
 function occurrence(id: string, n: number): string {
@@ -573,4 +727,9 @@ function wakeTime(when: Date | number | string): number {
     throw new FatalError(`invalid wake-up time ${String(when)}`);
   }
   return Math.max(0, ms);
+}
+
+/** A `retry-after`/`rate-limit` delay in whole milliseconds (a `Date`: from now), within 0 to a day. */
+function delayMs(delay: Duration | Date): number {
+  return laterMs(delay instanceof Date ? delay.getTime() - Date.now() : parseDuration(delay));
 }

@@ -8,6 +8,7 @@ import { createHost, ENGINE, jobInfo, type Host } from './host';
 import { rawImports, type RawJob } from './raw';
 import { discardJobs, draining, settleNow } from './sync-promise';
 import { clearTimers } from './timers';
+import { RetryAfterError } from './work';
 
 /** A handler function: typed job data in, JSON-encodable result out. */
 export type HandlerFn<I, O> = (data: I, ctx: Context) => O | Promise<O>;
@@ -41,8 +42,10 @@ export function isHandler(value: unknown): value is Handler {
  * The job's data is parsed as JSON (not JSON: a fatal error) and handed to
  * `fn` with the {@link Context}; what `fn` returns is the job's result,
  * encoded as JSON (`undefined` as `null`; unencodable: fatal). A thrown
- * {@link FatalError} fails the job at once; any other error is retried per
- * the job's `attempts` (BullMQ semantics).
+ * {@link FatalError} (an uncaught `InvokeError` is one) fails the job at
+ * once; a thrown {@link RetryAfterError} ends the run to run again after
+ * its delay, using up no attempt; any other error is retried per the job's
+ * `attempts` (BullMQ semantics).
  */
 export function handler<I = unknown, O = unknown>(fn: HandlerFn<I, O>, options: HandlerOptions<I> = {}): Handler {
   if (typeof fn !== 'function') throw new TypeError('handler(fn): fn must be a function (data, ctx) => result');
@@ -165,7 +168,18 @@ async function execute(
     installFetch(contextRefusals(r.ctx), r.host.engine);
     return encodeOutput(await fn(data, r.ctx));
   } catch (e) {
-    throw toJobError(e) satisfies JobErrorVariant;
+    let thrown = e;
+    if (e instanceof RetryAfterError) {
+      // Inngest's RetryAfterError: end the run, to run again after its
+      // delay, using up no attempt (the host's `retry-after` does not
+      // return; were it to, the error fails the run as a retry).
+      try {
+        r.host.retryAfter(e.delayMs, e.message);
+      } catch (x) {
+        thrown = x;
+      }
+    }
+    throw toJobError(thrown) satisfies JobErrorVariant;
   } finally {
     endJob(r);
   }

@@ -41,6 +41,28 @@ export interface RawHttpRefusal {
   reason: string;
 }
 
+/** The WIT `new-job`: a job to start, its data (and options) as JSON text. */
+export interface RawNewJob {
+  queue: string;
+  name: string;
+  data: string;
+  /** BullMQ job options as a JSON object's text; `undefined`: the target queue's defaults. */
+  options: string | undefined;
+}
+
+/** The WIT `child-failure`: why an invoked child failed for good. */
+export interface RawChildFailure {
+  kind: string;
+  reason: string;
+  attempts: number;
+}
+
+/** The WIT `child-end`: how an invoked child ended. */
+export type RawChildEnd =
+  | { tag: 'completed'; val: string }
+  | { tag: 'failed'; val: RawChildFailure }
+  | { tag: 'timed-out' };
+
 /** The host calls, normalised. Failed calls throw {@link HostError}. */
 export interface Host {
   readonly engine: Engine;
@@ -61,6 +83,16 @@ export interface Host {
   kvSet(key: string, value: string, ttlMs: number | undefined): void;
   kvSetIfAbsent(key: string, value: string, ttlMs: number | undefined): boolean;
   kvDelete(key: string): boolean;
+  /** Adds a job, once (a step): where it went. */
+  enqueue(id: string, job: RawNewJob): { queue: string; id: string };
+  /** The children's ends, in order; parks the job (does not return) until all have ended. */
+  invoke(id: string, jobs: RawNewJob[], maxRunning: number | undefined, timeoutMs: number | undefined): RawChildEnd[];
+  /** Sends an event, once (a step): its id. */
+  sendEvent(id: string, name: string, data: string): string;
+  /** Ends the run; the job runs again in `delayMs` (does not return). */
+  retryAfter(delayMs: number, reason: string): void;
+  /** Ends the run and pauses the queue for `durationMs` (does not return). */
+  rateLimit(durationMs: number, reason: string): void;
   configGet(key: string): string | undefined;
   configKeys(): string[];
   secret(name: string): string;
@@ -99,6 +131,12 @@ export function createHost(raw: RawImports, engine: Engine): Host {
   const optU64 = (n: number | undefined) => (n === undefined ? undefined : u64(n));
   // An `option` argument's none, as each engine documents it.
   const none = (engine === 'quickjs' ? null : undefined) as undefined;
+  const newJob = (job: RawNewJob) => ({
+    queue: job.queue,
+    name: job.name,
+    data: job.data,
+    options: job.options === undefined ? none : job.options,
+  });
   return {
     engine,
     log: (level, message) => context.log(level, message),
@@ -126,11 +164,42 @@ export function createHost(raw: RawImports, engine: Engine): Host {
     kvSetIfAbsent: (key, value, ttlMs) =>
       call('kv set-if-absent', () => context.kvSetIfAbsent(key, value, optU64(ttlMs))),
     kvDelete: (key) => call('kv delete', () => context.kvDelete(key)),
+    enqueue: (id, job) =>
+      call('enqueue', () => {
+        const ref = context.enqueue(id, newJob(job));
+        return { queue: ref.queue, id: ref.id };
+      }),
+    invoke: (id, jobs, maxRunning, timeoutMs) =>
+      call('invoke', () =>
+        context
+          .invoke(id, jobs.map(newJob), maxRunning === undefined ? none : maxRunning, timeoutMs === undefined ? none : u64(timeoutMs))
+          .map(childEnd),
+      ),
+    sendEvent: (id, name, data) => call('send event', () => context.sendEvent(id, name, data)),
+    // No result to fail: both end the run (the host stops the instance).
+    retryAfter: (delayMs, reason) => context.retryAfter(u64(delayMs), reason),
+    rateLimit: (durationMs, reason) => context.rateLimit(u64(durationMs), reason),
     configGet: (key) => fromOption(config.get(key)),
     configKeys: () => config.keys(),
     secret: (name) => call(`secret \`${name}\``, () => config.secret(name)),
     revealSecret: (name) => call(`secret \`${name}\``, () => config.revealSecret(name)),
   };
+}
+
+/** A WIT `child-end` from either engine (a case without payload may carry a `val` of none). */
+function childEnd(end: { tag: string; val?: unknown }): RawChildEnd {
+  switch (end.tag) {
+    case 'completed':
+      return { tag: 'completed', val: String(end.val) };
+    case 'failed': {
+      const f = end.val as RawChildFailure;
+      return { tag: 'failed', val: { kind: f.kind, reason: f.reason, attempts: f.attempts } };
+    }
+    case 'timed-out':
+      return { tag: 'timed-out' };
+    default:
+      throw new TypeError(`invoke: a child end of unknown kind \`${end.tag}\``);
+  }
 }
 
 /** What a handler learns about its job. */

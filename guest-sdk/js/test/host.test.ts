@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { createHost, fromOption, fromU64, jobInfo, toU64 } from '../src/host';
 import { HostError } from '../src/errors';
 import { rawImports } from '../src/raw';
-import { fake, rawJob, recordEvent, recordTimeout, resetFake } from './fake/state';
+import { fake, rawJob, recordEvent, recordInvoke, recordTimeout, resetFake } from './fake/state';
 import { test } from './harness';
 
 for (const engine of ['starlingmonkey', 'quickjs'] as const) {
@@ -47,6 +47,37 @@ for (const engine of ['starlingmonkey', 'quickjs'] as const) {
     assert.throws(() => host.secret('NOPE'), /secret `NOPE` refused: no secret `NOPE` is set/);
     fake.children = undefined;
     assert.throws(() => host.childrenResults(), /children results unsupported: this host has no flows/);
+  });
+
+  test(`${engine} shapes of the 0.5.0 calls: new-job options and invoke's options as none, u64 per engine`, () => {
+    resetFake(engine);
+    const host = createHost(rawImports, engine);
+    const job = { queue: 'q', name: 'n', data: '{}', options: undefined };
+    assert.deepEqual(host.enqueue('e', job), { queue: 'q', id: 'job-1:e' });
+    assert.deepEqual(host.enqueue('e2', { ...job, options: '{"attempts":2}' }), { queue: 'q', id: 'job-1:e2' });
+    recordInvoke('i', [{ completed: 1 }, { failed: { kind: 'guest_fatal', reason: 'no', attempts: 1 } }, 'timedOut']);
+    assert.deepEqual(host.invoke('i', [job, job, job], undefined, undefined), [
+      { tag: 'completed', val: '1' },
+      { tag: 'failed', val: { kind: 'guest_fatal', reason: 'no', attempts: 1 } },
+      { tag: 'timed-out' },
+    ]);
+    assert.deepEqual(host.invoke('i', [job], 2, 1000.9).length, 3);
+    assert.throws(() => host.invoke('parks', [job], undefined, undefined), /parked on wait `parks`/);
+    assert.equal(host.sendEvent('s', 'e', '{"a":1}'), 'ev_fake_s');
+    assert.deepEqual(fake.workCalls.map((c) => (c.op === 'invoke' ? [c.maxRunning, c.timeoutMs] : c.op)), [
+      'enqueue',
+      'enqueue',
+      [undefined, undefined],
+      [2, 1000],
+      [undefined, undefined],
+      'sendEvent',
+    ]);
+    assert.throws(() => host.retryAfter(1500.5, 'r'), /ended: retry after 1500 ms: r/);
+    assert.throws(() => host.rateLimit(10, 'q'), /ended: rate limit for 10 ms: q/);
+    fake.failures.set('enqueue', { tag: 'invalid', val: "the job's data is not JSON" });
+    assert.throws(() => host.enqueue('x', job), (e: unknown) => e instanceof HostError && e.message === "enqueue refused: the job's data is not JSON");
+    fake.failures.set('sendEvent', { tag: 'unavailable', val: 'redis is down' });
+    assert.throws(() => host.sendEvent('x', 'e', '{}'), (e: unknown) => e instanceof HostError && e.message === 'send event: redis is down');
   });
 
   test(`${engine} job record becomes JobInfo`, () => {

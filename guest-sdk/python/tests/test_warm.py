@@ -127,6 +127,12 @@ class WarmInstanceTest(unittest.TestCase):
                 lambda: "A" in old.config,
                 lambda: old.children(),
                 lambda: old.secret("S"),
+                lambda: old.enqueue("e", "q", "n", {}),
+                lambda: old.invoke("i", "q", "n", {}),
+                lambda: old.invoke_many("i", [("q", "n")]),
+                lambda: old.send_event("e", "ev", {}),
+                lambda: old.retry_after(1, "r"),
+                lambda: old.rate_limit(1, "r"),
                 lambda: old.http.get("https://example.com/"),
             ):
                 try:
@@ -143,7 +149,7 @@ class WarmInstanceTest(unittest.TestCase):
         self.assertEqual(instance.job(), '"kept"')
         job1_calls = list(instance.hosts[0].calls)
         errors = json.loads(instance.job())
-        self.assertEqual(len(errors), 16)
+        self.assertEqual(len(errors), 22)
         for message in errors:
             self.assertRegex(message, ENDED)
         self.assertRegex(errors[0], r"\(ctx\.log: ")

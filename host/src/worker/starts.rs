@@ -262,6 +262,9 @@ impl Starter {
                 e => unavailable(e),
             })?;
         }
+        // A test pauses here to kill the host between the add and the park
+        // (or the step's record).
+        fail::fail_point!("after-start-jobs");
         Ok(refs)
     }
 

@@ -9,9 +9,20 @@ Rust `jobs/order-workflow` (same step ids, outputs, messages and KV counter).
    record would charge twice);
 3. a durable sleep ``wait-before-review`` of 24 hours (``reviewDelayMs``
    overrides it) parks the job without holding a worker;
-4. ``send-customer-review-request`` asks for a review.
+4. ``send-customer-review-request`` asks for a review;
+5. with ``notifyEvent``, the event of that name (``{orderId, chargeId}``)
+   is sent once (``notify``), and the output names its id (``notified``).
 
-Input: ``{"orderId": "o1", "amount": 99.5, "customerEmail": "c@example.com"}``.
+With ``chargeQueue``, step 2 is the payment handler's: the charge is
+invoked as a job named ``charge`` on that queue (``{orderId, amount}``),
+the order parked until it ended; a charge that failed for good fails the
+order fatally (``the charge failed: ...``, with the charge's reason). The
+same component is that payment handler: a job named ``charge`` runs
+``charge-payment`` alone and returns the charge. (The binding of the
+orders' queue lists the charges' queue and the event in its ``starts``.)
+
+Input: ``{"orderId": "o1", "amount": 99.5, "customerEmail": "c@example.com",
+"chargeQueue"?: "charges", "notifyEvent"?: "order.reviewed"}``.
 
 Every charge also bumps the KV counter ``charges:<orderId>``, so tests can
 prove from outside that the charge really ran once.
@@ -25,7 +36,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Optional
 
-from airlock_sdk import Context, FatalError, handler
+from airlock_sdk import Context, FatalError, InvokeError, handler
 
 REVIEW_DELAY = timedelta(hours=24)
 RISKY_AMOUNT = 5_000.0
@@ -40,6 +51,11 @@ class Order:
     # Busy time between charging and sleeping: lets tests kill the host
     # between two steps.
     pause_after_charge_ms: Optional[int] = None
+    # The queue of the payment handler that charges the order; absent: the
+    # charge is a step of this job.
+    charge_queue: Optional[str] = None
+    # The event sent once the review was requested.
+    notify_event: Optional[str] = None
 
 
 def display(number: float) -> str:
@@ -57,14 +73,35 @@ def parse_count(text: Optional[str]) -> int:
     return 0
 
 
+def charge_payment(order: Order, ctx: Context) -> dict:
+    """``charge-payment``: charges the order once (bumping ``charges:<orderId>``)."""
+
+    @ctx.step("charge-payment")
+    def charge() -> dict:
+        ctx.log.info(f"charging order {order.order_id} for {display(order.amount)}")
+        counter = f"charges:{order.order_id}"
+        charges = parse_count(ctx.kv.get(counter))
+        ctx.kv.set(counter, str(charges + 1))
+        return {"chargeId": f"ch_{order.order_id}", "amount": order.amount}
+
+    return charge
+
+
 @handler
 def run(order: Order, ctx: Context) -> dict:
+    """A ``charge`` job is the payment handler's, any other an order."""
     for name, key in (("review_delay_ms", "reviewDelayMs"), ("pause_after_charge_ms", "pauseAfterChargeMs")):
         value = getattr(order, name)
         if value is not None and value < 0:
             raise FatalError(
                 f"invalid job data at field `{key}`: invalid value: integer `{value}`, expected u64"
             )
+    if ctx.job.name == "charge":
+        return charge_payment(order, ctx)
+    return order_workflow(order, ctx)
+
+
+def order_workflow(order: Order, ctx: Context) -> dict:
     if order.amount <= 0:
         raise FatalError("order amount must be positive")
 
@@ -87,14 +124,18 @@ def run(order: Order, ctx: Context) -> dict:
             "reviewRequested": False,
         }
 
-    @ctx.step("charge-payment")
-    def charge() -> dict:
-        ctx.log.info(f"charging order {order.order_id} for {display(order.amount)}")
-        counter = f"charges:{order.order_id}"
-        charges = parse_count(ctx.kv.get(counter))
-        ctx.kv.set(counter, str(charges + 1))
-        return {"chargeId": f"ch_{order.order_id}", "amount": order.amount}
-
+    if order.charge_queue is not None:
+        try:
+            charge = ctx.invoke(
+                "charge-payment",
+                order.charge_queue,
+                "charge",
+                {"orderId": order.order_id, "amount": order.amount},
+            )
+        except InvokeError as e:
+            raise FatalError(f"the charge failed: {e}") from e
+    else:
+        charge = charge_payment(order, ctx)
     ctx.progress(50)
     if order.pause_after_charge_ms is not None:
         until = time.monotonic() + order.pause_after_charge_ms / 1000
@@ -114,9 +155,17 @@ def run(order: Order, ctx: Context) -> dict:
         return True
 
     ctx.progress(100)
-    return {
+
+    outcome = {
         "status": "completed",
         "orderId": order.order_id,
         "chargeId": charge["chargeId"],
         "reviewRequested": True,
     }
+    if order.notify_event is not None:
+        outcome["notified"] = ctx.send_event(
+            "notify",
+            order.notify_event,
+            {"orderId": order.order_id, "chargeId": charge["chargeId"]},
+        )
+    return outcome

@@ -1,5 +1,5 @@
-// Aliased to `airlock:job/context@0.4.0` in the test bundles.
-import { FakeParked, fail, fake, maybeFail, none, optIn, optU64In, u64In } from './state';
+// Aliased to `airlock:job/context@0.5.0` in the test bundles.
+import { FakeEnded, FakeParked, fail, fake, maybeFail, none, optIn, optU64In, u64In, type FakeNewJob } from './state';
 
 type Variant = { tag: string; val: string };
 
@@ -103,6 +103,89 @@ export function kvSetIfAbsent(key: string, value: string, ttlMs: unknown): boole
 export function kvDelete(key: string): boolean {
   maybeFail('kvDelete');
   return fake.kv.delete(key);
+}
+/** A `new-job` record as the host reads it: checked like the host does. */
+function newJob(job: unknown): FakeNewJob {
+  const j = job as { queue: string; name: string; data: string; options: string | null | undefined };
+  if (Object.keys(j).sort().join(',') !== 'data,name,options,queue') fail('invalid', `new-job has fields ${Object.keys(j)}`);
+  const options = optIn(j.options);
+  if (j.queue === '' || j.name === '') fail('invalid', 'a job needs a queue and a name');
+  try {
+    JSON.parse(j.data);
+  } catch {
+    fail('invalid', `the job's data is not JSON: ${j.data}`);
+  }
+  if (options !== undefined) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(options);
+    } catch {
+      fail('invalid', `the job's options are not JSON: ${options}`);
+    }
+    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) fail('invalid', "the job's options are not a JSON object");
+  }
+  return { queue: j.queue, name: j.name, data: j.data, options };
+}
+
+/** Like the host: a step recorded under `id` (`[queue, id]`), so a replay adds nothing. */
+export function enqueue(id: string, job: unknown): { queue: string; id: string } {
+  maybeFail('enqueue');
+  if (id === '') fail('invalid', 'step id must not be empty');
+  const j = newJob(job);
+  fake.workCalls.push({ op: 'enqueue', id, job: j });
+  const recorded = fake.steps.get(id);
+  if (recorded !== undefined) {
+    const [queue, jobId] = JSON.parse(recorded) as [string, string];
+    return { queue, id: jobId };
+  }
+  const ref = { queue: j.queue, id: `job-1:${id}` };
+  fake.started.push(`${ref.queue}/${ref.id}`);
+  fake.steps.set(id, JSON.stringify([ref.queue, ref.id]));
+  return ref;
+}
+export function invoke(id: string, jobs: unknown[], maxRunning: unknown, timeoutMs: unknown): unknown[] {
+  maybeFail('invoke');
+  if (id === '') fail('invalid', 'step id must not be empty');
+  const max = optIn(maxRunning as number | null | undefined);
+  const timeout = optIn(timeoutMs as bigint | number | null | undefined);
+  const ms = timeout === undefined ? undefined : u64In(timeout);
+  if (max === 0) fail('invalid', 'max-running must be at least 1');
+  const parsed = jobs.map(newJob);
+  fake.workCalls.push({ op: 'invoke', id, jobs: parsed, maxRunning: max, timeoutMs: ms });
+  if (parsed.length === 0) return [];
+  const ends = fake.invokes.get(id);
+  if (ends === undefined) {
+    fake.parked.push(id);
+    throw new FakeParked(id);
+  }
+  // A case without payload may come with a `val` of none or without one: the SDK reads the tag only.
+  return ends.map((e) => (e.tag === 'timed-out' && fake.engine === 'starlingmonkey' ? { tag: 'timed-out', val: undefined } : e));
+}
+export function sendEvent(id: string, name: string, data: string): string {
+  maybeFail('sendEvent');
+  if (id === '') fail('invalid', 'step id must not be empty');
+  try {
+    JSON.parse(data);
+  } catch {
+    fail('invalid', `the event's data is not JSON: ${data}`);
+  }
+  fake.workCalls.push({ op: 'sendEvent', id, name, data });
+  const recorded = fake.steps.get(id);
+  if (recorded !== undefined) return JSON.parse(recorded) as string;
+  const eventId = `ev_fake_${id}`;
+  fake.started.push(`event ${name} ${eventId}`);
+  fake.steps.set(id, JSON.stringify(eventId));
+  return eventId;
+}
+export function retryAfter(delayMs: unknown, reason: string): void {
+  const ms = u64In(delayMs);
+  fake.laters.push({ op: 'retryAfter', ms, reason });
+  throw new FakeEnded('retryAfter', ms, reason);
+}
+export function rateLimit(durationMs: unknown, reason: string): void {
+  const ms = u64In(durationMs);
+  fake.laters.push({ op: 'rateLimit', ms, reason });
+  throw new FakeEnded('rateLimit', ms, reason);
 }
 export function reportPanic(message: string): void {
   fake.logs.push({ level: 'panic', message });

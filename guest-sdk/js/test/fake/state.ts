@@ -36,7 +36,38 @@ export interface FakeState {
   failures: Map<string, Variant>;
   /** What `httpRefusals` returns: the run's refused requests, oldest first (see {@link refuse}). */
   httpRefusals: FakeRefusal[];
+  /**
+   * The ends of each invoke, by key (`charge`, `charge#2`): as the host
+   * returns them (see {@link recordInvoke}). An invoke whose key is
+   * missing parks the job.
+   */
+  invokes: Map<string, FakeChildEnd[]>;
+  /** Every enqueue, invoke and send-event call, in order, as the host saw it. */
+  workCalls: WorkCall[];
+  /** The jobs and events the fake host really started (not replayed from a record). */
+  started: string[];
+  /** Every retry-after and rate-limit call (each ended the run: the import threw {@link FakeEnded}). */
+  laters: { op: 'retryAfter' | 'rateLimit'; ms: number; reason: string }[];
 }
+
+/** A WIT `child-end` as both engines' bindings give it. */
+export type FakeChildEnd =
+  | { tag: 'completed'; val: string }
+  | { tag: 'failed'; val: { kind: string; reason: string; attempts: number } }
+  | { tag: 'timed-out' };
+
+/** A WIT `new-job` as the fake host saw it (`options` none as `undefined`). */
+export interface FakeNewJob {
+  queue: string;
+  name: string;
+  data: string;
+  options: string | undefined;
+}
+
+export type WorkCall =
+  | { op: 'enqueue'; id: string; job: FakeNewJob }
+  | { op: 'invoke'; id: string; jobs: FakeNewJob[]; maxRunning: number | undefined; timeoutMs: number | undefined }
+  | { op: 'sendEvent'; id: string; name: string; data: string };
 
 /** A WIT `http-refusal` as both engines' bindings give it (`seq` a number, `kind` the enum's name). */
 export interface FakeRefusal {
@@ -50,6 +81,18 @@ export type WaitCall =
   | { op: 'waitForEvent'; id: string; event: string; match: { path: string; value: string } | undefined; timeoutMs: number }
   | { op: 'waitToken'; id: string }
   | { op: 'waitForToken'; id: string; timeoutMs: number };
+
+/**
+ * What the fake throws where the real host's retry-after or rate-limit
+ * import traps (stops the instance to end the run): the handler's run ends
+ * there.
+ */
+export class FakeEnded extends Error {
+  constructor(readonly op: 'retryAfter' | 'rateLimit', readonly ms: number, readonly reason: string) {
+    super(`ended: ${op === 'retryAfter' ? 'retry after' : 'rate limit for'} ${ms} ms: ${reason}`);
+    this.name = 'FakeEnded';
+  }
+}
 
 /**
  * What the fake throws where the real host's wait import traps (stops the
@@ -79,6 +122,10 @@ export const fake: FakeState = {
   children: [],
   failures: new Map(),
   httpRefusals: [],
+  invokes: new Map(),
+  workCalls: [],
+  started: [],
+  laters: [],
 };
 
 export function resetFake(engine: Engine = __AIRLOCK_ENGINE__): void {
@@ -98,6 +145,25 @@ export function resetFake(engine: Engine = __AIRLOCK_ENGINE__): void {
   fake.children = [];
   fake.failures = new Map();
   fake.httpRefusals = [];
+  fake.invokes = new Map();
+  fake.workCalls = [];
+  fake.started = [];
+  fake.laters = [];
+}
+
+/** Records the ends of invoke `key` (a value completes with its JSON, a failure, or `'timedOut'`). */
+export function recordInvoke(
+  key: string,
+  ends: ({ completed: unknown } | { failed: { kind: string; reason: string; attempts: number } } | 'timedOut')[],
+): void {
+  fake.invokes.set(
+    key,
+    ends.map((end): FakeChildEnd => {
+      if (end === 'timedOut') return { tag: 'timed-out' };
+      if ('completed' in end) return { tag: 'completed', val: JSON.stringify(end.completed) };
+      return { tag: 'failed', val: { ...end.failed } };
+    }),
+  );
 }
 
 /**
@@ -180,5 +246,5 @@ export function rawJob(over: Partial<{ id: string; queue: string; name: string; 
     enqueuedAtMs: u64(over.enqueuedAtMs ?? 1_700_000_000_000),
     startedAtMs: u64(over.startedAtMs ?? 1_700_000_000_500),
     parent: over.parent ?? none(),
-  } as unknown as import('airlock:job/types@0.4.0').Job;
+  } as unknown as import('airlock:job/types@0.5.0').Job;
 }

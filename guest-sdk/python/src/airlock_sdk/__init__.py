@@ -29,6 +29,7 @@ from . import _host
 from ._runtime import handler
 from .codec import decode, event_payload, to_json
 from .context import (
+    ChildEnd,
     ChildResult,
     Completed,
     Config,
@@ -40,12 +41,23 @@ from .context import (
     Kv,
     Logger,
     Match,
+    NewJob,
+    TimedOut,
 )
 from .durations import Duration, Instant, duration_ms, instant_ms
-from .errors import AirlockError, FatalError, HostError, HttpError, HttpRefusal, RetryError
-from .http import Headers, Http, Response
+from .errors import (
+    AirlockError,
+    FatalError,
+    HostError,
+    HttpError,
+    HttpRefusal,
+    InvokeError,
+    RetryAfterError,
+    RetryError,
+)
+from .http import Headers, Http, Response, parse_retry_after, retry_after_from
 
-__version__ = "0.3.0"
+__version__ = "0.4.0"
 
 __all__ = [
     "handler",
@@ -55,6 +67,9 @@ __all__ = [
     "ChildResult",
     "Completed",
     "Failed",
+    "TimedOut",
+    "ChildEnd",
+    "NewJob",
     "Event",
     "Match",
     "Logger",
@@ -69,6 +84,10 @@ __all__ = [
     "HostError",
     "HttpError",
     "HttpRefusal",
+    "InvokeError",
+    "RetryAfterError",
+    "retry_after_from",
+    "parse_retry_after",
     "decode",
     "event_payload",
     "to_json",

@@ -1,6 +1,6 @@
 """The host as the component sees it: an adapter from :class:`_host.Host` to
 the bindings componentize-py generates at build time from
-``guest-sdk/python/wit/world.wit`` (the ``airlock:job@0.4.0`` handler world
+``guest-sdk/python/wit/world.wit`` (the ``airlock:job@0.5.0`` handler world
 plus ``wasi:http/outgoing-handler@0.2.12``).
 
 Imported by ``airlock_sdk/__init__.py`` only when ``wit_world`` exists, i.e.
@@ -8,7 +8,7 @@ while componentize-py builds the component. Everything is imported at the
 top: componentize-py snapshots the interpreter after the app's imports, and
 a module first imported at run time is not in the component.
 
-The build passes ``--import-interface-name airlock:job/types@0.4.0=airlock_types``
+The build passes ``--import-interface-name airlock:job/types@0.5.0=airlock_types``
 and ``wasi:http/types@0.2.12=http_types`` (both interfaces are named
 ``types``), so the module names below are stable.
 """
@@ -25,7 +25,7 @@ from wit_world.imports import http_types as wit_http
 from wit_world.imports import outgoing_handler as wit_outgoing
 from wit_world.imports import streams as wit_streams
 
-from ._host import Headers, HostFailure
+from ._host import Headers, HostFailure, NewJobArgs
 from .errors import HttpError
 from .http import error_from_code, error_from_stream_text
 
@@ -67,6 +67,20 @@ def _failure(err: Err) -> HostFailure:
     value = err.value
     kind = _HOST_ERROR_KINDS.get(type(value).__name__, "unavailable")
     return HostFailure(kind, str(getattr(value, "value", value)))
+
+
+def _new_job(job: NewJobArgs) -> Any:
+    queue, name, data, options = job
+    return wit.NewJob(queue, name, data, options)
+
+
+def _child_end(end: Any) -> Tuple[Any, ...]:
+    if isinstance(end, wit.ChildEnd_Completed):
+        return ("completed", end.value)
+    if isinstance(end, wit.ChildEnd_Failed):
+        failure = end.value
+        return ("failed", failure.kind, failure.reason, failure.attempts)
+    return ("timed_out",)
 
 
 def _code_error(code: Any) -> HttpError:
@@ -162,6 +176,38 @@ class WitHost:
             kind = "completed" if isinstance(r.outcome, wit.ChildOutcome_Completed) else "failed"
             out.append((r.child.queue, r.child.id, kind, r.outcome.value))
         return out
+
+    def enqueue(self, step_id: str, job: NewJobArgs) -> Tuple[str, str]:
+        try:
+            ref = wit_context.enqueue(step_id, _new_job(job))
+        except Err as e:
+            raise _failure(e) from None
+        return (ref.queue, ref.id)
+
+    def invoke(
+        self,
+        step_id: str,
+        jobs: List[NewJobArgs],
+        max_running: Optional[int],
+        timeout_ms: Optional[int],
+    ) -> List[Tuple[Any, ...]]:
+        try:
+            ends = wit_context.invoke(step_id, [_new_job(job) for job in jobs], max_running, timeout_ms)
+        except Err as e:
+            raise _failure(e) from None
+        return [_child_end(end) for end in ends]
+
+    def send_event_step(self, step_id: str, name: str, data: str) -> str:
+        try:
+            return wit_context.send_event(step_id, name, data)
+        except Err as e:
+            raise _failure(e) from None
+
+    def retry_after(self, delay_ms: int, reason: str) -> None:
+        wit_context.retry_after(delay_ms, reason)
+
+    def rate_limit(self, duration_ms: int, reason: str) -> None:
+        wit_context.rate_limit(duration_ms, reason)
 
     def kv_get(self, key: str) -> Optional[str]:
         try:

@@ -10,9 +10,9 @@ there are no bindings, and tests install a fake
 
 from __future__ import annotations
 
-from typing import List, Optional, Protocol, Tuple
+from typing import Any, List, Optional, Protocol, Tuple
 
-__all__ = ["Host", "HostFailure", "Suspend", "current", "install"]
+__all__ = ["Host", "HostFailure", "Suspend", "Ended", "current", "install"]
 
 Headers = List[Tuple[str, bytes]]
 
@@ -28,18 +28,41 @@ class HostFailure(Exception):
 
 
 class Suspend(BaseException):
-    """Raised by a fake host's ``sleep_until`` (``kind="sleep"``) or durable
-    waits (``kind="wait"``; ``wake_at_ms`` is the wait's deadline) to stop
-    the run the way the real host does (the real call never returns: the
-    instance is stopped). A ``BaseException`` so that handler code's
-    ``except Exception`` cannot swallow it."""
+    """Raised by a fake host's ``sleep_until`` (``kind="sleep"``), durable
+    waits (``kind="wait"``; ``wake_at_ms`` is the wait's deadline) or
+    invokes (``kind="invoke"``, parked until its children have ended;
+    ``wake_at_ms`` is its deadline, 2**64 - 1 without one) to stop the run
+    the way the real host does (the real call never returns: the instance
+    is stopped). A ``BaseException`` so that handler code's ``except
+    Exception`` cannot swallow it."""
 
     def __init__(self, step_id: str, wake_at_ms: int, kind: str = "sleep") -> None:
-        what = "waiting" if kind == "wait" else "suspended"
+        what = {"wait": "waiting", "invoke": "waiting for children"}.get(kind, "suspended")
         super().__init__(f"{what} at `{step_id}` until {wake_at_ms}")
         self.step_id = step_id
         self.wake_at_ms = wake_at_ms
         self.kind = kind
+
+
+class Ended(BaseException):
+    """Raised by a fake host where the real one ends the run from inside a
+    call that never returns: ``retry_after`` (``kind="retry_after"``),
+    ``rate_limit`` (``kind="rate_limit"``; ``delay_ms`` is the pause), a
+    start the binding's ``starts`` refuses (``kind="fatal"``) or a
+    ``retry_after`` past the job's 100 (``kind="retry"``). ``message`` is
+    the reason (for ``fatal``/``retry``: the job's failure reason). A
+    ``BaseException``, like :class:`Suspend`."""
+
+    def __init__(self, kind: str, message: str, delay_ms: Optional[int] = None) -> None:
+        super().__init__(f"{kind}: {message}" if delay_ms is None else f"{kind} {delay_ms} ms: {message}")
+        self.kind = kind
+        self.message = message
+        self.delay_ms = delay_ms
+
+
+#: A job to start, as the host takes it: ``(queue, name, data as JSON text,
+#: options as JSON text or None)``.
+NewJobArgs = Tuple[str, str, str, Optional[str]]
 
 
 class Host(Protocol):
@@ -78,6 +101,39 @@ class Host(Protocol):
 
     def children_results(self) -> List[Tuple[str, str, str, str]]:
         """``(queue, id, "completed" | "failed", JSON text | reason)`` per child."""
+        ...
+
+    def enqueue(self, step_id: str, job: NewJobArgs) -> Tuple[str, str]:
+        """Adds ``job`` once (a step); ``(queue, id)`` of the job added
+        (or recorded). A queue the binding's ``starts`` refuses ends the
+        run as fatal (the call does not return)."""
+        ...
+
+    def invoke(
+        self,
+        step_id: str,
+        jobs: List[NewJobArgs],
+        max_running: Optional[int],
+        timeout_ms: Optional[int],
+    ) -> List[Tuple[Any, ...]]:
+        """The ends of ``jobs`` in their order, once all have ended:
+        ``("completed", JSON text)``, ``("failed", kind, reason,
+        attempts)`` or ``("timed_out",)``; until then, the call does not
+        return (the job is parked)."""
+        ...
+
+    def send_event_step(self, step_id: str, name: str, data: str) -> str:
+        """The contract's ``send-event``: sends event ``name`` with ``data``
+        (JSON text) once (a step); its id. (Not ``send_event``: that is
+        :class:`airlock_sdk.testing.FakeHost`'s ``POST /v1/events``.)"""
+        ...
+
+    def retry_after(self, delay_ms: int, reason: str) -> None:
+        """Ends the run to run again in ``delay_ms``; does not return."""
+        ...
+
+    def rate_limit(self, duration_ms: int, reason: str) -> None:
+        """Ends the run, pausing the queue for ``duration_ms``; does not return."""
         ...
 
     def kv_get(self, key: str) -> Optional[str]: ...

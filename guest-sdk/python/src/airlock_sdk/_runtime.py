@@ -13,7 +13,7 @@ from typing import Any, Callable, Optional, Tuple, TypeVar
 from . import _host
 from .codec import DecodeError, decode_value, to_json, validate_type
 from .context import Context, JobInfo, JobRef, flush_output
-from .errors import AirlockError, job_error
+from .errors import AirlockError, RetryAfterError, job_error
 
 try:  # present only while componentize-py builds the component
     import wit_world as _wit_world
@@ -65,7 +65,9 @@ def handler(fn: F) -> F:
     (a dataclass, a TypedDict, ``dict``, ...; a mismatch fails the job as
     fatal, naming the field). The return value is encoded as JSON (``None``
     is ``null``) and becomes the job's return value. Exceptions fail the
-    job: :class:`FatalError` at once, anything else as a retryable failure.
+    job: :class:`FatalError` (and :class:`InvokeError`) at once, anything
+    else as a retryable failure — but a :class:`RetryAfterError` runs the
+    job again after its delay, using up no attempt.
 
     Defines ``WitWorld`` (the class componentize-py looks for) in ``fn``'s
     module, bound to ``fn``; one handler per module. ``fn`` itself is
@@ -91,14 +93,18 @@ def execute(spec: HandlerSpec, job: JobInfo, data: str) -> Tuple[str, str]:
 
     Every call is one job and starts clean, also when the host calls ``run``
     again on the same instance (a warm instance): a new :class:`Context`
-    (its own step, sleep and wait occurrence counts). When the handler
+    (its own step, sleep, wait and invoke occurrence counts). When the handler
     returns or raises, ``print`` output is flushed and the context is ended:
     a call through it later raises :class:`FatalError` without reaching the
     host.
 
-    A fake host's :class:`_host.Suspend` (a durable sleep or wait) and
-    :class:`MemoryError` propagate: the real host stops the instance at a
-    sleep or a wait, and a memory cap hit is reported best by the host itself.
+    A :class:`RetryAfterError` escaping the handler ends the run with the
+    host's ``retry-after`` (which does not return).
+
+    A fake host's :class:`_host.Suspend` (a durable sleep, wait or invoke),
+    its :class:`_host.Ended` (a retry-after, a rate limit, a refused start)
+    and :class:`MemoryError` propagate: the real host stops the instance
+    there, and a memory cap hit is reported best by the host itself.
     """
     try:
         raw = json.loads(data)
@@ -111,9 +117,13 @@ def execute(spec: HandlerSpec, job: JobInfo, data: str) -> Tuple[str, str]:
     ctx = Context(job)
     try:
         result = spec.fn(value, ctx) if spec.wants_context else spec.fn(value)
-    except (_host.Suspend, MemoryError):
+    except (_host.Suspend, _host.Ended, MemoryError):
         raise
     except BaseException as e:  # every failure becomes a job error
+        if isinstance(e, RetryAfterError):
+            # Not a failure: run again later. The host ends the run here.
+            flush_output()
+            _host.current().retry_after(e.delay_ms, e.reason)
         kind, message = job_error(e)
         if not isinstance(e, AirlockError):
             try:

@@ -7,12 +7,12 @@ import sys
 import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any, Callable, Dict, List, Optional, Tuple, TypeVar, Union, overload
+from typing import Any, Callable, Dict, List, Mapping, NoReturn, Optional, Sequence, Tuple, TypeVar, Union, overload
 
 from . import _host
 from .codec import DecodeError, decode_value, to_json
 from .durations import Duration, Instant, duration_ms, instant_ms
-from .errors import FatalError, HostError
+from .errors import FatalError, HostError, InvokeError, RetryError
 from .http import Http, Refusals
 
 __all__ = [
@@ -22,6 +22,9 @@ __all__ = [
     "ChildResult",
     "Completed",
     "Failed",
+    "TimedOut",
+    "ChildEnd",
+    "NewJob",
     "Logger",
     "Kv",
     "Config",
@@ -116,16 +119,50 @@ class JobInfo:
 
 @dataclass(frozen=True)
 class Completed:
-    """A child completed; its return value (decoded JSON)."""
+    """A child completed (a flow child, or one :meth:`Context.invoke_many`
+    started); its return value (decoded JSON)."""
 
     value: Any
 
 
 @dataclass(frozen=True)
 class Failed:
-    """A child failed and the flow was told to go on regardless; the reason."""
+    """A child failed: a flow child the flow was told to go on regardless
+    of (``reason`` only), or one :meth:`Context.invoke_many` started that
+    failed for good — its retries used, or a fatal error — with ``kind``
+    (its failure kind: ``guest_fatal``, ``guest_retry``, ``timeout``,
+    ``fuel_exhausted``, ...) and ``attempts`` (how many it made) set."""
 
     reason: str
+    #: The failure kind of an invoked child (``None`` for a flow child).
+    kind: Optional[str] = None
+    #: How many attempts an invoked child made (``None`` for a flow child).
+    attempts: Optional[int] = None
+
+
+@dataclass(frozen=True)
+class TimedOut:
+    """An invoked child had not ended when the invoke's timeout ran out
+    (it is left to run; what it returns later reaches nobody)."""
+
+
+#: How a child :meth:`Context.invoke_many` started ended.
+ChildEnd = Union[Completed, Failed, TimedOut]
+
+
+@dataclass(frozen=True)
+class NewJob:
+    """A job to start on another queue (:meth:`Context.invoke_many`).
+
+    ``data`` is any JSON value (a dataclass is written as an object);
+    ``options`` BullMQ job options (``delay``, ``priority``, ``attempts``,
+    ``backoff``, ``lifo``, ``removeOnComplete``, ``removeOnFail``) over the
+    target queue's ``defaultJobOptions``. The job id is always Airlock's."""
+
+    queue: str
+    name: str
+    data: Any = None
+    options: Optional[Mapping[str, Any]] = None
 
 
 @dataclass(frozen=True)
@@ -213,6 +250,51 @@ def _wait_id(wait_id: Any) -> str:
     if not isinstance(wait_id, str) or not wait_id:
         raise ValueError("a wait id is a non-empty string")
     return wait_id
+
+
+_U32_MAX = (1 << 32) - 1
+
+
+def _step_id(step_id: Any, what: str = "a step id") -> str:
+    if not isinstance(step_id, str) or not step_id:
+        raise ValueError(f"{what} is a non-empty string")
+    return step_id
+
+
+def _job_args(job: Any) -> Tuple[str, str, str, Optional[str]]:
+    """A :class:`NewJob` (or a ``(queue, name[, data[, options]])`` tuple)
+    as the host takes it; the data and options as JSON text."""
+    if isinstance(job, tuple) and 2 <= len(job) <= 4:
+        job = NewJob(*job)
+    if not isinstance(job, NewJob):
+        raise TypeError(
+            f"a job to start is an airlock_sdk.NewJob or a (queue, name, data) tuple, "
+            f"not {type(job).__name__}"
+        )
+    queue = _text(job.queue, "a job's queue")
+    name = _text(job.name, "a job's name")
+    try:
+        data = to_json(job.data)
+    except (TypeError, ValueError) as e:
+        raise FatalError(f"the data of job `{name}` for queue `{queue}` is not JSON: {e}") from None
+    options: Optional[str] = None
+    if job.options is not None:
+        if not isinstance(job.options, Mapping):
+            raise TypeError(
+                f"a job's options are a dict of BullMQ job options, not {type(job.options).__name__}"
+            )
+        if job.options:
+            try:
+                options = to_json(dict(job.options))
+            except (TypeError, ValueError) as e:
+                raise FatalError(
+                    f"the options of job `{name}` for queue `{queue}` are not JSON: {e}"
+                ) from None
+    return (queue, name, data, options)
+
+
+def _later_ms(value: Duration) -> int:
+    return min(duration_ms(value), _U64_MAX)
 
 
 class Logger:
@@ -356,8 +438,10 @@ def _occurrence(step_id: str, n: int) -> str:
 
 class Context:
     """The running job's link to Airlock: ``job``, ``step``, ``sleep``,
-    waits, ``progress``, ``log``, ``kv``, ``children``, ``config``, secrets
-    and ``http``. One per run, passed to the handler.
+    waits, starting other work (``enqueue``, ``invoke``, ``invoke_many``,
+    ``send_event``), running again later (``retry_after``,
+    ``rate_limit``), ``progress``, ``log``, ``kv``, ``children``,
+    ``config``, secrets and ``http``. One per run, passed to the handler.
 
     It works while the job's run lasts: once the handler has returned (or
     raised), every call through it — and through its ``log``, ``kv``,
@@ -604,6 +688,189 @@ class Context:
             return decoded if returns is None else decode_value(decoded, returns)
         except (ValueError, DecodeError) as e:
             raise FatalError(f"the result of wait `{wait_id}` does not fit its type: {e}") from None
+
+    # -- starting other work ----------------------------------------------
+
+    def enqueue(
+        self,
+        step_id: str,
+        queue: str,
+        name: str,
+        data: Any = None,
+        options: Optional[Mapping[str, Any]] = None,
+    ) -> JobRef:
+        """Adds a job named ``name`` with ``data`` (any JSON value) to
+        ``queue``, durably and once (fire and forget), and returns where it
+        went (:class:`JobRef`: ``queue``, ``id``).
+
+        A step: its answer is recorded under ``step_id`` (counted with
+        :meth:`step`'s ids: ``id``, ``id#2``, ...), and the job's id is
+        derived from this job's and the step's, so a replay — or a rerun
+        after a crash between the add and its record — adds nothing new.
+        ``options`` are BullMQ job options (``delay``, ``priority``,
+        ``attempts``, ``backoff``, ...) over the target queue's defaults.
+        The job belongs to this job's producer and continues its trace. A
+        queue the binding's ``starts.queues`` does not allow fails this job
+        at once, fatally, saying why (the call does not return); data or
+        options the host refuses are a :class:`HostError` (``invalid``)."""
+        step_id = _step_id(step_id)
+        job = _job_args(NewJob(queue, name, data, options))
+        key = self._occurrence_key("step", step_id)
+        queue_out, job_id = _call("enqueue", self._live("ctx.enqueue").enqueue, key, job)
+        return JobRef(queue_out, job_id)
+
+    def invoke(
+        self,
+        step_id: str,
+        queue: str,
+        name: str,
+        data: Any = None,
+        options: Optional[Mapping[str, Any]] = None,
+        timeout: Optional[Duration] = None,
+        *,
+        returns: Optional[type] = None,
+    ) -> Any:
+        """Starts a job named ``name`` with ``data`` on ``queue`` as a child
+        of this one and waits until it has ended (its retries first):
+        returns its return value, decoded (into ``returns`` when given; a
+        value that does not fit is fatal)::
+
+            charge = ctx.invoke("charge-payment", "payments", "charge",
+                                {"orderId": order_id, "amount": 5})
+
+        Like a durable wait, the first call parks the job (it does not
+        return), holding no worker slot and no instance and using up no
+        attempt; when the child has ended, the job runs again from the
+        start, replays its steps, and this call returns. Keep side effects
+        before it in steps. The child is added once (its id is derived
+        from this job's and ``step_id``; invokes count their ids apart
+        from steps: ``id``, ``id#2``, ...).
+
+        Raises :class:`InvokeError` when the child failed for good
+        (``kind="failed"``, ``failure`` with its ``kind``, ``reason`` and
+        ``attempts``) or had not ended within ``timeout`` (seconds, a
+        ``timedelta`` or ``"10m"``, from the first call; ``kind="timed_out"``;
+        the child is left to run). Catch it to carry on; uncaught it fails
+        the job fatally. A queue the binding's ``starts.queues`` does not
+        allow fails the job at once, saying why."""
+        ends = self.invoke_many(
+            step_id, [NewJob(queue, name, data, options)], timeout=timeout, returns=returns
+        )
+        if len(ends) != 1:
+            raise RetryError(f"invoke `{step_id}` answered {len(ends)} ends for one job")
+        end = ends[0]
+        if isinstance(end, Completed):
+            return end.value
+        if isinstance(end, Failed):
+            raise InvokeError("failed", end)
+        raise InvokeError("timed_out")
+
+    def invoke_many(
+        self,
+        step_id: str,
+        jobs: Sequence[Union[NewJob, Tuple[Any, ...]]],
+        max_running: Optional[int] = None,
+        timeout: Optional[Duration] = None,
+        *,
+        returns: Optional[type] = None,
+    ) -> List[ChildEnd]:
+        """Starts ``jobs`` (:class:`NewJob`, or ``(queue, name, data[,
+        options])`` tuples) as children of this job — a fan-out — and waits
+        until every one has ended: their ends in the order of ``jobs``,
+        each :class:`Completed` (``value``, decoded into ``returns`` when
+        given), :class:`Failed` (``reason``, ``kind``, ``attempts``: it
+        failed for good) or :class:`TimedOut`. A failed child does not
+        hide the others' values, and nothing is raised for it::
+
+            ends = ctx.invoke_many("resize", [NewJob("images", "resize", {"id": i}) for i in ids],
+                                   max_running=10, timeout="1h")
+            done = [e.value for e in ends if isinstance(e, Completed)]
+
+        The job parks as for :meth:`invoke`. With ``max_running``, at most
+        that many children run at once: they start in groups of that size,
+        each once the one before has ended. Past ``timeout`` from the first
+        call, the children still running end as :class:`TimedOut` (they
+        are left to run). At most 10,000 jobs; none: ``[]`` at once."""
+        step_id = _step_id(step_id, "an invoke id")
+        if isinstance(jobs, (str, bytes, NewJob)) or not isinstance(jobs, Sequence):
+            raise TypeError("jobs is a list of airlock_sdk.NewJob (or (queue, name, data) tuples)")
+        args = [_job_args(job) for job in jobs]
+        if max_running is not None:
+            if isinstance(max_running, bool) or not isinstance(max_running, int):
+                raise TypeError("max_running is a whole number of children")
+            max_running = min(max(max_running, 0), _U32_MAX)
+        timeout_ms = None if timeout is None else _timeout_ms(timeout)
+        key = self._occurrence_key("invoke", step_id)
+        flush_output()
+        host = self._live("ctx.invoke")
+        answered = _call("invoke", host.invoke, key, args, max_running, timeout_ms)
+        ends: List[ChildEnd] = []
+        for end in answered:
+            if end[0] == "completed":
+                try:
+                    value = json.loads(end[1])
+                    ends.append(Completed(value if returns is None else decode_value(value, returns)))
+                except (ValueError, DecodeError) as e:
+                    raise FatalError(
+                        f"a child's return value of invoke `{step_id}` does not fit its type: {e}"
+                    ) from None
+            elif end[0] == "failed":
+                _, kind, reason, attempts = end
+                ends.append(Failed(reason, kind=kind, attempts=attempts))
+            else:
+                ends.append(TimedOut())
+        return ends
+
+    def send_event(self, step_id: str, name: str, data: Any = None) -> str:
+        """Sends event ``name`` with ``data`` (any JSON value), durably and
+        once, and returns its id: it reaches the queues subscribed to
+        ``name`` and the jobs waiting for it, as ``POST /v1/events`` does,
+        sent as this job's producer.
+
+        A step like :meth:`enqueue` (recorded under ``step_id``, counted
+        with the steps' ids); the event's id is derived from this job's and
+        the step's, so a replay sends nothing new. An event the binding's
+        ``starts.events`` does not allow fails the job at once, fatally,
+        saying why."""
+        step_id = _step_id(step_id)
+        name = _text(name, "an event name")
+        try:
+            text = to_json(data)
+        except (TypeError, ValueError) as e:
+            raise FatalError(f"the data of event `{name}` is not JSON: {e}") from None
+        key = self._occurrence_key("step", step_id)
+        return _call("send event", self._live("ctx.send_event").send_event_step, key, name, text)
+
+    # -- running again later ----------------------------------------------
+
+    def retry_after(self, delay: Duration, reason: str) -> NoReturn:
+        """Ends this run; the job runs again from the start after ``delay``
+        (seconds, a ``timedelta`` or ``"30s"``; a day at most), using up no
+        attempt (BullMQ's ``DelayedError``), and ``reason`` goes to its log.
+        For a rate-limited API's ``Retry-After`` (see ``retry_on_429`` of
+        ``ctx.http``). A job may ask this 100 times; past that the run
+        fails as an ordinary retryable error, which uses an attempt. Never
+        returns (raising :class:`RetryAfterError` does the same)."""
+        delay_ms = _later_ms(delay)
+        reason = _text(reason, "reason")
+        host = self._live("ctx.retry_after")
+        flush_output()
+        host.retry_after(delay_ms, reason)
+        raise RetryError(f"the host did not end the run at retry-after: {reason}")
+
+    def rate_limit(self, duration: Duration, reason: str) -> NoReturn:
+        """Ends this run, pauses the whole queue for ``duration`` (a day
+        at most) across the fleet, and puts the job back in the wait list,
+        using up no attempt (BullMQ's ``worker.rateLimit``). The pause
+        holds where the queue's binding has a ``rateLimit``; elsewhere only
+        this job waits, as with :meth:`retry_after`, and its log says so.
+        Never returns."""
+        duration_ms_ = _later_ms(duration)
+        reason = _text(reason, "reason")
+        host = self._live("ctx.rate_limit")
+        flush_output()
+        host.rate_limit(duration_ms_, reason)
+        raise RetryError(f"the host did not end the run at rate-limit: {reason}")
 
     # -- flows, secrets ---------------------------------------------------
 

@@ -11,13 +11,24 @@ contract's `job-error` (retry or fatal).
   retryable only when the backing store is unavailable.
 - :class:`HttpError`: an outgoing request failed; transport failures and
   5xx/408/429 statuses are retryable, the rest fatal.
+- :class:`InvokeError`: a job ``ctx.invoke`` started failed for good, or
+  did not end in time; fatal (a :class:`FatalError`: the ends are
+  recorded, so a retry would meet the same).
+- :class:`RetryAfterError`: not a failure — escaping the handler, it ends
+  the run with the contract's ``retry-after`` (run again after its delay,
+  using up no attempt).
 - Any other exception is retryable, with ``"TypeName: message"``.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal, Optional, Tuple
+from typing import TYPE_CHECKING, Literal, Optional, Tuple
+
+from .durations import Duration, duration_ms
+
+if TYPE_CHECKING:  # a cycle at run time: context imports this module
+    from .context import Failed
 
 __all__ = [
     "AirlockError",
@@ -26,6 +37,8 @@ __all__ = [
     "HostError",
     "HttpError",
     "HttpRefusal",
+    "InvokeError",
+    "RetryAfterError",
     "HostErrorKind",
     "HttpErrorKind",
     "HttpRefusalKind",
@@ -185,6 +198,70 @@ def _http_message(kind: str, detail: str, status: Optional[int]) -> str:
     if kind == "status":
         return f"HTTP status {status}: {detail}"
     return f"response body: {detail}"
+
+
+class InvokeError(FatalError):
+    """Why :meth:`Context.invoke <airlock_sdk.Context.invoke>` has no value.
+
+    ``kind`` is ``"failed"`` — the child failed for good (its retries
+    used, or a fatal error); :attr:`failure` says how (``.kind``: the
+    child's failure kind, ``guest_fatal``, ``guest_retry``, ``timeout``,
+    ...; ``.reason``; ``.attempts``) — or ``"timed_out"``: the invoke's
+    timeout ran out first (the child is left to run; :attr:`failure` is
+    ``None``).
+
+    A handler may catch it; uncaught, it fails the job fatally (it is a
+    :class:`FatalError`: the child's end is recorded, so a retry would meet
+    the same). The message is the Rust SDK's: ``the invoked job failed for
+    good after 3 attempt(s): guest_retry: <reason>`` or ``the invoked job
+    did not end in time``."""
+
+    def __init__(self, kind: Literal["failed", "timed_out"], failure: "Optional[Failed]" = None) -> None:
+        if kind not in ("failed", "timed_out"):
+            raise ValueError(f"unknown invoke error kind {kind!r}")
+        if kind == "failed" and failure is None:
+            raise ValueError("a failed invoke needs its failure")
+        self.kind: Literal["failed", "timed_out"] = kind
+        #: How the child failed (``kind``, ``reason``, ``attempts``), for
+        #: ``kind == "failed"``; else ``None``.
+        self.failure: "Optional[Failed]" = failure if kind == "failed" else None
+        if self.failure is not None:
+            f = self.failure
+            message = (
+                f"the invoked job failed for good after {f.attempts} attempt(s): {f.kind}: {f.reason}"
+            )
+        else:
+            message = "the invoked job did not end in time"
+        super().__init__(message)
+
+    @property
+    def reason(self) -> Optional[str]:
+        """The child's failure reason (``None`` for a time-out)."""
+        return None if self.failure is None else self.failure.reason
+
+
+class RetryAfterError(RetryError):
+    """Run this job again after ``delay`` (seconds, a ``timedelta`` or a
+    string like ``"30s"``): raised out of the handler — from its own code
+    or from a step, which records nothing then — it ends the run with the
+    contract's ``retry-after``, as :meth:`Context.retry_after
+    <airlock_sdk.Context.retry_after>` does: the job waits in BullMQ's
+    delayed set and runs again from the start, using up no attempt, and
+    ``reason`` goes to its log. The delay is capped at a day; a job may
+    ask 100 times, after which the host fails the run as an ordinary
+    retryable error.
+
+    ``ctx.http`` raises one for a 429 when asked (``retry_on_429=True``);
+    :func:`airlock_sdk.retry_after_from` makes one of any response. Caught
+    and not re-raised, it does nothing."""
+
+    def __init__(self, reason: str, delay: Duration) -> None:
+        if not isinstance(reason, str):
+            raise TypeError(f"reason must be a str, not {type(reason).__name__}")
+        #: The delay in whole milliseconds.
+        self.delay_ms: int = duration_ms(delay)
+        self.reason: str = reason
+        super().__init__(reason)
 
 
 def job_error(exc: BaseException) -> Tuple[Literal["retry", "fatal"], str]:

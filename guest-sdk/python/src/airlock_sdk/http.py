@@ -8,6 +8,8 @@ carrying the host's reason (``HTTP request refused: api.example.com:443 is
 not in this queue's egress list``; see :class:`Refusals`). Put a secret's placeholder
 (``ctx.secret(name)``) in a header and the host sends the value instead, to
 the secret's own destinations only. Redirects are returned, not followed.
+A rate-limited API's 429 can end the run to run again after its
+``Retry-After`` (``retry_on_429=True``, or ``raise retry_after_from(r)``).
 
 >>> r = ctx.http.post(f"{ledger}/v1/ledger", json={"amount": 5},
 ...                   headers={"idempotency-key": tx_id}, timeout=10)
@@ -17,12 +19,15 @@ the secret's own destinations only. Redirects are returned, not followed.
 from __future__ import annotations
 
 import json as _json
+import re
+import time
+from datetime import datetime, timedelta, timezone
 from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Tuple, Union
 from urllib.parse import urlencode, urlsplit
 
 from . import _host
 from .durations import Duration, duration_ms
-from .errors import FatalError, HttpError, HttpRefusal
+from .errors import FatalError, HttpError, HttpRefusal, RetryAfterError
 
 __all__ = [
     "Http",
@@ -33,6 +38,8 @@ __all__ = [
     "error_from_stream_text",
     "refusal_error",
     "split_url",
+    "parse_retry_after",
+    "retry_after_from",
 ]
 
 HeaderInput = Union[Mapping[str, str], List[Tuple[str, str]], None]
@@ -92,6 +99,94 @@ def _without_query(url: str) -> str:
     if port is not None and port != _DEFAULT_PORTS.get(scheme):
         host = f"{host}:{port}"
     return f"{scheme}://{host}{parts.path or '/'}"
+
+
+#: The delay of a 429 whose ``Retry-After`` is missing or does not parse.
+RETRY_AFTER_DEFAULT_MS = 1_000
+#: The longest delay a ``Retry-After`` gives (the host's cap on ``retry-after``).
+RETRY_AFTER_MAX_MS = 24 * 60 * 60 * 1_000
+
+_MONTHS = {m: i for i, m in enumerate(
+    ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"), 1)}
+_TIME = r"(\d{1,2}):(\d{2}):(\d{2})"
+# The three forms of an HTTP date (RFC 9110, 5.6.7): IMF-fixdate
+# `Sun, 06 Nov 1994 08:49:37 GMT`, RFC 850 `Sunday, 06-Nov-94 08:49:37 GMT`
+# and asctime `Sun Nov  6 08:49:37 1994`.
+_IMF_DATE = re.compile(r"[a-z]{3},\s+(\d{1,2})\s+([a-z]{3})\s+(\d{4})\s+" + _TIME + r"\s+(?:gmt|utc|ut|z)", re.I)
+_RFC850_DATE = re.compile(r"[a-z]+,\s+(\d{1,2})-([a-z]{3})-(\d{2})\s+" + _TIME + r"\s+gmt", re.I)
+_ASCTIME_DATE = re.compile(r"[a-z]{3}\s+([a-z]{3})\s+(\d{1,2})\s+" + _TIME + r"\s+(\d{4})", re.I)
+_SECONDS = re.compile(r"\d+(?:\.\d+)?")
+
+
+def _http_date_ms(text: str) -> Optional[int]:
+    """An HTTP date as milliseconds since the Unix epoch; ``None`` when it
+    is not one."""
+    if match := _IMF_DATE.fullmatch(text):
+        day, month, year, hh, mm, ss = match.groups()
+    elif match := _RFC850_DATE.fullmatch(text):
+        day, month, yy, hh, mm, ss = match.groups()
+        year = str(2000 + int(yy) if int(yy) < 70 else 1900 + int(yy))
+    elif match := _ASCTIME_DATE.fullmatch(text):
+        month, day, hh, mm, ss, year = match.groups()
+    else:
+        return None
+    number = _MONTHS.get(month.lower())
+    if number is None:
+        return None
+    try:
+        at = datetime(int(year), number, int(day), int(hh), int(mm), int(ss), tzinfo=timezone.utc)
+    except ValueError:  # 31 Feb, 25:00:00, ...
+        return None
+    return int(at.timestamp() * 1000)
+
+
+def _retry_after_ms(value: Optional[str], now_ms: Optional[int]) -> Optional[int]:
+    if value is None:
+        return None
+    text = value.strip()
+    if _SECONDS.fullmatch(text):
+        ms = int(round(float(text) * 1000))
+    else:
+        at = _http_date_ms(text)
+        if at is None:
+            return None
+        ms = at - (int(time.time() * 1000) if now_ms is None else now_ms)
+    return min(max(ms, 0), RETRY_AFTER_MAX_MS)
+
+
+def parse_retry_after(
+    value: Optional[str],
+    *,
+    now_ms: Optional[int] = None,
+    default_ms: int = RETRY_AFTER_DEFAULT_MS,
+) -> int:
+    """The delay a ``Retry-After`` header value asks for, in milliseconds:
+    seconds (``"120"``; a fraction is accepted) or an HTTP date (``"Wed, 21
+    Oct 2015 07:28:00 GMT"``, also the RFC 850 and asctime forms) counted
+    from ``now_ms`` (the clock by default; a date past is 0). Clamped to a
+    day; ``default_ms`` (1 s) when the value is missing or does not parse."""
+    ms = _retry_after_ms(value, now_ms)
+    return min(max(default_ms, 0), RETRY_AFTER_MAX_MS) if ms is None else ms
+
+
+def retry_after_from(response: "Response", *, now_ms: Optional[int] = None) -> RetryAfterError:
+    """The :class:`RetryAfterError` for ``response``: its ``Retry-After``
+    delay (see :func:`parse_retry_after`: 1 s when missing or unparsable,
+    a day at most), its status and URL (without query) as the reason.
+    Raise it — ``raise retry_after_from(r)`` — to end the run and run the
+    job again after that delay, using up no attempt (what
+    ``retry_on_429=True`` does for a 429)."""
+    header = response.headers.get("retry-after")
+    ms = _retry_after_ms(header, now_ms)
+    if ms is not None:
+        said = f"Retry-After: {header.strip()}"  # type: ignore[union-attr]
+    elif header is None or not header.strip():
+        said = "no Retry-After"
+    else:
+        said = f"Retry-After {header.strip()!r} does not parse"
+    where = f" from {_without_query(response.url)}" if response.url else ""
+    delay = timedelta(milliseconds=RETRY_AFTER_DEFAULT_MS if ms is None else ms)
+    return RetryAfterError(f"HTTP {response.status}{where} ({said})", delay)
 
 
 class Refusals:
@@ -270,6 +365,7 @@ class Http:
         data: Union[bytes, str, Mapping[str, Any], None] = None,
         bearer: Optional[str] = None,
         timeout: Optional[Duration] = None,
+        retry_on_429: bool = False,
     ) -> Response:
         """Sends ``method`` to ``url``.
 
@@ -279,6 +375,12 @@ class Http:
         placeholder); ``timeout`` (seconds, ``timedelta`` or ``"10s"``)
         bounds connecting, the first response byte and each gap between
         body bytes (the job's ``httpTimeoutMs`` and deadline cap it anyway).
+
+        ``retry_on_429=True``: a ``429 Too Many Requests`` answer raises
+        :class:`RetryAfterError` (:func:`retry_after_from`) instead of
+        returning, so — uncaught — the run ends and the job runs again after
+        the answer's ``Retry-After`` (seconds or an HTTP date; 1 s when
+        missing or unparsable, a day at most), using up no attempt.
 
         The whole body is read before this returns. A request the host
         refused or cut off — while sending or while reading the body —
@@ -332,7 +434,10 @@ class Http:
             if refusal is None:
                 raise
             raise refusal_error(refusal) from e
-        return Response(status, response_headers, content, url)
+        response = Response(status, response_headers, content, url)
+        if retry_on_429 and status == 429:
+            raise retry_after_from(response)
+        return response
 
     def get(self, url: str, **kwargs: Any) -> Response:
         """A GET to ``url`` (keyword arguments as for :meth:`request`)."""

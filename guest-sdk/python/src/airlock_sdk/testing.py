@@ -20,7 +20,14 @@ it completes or fails. A durable wait (``ctx.wait_for_event``,
 :meth:`FakeHost.send_event`, :meth:`FakeHost.complete_token`); without an
 outcome it stops :func:`run` with ``status="suspended"`` and ``wait_id``
 set, and the test can record one and call :func:`run` again with the same
-host. This module is not part of a built component.
+host. An invoke (``ctx.invoke``, ``ctx.invoke_many``) parks the same
+way until its children have ended: what ``FakeHost(answer_child=...)`` answers
+for each child it starts, or what the test records
+(:meth:`FakeHost.complete_child`, :meth:`FakeHost.fail_child`,
+:meth:`FakeHost.time_out_invoke`). ``ctx.retry_after``, ``ctx.rate_limit``
+and a :class:`~airlock_sdk.RetryAfterError` stop :func:`run` with
+``status="retry_after"`` / ``"rate_limit"`` and ``delay_ms``. This module
+is not part of a built component.
 """
 
 from __future__ import annotations
@@ -31,17 +38,17 @@ import json
 import re
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Optional, Tuple, Union
+from typing import Any, Callable, Dict, List, NoReturn, Optional, Tuple, Union
 from urllib.parse import urlsplit
 
 from . import _host
 from ._runtime import execute, spec_of
 from .codec import to_json
-from .context import Event, JobInfo, JobRef
+from .context import ChildEnd, Completed, Event, Failed, JobInfo, JobRef, TimedOut
 from .errors import HttpError, HttpRefusal
 from .http import _without_query, error_from_code
 
-__all__ = ["FakeHost", "FakeRequest", "FakeWait", "Outcome", "run"]
+__all__ = ["FakeHost", "FakeInvoke", "FakeJob", "FakeRequest", "FakeWait", "Outcome", "run"]
 
 # The host's checks on waits (host/sandbox/src/state.rs, json_path.rs).
 _MAX_WAIT_MS = 365 * 24 * 60 * 60 * 1000
@@ -61,6 +68,77 @@ _REFUSAL_CODES = {
 }
 # The host keeps a run's newest 32 refusals.
 _MAX_REFUSALS = 32
+# The host's bounds on starting work (host/sandbox/src/run_state/work.rs).
+_MAX_INVOKE_JOBS = 10_000
+_MAX_LATER_MS = 24 * 60 * 60 * 1000
+_MAX_RETRY_AFTERS = 100
+_U64_MAX = (1 << 64) - 1
+
+
+@dataclass
+class FakeJob:
+    """A job the handler started through :class:`FakeHost`: enqueued
+    (``ctx.enqueue``) or a child of an invoke."""
+
+    queue: str
+    name: str
+    #: Its data (decoded JSON).
+    data: Any
+    #: Its BullMQ options (decoded), or ``None``.
+    options: Optional[Dict[str, Any]]
+    #: Its id, derived from the step's record key and its index, as the
+    #: host derives it (``c-<digest>``): the same on every run.
+    id: str
+    #: The record key of the enqueue or invoke that started it.
+    step_id: str
+    #: Its index in that call.
+    index: int = 0
+    #: Whether it is an invoke's child (else it was enqueued).
+    invoked: bool = False
+
+
+@dataclass
+class FakeInvoke:
+    """An invoke as :class:`FakeHost` recorded it, the first time the job
+    reached it."""
+
+    #: Every child it asks for, in order (started or not yet).
+    children: List[FakeJob]
+    max_running: Optional[int]
+    timeout_ms: Optional[int]
+    #: When its children still running time out (ms since the Unix
+    #: epoch), or ``None``.
+    deadline_ms: Optional[int]
+    #: The indices of the children started so far, in start order.
+    started: List[int] = field(default_factory=list)
+
+
+def _derived_id(step_id: str, index: int) -> str:
+    return "c-" + hashlib.sha256(f"{step_id}\0{index}".encode()).hexdigest()[:40]
+
+
+def _wildmatch(pattern: str, name: str) -> bool:
+    """A ``starts`` pattern: ``*`` any run of characters, ``?`` one."""
+    regex = "".join(".*" if c == "*" else "." if c == "?" else re.escape(c) for c in pattern)
+    return re.fullmatch(regex, name, re.S) is not None
+
+
+def _as_end(value: Any) -> ChildEnd:
+    """What a test gives as a child's end: an end, or a return value."""
+    if isinstance(value, Failed):
+        return Failed(value.reason, kind=value.kind or "guest_fatal",
+                      attempts=value.attempts if value.attempts is not None else 1)
+    if isinstance(value, (Completed, TimedOut)):
+        return value
+    return Completed(value)
+
+
+def _end_args(end: ChildEnd) -> Tuple[Any, ...]:
+    if isinstance(end, Completed):
+        return ("completed", to_json(end.value))
+    if isinstance(end, Failed):
+        return ("failed", end.kind or "guest_fatal", end.reason, end.attempts if end.attempts is not None else 1)
+    return ("timed_out",)
 
 
 @dataclass
@@ -118,6 +196,7 @@ class FakeRequest:
         return json.loads(self.body)
 
 
+InvokeHandler = Callable[[FakeJob], Any]
 HttpReply = Union[Tuple[int, Dict[str, str], Union[bytes, str, Any]], HttpError, HttpRefusal]
 HttpHandler = Callable[[FakeRequest], HttpReply]
 
@@ -162,6 +241,28 @@ class FakeHost:
     ``("wait_for_token", key, timeout_ms)``. A wait returns its recorded
     outcome; without one it times out once its deadline has passed, and
     otherwise parks the job (:class:`_host.Suspend`).
+
+    Starting work: ``starts`` is the binding's (``{"queues": [...],
+    "events": [...]}``, names or ``*`` patterns); a start it does not allow
+    ends the run as fatal (``refused: queue `q` is not in the
+    `starts.queues` of queue `test`'s binding``), as the host does.
+    Without ``starts`` everything is allowed. ``jobs`` lists every job
+    started (:class:`FakeJob`: enqueued, or an invoke's child once
+    started), ``sent_events`` every event the job sent (``{"name",
+    "data", "id"}``); an enqueue and an event are recorded as steps
+    (``steps``: ``[queue, id]`` and the event id), so a replay starts
+    nothing new. ``invokes`` holds the invokes the job reached (by record
+    key), ``child_ends`` each one's ends so far (by index: a
+    ``Completed``, ``Failed`` or ``TimedOut``). ``answer_child`` answers
+    each child (a :class:`FakeJob`) as it starts: a ``Completed(value)``, a ``Failed(reason,
+    kind=..., attempts=...)`` (failed for good), ``TimedOut()``, ``None``
+    (still running: the test ends it later with :meth:`complete_child`,
+    :meth:`fail_child` or :meth:`time_out_invoke`) or any other value (its
+    return value). An invoke parks the job until every child started has
+    ended (:func:`run` then runs the job again), starting them in groups of
+    ``max_running``. ``retry_afters`` and ``rate_limits`` list the
+    ``(delay_ms, reason)`` asked for (clamped to a day, as the host does);
+    past 100 retry-afters the run fails as retryable.
     """
 
     def __init__(
@@ -175,6 +276,8 @@ class FakeHost:
         http: Optional[HttpHandler] = None,
         failures: Optional[Dict[str, Tuple[str, str]]] = None,
         refusals: Optional[List[Tuple[str, str, str]]] = None,
+        starts: Optional[Dict[str, List[str]]] = None,
+        answer_child: Optional[InvokeHandler] = None,
     ) -> None:
         self.config: Dict[str, str] = dict(config or {})
         self.secrets: Dict[str, str] = dict(secrets or {})
@@ -197,6 +300,19 @@ class FakeHost:
         self.wait_calls: List[Tuple[Any, ...]] = []
         self.events: List[Dict[str, Any]] = []
         self.http_refusal_log: List[Tuple[int, str, str, str]] = []
+        self.starts: Optional[Dict[str, List[str]]] = (
+            None if starts is None else {k: list(v) for k, v in starts.items()}
+        )
+        self.answer_child = answer_child
+        #: The queue of the job being run (``run`` sets it), as refusals name it.
+        self.queue = "test"
+        self.jobs: List[FakeJob] = []
+        self.sent_events: List[Dict[str, Any]] = []
+        self.invokes: Dict[str, FakeInvoke] = {}
+        self.child_ends: Dict[str, Dict[int, ChildEnd]] = {}
+        self.expired_invokes: set = set()
+        self.retry_afters: List[Tuple[int, str]] = []
+        self.rate_limits: List[Tuple[int, str]] = []
         for url, kind, reason in refusals or []:
             self.refuse(url, kind, reason)
 
@@ -270,6 +386,44 @@ class FakeHost:
                     continue
             self.wait_results[wait_id] = to_json(event)
         return event
+
+    # -- what a test does to invoked children -----------------------------
+
+    def complete_child(self, invoke_id: str, value: Any = None, *, index: int = 0) -> None:
+        """Records that child ``index`` of invoke ``invoke_id`` (its record
+        key: ``id``, ``id#2``, ...) completed with ``value``. A child has
+        one end: :class:`ValueError` when it has one already."""
+        self._end_child(invoke_id, index, Completed(value))
+
+    def fail_child(self, invoke_id: str, reason: str, *, index: int = 0,
+                   kind: str = "guest_fatal", attempts: int = 1) -> None:
+        """Records that child ``index`` of invoke ``invoke_id`` failed for
+        good (``kind`` as the run history names it)."""
+        self._end_child(invoke_id, index, Failed(reason, kind=kind, attempts=attempts))
+
+    def time_out_invoke(self, invoke_id: str) -> None:
+        """Records that invoke ``invoke_id``'s timeout ran out: its children
+        without an end end as ``TimedOut``, for this and every later run."""
+        self.expired_invokes.add(invoke_id)
+
+    def invoke_ready(self, invoke_id: str) -> bool:
+        """Whether the job parked at invoke ``invoke_id`` would be woken:
+        every child started has ended, or its timeout ran out."""
+        invoke = self.invokes.get(invoke_id)
+        if invoke is None:
+            return False
+        if invoke_id in self.expired_invokes:
+            return True
+        if invoke.deadline_ms is not None and invoke.deadline_ms <= int(time.time() * 1000):
+            return True
+        ends = self.child_ends.get(invoke_id, {})
+        return all(i in ends for i in invoke.started)
+
+    def _end_child(self, invoke_id: str, index: int, end: ChildEnd) -> None:
+        ends = self.child_ends.setdefault(invoke_id, {})
+        if index in ends:
+            raise ValueError(f"child {index} of invoke `{invoke_id}` has ended already")
+        ends[index] = end
 
     def _resolve(self, wait_id: str, outcome: Optional[str]) -> None:
         if wait_id in self.wait_results:
@@ -383,6 +537,165 @@ class FakeHost:
             return None
         raise _host.Suspend(step_id, deadline, kind="wait")
 
+    # -- starting work ------------------------------------------------------
+
+    def _refuse(self, reason: str) -> "NoReturn":
+        message = f"refused: {reason}"
+        self.logs.append(("error", message))
+        raise _host.Ended("fatal", message)
+
+    def _allowed(self, kind: str, name: str) -> bool:
+        if self.starts is None:
+            return True
+        return any(_wildmatch(p, name) for p in self.starts.get(kind, []))
+
+    def _check_queue(self, queue: str) -> None:
+        if not self._allowed("queues", queue):
+            self._refuse(f"queue `{queue}` is not in the `starts.queues` of queue `{self.queue}`'s binding")
+
+    @staticmethod
+    def _check_step_id(step_id: str) -> None:
+        if not step_id:
+            raise _host.HostFailure("invalid", "step id must not be empty")
+
+    @staticmethod
+    def _parse_job(job: _host.NewJobArgs) -> Tuple[str, str, Any, Optional[Dict[str, Any]]]:
+        queue, name, data, options = job
+        if not queue or not name:
+            raise _host.HostFailure("invalid", "a job needs a queue and a name")
+        try:
+            decoded = json.loads(data)
+        except ValueError as e:
+            raise _host.HostFailure("invalid", f"the job's data is not JSON: {e}") from None
+        parsed = None
+        if options is not None:
+            try:
+                parsed = json.loads(options)
+            except ValueError as e:
+                raise _host.HostFailure("invalid", f"the job's options are not JSON: {e}") from None
+            if not isinstance(parsed, dict):
+                raise _host.HostFailure("invalid", "the job's options are not a JSON object")
+        return queue, name, decoded, parsed
+
+    def _add(self, job: FakeJob) -> None:
+        if not any(j.queue == job.queue and j.id == job.id for j in self.jobs):
+            self.jobs.append(job)
+
+    def enqueue(self, step_id: str, job: _host.NewJobArgs) -> Tuple[str, str]:
+        self._maybe_fail("enqueue")
+        self._check_step_id(step_id)
+        queue, name, data, options = self._parse_job(job)
+        recorded = self.step_lookup(step_id)
+        if recorded is not None:
+            ref = json.loads(recorded)
+            if isinstance(ref, list) and len(ref) == 2:
+                return (ref[0], ref[1])
+        self._check_queue(queue)
+        added = FakeJob(queue, name, data, options, _derived_id(step_id, 0), step_id)
+        self._add(added)
+        self.step_record(step_id, to_json([added.queue, added.id]))
+        return (added.queue, added.id)
+
+    def invoke(
+        self,
+        step_id: str,
+        jobs: List[_host.NewJobArgs],
+        max_running: Optional[int],
+        timeout_ms: Optional[int],
+    ) -> List[Tuple[Any, ...]]:
+        self._maybe_fail("invoke")
+        self._check_step_id(step_id)
+        if len(jobs) > _MAX_INVOKE_JOBS:
+            raise _host.HostFailure(
+                "invalid", f"an invoke starts at most {_MAX_INVOKE_JOBS} jobs; this one asked for {len(jobs)}"
+            )
+        if max_running == 0:
+            raise _host.HostFailure("invalid", "max-running must be at least 1")
+        if timeout_ms is not None and timeout_ms > _MAX_WAIT_MS:
+            raise _host.HostFailure("invalid", f"an invoke may wait at most a year ({_MAX_WAIT_MS} ms)")
+        if not jobs:
+            return []
+        parsed = [self._parse_job(job) for job in jobs]
+        now = int(time.time() * 1000)
+        invoke = self.invokes.get(step_id)
+        if invoke is None:
+            children = [
+                FakeJob(q, n, d, o, _derived_id(step_id, i), step_id, i, invoked=True)
+                for i, (q, n, d, o) in enumerate(parsed)
+            ]
+            deadline = None if timeout_ms is None else now + timeout_ms
+            invoke = FakeInvoke(children, max_running, timeout_ms, deadline)
+            self.invokes[step_id] = invoke
+        ends = self.child_ends.setdefault(step_id, {})
+        pending = [i for i in range(len(invoke.children)) if i not in ends]
+        if pending and (
+            step_id in self.expired_invokes
+            or (invoke.deadline_ms is not None and invoke.deadline_ms <= now)
+        ):
+            for i in pending:
+                ends[i] = TimedOut()
+            pending = []
+        if not pending:
+            return [_end_args(ends[i]) for i in range(len(invoke.children))]
+        # The next group: the first children without an end (the job is
+        # woken only once every started child has ended).
+        group = pending[:max_running] if max_running is not None else pending
+        for i in group:
+            self._check_queue(invoke.children[i].queue)
+        for i in group:
+            if i in invoke.started:
+                continue
+            child = invoke.children[i]
+            invoke.started.append(i)
+            self._add(child)
+            if self.answer_child is not None:
+                answer = self.answer_child(child)
+                if answer is not None and i not in ends:
+                    ends[i] = _as_end(answer)
+        raise _host.Suspend(step_id, invoke.deadline_ms if invoke.deadline_ms is not None else _U64_MAX,
+                            kind="invoke")
+
+    def send_event_step(self, step_id: str, name: str, data: str) -> str:
+        self._maybe_fail("send_event")
+        self._check_step_id(step_id)
+        try:
+            decoded = json.loads(data)
+        except ValueError as e:
+            raise _host.HostFailure("invalid", f"the event's data is not JSON: {e}") from None
+        recorded = self.step_lookup(step_id)
+        if recorded is not None:
+            got = json.loads(recorded)
+            if isinstance(got, str):
+                return got
+        if not self._allowed("events", name):
+            self._refuse(f"event `{name}` is not in the `starts.events` of queue `{self.queue}`'s binding")
+        size = len(name.encode())
+        if not 1 <= size <= _MAX_EVENT_NAME_BYTES:
+            raise _host.HostFailure(
+                "invalid", f"an event name is 1 to {_MAX_EVENT_NAME_BYTES} bytes; this one is {size}"
+            )
+        event_id = "e-" + hashlib.sha256(f"{step_id}".encode()).hexdigest()[:40]
+        self.sent_events.append({"name": name, "data": decoded, "id": event_id})
+        self.step_record(step_id, to_json(event_id))
+        return event_id
+
+    def retry_after(self, delay_ms: int, reason: str) -> None:
+        delay_ms = min(delay_ms, _MAX_LATER_MS)
+        self.retry_afters.append((delay_ms, reason))
+        if len(self.retry_afters) > _MAX_RETRY_AFTERS:
+            raise _host.Ended(
+                "retry",
+                f"asked to retry after {delay_ms} ms more than {_MAX_RETRY_AFTERS} times: {reason}",
+            )
+        self.logs.append(("info", f"retry after {delay_ms} ms: {reason}"))
+        raise _host.Ended("retry_after", reason, delay_ms)
+
+    def rate_limit(self, duration_ms: int, reason: str) -> None:
+        duration_ms = min(duration_ms, _MAX_LATER_MS)
+        self.rate_limits.append((duration_ms, reason))
+        self.logs.append(("info", f"rate limit for {duration_ms} ms: {reason}"))
+        raise _host.Ended("rate_limit", reason, duration_ms)
+
     def children_results(self) -> List[Tuple[str, str, str, str]]:
         self._maybe_fail("children_results")
         return list(self.children)
@@ -479,10 +792,13 @@ class Outcome:
     """How a :func:`run` ended.
 
     ``status`` is ``"completed"`` (``value`` is the decoded return value,
-    ``output`` its JSON text), ``"retry"`` or ``"fatal"`` (``message``), or
-    ``"suspended"`` (``wake_at_ms``) at a sleep when sleeps are not skipped
-    or at a wait without an outcome (``wait_id`` is its record key,
-    ``wake_at_ms`` its deadline).
+    ``output`` its JSON text), ``"retry"`` or ``"fatal"`` (``message``),
+    ``"suspended"`` (``wake_at_ms``) at a sleep when sleeps are not skipped,
+    at a wait without an outcome or at an invoke whose started children
+    have not all ended (``wait_id`` is its record key, ``wake_at_ms`` its
+    deadline; 2**64 - 1 for an invoke without one), or ``"retry_after"`` /
+    ``"rate_limit"`` when the job asked to run again later (``delay_ms``,
+    ``message`` the reason).
     """
 
     status: str
@@ -491,6 +807,7 @@ class Outcome:
     message: Optional[str] = None
     wake_at_ms: Optional[int] = None
     wait_id: Optional[str] = None
+    delay_ms: Optional[int] = None
     runs: int = 1
     host: FakeHost = field(default_factory=FakeHost)
 
@@ -515,27 +832,35 @@ def run(
     skip_waits: bool = False,
     parent: Optional[JobRef] = None,
     max_runs: int = 100,
+    name: str = "test",
+    queue: str = "test",
 ) -> Outcome:
     """Runs handler ``fn`` on ``data`` (any JSON value; or ``raw_data``, the
-    JSON text) against ``host`` (a fresh :class:`FakeHost` by default).
+    JSON text) against ``host`` (a fresh :class:`FakeHost` by default), as
+    a job named ``name`` of ``queue``.
 
     A sleep is skipped (``skip_sleeps``). A wait without an outcome ends the
     run ``"suspended"``, or with ``skip_waits=True`` times out at once (as
-    if its deadline had passed) and the job runs again."""
+    if its deadline had passed) and the job runs again. An invoke runs the
+    job again once every child it started has ended (or its timeout ran
+    out), and otherwise ends the run ``"suspended"``. A retry-after or a
+    rate limit ends it (``"retry_after"``, ``"rate_limit"``): call ``run``
+    again with the same host for the job's next run."""
     spec = spec_of(fn)
     host = host or FakeHost()
     text = raw_data if raw_data is not None else json.dumps(data, separators=(",", ":"))
     now = int(time.time() * 1000)
     job = JobInfo(
         id=f"test-{now}",
-        queue="test",
-        name="test",
+        queue=queue,
+        name=name,
         attempt=attempt,
         max_attempts=max(attempt, max_attempts),
         enqueued_at_ms=now,
         started_at_ms=now,
         parent=parent,
     )
+    host.queue = queue
     previous = _host.install(host)
     try:
         for runs in range(1, max_runs + 1):
@@ -543,7 +868,17 @@ def run(
                 host.http_refusal_log.clear()  # a new run: the host counts its refusals afresh
             try:
                 kind, result = execute(spec, job, text)
+            except _host.Ended as e:
+                if e.kind in ("retry_after", "rate_limit"):
+                    return Outcome(e.kind, message=e.message, delay_ms=e.delay_ms, runs=runs, host=host)
+                return Outcome(e.kind, message=e.message, runs=runs, host=host)
             except _host.Suspend as s:
+                if s.kind == "invoke":
+                    if host.invoke_ready(s.step_id):
+                        continue
+                    return Outcome(
+                        "suspended", wake_at_ms=s.wake_at_ms, wait_id=s.step_id, runs=runs, host=host
+                    )
                 if s.kind == "wait":
                     if not skip_waits:
                         return Outcome(
@@ -558,6 +893,6 @@ def run(
             if kind == "ok":
                 return Outcome("completed", value=json.loads(result), output=result, runs=runs, host=host)
             return Outcome(kind, message=result, runs=runs, host=host)
-        raise RuntimeError(f"the job was still sleeping or waiting after {max_runs} runs")
+        raise RuntimeError(f"the job was still sleeping, waiting or invoking after {max_runs} runs")
     finally:
         _host.install(previous)
