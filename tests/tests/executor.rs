@@ -318,13 +318,15 @@ async fn the_first_durable_write_pins_and_reads_do_not() {
             digest: digest.clone(),
             unpinned: unpinned.clone(),
         },
-        Arc::new(airlock::worker::starts::StartEnv {
-            queues: rig.host.queues.clone(),
-            registry: rig.host.registry.clone(),
-            rules: None,
-            lease_ms: 30_000,
-        }),
-        None,
+        airlock::worker::starts::RunStarts {
+            env: Arc::new(airlock::worker::starts::StartEnv {
+                queues: rig.host.queues.clone(),
+                registry: rig.host.registry.clone(),
+                rules: None,
+                lease_ms: 30_000,
+            }),
+            trace: None,
+        },
     );
     let pin = {
         let (redis, key) = (

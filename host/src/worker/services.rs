@@ -13,7 +13,7 @@ use std::time::Duration;
 use redis::AsyncCommands;
 
 use super::reporter::ProgressSender;
-use super::starts::{StartEnv, Starter};
+use super::starts::{RunStarts, StartEnv, Starter};
 use crate::queue::{QueueError, QueueService};
 use crate::sandbox::services::ChildResult;
 use crate::sandbox::services::{InvokeState, StartJob, WaitFor, WaitOutcome, WaitState};
@@ -88,8 +88,7 @@ impl RedisServices {
         handler: String,
         progress: ProgressSender,
         pin: PendingPin,
-        start_env: Arc<StartEnv>,
-        trace: Option<String>,
+        starts: RunStarts,
     ) -> Self {
         let (queue, id) = match queues.store().keys().split_job_key(&job_key) {
             Some((queue, id)) => (queue.to_string(), id.to_string()),
@@ -106,8 +105,8 @@ impl RedisServices {
             progress,
             digest: pin.digest,
             unpinned: pin.unpinned,
-            start_env,
-            trace,
+            start_env: starts.env,
+            trace: starts.trace,
             starter: None,
         }
     }

@@ -88,6 +88,15 @@ impl std::fmt::Debug for StartEnv {
     }
 }
 
+/// What one run starts work with: its queue's [`StartEnv`] and the run's
+/// trace context (which started jobs continue).
+pub struct RunStarts {
+    /// The queue's.
+    pub env: Arc<StartEnv>,
+    /// The run's trace context, as BullMQ's telemetry writes it.
+    pub trace: Option<String>,
+}
+
 /// The starting job: who it is, and what its children inherit.
 pub struct Starter {
     env: Arc<StartEnv>,

@@ -1055,6 +1055,22 @@ export interface components {
             error: components["schemas"]["RecordedError"];
         };
         /** @description A service's answer: a value or an error. */
+        Answer_RecordedInvoke: {
+            /** @description An invoke's state as recorded. */
+            ok: {
+                /**
+                 * Format: int64
+                 * @description When it times out, ms since the epoch.
+                 */
+                deadline?: number | null;
+                /** @description Each child's end so far (`null`: not ended). */
+                ends: (components["schemas"]["RecordedChildEnd"] | null)[];
+            };
+        } | {
+            /** @description The error, as the guest saw it. */
+            error: components["schemas"]["RecordedError"];
+        };
+        /** @description A service's answer: a value or an error. */
         Answer_String: {
             ok: string;
         } | {
@@ -1078,8 +1094,23 @@ export interface components {
             error: components["schemas"]["RecordedError"];
         };
         /** @description A service's answer: a value or an error. */
+        Answer_Vec_String: {
+            ok: string[];
+        } | {
+            /** @description The error, as the guest saw it. */
+            error: components["schemas"]["RecordedError"];
+        };
+        /** @description A service's answer: a value or an error. */
         Answer_bool: {
             ok: boolean;
+        } | {
+            /** @description The error, as the guest saw it. */
+            error: components["schemas"]["RecordedError"];
+        };
+        /** @description A service's answer: a value or an error. */
+        Answer_u32: {
+            /** Format: int32 */
+            ok: number;
         } | {
             /** @description The error, as the guest saw it. */
             error: components["schemas"]["RecordedError"];
@@ -1162,6 +1193,8 @@ export interface components {
              *     handler's current one: set by a per-queue promote or rollback.
              */
             version?: string | null;
+            starts?: components["schemas"]["Starts"] | null;
+            onFailure?: components["schemas"]["OnFailure"] | null;
         };
         /** @description A request to create or replace a binding; absent fields take defaults. */
         BindingSpec: {
@@ -1248,6 +1281,8 @@ export interface components {
              *     rollback set it.
              */
             version?: string | null;
+            starts?: components["schemas"]["Starts"] | null;
+            onFailure?: components["schemas"]["OnFailure"] | null;
         } & (({
             /** @enum {unknown} */
             metered?: true | null;
@@ -1339,6 +1374,46 @@ export interface components {
             answer: components["schemas"]["Answer_String"];
             /** @enum {string} */
             call: "waitToken";
+        } | {
+            /** @description The step. */
+            id: string;
+            /** @description The queues of the jobs started, in order. */
+            queues: string[];
+            /** @description Whether as children of the job (an invoke). */
+            children: boolean;
+            /** @description Their ids. */
+            answer: components["schemas"]["Answer_Vec_String"];
+            /** @enum {string} */
+            call: "startJobs";
+        } | {
+            /** @description The step. */
+            id: string;
+            /** @description The state. */
+            answer: components["schemas"]["Answer_RecordedInvoke"];
+            /** @enum {string} */
+            call: "invokeState";
+        } | {
+            /** @description The step. */
+            id: string;
+            /** @description The indexes. */
+            pending: number[];
+            error?: components["schemas"]["RecordedError"] | null;
+            /** @enum {string} */
+            call: "invokeExpire";
+        } | {
+            /** @description The step. */
+            id: string;
+            /** @description The event's name. */
+            name: string;
+            /** @description Its id. */
+            answer: components["schemas"]["Answer_String"];
+            /** @enum {string} */
+            call: "sendEvent";
+        } | {
+            /** @description The job's count of them. */
+            answer: components["schemas"]["Answer_u32"];
+            /** @enum {string} */
+            call: "retryAfterCount";
         } | {
             /** @description Them. */
             answer: components["schemas"]["Answer_Vec_RecordedChild"];
@@ -2457,6 +2532,17 @@ export interface components {
             /** @description Also when jobs are active. */
             force?: boolean;
         };
+        /**
+         * @description Where every job of a queue that failed for good is announced, once:
+         *     a job on `queue` (a dead-letter queue, bound to any handler) and/or an
+         *     event named `event`, whose data names the job and why it failed.
+         */
+        OnFailure: {
+            /** @description The queue that receives a job per failure. */
+            queue?: string | null;
+            /** @description The event sent per failure. */
+            event?: string | null;
+        };
         Option: null | string;
         /**
          * @description Percentiles of one latency, in ms: each is the bound of the bucket it
@@ -2656,6 +2742,28 @@ export interface components {
             /** @description Whether `text` holds less than the whole body. */
             cut?: boolean;
         };
+        /** @description An invoked child's end as recorded. */
+        RecordedChildEnd: {
+            /** @description The return value. */
+            value: string;
+            /** @enum {string} */
+            end: "completed";
+        } | {
+            /** @description The failure kind. */
+            kind: string;
+            /** @description Why. */
+            reason: string;
+            /**
+             * Format: int32
+             * @description Attempts made.
+             */
+            attempts: number;
+            /** @enum {string} */
+            end: "failed";
+        } | {
+            /** @enum {string} */
+            end: "timedOut";
+        };
         /** @description A [`ServiceError`] as recorded. */
         RecordedError: {
             /** @description `unsupported`, `invalid`, `limitExceeded`, `unavailable`. */
@@ -2717,6 +2825,23 @@ export interface components {
             id: string;
             /** @enum {string} */
             end: "waited";
+        } | {
+            /** @description The invoke's step id. */
+            id: string;
+            /** @enum {string} */
+            end: "invoked";
+        } | {
+            /** @description `retryAfter` or `rateLimit`. */
+            how: string;
+            /**
+             * Format: int64
+             * @description For how long, ms.
+             */
+            ms: number;
+            /** @description Why. */
+            reason: string;
+            /** @enum {string} */
+            end: "later";
         };
         /** @description An HTTP response as recorded. */
         RecordedResponse: {
@@ -3203,6 +3328,17 @@ export interface components {
              * @description When it wakes (or woke), ms since the epoch.
              */
             until: number;
+        };
+        /**
+         * @description The queues a handler may enqueue to or invoke, and the events it may
+         *     send: names, or patterns where `*` stands for any run of characters
+         *     (`payments-*`, `order.*`). Empty lists: nothing.
+         */
+        Starts: {
+            /** @description Queue names or patterns (`enqueue`, `invoke`). */
+            queues?: string[];
+            /** @description Event names or patterns (`send-event`). */
+            events?: string[];
         };
         /** @description Runs per minute, and their latencies over the whole window. */
         Stats: {

@@ -69,6 +69,12 @@ pub async fn export(
 pub async fn job(conn: &Connection, json_output: bool, job_ref: &str) -> anyhow::Result<i32> {
     let client = ApiClient::new(conn)?;
     let job: Value = client.get(&format!("/v1/jobs/{job_ref}")).await?;
+    // Its children (invoked, or a flow's), as the timeline lists them.
+    let timeline: Value = if json_output {
+        Value::Null
+    } else {
+        client.get(&format!("/v1/jobs/{job_ref}/timeline")).await?
+    };
     print(json_output, &job, |j| {
         let s = |k: &str| {
             j[k].as_str()
@@ -101,6 +107,16 @@ pub async fn job(conn: &Connection, json_output: bool, job_ref: &str) -> anyhow:
         let steps = j["steps"].as_array().map(|a| a.len()).unwrap_or(0);
         if steps > 0 {
             println!("steps       {}", j["steps"]);
+        }
+        if let Some(parent) = j["parentKey"].as_str() {
+            println!("parent      {parent}");
+        }
+        for child in timeline["children"].as_array().into_iter().flatten() {
+            println!(
+                "child       {} {}",
+                child["ref"].as_str().unwrap_or_default(),
+                child["state"].as_str().unwrap_or_default()
+            );
         }
         println!("logs ({}):", j["logCount"]);
         for line in j["logs"].as_array().into_iter().flatten() {

@@ -79,6 +79,7 @@ use super::loader::LoadError;
 use super::recorder::Recorder;
 use super::reporter::Reporter;
 use super::services::{PendingPin, RedisServices};
+use super::starts::RunStarts;
 use crate::gate::{self, Admission, Admit, FinishDeadline};
 use crate::metrics::QueueMetrics;
 use crate::queue::{ActiveJob, JobProcessor, JobResult, RunningJob};
@@ -508,8 +509,10 @@ impl Executor {
                 digest: loaded.pinned.digest.clone(),
                 unpinned: loaded.unpinned.clone(),
             },
-            resolved.starts.clone(),
-            traced.as_ref().and_then(|(_, run, _)| run.metadata()),
+            RunStarts {
+                env: resolved.starts.clone(),
+                trace: traced.as_ref().and_then(|(_, run, _)| run.metadata()),
+            },
         );
         let mut env = resolved.env.clone();
         env.stop = Some(stop);

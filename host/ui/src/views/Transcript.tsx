@@ -22,6 +22,7 @@ function target(c: TranscriptCall): string {
       return c.name;
     case 'childrenResults':
     case 'progress':
+    case 'retryAfterCount':
       return '';
     default:
       return c.id;
@@ -46,6 +47,8 @@ function answer(c: TranscriptCall): string {
       return c.error ? `error: ${c.error.message}` : show(c.output);
     case 'sleepRecord':
       return c.error ? `error: ${c.error.message}` : `until ${clock(c.wakeAt)}`;
+    case 'invokeExpire':
+      return c.error ? `error: ${c.error.message}` : `timed out: children ${c.pending.join(', ')}`;
     case 'kvSet':
       return `${show(c.value)} → ${'ok' in c.answer ? (c.answer.ok ? 'written' : 'not written') : 'error'}`;
     default: {
