@@ -640,6 +640,47 @@ fn airlock_test_checks_fixtures_against_the_component_in_any_language() {
     );
 }
 
+/// `airlock test` answers an invoke from the fixture's `invokes`: the order
+/// workflow charging through the payment handler takes the child's charge,
+/// and fails when the charge failed for good — in every language; an
+/// invoke the fixture leaves out is named.
+#[test]
+fn airlock_test_answers_invokes_from_the_fixture_in_any_language() {
+    let root = airlock_tests::workspace_root();
+    let fixtures = root.join("jobs/order-workflow/fixtures");
+    let test = |guest: &str, fixtures: &std::path::Path| {
+        let out = Command::new(airlock_bin())
+            .args(["test", &wasm(guest)])
+            .arg(fixtures)
+            .output()
+            .expect("run airlock test");
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    };
+    for guest in ["order-workflow", "js-order-workflow", "py-order-workflow"] {
+        let (code, out) = test(guest, &fixtures);
+        assert_eq!(code, 0, "{guest}: {out}");
+        assert!(out.contains("2 passed, 0 failed"), "{guest}: {out}");
+    }
+    let mut fixture: Value = serde_json::from_str(
+        &std::fs::read_to_string(fixtures.join("charged-through-payments.json")).unwrap(),
+    )
+    .unwrap();
+    fixture.as_object_mut().unwrap().remove("invokes");
+    let file = tempfile::Builder::new().suffix(".json").tempfile().unwrap();
+    std::fs::write(file.path(), fixture.to_string()).unwrap();
+    let (code, out) = test("order-workflow", file.path());
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains(
+            "the job parked in invoke `charge-payment`, which the fixture gives no children's ends"
+        ),
+        "{out}"
+    );
+}
+
 /// The SDKs' thin wrappers: `fixtureTests` under `node --test` and
 /// `FixtureTests` under `python -m unittest` pass for the payment handler
 /// and fail, naming the body, for the version that sends cents.
@@ -696,4 +737,69 @@ fn npm_test_and_python_unittest_drive_airlock_test() {
 /// A `file://` URL of `path` (for an ES module import).
 fn url_of(path: &std::path::Path) -> String {
     format!("file://{}", path.display())
+}
+
+/// A recorded invoke replays from its transcript: the children the
+/// recorded run started get the recorded ids (nothing is added), the
+/// recorded ends answer the resumed run, and the same version is the
+/// same; an event sent is answered likewise.
+#[tokio::test]
+async fn a_recorded_invoke_and_event_replay_from_the_transcript() {
+    let api = Api::start();
+    api.setup(
+        "parents",
+        "work-probe",
+        json!({"recordTranscripts": true, "starts": {"queues": ["kids"], "events": ["order.*"]}}),
+    )
+    .await;
+    let (status, body) = api
+        .put(
+            "/v1/queues/kids",
+            tokens::ADMIN,
+            json!({"handler": "work-probe"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let job = api
+        .enqueue(
+            "parents",
+            json!({"name": "fan", "data": {"invoke": [
+                {"queue": "kids", "name": "a", "data": {"echo": 1}},
+                {"queue": "kids", "name": "b", "data": {"fatal": true}},
+            ]}}),
+        )
+        .await;
+    let done = api.wait_recorded(&job).await;
+    assert_eq!(done["state"], "completed", "{done}");
+    let (status, recorded) = transcript(&api, &job, tokens::ADMIN).await;
+    assert_eq!(status, StatusCode::OK, "{recorded}");
+    let calls: Vec<&str> = recorded["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|r| r["transcript"]["calls"].as_array().unwrap())
+        .filter_map(|c| c["call"].as_str())
+        .collect();
+    assert!(calls.contains(&"startJobs"), "{calls:?}");
+    assert!(calls.contains(&"invokeState"), "{calls:?}");
+    let kids_before = api.redis.cli(&["ZCARD", "bull:kids:completed"]);
+    let (code, out, err) = replay(&api, &[&job, "--handler", &wasm("work-probe")]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains(&format!("{job}: same")), "{out}");
+    assert_eq!(
+        api.redis.cli(&["ZCARD", "bull:kids:completed"]),
+        kids_before,
+        "a replay adds no job"
+    );
+
+    let sender = api
+        .enqueue(
+            "parents",
+            json!({"name": "tell", "data": {"event": {"name": "order.told", "data": {"n": 1}}}}),
+        )
+        .await;
+    api.wait_recorded(&sender).await;
+    let (code, out, err) = replay(&api, &[&sender, "--handler", &wasm("work-probe")]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains(&format!("{sender}: same")), "{out}");
 }

@@ -21,13 +21,18 @@ const MAX_PATTERN_LEN: usize = 256;
 pub struct Starts {
     /// Queue names or patterns (`enqueue`, `invoke`).
     #[serde(default)]
-    #[schema(max_items = 100)]
+    #[schema(inline, value_type = Vec<StartPattern>, max_items = 100)]
     pub queues: Vec<String>,
     /// Event names or patterns (`send-event`).
     #[serde(default)]
-    #[schema(max_items = 100)]
+    #[schema(inline, value_type = Vec<StartPattern>, max_items = 100)]
     pub events: Vec<String>,
 }
+
+/// A name or `*` pattern of `starts` (schema only: 1 to 256 characters).
+#[derive(utoipa::ToSchema)]
+#[schema(min_length = 1, max_length = 256)]
+pub struct StartPattern(#[allow(dead_code)] String);
 
 /// Where every job of a queue that failed for good is announced, once:
 /// a job on `queue` (a dead-letter queue, bound to any handler) and/or an

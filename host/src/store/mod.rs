@@ -405,6 +405,8 @@ mod tests {
             ("event_effects", k.event_effects("HASH")),
             ("wait_token", k.wait_token("HASH")),
             ("cancels", k.cancels()),
+            ("invoke_deadlines", k.invoke_deadlines()),
+            ("failures_cursor", k.failures_cursor("QUEUE")),
             ("artifact", k.artifact("DIGEST", "ENGINE")),
             ("secrets", k.secrets("QUEUE")),
             ("kv", k.kv("HANDLER", "KEY")),
