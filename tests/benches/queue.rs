@@ -39,6 +39,9 @@
 //!   this process.
 //! - transcripts (`BENCH_ONLY=transcripts`): the no-op and the payment
 //!   drain with `recordTranscripts` off and on.
+//! - invokes (`BENCH_ONLY=invoke`): an invoke's idle round trip against a
+//!   plain job's, and a fan-out of 1,000 no-op children against the same
+//!   jobs added directly (`queue/invoke.rs`).
 //!
 //! Needs the release `airlock` binary (`cargo build --release -p airlock`;
 //! `AIRLOCK_BENCH_BIN` runs another build, to compare versions), the
@@ -58,6 +61,9 @@ use serde_json::json;
 
 #[path = "queue/phases.rs"]
 mod phases;
+
+#[path = "queue/invoke.rs"]
+mod invoke;
 
 const QUEUE: &str = "bench";
 
@@ -1593,6 +1599,10 @@ async fn bench() {
     }
     if only.is_empty() || only == "io" {
         io_benchmarks().await;
+        println!();
+    }
+    if only.is_empty() || only == "invoke" {
+        invoke::invoke_benchmarks(200, 1000).await;
         println!();
     }
     if only.is_empty() || only == "latency" {

@@ -205,7 +205,7 @@ export function Job(props: { jobRef: string }) {
             {j.priority ? <Fact label="Priority">{num(j.priority)}</Fact> : null}
             {j.delay ? <Fact label="Delay">{duration(j.delay)}</Fact> : null}
             {j.parentKey ? (
-              <Fact label="Flow parent" testid="job-parent">
+              <Fact label="Parent" testid="job-parent">
                 <a class="mono" href={jobHref(parentRef(j.parentKey))}>
                   {parentRef(j.parentKey)}
                 </a>
