@@ -87,6 +87,20 @@ impl FailureKind {
             .find(|k| k.as_str() == name)
     }
 
+    /// A job's `failedReason` split as the sandbox writes it (`kind:
+    /// message`): the kind, when the text before the first `": "` names
+    /// one, and the rest. Another writer's reason (a Node worker's error)
+    /// is all message, with no kind.
+    pub fn split_reason(reason: &str) -> (Option<FailureKind>, &str) {
+        match reason.split_once(": ") {
+            Some((kind, message)) => match FailureKind::parse(kind) {
+                Some(kind) => (Some(kind), message),
+                None => (None, reason),
+            },
+            None => (None, reason),
+        }
+    }
+
     /// Every kind, for metrics and docs.
     pub const ALL: [FailureKind; 17] = [
         FailureKind::FuelExhausted,
@@ -128,5 +142,27 @@ impl FailureKind {
 impl std::fmt::Display for FailureKind {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::FailureKind;
+
+    #[test]
+    fn a_reason_splits_into_its_kind_only_when_it_names_one() {
+        assert_eq!(
+            FailureKind::split_reason("guest_fatal: card declined: insufficient funds"),
+            (
+                Some(FailureKind::GuestFatal),
+                "card declined: insufficient funds"
+            )
+        );
+        // A Node worker's error, with and without a colon.
+        assert_eq!(
+            FailureKind::split_reason("Error: boom"),
+            (None, "Error: boom")
+        );
+        assert_eq!(FailureKind::split_reason("boom"), (None, "boom"));
     }
 }

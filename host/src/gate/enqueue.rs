@@ -26,8 +26,33 @@
 
 use crate::error::{FieldError, QueueError};
 use crate::queue::{Deduplication, Enqueued, HELD_BACK_PRIORITY, NewJob, QueueService};
-use crate::registry::Binding;
+use crate::registry::{Binding, Registry, RegistryError};
 use crate::state::key_limits::KeySlot;
+
+/// Adds `jobs` to `queue` as a job a handler starts (a child, a dead
+/// letter) is added: under the queue's binding — its default job options,
+/// then [`add_governed`] — or, for a queue no binding serves yet (a BullMQ
+/// worker elsewhere may), by BullMQ's add as asked. A registry that cannot
+/// be read is [`QueueError::Unavailable`].
+pub async fn add_to_queue(
+    queues: &QueueService,
+    registry: &Registry,
+    queue: &str,
+    mut jobs: Vec<NewJob>,
+    lease_ms: u64,
+    field: impl Fn(usize, &str) -> String,
+) -> Result<Vec<Enqueued>, QueueError> {
+    match registry.binding(queue).await {
+        Ok(binding) => {
+            for job in &mut jobs {
+                job.opts = job.opts.with_defaults(&binding.default_job_options);
+            }
+            add_governed(queues, &binding, queue, jobs, lease_ms, field).await
+        }
+        Err(RegistryError::NotFound(_)) => queues.add_bulk(queue, jobs).await,
+        Err(e) => Err(QueueError::Unavailable(e.to_string())),
+    }
+}
 
 /// Adds `jobs` to `queue` under `binding`'s rules. `field` names a job's
 /// field in errors (`jobs[2].opts.delay` in a bulk request); `lease_ms`

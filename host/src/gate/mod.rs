@@ -33,7 +33,7 @@ pub mod recorded;
 pub mod why;
 
 pub use self::admission::{Admission, Admit, Admitted};
-pub use self::enqueue::add_governed;
+pub use self::enqueue::{add_governed, add_to_queue};
 pub use self::fairness::Tenants;
 pub use self::finish::FinishDeadline;
 pub use self::keys::keyed_data;

@@ -240,32 +240,17 @@ impl Starter {
                 None => by_queue.push((&job.queue, vec![new])),
             }
         }
-        for (queue, mut list) in by_queue {
-            let binding = match self.env.registry.binding(queue).await {
-                Ok(binding) => Some(binding),
-                Err(crate::registry::RegistryError::NotFound(_)) => None,
-                Err(e) => return Err(unavailable(e)),
-            };
-            let added = match binding {
-                Some(binding) => {
-                    for job in &mut list {
-                        job.opts = job.opts.with_defaults(&binding.default_job_options);
-                    }
-                    let field = |i: usize, f: &str| format!("jobs[{i}].options.{f}");
-                    crate::gate::add_governed(
-                        self.queues(),
-                        &binding,
-                        queue,
-                        list,
-                        self.env.lease_ms,
-                        field,
-                    )
-                    .await
-                }
-                // A queue no binding serves yet (a BullMQ worker elsewhere
-                // may): BullMQ's add as asked.
-                None => self.queues().add_bulk(queue, list).await,
-            };
+        for (queue, list) in by_queue {
+            let field = |i: usize, f: &str| format!("jobs[{i}].options.{f}");
+            let added = crate::gate::add_to_queue(
+                self.queues(),
+                &self.env.registry,
+                queue,
+                list,
+                self.env.lease_ms,
+                field,
+            )
+            .await;
             added.map_err(|e| match e {
                 QueueError::Invalid(e) => ServiceError::Invalid(e.to_string()),
                 e => unavailable(e),
@@ -485,16 +470,10 @@ fn failure_end(reason: &str, attempts: u32) -> ChildEnd {
         }
         reason.truncate(cut);
     }
-    let known = reason
-        .split_once(": ")
-        .filter(|(kind, _)| airlock_core::failure::FailureKind::parse(kind).is_some());
-    let (kind, reason) = match known {
-        Some((kind, rest)) => (kind.to_string(), rest.to_string()),
-        None => ("failed".to_string(), reason),
-    };
+    let (kind, message) = airlock_core::failure::FailureKind::split_reason(&reason);
     ChildEnd::Failed {
-        kind,
-        reason,
+        kind: kind.map_or("failed", |k| k.as_str()).to_string(),
+        reason: message.to_string(),
         attempts,
     }
 }

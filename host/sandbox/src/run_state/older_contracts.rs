@@ -76,6 +76,34 @@ macro_rules! forward_context {
     };
 }
 
+/// The durable waits (0.3.0 on), forwarded: used inside a
+/// [`forward_context!`] of a version that has them.
+macro_rules! forward_waits {
+    () => {
+        async fn wait_for_event(
+            &mut self,
+            step_id: String,
+            event: String,
+            matching: Option<EventMatch>,
+            timeout_ms: u64,
+        ) -> wasmtime::Result<Result<Option<String>, HostError>> {
+            context::Host::wait_for_event(self, step_id, event, matching, timeout_ms).await
+        }
+
+        async fn wait_token(&mut self, step_id: String) -> Result<String, HostError> {
+            context::Host::wait_token(self, step_id).await
+        }
+
+        async fn wait_for_token(
+            &mut self,
+            step_id: String,
+            timeout_ms: u64,
+        ) -> wasmtime::Result<Result<Option<String>, HostError>> {
+            context::Host::wait_for_token(self, step_id, timeout_ms).await
+        }
+    };
+}
+
 // Handlers built against `airlock:job@0.1.0` import `context` under its
 // old name; its functions are the current ones.
 forward_context!([v0_1::airlock::job0_1_0::context::Host] {});
@@ -88,54 +116,14 @@ forward_context!([v0_2::airlock::job0_2_0::context::Host] {});
 // Handlers built against `airlock:job@0.3.0` import `context` (without
 // `http-refusals`) and `config` under their old names.
 forward_context!([v0_3::airlock::job0_3_0::context::Host] {
-    async fn wait_for_event(
-        &mut self,
-        step_id: String,
-        event: String,
-        matching: Option<EventMatch>,
-        timeout_ms: u64,
-    ) -> wasmtime::Result<Result<Option<String>, HostError>> {
-        context::Host::wait_for_event(self, step_id, event, matching, timeout_ms).await
-    }
-
-    async fn wait_token(&mut self, step_id: String) -> Result<String, HostError> {
-        context::Host::wait_token(self, step_id).await
-    }
-
-    async fn wait_for_token(
-        &mut self,
-        step_id: String,
-        timeout_ms: u64,
-    ) -> wasmtime::Result<Result<Option<String>, HostError>> {
-        context::Host::wait_for_token(self, step_id, timeout_ms).await
-    }
+    forward_waits!();
 });
 
 // Handlers built against `airlock:job@0.4.0` import `context` (without
 // the calls that start work or end the run) and `config` under their old
 // names.
 forward_context!([v0_4::airlock::job0_4_0::context::Host] {
-    async fn wait_for_event(
-        &mut self,
-        step_id: String,
-        event: String,
-        matching: Option<EventMatch>,
-        timeout_ms: u64,
-    ) -> wasmtime::Result<Result<Option<String>, HostError>> {
-        context::Host::wait_for_event(self, step_id, event, matching, timeout_ms).await
-    }
-
-    async fn wait_token(&mut self, step_id: String) -> Result<String, HostError> {
-        context::Host::wait_token(self, step_id).await
-    }
-
-    async fn wait_for_token(
-        &mut self,
-        step_id: String,
-        timeout_ms: u64,
-    ) -> wasmtime::Result<Result<Option<String>, HostError>> {
-        context::Host::wait_for_token(self, step_id, timeout_ms).await
-    }
+    forward_waits!();
 
     async fn http_refusals(&mut self) -> Vec<HttpRefusal> {
         context::Host::http_refusals(self).await
