@@ -391,6 +391,73 @@ async fn on_failure_announces_each_failure_for_good_once() {
     assert_eq!(retry_letter["data"]["attempts"], 2);
 }
 
+/// A job failed for good on a host that died before announcing it (its
+/// announcer ended by a failpoint) gets its dead letter from the next
+/// host, once.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_failure_whose_host_died_is_announced_by_the_next_host() {
+    use airlock_tests::host::{HostOptions, HostProcess};
+    let mut options = HostOptions::default();
+    options
+        .env
+        .push(("FAILPOINTS".into(), "announce-failures=return".into()));
+    let mut api = Api::start_with_options(options);
+    api.setup(
+        "fragile",
+        "work-probe",
+        json!({"onFailure": {"queue": "dead-letters"}}),
+    )
+    .await;
+    let (status, body) = api
+        .put(
+            "/v1/queues/dead-letters",
+            tokens::ADMIN,
+            json!({"handler": "work-probe"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let fatal = api
+        .enqueue("fragile", json!({"name": "bad", "data": {"fatal": true}}))
+        .await;
+    assert_eq!(api.wait_done(&fatal).await["state"], "failed");
+    // Its announcer ended before its first pass (the failpoint): the
+    // failure waits in BullMQ's failed set for another host. (A live
+    // announcer would have passed within this.)
+    tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+    api.host.kill9();
+    let killed_at = airlock_core::clock::now_ms();
+
+    let next = HostProcess::start(
+        &api.redis.url(),
+        HostOptions {
+            id: "next".into(),
+            api: true,
+            ..HostOptions::default()
+        },
+    );
+    api.url = next.api_url();
+    let letters = airlock_tests::eventually_some(
+        "the dead letter from the next host, with its cursor past the failure",
+        std::time::Duration::from_secs(20),
+        || async {
+            let letters = listed(&api, "dead-letters", "completed").await;
+            let cursor = api
+                .redis
+                .cli(&["GET", "bull:fragile:airlock:failures-cursor"]);
+            (!letters.is_empty() && !cursor.trim().is_empty()).then_some(letters)
+        },
+    )
+    .await;
+    assert_eq!(letters.len(), 1, "{letters:?}");
+    assert_eq!(letters[0]["data"]["id"], fatal.split_once(':').unwrap().1);
+    assert_eq!(letters[0]["data"]["failure"]["kind"], "guest_fatal");
+    let added = letters[0]["timestamp"].as_u64().unwrap();
+    assert!(
+        added >= killed_at,
+        "announced after the first host's death: {letters:?}"
+    );
+}
+
 /// The two crash windows of an invoke: the parent's host dies after the
 /// child's add but before the parent parked (paused there by a failpoint,
 /// then SIGKILLed), and the next host dies right after the child ended,

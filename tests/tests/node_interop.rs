@@ -84,3 +84,89 @@ async fn node_bullmq_producer_sees_airlock_results() {
     let job = admin.job("payments", "evt-1003").await.unwrap();
     assert_eq!(job.attempts_made, 1);
 }
+
+/// Node's `QueueEvents` see the children an Airlock handler invoked as
+/// ordinary jobs of their queue, each ending on its own, and Node's
+/// producer sees the parent complete with the children's ends.
+#[tokio::test]
+async fn node_queue_events_see_an_invokes_children_end_on_their_own() {
+    let redis = RedisServer::start();
+    let admin = Admin::connect(&redis.url()).await;
+    admin.deploy("work-probe", "work-probe").await;
+    admin
+        .bind(
+            "parents",
+            "work-probe",
+            json!({"starts": {"queues": ["kids"]}}),
+        )
+        .await;
+    admin.bind("kids", "work-probe", json!({})).await;
+    let _host = HostProcess::start(
+        &redis.url(),
+        HostOptions {
+            id: "interop".into(),
+            ..HostOptions::default()
+        },
+    );
+
+    let jobs = json!([{"name": "order", "jobId": "order-1", "data": {"invoke": [
+        {"queue": "kids", "name": "charge", "data": {"echo": {"charged": 5}}},
+        {"queue": "kids", "name": "refuse", "data": {"fatal": true}},
+    ]}}]);
+    let node = |script: &str, args: &[&str]| {
+        let out = Command::new("node")
+            .arg(interop_script(script))
+            .args(["--redis", &redis.url(), "--prefix", "bull"])
+            .args(args)
+            .output()
+            .expect("run node");
+        let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+        assert!(
+            out.status.success(),
+            "{script} failed: {}\n{stdout}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        stdout
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).expect("JSON line"))
+            .collect::<Vec<Value>>()
+    };
+    let parent = node(
+        "producer.js",
+        &["--queue", "parents", "--jobs", &jobs.to_string()],
+    );
+    assert_eq!(parent.len(), 1, "{parent:?}");
+    assert_eq!(parent[0]["event"], "completed", "{parent:?}");
+    let ends = &parent[0]["returnvalue"]["ends"];
+    assert_eq!(ends[0], json!({"value": {"charged": 5}}), "{ends}");
+    assert_eq!(ends[1]["failed"]["kind"], "guest_fatal", "{ends}");
+
+    let heard = node("listener.js", &["--queue", "kids", "--count", "2"]);
+    let completed: Vec<&Value> = heard.iter().filter(|e| e["event"] == "completed").collect();
+    let failed: Vec<&Value> = heard.iter().filter(|e| e["event"] == "failed").collect();
+    assert_eq!((completed.len(), failed.len()), (1, 1), "{heard:?}");
+    assert_eq!(
+        completed[0]["returnvalue"],
+        json!({"charged": 5}),
+        "{heard:?}"
+    );
+    assert!(
+        failed[0]["failedReason"]
+            .as_str()
+            .is_some_and(|r| r.starts_with("guest_fatal: ")),
+        "{heard:?}"
+    );
+    // Each is a job of `kids` whose parent is the order.
+    for event in &heard {
+        let id = event["jobId"].as_str().unwrap();
+        let child = admin.job("kids", id).await.expect("a job of kids");
+        assert!(
+            child
+                .parent_key
+                .as_deref()
+                .is_some_and(|k| k.ends_with(":parents:order-1")),
+            "{id}: {:?}",
+            child.parent_key
+        );
+    }
+}

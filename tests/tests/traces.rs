@@ -726,3 +726,51 @@ async fn a_job_held_for_its_keys_turn_says_which_rule_held_it() {
         "held before it ran: {span:?} {run:?}"
     );
 }
+
+/// A child an invoke started runs in its parent's trace: its run span sits
+/// under the parent's run that started it, and the parent's resumption is
+/// a second run of the same trace.
+#[tokio::test]
+async fn an_invoked_child_runs_in_its_parents_trace() {
+    let receiver = OtlpReceiver::start();
+    let approvals = TestServer::start();
+    let api = Api::start_with_options(exporting("invoking-host", &receiver, &approvals));
+    api.setup(
+        "parents",
+        "work-probe",
+        json!({"starts": {"queues": ["kids"]}}),
+    )
+    .await;
+    api.setup("kids", "work-probe", json!({})).await;
+
+    let trace = "8bf92f3577b34da6a3ce929d0e0e4736";
+    let parent = enqueue_traced(
+        &api,
+        "parents",
+        Some(&format!("00-{trace}-00f067aa0ba902b7-01")),
+        json!({"name": "order", "data": {"invoke": [
+            {"queue": "kids", "name": "charge", "data": {"echo": 7}},
+        ]}}),
+    )
+    .await;
+    let job = api.wait_done(&parent).await;
+    assert_eq!(job["state"], "completed", "{job}");
+    let spans = trace_when(
+        &receiver,
+        trace,
+        "the parent's two runs and the child's",
+        |s| runs(s, "parents").len() == 2 && runs(s, "kids").len() == 1,
+    )
+    .await;
+    let parent_runs = runs(&spans, "parents");
+    let child = &runs(&spans, "kids")[0];
+    assert_eq!(
+        child.parent_id, parent_runs[0].span_id,
+        "the child's run sits under the run that invoked it: {child:?}"
+    );
+    assert_eq!(
+        child.attr("airlock.flow.parent"),
+        &json!(parent),
+        "{child:?}"
+    );
+}

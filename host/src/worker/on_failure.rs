@@ -35,7 +35,7 @@ use serde_json::json;
 
 use crate::delivery::{self, EVENT_ID_TTL_MS, Event};
 use crate::queue::{Deduplication, JobOptions, NewJob, QueueError, QueueService};
-use crate::registry::{OnFailure, Registry, RegistryError};
+use crate::registry::{OnFailure, Registry};
 use crate::state::fields;
 use crate::state::meta::Producer;
 
@@ -53,6 +53,9 @@ pub async fn announce_loop(
     lease_ms: u64,
     route: impl Fn() -> Option<OnFailure> + Send + 'static,
 ) {
+    // A test ends the announcer here, so a failure this host recorded
+    // is announced only by another host, after this one's death.
+    fail::fail_point!("announce-failures", |_| ());
     let mut tick = tokio::time::interval(EVERY);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
@@ -148,12 +151,8 @@ async fn announce_one(
         &data,
     );
     let reason = reason.unwrap_or_default();
-    let (kind, message) = match reason.split_once(": ") {
-        Some((kind, rest)) if airlock_core::failure::FailureKind::parse(kind).is_some() => {
-            (kind.to_string(), rest.to_string())
-        }
-        _ => ("failed".to_string(), reason.clone()),
-    };
+    let (kind, message) = airlock_core::failure::FailureKind::split_reason(&reason);
+    let kind = kind.map_or("failed", |k| k.as_str());
     let payload = json!({
         "queue": queue,
         "id": id,
@@ -183,26 +182,9 @@ async fn announce_one(
             trace: None,
             parent: None,
         };
-        match registry.binding(dead_letters).await {
-            Ok(binding) => {
-                let mut job = job;
-                job.opts = job.opts.with_defaults(&binding.default_job_options);
-                let field = |_: usize, f: &str| format!("onFailure.queue.{f}");
-                crate::gate::add_governed(
-                    queues,
-                    &binding,
-                    dead_letters,
-                    vec![job],
-                    lease_ms,
-                    field,
-                )
-                .await?;
-            }
-            Err(RegistryError::NotFound(_)) => {
-                queues.add(dead_letters, job).await?;
-            }
-            Err(e) => return Err(QueueError::Unavailable(e.to_string())),
-        }
+        let field = |_: usize, f: &str| format!("onFailure.queue.{f}");
+        crate::gate::add_to_queue(queues, registry, dead_letters, vec![job], lease_ms, field)
+            .await?;
     }
     if let Some(event) = &route.event {
         let event = Event {
