@@ -70,6 +70,13 @@ pub async fn add_governed(
             if rule.key.get(&job.data).is_none() {
                 continue;
             }
+            if job.parent.is_some() {
+                return Err(FieldError::new(
+                    field(i, "data"),
+                    "matches the queue's debounce key, and a child its parent waits for cannot join a debounce (the burst's next job would replace it)",
+                )
+                .into());
+            }
             if job.opts.deduplication.is_some() {
                 return Err(FieldError::new(
                     field(i, "opts.deduplication"),

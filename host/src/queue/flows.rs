@@ -194,6 +194,26 @@ fn at_path(path: &str, field: &str) -> String {
 }
 
 impl QueueService {
+    /// Detaches child `child_id` of `child_queue` from the parent whose
+    /// hash is `parent_key` (BullMQ's `removeChildDependency`, which moves
+    /// a parent left with no pending child to the wait list). A child never
+    /// added or removed since, a parent gone, or a link already dropped
+    /// leave nothing to detach; a Redis error is returned, so no caller
+    /// counts a child detached that may still hold its parent.
+    pub async fn detach_child(
+        &self,
+        child_queue: &str,
+        child_id: &str,
+        parent_key: &str,
+    ) -> Result<(), QueueError> {
+        let queue = self.queue(child_queue).await?;
+        match queue.remove_child_dependency(child_id, parent_key).await {
+            // The port's answer for a missing child or parent key.
+            Ok(_) | Err(bullmq::Error::InvalidConfig(_)) => Ok(()),
+            Err(e) => Err(e.into()),
+        }
+    }
+
     /// Adds a flow atomically (every job or none), owned by `producer`.
     ///
     /// Every node gets an id before the add (its custom one, or an Airlock

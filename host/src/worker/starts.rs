@@ -26,19 +26,24 @@
 //!
 //! ## Crash windows
 //! - After children are added, before the parent parks: stalled recovery
-//!   reruns the parent; it replays, adds the same ids (found, not added
-//!   again; BullMQ links a found child to its parent again) and parks.
+//!   reruns the parent; it replays, adds the same ids (found, by
+//!   Airlock's claim or BullMQ's own duplicate check, and not added again;
+//!   the first add's link to the parent is still there) and parks.
 //! - A child ends before its parent parks: BullMQ records its end; the
 //!   park (`moveToWaitingChildren`) then finds nothing pending and the
 //!   parent runs again at once (`worker::executor`).
 //! - Past a deadline: the sweep detaches the parent's pending children,
-//!   which moves it to the wait list; a sweeper dying half-way leaves the
-//!   entry for the next sweep (detaching again is harmless). The parent's
+//!   which moves it to the wait list; a sweeper dying half-way, or a
+//!   detach failing, leaves the entry for the next sweep (detaching again
+//!   is harmless). The parent's
 //!   run then detaches again (no-op) before it records the time-out, so a
 //!   record never claims a child still holds the parent.
 //! - An `enqueue` or `send-event` whose host dies between the start and
 //!   its step record: the rerun starts the same id again — found (a job
-//!   while it exists; an event id for 24 hours, `delivery`).
+//!   while it exists; an event id for 24 hours, `delivery`: each
+//!   subscribed queue gets one job per event id, while a re-send is
+//!   recorded among the recent events again and may resume or cancel the
+//!   jobs that match it then).
 //!
 //! ## Trust
 //! On a host with the fleet's secrets key, the parent's producer is the
@@ -64,6 +69,13 @@ use airlock_core::clock::now_ms;
 /// Largest child return value or failure reason handed to a parent;
 /// longer ones are cut (a reason) or answered as an error (a value).
 const MAX_END_BYTES: usize = 8 << 20;
+
+/// Most bytes of return values and failure reasons one resumption hands
+/// its parent, all children together: the ends are lowered into the guest
+/// at once, and `processed` and `failed` hashes written by hand must not
+/// make one resumption hand over 10,000 × [`MAX_END_BYTES`]. Ends past it
+/// are answered as an `output_too_large` failure.
+const MAX_ENDS_BYTES: usize = 64 << 20;
 
 /// What a run needs to start work: shared by the runs of one queue.
 #[derive(Clone)]
@@ -211,8 +223,11 @@ impl Starter {
         }
         let producer = self.producer().await?;
         let mut refs = Vec::with_capacity(indexes.len());
-        // One add per queue, in the order of the call.
-        let mut by_queue: Vec<(&str, Vec<NewJob>)> = Vec::new();
+        // Each ref's index in the call, which an error names.
+        let mut in_call = Vec::with_capacity(indexes.len());
+        // One add per queue, in the order of the call; each job with its
+        // place in `refs`.
+        let mut by_queue: Vec<(&str, Vec<NewJob>, Vec<usize>)> = Vec::new();
         for &i in indexes {
             let Some(job) = jobs.get(i) else { continue };
             let own: DefaultJobOptions = match &job.options {
@@ -226,7 +241,9 @@ impl Starter {
                 ..JobOptions::default()
             }
             .with_defaults(&own);
+            let at_ref = refs.len();
             refs.push((job.queue.clone(), id));
+            in_call.push(i);
             let new = NewJob {
                 name: job.name.clone(),
                 data: job.data.clone(),
@@ -235,13 +252,21 @@ impl Starter {
                 trace: self.trace.clone(),
                 parent: as_children.then(|| (self.queue.clone(), self.id.clone())),
             };
-            match by_queue.iter_mut().find(|(q, _)| *q == job.queue) {
-                Some((_, list)) => list.push(new),
-                None => by_queue.push((&job.queue, vec![new])),
+            match by_queue.iter_mut().find(|(q, _, _)| *q == job.queue) {
+                Some((_, list, at)) => {
+                    list.push(new);
+                    at.push(at_ref);
+                }
+                None => by_queue.push((&job.queue, vec![new], vec![at_ref])),
             }
         }
-        for (queue, list) in by_queue {
-            let field = |i: usize, f: &str| format!("jobs[{i}].options.{f}");
+        for (queue, list, at) in by_queue {
+            // The job's fields as the call names them (`options` for
+            // BullMQ's `opts`).
+            let field = |k: usize, f: &str| match f.strip_prefix("opts.") {
+                Some(option) => format!("jobs[{}].options.{option}", in_call[at[k]]),
+                None => format!("jobs[{}].{f}", in_call[at[k]]),
+            };
             let added = crate::gate::add_to_queue(
                 self.queues(),
                 &self.env.registry,
@@ -251,10 +276,16 @@ impl Starter {
                 field,
             )
             .await;
-            added.map_err(|e| match e {
+            let added = added.map_err(|e| match e {
                 QueueError::Invalid(e) => ServiceError::Invalid(e.to_string()),
                 e => unavailable(e),
             })?;
+            // The id BullMQ answered, which for a job that joined a
+            // debounce may be another job's (a child never joins one:
+            // `gate::add_governed` refuses it).
+            for (enqueued, &at_ref) in added.iter().zip(&at) {
+                refs[at_ref].1 = enqueued.id.clone();
+            }
         }
         // A test pauses here to kill the host between the add and the park
         // (or the step's record).
@@ -341,25 +372,48 @@ impl Starter {
         };
         let mut ends = Vec::with_capacity(jobs.len());
         let mut attempts = failed.iter().zip(attempts);
+        let mut handed = 0usize;
         for i in 0..jobs.len() {
             let end = if timed_out.contains(&i) {
                 Some(ChildEnd::TimedOut)
             } else if let Some(value) = &values[i] {
+                let too_large = |why: String| ChildEnd::Failed {
+                    kind: "output_too_large".into(),
+                    reason: why,
+                    attempts: 1,
+                };
                 Some(if value.len() > MAX_END_BYTES {
-                    ChildEnd::Failed {
-                        kind: "output_too_large".into(),
-                        reason: format!(
-                            "its return value is {} bytes, more than an invoke hands over ({MAX_END_BYTES})",
-                            value.len()
-                        ),
-                        attempts: 1,
-                    }
+                    too_large(format!(
+                        "its return value is {} bytes, more than an invoke hands over ({MAX_END_BYTES})",
+                        value.len()
+                    ))
+                } else if handed + value.len() > MAX_ENDS_BYTES {
+                    too_large(format!(
+                        "the invoke's ends come to more than it hands over in all ({MAX_ENDS_BYTES} bytes)"
+                    ))
                 } else {
+                    handed += value.len();
                     ChildEnd::Completed(value.clone())
                 })
             } else if let Some(reason) = &reasons[i] {
                 let made = attempts.next().and_then(|(_, n)| n).unwrap_or(1);
-                Some(failure_end(reason, made))
+                let end = failure_end(reason, made);
+                let len = match &end {
+                    ChildEnd::Failed { reason, .. } => reason.len(),
+                    _ => 0,
+                };
+                Some(if handed + len > MAX_ENDS_BYTES {
+                    ChildEnd::Failed {
+                        kind: "output_too_large".into(),
+                        reason: format!(
+                            "the invoke's ends come to more than it hands over in all ({MAX_ENDS_BYTES} bytes)"
+                        ),
+                        attempts: made,
+                    }
+                } else {
+                    handed += len;
+                    end
+                })
             } else {
                 None
             };
@@ -377,14 +431,15 @@ impl Starter {
         jobs: &[StartJob],
         pending: &[usize],
     ) -> Result<Option<(String, String)>, ServiceError> {
+        // Every pending child detached before the record says it timed
+        // out (a Redis error fails the run, which is then run again).
         for &i in pending {
             let Some(job) = jobs.get(i) else { continue };
             let child = derived_id(&self.queue, &self.id, step, i);
-            let q = self.queues().queue(&job.queue).await.map_err(unavailable)?;
-            // A child never added (or removed) has no dependency to drop.
-            if let Err(e) = q.remove_child_dependency(&child, &self.job_key).await {
-                tracing::debug!(child, error = %e, "detach a timed-out child");
-            }
+            self.queues()
+                .detach_child(&job.queue, &child, &self.job_key)
+                .await
+                .map_err(unavailable)?;
         }
         let field = format!("{}{step}", fields::INVOKE_PREFIX);
         let mut conn = self.queues().store().conn();
@@ -481,7 +536,9 @@ fn failure_end(reason: &str, attempts: u32) -> ChildEnd {
 /// Wakes the jobs whose invoke's deadline has passed while they wait in
 /// `waiting-children`: detaches each child still pending, which moves the
 /// job to the wait list (BullMQ's `removeChildDependency`); its run then
-/// finds the deadline passed and records the time-out. Every host sweeps
+/// finds the deadline passed and records the time-out — or, for the
+/// binding's time to finish noted in its place (`finishTimeoutMs`, when
+/// sooner), fails as `timed_out` when it is taken. Every host sweeps
 /// (with its recovery, every half heartbeat); two sweeping one job detach
 /// the same children, harmlessly.
 pub async fn sweep_deadlines(queues: &QueueService) {
@@ -518,10 +575,10 @@ async fn wake_past_deadline(
         let Some((child_queue, child_id)) = keys.split_job_key(&child_key) else {
             continue;
         };
-        let q = queues.queue(child_queue).await?;
-        if let Err(e) = q.remove_child_dependency(child_id, &parent_key).await {
-            tracing::debug!(child_key, error = %e, "detach a child past its parent's deadline");
-        }
+        // An error keeps the deadline's entry for the next sweep.
+        queues
+            .detach_child(child_queue, child_id, &parent_key)
+            .await?;
     }
     Ok(())
 }
