@@ -3,29 +3,41 @@
 //!
 //! ## Where it comes from, and why none is missed
 //! The announcer reads BullMQ's `failed` set (scored by the failure's
-//! time), not the runs: a job is there only once BullMQ recorded that it
-//! failed for good (its last attempt, or a fatal error). Each host serving
-//! the queue reads it from a cursor (`airlock:failures-cursor` of the
-//! queue,
-//! the failure time it has read up to) every second, announces what is
-//! not announced, marks each job (`airlock.failureAnnounced` = its
-//! failure's time) and moves the cursor. So a failure on a host that died
-//! right after is announced by another; a job retried by hand and failing
-//! again is announced again (a new failure time).
+//! time, from the clock of the host that recorded it), not the runs: a
+//! job is there only once BullMQ recorded that it failed for good (its
+//! last attempt, or a fatal error). Each host serving the queue reads it
+//! from a cursor (`airlock:failures-cursor` of the queue: where the next
+//! pass starts, 10 s behind the latest failure time read, so a failure
+//! recorded late with an earlier time is still read) every second,
+//! announces what is not announced, marks each job
+//! (`airlock.failureAnnounced` = its failure's time) and moves the cursor
+//! ([`announce`]). So a failure on a host that died right after is
+//! announced by another; a job retried by hand and failing again is
+//! announced again (a new failure time).
+//!
+//! What is missed: a job BullMQ does not keep in its failed set
+//! (`removeOnFail: true`), or one its retention removed before a pass read
+//! it (a `removeOnFail` count or age reached within about a second), and
+//! a failure recorded more than 10 s later than a failure with a later
+//! time.
 //!
 //! ## Once
 //! The dead-letter job's id and the event's id are derived from the queue,
 //! the job and the failure's time, and the dead-letter job carries BullMQ
-//! deduplication on that id for 24 hours (an event id blocks a repeat for
-//! as long, `delivery`): two hosts announcing the same failure, or one
-//! dying between the announcement and its mark, add one job and send one
-//! event.
+//! deduplication on that id for 24 hours (an event id blocks a repeat job
+//! on a subscribed queue for as long, `delivery`): two hosts announcing
+//! the same failure, or one dying between the announcement and its mark,
+//! add one dead-letter job and one job per subscribed queue (a re-sent
+//! event is recorded among the recent events again, and resumes or
+//! cancels what matches it then).
 //!
 //! ## What it says
 //! `{"queue", "id", "name", "data", "failure": {"kind", "reason"},
 //! "attempts", "producer", "failedAt"}`; the job and the event belong to
-//! the failed job's producer (as Airlock sealed it, `Meta::inherited`), so a producer token
-//! reads the dead letters of its own jobs only.
+//! the failed job's producer (on a host with the fleet's secrets key, the
+//! one Airlock sealed on it; without the key, the field as the API reads
+//! it for access: `Meta::inherited`), so a producer token reads the dead
+//! letters of its own jobs only.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -39,8 +51,14 @@ use crate::registry::{OnFailure, Registry};
 use crate::state::fields;
 use crate::state::meta::Producer;
 
-/// Most failures one pass announces.
-const BATCH: isize = 200;
+/// Failures read from the failed set at a time.
+const PAGE: isize = 200;
+/// Most failures one pass reads.
+const MOST_PER_PASS: isize = 5_000;
+/// How far behind the latest failure time read the next pass starts: a
+/// failure recorded later than another, with an earlier time (hosts'
+/// clocks differ; two finishes race), is read within it.
+const LOOKBACK_MS: u64 = 10_000;
 /// How often a host reads the failed set.
 const EVERY: Duration = Duration::from_secs(1);
 
@@ -67,7 +85,16 @@ pub async fn announce_loop(
     }
 }
 
-/// One pass: the failures since the cursor.
+/// One pass: the failures from the cursor on, a page at a time, up to
+/// [`MOST_PER_PASS`]. The cursor is where the next pass starts reading:
+/// [`LOOKBACK`] before the latest failure time read in a pass that read
+/// all there was (a failure whose script landed late, with an earlier
+/// time from another host's clock, is still read; those already announced
+/// are skipped by their mark), or that time itself after a pass that
+/// stopped at its cap, so a flood moves on. It never goes back. A Redis
+/// error ends the pass with the cursor where it was; a failure whose
+/// announcement is refused (a dead-letter queue's rules refuse it) is
+/// logged and passed over, so it does not hold up the queue's others.
 pub async fn announce(
     queues: &QueueService,
     registry: &Registry,
@@ -77,26 +104,44 @@ pub async fn announce(
 ) -> Result<(), QueueError> {
     let keys = queues.store().keys();
     let cursor_key = keys.failures_cursor(queue);
+    let failed_key = keys.bullmq(queue, "failed");
     let mut conn = queues.store().conn();
     let cursor: Option<u64> = conn.get(&cursor_key).await?;
-    let failed: Vec<(String, u64)> = conn
-        .zrangebyscore_limit_withscores(
-            keys.bullmq(queue, "failed"),
-            cursor.unwrap_or(0),
-            "+inf",
-            0,
-            BATCH,
-        )
-        .await?;
-    let mut read_to = cursor;
-    for (id, failed_at) in failed {
-        announce_one(queues, registry, queue, &id, failed_at, route, lease_ms).await?;
-        read_to = Some(read_to.map_or(failed_at, |r| r.max(failed_at)));
-    }
-    if read_to != cursor
-        && let Some(to) = read_to
-    {
-        let _: () = conn.set(&cursor_key, to).await?;
+    let from = cursor.unwrap_or(0);
+    let mut latest: Option<u64> = None;
+    let mut read = 0isize;
+    let complete = loop {
+        let page: Vec<(String, u64)> = conn
+            .zrangebyscore_limit_withscores(&failed_key, from, "+inf", read, PAGE)
+            .await?;
+        for (id, failed_at) in &page {
+            match announce_one(queues, registry, queue, id, *failed_at, route, lease_ms).await {
+                Ok(()) => {}
+                Err(e @ QueueError::Unavailable(_)) => return Err(e),
+                Err(e) => {
+                    tracing::warn!(queue, id, error = %e, "a failure's announcement was refused; passed over");
+                }
+            }
+            latest = Some(latest.map_or(*failed_at, |l| l.max(*failed_at)));
+        }
+        read += page.len() as isize;
+        if (page.len() as isize) < PAGE {
+            break true;
+        }
+        if read >= MOST_PER_PASS {
+            break false;
+        }
+    };
+    let Some(latest) = latest else {
+        return Ok(());
+    };
+    let next = if complete {
+        latest.saturating_sub(LOOKBACK_MS)
+    } else {
+        latest
+    };
+    if next > from {
+        let _: () = conn.set(&cursor_key, next).await?;
     }
     Ok(())
 }
