@@ -337,12 +337,12 @@ impl HostServices for RedisServices {
 
     async fn count_retry_after(&mut self) -> Result<u32, ServiceError> {
         self.pin_before_write().await?;
-        let mut conn = self.store.conn();
-        let n: u32 = conn
-            .hincr(&self.job_key, crate::state::fields::RETRY_AFTERS, 1)
+        let counted = self
+            .meta
+            .count_if_exists(&self.job_key, crate::state::fields::RETRY_AFTERS)
             .await
             .map_err(unavailable)?;
-        Ok(n)
+        counted.ok_or_else(|| ServiceError::Invalid("the job was removed while it ran".into()))
     }
 
     async fn children_results(&mut self) -> Result<Vec<ChildResult>, ServiceError> {

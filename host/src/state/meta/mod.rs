@@ -126,11 +126,17 @@ pub fn script_hashes() -> Vec<(&'static str, String)> {
         ("hset_if_exists", &HSET_IF_EXISTS),
         ("set_and_pin", &SET_AND_PIN),
         ("hsetnx_if_exists", &HSETNX_IF_EXISTS),
+        ("hincr_if_exists", &HINCR_IF_EXISTS),
     ]
     .into_iter()
     .map(|(name, script)| (name, script.get_hash().to_string()))
     .collect()
 }
+
+/// `HINCRBY` of one field by 1, only if the hash exists: the count, or
+/// nil for a job removed meanwhile (no one-field hash is left of it).
+static HINCR_IF_EXISTS: LazyLock<redis::Script> =
+    LazyLock::new(|| redis::Script::new(include_str!("../lua/hincr_if_exists.lua")));
 
 /// `HSETNX` of one field, only if the hash exists.
 static HSETNX_IF_EXISTS: LazyLock<redis::Script> =
@@ -324,6 +330,21 @@ impl Meta {
         let mut conn = self.store.conn();
         let set: i64 = invocation.invoke_async(&mut conn).await?;
         Ok(set == 1)
+    }
+
+    /// Counts one more under `field` of a job hash, only if the job still
+    /// exists: the new count, or `None` for a job removed meanwhile.
+    pub async fn count_if_exists(
+        &self,
+        job_key: &str,
+        field: &str,
+    ) -> Result<Option<u32>, QueueError> {
+        let mut conn = self.store.conn();
+        Ok(HINCR_IF_EXISTS
+            .key(job_key)
+            .arg(field)
+            .invoke_async(&mut conn)
+            .await?)
     }
 
     /// Marks every pending durable sleep of the job as over (`now`), so its
