@@ -67,14 +67,17 @@ impl NewJob {
     }
 }
 
-/// Why an invoked child failed for good.
+/// Why an invoked child failed for good, or why its end could not be
+/// handed over.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ChildFailure {
-    /// Its failure kind (`guest_fatal`, `guest_retry`, `timeout`, ...).
+    /// Its failure kind (`guest_fatal`, `guest_retry`, `timeout`, ...;
+    /// `failed` for another worker's reason; `output_too_large` for a
+    /// value over 8 MiB, or past 64 MiB for the invoke's ends in all).
     pub kind: String,
     /// Its failure reason.
     pub reason: String,
-    /// Attempts it made.
+    /// Attempts it made (1 when that is not known any more).
     pub attempts: u32,
 }
 
@@ -83,9 +86,11 @@ pub struct ChildFailure {
 pub enum ChildEnd<T> {
     /// It completed with this return value.
     Completed(T),
-    /// It failed for good (after its retries).
+    /// It failed for good (after its retries), or its value was too
+    /// large to hand over.
     Failed(ChildFailure),
-    /// The invoke's timeout ran out first (the child is left to run).
+    /// The invoke's timeout ran out first (a child that started is left
+    /// to run; one of a group not started yet never runs).
     TimedOut,
 }
 
@@ -150,7 +155,8 @@ pub struct FanOut {
     /// At most this many children at once (they start in groups of this
     /// size); `None`: all at once.
     pub max_running: Option<u32>,
-    /// Children still running after this long end as
+    /// Children not ended after this long — running, or in a group not
+    /// started yet, which then never runs — end as
     /// [`ChildEnd::TimedOut`]; `None`: no limit.
     pub timeout: Option<Duration>,
 }

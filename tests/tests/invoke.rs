@@ -5,7 +5,9 @@
 //! children at once and a timeout ends what still runs; what the binding
 //! does not allow is refused; a child is its parent's producer's; an
 //! enqueue and an event go out once; `retry-after` and `rate-limit` use up
-//! no attempt; `onFailure` announces each failure for good once.
+//! no attempt; `onFailure` announces each failure for good once, also one
+//! whose host died first, one recorded late and a flood in one
+//! millisecond.
 
 use airlock_tests::api::Api;
 use airlock_tests::host::tokens;
@@ -554,5 +556,122 @@ async fn hosts_killed_around_an_invoke_lose_nothing_and_repeat_nothing() {
         ]),
         "1",
         "the child ran once"
+    );
+}
+
+/// `onFailure`'s pass over the failed set, in-process against Redis: a
+/// flood of 250 failures in one millisecond is announced in one pass (a
+/// page of 200 does not stall it), a failure recorded late with an
+/// earlier time (another host's clock) is still announced, and each is
+/// announced once.
+#[tokio::test(flavor = "multi_thread")]
+async fn on_failure_reads_a_flood_in_one_millisecond_and_a_late_failure_once() {
+    use airlock::queue::QueueService;
+    use airlock::registry::{OnFailure, Registry};
+    use airlock::sandbox::{Sandbox, SandboxConfig};
+    use airlock::store::Store;
+    use airlock::worker::on_failure::announce;
+    use airlock_tests::redis_server::RedisServer;
+    use std::sync::Arc;
+
+    let redis = RedisServer::start();
+    let store = Store::connect(&redis.url(), "bull").await.unwrap();
+    // The registry's (no guest runs here).
+    let sandbox = Arc::new(
+        Sandbox::new(SandboxConfig {
+            max_instances: 1,
+            ..SandboxConfig::default()
+        })
+        .unwrap(),
+    );
+    let registry = Registry::new(store.clone(), sandbox);
+    let queues = QueueService::new(store);
+    let route = OnFailure {
+        queue: Some("dead-letters".into()),
+        event: None,
+    };
+    // A job BullMQ failed for good at `at`, as its scripts leave it.
+    let failed = |id: &str, at: u64| {
+        let key = format!("bull:fragile:{id}");
+        redis.cli(&[
+            "HSET",
+            &key,
+            "name",
+            "item",
+            "data",
+            "{}",
+            "failedReason",
+            "guest_fatal: refused",
+            "atm",
+            "1",
+            "finishedOn",
+            &at.to_string(),
+        ]);
+        redis.cli(&["ZADD", "bull:fragile:failed", &at.to_string(), id]);
+    };
+    let letters = || redis.cli(&["LLEN", "bull:dead-letters:wait"]);
+    let at = airlock_core::clock::now_ms();
+    for i in 0..250 {
+        failed(&format!("flood-{i}"), at);
+    }
+    announce(&queues, &registry, "fragile", &route, 30_000)
+        .await
+        .unwrap();
+    assert_eq!(letters(), "250", "a flood in one millisecond, in one pass");
+
+    failed("late", at - 5_000);
+    announce(&queues, &registry, "fragile", &route, 30_000)
+        .await
+        .unwrap();
+    assert_eq!(
+        letters(),
+        "251",
+        "a failure recorded late with an earlier time"
+    );
+    announce(&queues, &registry, "fragile", &route, 30_000)
+        .await
+        .unwrap();
+    assert_eq!(letters(), "251", "each announced once");
+}
+
+/// A child its parent waits for cannot join its queue's debounce (a burst
+/// could replace it, and the parent would wait for a job that is gone):
+/// the invoke is refused naming the child's data and the rule.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_invoked_child_cannot_join_a_debounce() {
+    let api = Api::start();
+    api.setup(
+        "parents",
+        "work-probe",
+        json!({"starts": {"queues": ["kids"]}}),
+    )
+    .await;
+    let (status, body) = api
+        .put(
+            "/v1/queues/kids",
+            tokens::ADMIN,
+            json!({"handler": "work-probe", "debounce": {"key": "$.sku", "periodMs": 1000}}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let parent = api
+        .enqueue(
+            "parents",
+            json!({"name": "order", "data": {"invoke": [
+                {"queue": "kids", "name": "restock", "data": {"sku": "a-1"}},
+            ]}}),
+        )
+        .await;
+    let job = api.wait_done(&parent).await;
+    assert_eq!(job["state"], "failed", "{job}");
+    let reason = job["failedReason"].as_str().unwrap();
+    assert!(
+        reason.contains("jobs[0].data") && reason.contains("debounce"),
+        "{reason}"
+    );
+    assert_eq!(
+        api.redis.cli(&["KEYS", "bull:kids:c-*"]),
+        "",
+        "no child added"
     );
 }

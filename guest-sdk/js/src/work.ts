@@ -47,13 +47,17 @@ export interface NewJob {
   options?: NewJobOptions;
 }
 
-/** Why an invoked child failed for good (all its attempts used, or a fatal error). */
+/** Why an invoked child failed for good (all its attempts used, or a fatal error), or why its end could not be handed over. */
 export interface ChildFailure {
-  /** The failure kind (`guest_fatal`, `guest_retry`, `timeout`, `fuel_exhausted`, ...). */
+  /**
+   * The failure kind (`guest_fatal`, `guest_retry`, `timeout`, `fuel_exhausted`, ...; `failed` for
+   * another worker's reason; `output_too_large` for a value over 8 MiB, or past 64 MiB for the
+   * invoke's ends in all).
+   */
   readonly kind: string;
   /** Its failure reason. */
   readonly reason: string;
-  /** How many attempts it made. */
+  /** How many attempts it made (1 when that is not known any more). */
   readonly attempts: number;
 }
 
@@ -63,7 +67,7 @@ export type ChildEnd<T = unknown> =
   | { readonly status: 'completed'; readonly value: T }
   /** It failed for good, after its retries. */
   | { readonly status: 'failed'; readonly failure: ChildFailure }
-  /** The invoke's timeout ran out first (the child is left to run; what it returns reaches nobody). */
+  /** The invoke's timeout ran out first (a child that started is left to run, and what it returns reaches nobody; one of a group not started yet never runs). */
   | { readonly status: 'timedOut' };
 
 /** Options of `ctx.invoke`. */

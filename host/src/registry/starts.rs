@@ -15,7 +15,8 @@ const MAX_PATTERN_LEN: usize = 256;
 
 /// The queues a handler may enqueue to or invoke, and the events it may
 /// send: names, or patterns where `*` stands for any run of characters
-/// (`payments-*`, `order.*`). Empty lists: nothing.
+/// and `?` for any one character (`payments-*`, `order.*`). Empty lists:
+/// nothing.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Starts {

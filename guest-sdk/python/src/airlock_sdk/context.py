@@ -143,7 +143,8 @@ class Failed:
 @dataclass(frozen=True)
 class TimedOut:
     """An invoked child had not ended when the invoke's timeout ran out
-    (it is left to run; what it returns later reaches nobody)."""
+    (one that started is left to run, and what it returns later reaches
+    nobody; one of a ``max_running`` group not started yet never runs)."""
 
 
 #: How a child :meth:`Context.invoke_many` started ended.
@@ -789,8 +790,9 @@ class Context:
         The job parks as for :meth:`invoke`. With ``max_running``, at most
         that many children run at once: they start in groups of that size,
         each once the one before has ended. Past ``timeout`` from the first
-        call, the children still running end as :class:`TimedOut` (they
-        are left to run). At most 10,000 jobs; none: ``[]`` at once."""
+        call, every child not ended yet ends as :class:`TimedOut` (those
+        started are left to run; those of a group not started yet never
+        run). At most 10,000 jobs; none: ``[]`` at once."""
         step_id = _step_id(step_id, "an invoke id")
         if isinstance(jobs, (str, bytes, NewJob)) or not isinstance(jobs, Sequence):
             raise TypeError("jobs is a list of airlock_sdk.NewJob (or (queue, name, data) tuples)")

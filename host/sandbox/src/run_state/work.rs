@@ -7,9 +7,10 @@
 //! `enqueue` and `send-event` are steps: their answer is recorded under
 //! the step id, so a replay starts nothing new (and the services derive
 //! the job or event id from the job and the step, so a crash between the
-//! start and its record adds nothing twice either). An invoke needs no
-//! record of its own beyond its deadline: BullMQ keeps each child's end in
-//! this job's `processed` and `failed` hashes, where every replay reads it.
+//! start and its record adds no second job while the first one exists).
+//! An invoke needs no record of its own beyond its deadline and, past it,
+//! which children timed out: BullMQ keeps each child's end in this job's
+//! `processed` and `failed` hashes, where every replay reads it.
 
 use super::{MAX_SLEEP_MS, RunState, Suspend};
 use crate::bindings::{ChildEnd, ChildFailure, HostError, JobRef, NewJob};
@@ -290,7 +291,9 @@ impl RunState {
         self.end(Completion::Later(Later::RetryAfter { delay_ms, reason }))
     }
 
-    /// `rate-limit`: ends the run, pausing its queue for `duration_ms`.
+    /// `rate-limit`: ends the run, pausing its queue for `duration_ms`
+    /// where its binding has a `rateLimit` (else delaying the job alone:
+    /// `worker::executor`'s finish).
     pub(super) fn rate_limit(&mut self, duration_ms: u64, reason: String) -> wasmtime::Error {
         let reason = self.redact(reason);
         let duration_ms = duration_ms.min(MAX_LATER_MS);

@@ -120,8 +120,9 @@ declare module 'airlock:job/context@0.5.0' {
   /**
    * Add a job to a queue, durably and once (fire and forget): a step
    * with id `step-id`. The job's id is derived from this job's and the
-   * step id, and the add is recorded, so a replay, or a rerun after a
-   * crash between the add and its record, adds nothing new. The job
+   * step id, and the add is recorded, so a replay adds nothing new, nor
+   * does a rerun after a crash between the add and its record while the
+   * first job still exists (its retention may remove it). The job
    * belongs to this job's producer (tenant) and continues its trace; it
    * runs under its own queue's binding like any job. A queue the
    * binding's `starts.queues` does not allow fails this job at once as
@@ -143,8 +144,9 @@ declare module 'airlock:job/context@0.5.0' {
    * recorded steps and this call returns the ends. With `max-running`,
    * at most that many children run at once: they start in groups of that
    * size, each once the one before has ended. Past `timeout-ms` from
-   * the first call, the children still running end as `timed-out` for
-   * this job (they are left to run). At most 10,000 jobs per call.
+   * the first call, every child not ended yet ends as `timed-out` for
+   * this job: those started are left to run, those of a group not
+   * started yet never run. At most 10,000 jobs per call.
    * Refused queues fail the job as for `enqueue`.
    */
   export function invoke(stepId: string, jobs: Array<NewJob>, maxRunning: number | undefined, timeoutMs: bigint | undefined): Array<ChildEnd>;

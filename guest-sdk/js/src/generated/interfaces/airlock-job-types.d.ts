@@ -268,12 +268,15 @@ declare module 'airlock:job/types@0.5.0' {
   }
   /**
    * Why an invoked child failed for good (all its attempts used, or a
-   * fatal error).
+   * fatal error), or why its end could not be handed over.
    */
   export interface ChildFailure {
     /**
      * The failure kind (`guest_fatal`, `guest_retry`, `timeout`,
-     * `fuel_exhausted`, ...), as the child's run history names it.
+     * `fuel_exhausted`, ...), as the child's run history names it;
+     * `failed` for a reason written by another worker (a Node one);
+     * `output_too_large` for a child that completed with a value
+     * over 8 MiB, or past 64 MiB for the invoke's ends in all.
      */
     kind: string,
     /**
@@ -281,7 +284,7 @@ declare module 'airlock:job/types@0.5.0' {
      */
     reason: string,
     /**
-     * How many attempts it made.
+     * How many attempts it made (1 when that is not known any more).
      */
     attempts: number,
   }
@@ -304,8 +307,9 @@ declare module 'airlock:job/types@0.5.0' {
     val: ChildFailure,
   }
   /**
-   * The invoke's timeout ran out first; the child is left to run,
-   * and what it returns later reaches nobody.
+   * The invoke's timeout ran out first; a child that started is
+   * left to run, and what it returns later reaches nobody; one not
+   * started yet (a later group of `max-running`) never runs.
    */
   export interface ChildEndTimedOut {
     tag: 'timed-out',
