@@ -3332,7 +3332,8 @@ export interface components {
         /**
          * @description The queues a handler may enqueue to or invoke, and the events it may
          *     send: names, or patterns where `*` stands for any run of characters
-         *     (`payments-*`, `order.*`). Empty lists: nothing.
+         *     and `?` for any one character (`payments-*`, `order.*`). Empty lists:
+         *     nothing.
          */
         Starts: {
             /** @description Queue names or patterns (`enqueue`, `invoke`). */
