@@ -87,7 +87,7 @@ pub async fn announce_loop(
 
 /// One pass: the failures from the cursor on, a page at a time, up to
 /// [`MOST_PER_PASS`]. The cursor is where the next pass starts reading:
-/// [`LOOKBACK`] before the latest failure time read in a pass that read
+/// [`LOOKBACK_MS`] before the latest failure time read in a pass that read
 /// all there was (a failure whose script landed late, with an earlier
 /// time from another host's clock, is still read; those already announced
 /// are skipped by their mark), or that time itself after a pass that

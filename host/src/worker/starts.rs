@@ -377,20 +377,14 @@ impl Starter {
             let end = if timed_out.contains(&i) {
                 Some(ChildEnd::TimedOut)
             } else if let Some(value) = &values[i] {
-                let too_large = |why: String| ChildEnd::Failed {
-                    kind: "output_too_large".into(),
-                    reason: why,
-                    attempts: 1,
-                };
                 Some(if value.len() > MAX_END_BYTES {
-                    too_large(format!(
+                    let why = format!(
                         "its return value is {} bytes, more than an invoke hands over ({MAX_END_BYTES})",
                         value.len()
-                    ))
+                    );
+                    too_large(why, 1)
                 } else if handed + value.len() > MAX_ENDS_BYTES {
-                    too_large(format!(
-                        "the invoke's ends come to more than it hands over in all ({MAX_ENDS_BYTES} bytes)"
-                    ))
+                    too_large(over_total(), 1)
                 } else {
                     handed += value.len();
                     ChildEnd::Completed(value.clone())
@@ -403,13 +397,7 @@ impl Starter {
                     _ => 0,
                 };
                 Some(if handed + len > MAX_ENDS_BYTES {
-                    ChildEnd::Failed {
-                        kind: "output_too_large".into(),
-                        reason: format!(
-                            "the invoke's ends come to more than it hands over in all ({MAX_ENDS_BYTES} bytes)"
-                        ),
-                        attempts: made,
-                    }
+                    too_large(over_total(), made)
                 } else {
                     handed += len;
                     end
@@ -511,6 +499,20 @@ struct InvokeRecord {
     /// The children that timed out for it.
     #[serde(default)]
     timed_out: Vec<usize>,
+}
+
+/// The end handed over in place of one too large to hand over.
+fn too_large(reason: String, attempts: u32) -> ChildEnd {
+    ChildEnd::Failed {
+        kind: "output_too_large".into(),
+        reason,
+        attempts,
+    }
+}
+
+/// Why an end past [`MAX_ENDS_BYTES`] was not handed over.
+fn over_total() -> String {
+    format!("the invoke's ends come to more than it hands over in all ({MAX_ENDS_BYTES} bytes)")
 }
 
 /// A failed child's end from its `failedReason` (`kind: message`, as
