@@ -40,6 +40,7 @@
 // works from any crate that depends on it.
 extern crate self as airlock_guest;
 
+mod batch;
 mod context;
 mod error;
 pub mod http;
@@ -61,6 +62,25 @@ pub mod bindings {
     });
 }
 
+/// Bindings of the `batch-handler` world (`run` and `run-batch`), sharing
+/// [`bindings`]' interfaces; public for the `batch_handler!` macro.
+pub mod batch_bindings {
+    wit_bindgen::generate!({
+        world: "batch-handler",
+        path: "../wit/airlock.wit",
+        pub_export_macro: true,
+        export_macro_name: "__export_batch_handler_world",
+        default_bindings_module: "airlock_guest::batch_bindings",
+        runtime_path: "airlock_guest::__private::wit_bindgen::rt",
+        with: {
+            "airlock:job/types@0.6.0": crate::bindings::airlock::job::types,
+            "airlock:job/context@0.6.0": crate::bindings::airlock::job::context,
+            "airlock:job/config@0.6.0": crate::bindings::airlock::job::config,
+        },
+    });
+}
+
+pub use batch::BatchJob;
 pub use context::{ChildOutcome, ChildResult, Context, JobInfo, JobRef, Level};
 pub use error::JobError;
 pub use http::{Http, HttpError, Response};
@@ -72,6 +92,7 @@ pub use work::{ChildEnd, ChildFailure, FanOut, InvokeError, NewJob};
 /// Items the [`handler!`] macro needs; not part of the stable API.
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::batch::{run_batch_handler, run_one};
     pub use crate::run::run_handler;
     pub use wit_bindgen;
 }
@@ -99,6 +120,47 @@ macro_rules! handler {
             }
 
             $crate::bindings::__export_handler_world!(AirlockHandler with_types_in $crate::bindings);
+        };
+    };
+}
+
+/// Exports a batch function as the component's `run-batch` (the
+/// `batch-handler` world, what a queue bound with `batch` needs) and `run`
+/// (a batch of one). See [`BatchJob`] and the `batch` module docs.
+///
+/// The function takes `&Context` and `Vec<BatchJob<I>>` (`I` implementing
+/// `serde::de::DeserializeOwned`) and returns one `Result<O, JobError>`
+/// per job, in order (`O: serde::Serialize`). Use it once per crate,
+/// instead of [`handler!`].
+#[macro_export]
+macro_rules! batch_handler {
+    ($handler:path) => {
+        const _: () = {
+            struct AirlockBatchHandler;
+
+            impl $crate::batch_bindings::Guest for AirlockBatchHandler {
+                fn run(
+                    job: $crate::bindings::airlock::job::types::Job,
+                ) -> ::core::result::Result<
+                    ::std::string::String,
+                    $crate::bindings::airlock::job::types::JobError,
+                > {
+                    $crate::__private::run_one(job, $handler)
+                }
+
+                fn run_batch(
+                    jobs: ::std::vec::Vec<$crate::bindings::airlock::job::types::Job>,
+                ) -> ::std::vec::Vec<
+                    ::core::result::Result<
+                        ::std::string::String,
+                        $crate::bindings::airlock::job::types::JobError,
+                    >,
+                > {
+                    $crate::__private::run_batch_handler(jobs, $handler)
+                }
+            }
+
+            $crate::batch_bindings::__export_batch_handler_world!(AirlockBatchHandler with_types_in $crate::batch_bindings);
         };
     };
 }

@@ -30,7 +30,7 @@ where
 
 /// Decodes the job data, naming the offending field when it does not fit:
 /// bad input is never fixed by a retry, so the error is fatal.
-fn decode_input<I: DeserializeOwned>(data: &str) -> Result<I, WitJobError> {
+pub(crate) fn decode_input<I: DeserializeOwned>(data: &str) -> Result<I, WitJobError> {
     let mut de = serde_json::Deserializer::from_str(data);
     serde_path_to_error::deserialize(&mut de).map_err(|e| WitJobError::from(fatal_decode_error(e)))
 }
@@ -71,7 +71,7 @@ pub fn event_payload(value: serde_json::Value) -> serde_json::Value {
 /// Wasm guests abort on panic (no unwinding), so the message would be lost in
 /// a bare trap. The hook hands it to the host first, which then fails the
 /// attempt as retryable with this message.
-fn install_panic_reporter() {
+pub(crate) fn install_panic_reporter() {
     std::panic::set_hook(Box::new(|info| {
         let payload = info
             .payload()
@@ -87,7 +87,7 @@ fn install_panic_reporter() {
     }));
 }
 
-fn job_info(job: Job) -> JobInfo {
+pub(crate) fn job_info(job: Job) -> JobInfo {
     JobInfo {
         id: job.id,
         queue: job.queue,

@@ -6,8 +6,12 @@
 //                       answers 202 {"id": "msg_..."}; 401 without the key
 //   POST /v1/ledger     a ledger: answers 201 {"id": "led_<transactionId>"},
 //                       the same id again for a repeated Idempotency-Key
-//   GET  /v1/ledger     {"posts": N, "entries": [{id, amount, currency}]}: how
-//                       many POSTs the ledger got, and what it holds
+//   POST /v1/ledger/bulk  {"entries": [{transactionId, amount, currency}]}: many
+//                       entries in one request (the bulk-insert example's batches),
+//                       each kept once by its transaction id; answers 201
+//                       {"ids": ["led_<transactionId>", ...]} in order
+//   GET  /v1/ledger     {"posts": N, "bulkPosts": B, "entries": [{id, amount, currency}]}:
+//                       how many POSTs the ledger got (B of them bulk), and what it holds
 //   POST /v1/approvals  an approval service (the refund example asks it for a
 //                       manager's decision): keeps {refundId, orderId, amount,
 //                       token} and answers 201 {"id": "apr_<refundId>"}; the same
@@ -28,6 +32,7 @@ const key = process.env.MOCK_GATEWAY_KEY || '';
 const ledger = new Map();
 const entries = [];
 let ledgerPosts = 0;
+let bulkPosts = 0;
 const approvals = [];
 const ledgerDelayMs = Number(process.env.MOCK_GATEWAY_LEDGER_DELAY_MS || 0);
 
@@ -65,8 +70,24 @@ const server = http.createServer((req, res) => {
       }
       console.log(`ledger: ${ledger.get(idem)} amount=${body.amount} ${body.currency || ''}`);
       setTimeout(() => reply(res, 201, { id: ledger.get(idem) }), ledgerDelayMs);
+    } else if (req.method === 'POST' && req.url === '/v1/ledger/bulk') {
+      // Many entries in one request, each kept once by its transaction id
+      // (the Idempotency-Key the payment example sends for one).
+      if (!Array.isArray(body.entries)) return reply(res, 400, { error: '`entries` must be an array' });
+      ledgerPosts += 1;
+      bulkPosts += 1;
+      const ids = body.entries.map((entry) => {
+        const idem = String(entry.transactionId);
+        if (!ledger.has(idem)) {
+          ledger.set(idem, `led_${entry.transactionId}`);
+          entries.push({ id: ledger.get(idem), amount: entry.amount, currency: entry.currency });
+        }
+        return ledger.get(idem);
+      });
+      console.log(`ledger: bulk of ${ids.length}`);
+      setTimeout(() => reply(res, 201, { ids }), ledgerDelayMs);
     } else if (req.method === 'GET' && req.url === '/v1/ledger') {
-      reply(res, 200, { posts: ledgerPosts, entries });
+      reply(res, 200, { posts: ledgerPosts, bulkPosts, entries });
     } else if (req.method === 'POST' && req.url === '/v1/approvals') {
       const { refundId, orderId, amount, token } = body;
       if (typeof refundId !== 'string' || typeof token !== 'string') {

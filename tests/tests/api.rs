@@ -231,7 +231,7 @@ async fn a_handler_keeps_its_versions_and_cannot_be_deleted_while_bound() {
             .as_array()
             .unwrap()
             .iter()
-            .any(|i| i.as_str().unwrap().starts_with("airlock:job/context@0.5")),
+            .any(|i| i.as_str().unwrap().starts_with("airlock:job/context@0.6")),
         "{details}"
     );
     assert_eq!(details["component"]["exports"], json!(["run"]));

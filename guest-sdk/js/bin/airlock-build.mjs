@@ -8,7 +8,7 @@ const USAGE = `usage: airlock-build <handler.ts|.js> -o <out.wasm> [--engine sta
 
 Bundles the handler module (its default export is \`handler(async (data, ctx) => ...)\`
 from @airlock/sdk) and builds an Airlock handler component (world \`handler\` of
-airlock:job@0.5.0).
+airlock:job@0.6.0).
 
   -o, --out <file>      the component to write (default: handler.wasm)
   --engine <engine>     starlingmonkey (default: fetch, ~12 MiB) or quickjs (~1.6 MiB, no fetch)

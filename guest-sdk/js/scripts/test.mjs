@@ -13,8 +13,8 @@ import { fileURLToPath } from 'node:url';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const out = join(root, '.test-dist');
 const fakes = {
-  'airlock:job/context@0.5.0': join(root, 'test', 'fake', 'context.ts'),
-  'airlock:job/config@0.5.0': join(root, 'test', 'fake', 'config.ts'),
+  'airlock:job/context@0.6.0': join(root, 'test', 'fake', 'context.ts'),
+  'airlock:job/config@0.6.0': join(root, 'test', 'fake', 'config.ts'),
 };
 const tests = readdirSync(join(root, 'test')).filter((f) => f.endsWith('.test.ts'));
 rmSync(out, { recursive: true, force: true });

@@ -15,7 +15,7 @@ use std::time::Duration;
 use wasmtime::component::{HasSelf, Linker};
 use wasmtime::{Config, Engine, InstanceAllocationStrategy, OptLevel, PoolingAllocationConfig};
 
-use super::bindings::{Handler, v0_1, v0_2, v0_3, v0_4};
+use super::bindings::{Handler, v0_1, v0_2, v0_3, v0_4, v0_5};
 use super::run_state::RunState;
 
 /// Engine-wide settings.
@@ -119,6 +119,7 @@ impl EngineHandle {
         wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
         wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)?;
         Handler::add_to_linker::<RunState, HasSelf<RunState>>(&mut linker, |state| state)?;
+        v0_5::Handler::add_to_linker::<RunState, HasSelf<RunState>>(&mut linker, |state| state)?;
         v0_4::Handler::add_to_linker::<RunState, HasSelf<RunState>>(&mut linker, |state| state)?;
         v0_3::Handler::add_to_linker::<RunState, HasSelf<RunState>>(&mut linker, |state| state)?;
         v0_2::Handler::add_to_linker::<RunState, HasSelf<RunState>>(&mut linker, |state| state)?;

@@ -72,7 +72,7 @@ pub struct ComponentInfo {
     pub size: usize,
     /// Imported interface names (`airlock:job/context@0.2.0`, `wasi:...`).
     pub imports: Vec<String>,
-    /// Exported names (`run`).
+    /// Exported names (`run`; also `run-batch` for a batch handler).
     pub exports: Vec<String>,
     /// What its `producers` sections say built it, as written there by the
     /// tools themselves: languages (`language: Rust`) and tools
@@ -238,10 +238,10 @@ fn is_provided(name: &str) -> bool {
     };
     if let Some(rest) = package.strip_prefix("airlock:job/") {
         return match rest {
-            "context" | "types" => ["0.1.", "0.2.", "0.3.", "0.4.", "0.5."]
+            "context" | "types" => ["0.1.", "0.2.", "0.3.", "0.4.", "0.5.", "0.6."]
                 .iter()
                 .any(|minor| version.starts_with(minor)),
-            "config" => ["0.2.", "0.3.", "0.4.", "0.5."]
+            "config" => ["0.2.", "0.3.", "0.4.", "0.5.", "0.6."]
                 .iter()
                 .any(|minor| version.starts_with(minor)),
             _ => false,
@@ -344,7 +344,9 @@ mod tests {
         assert!(is_provided("airlock:job/context@0.4.0"));
         assert!(is_provided("airlock:job/config@0.4.0"));
         assert!(is_provided("airlock:job/context@0.5.0"));
-        assert!(!is_provided("airlock:job/context@0.6.0"));
+        assert!(is_provided("airlock:job/context@0.6.0"));
+        assert!(is_provided("airlock:job/config@0.6.0"));
+        assert!(!is_provided("airlock:job/context@0.7.0"));
         assert!(!is_provided("wasi:http/outgoing-handler@0.3.0"));
         assert!(!is_provided("evil"));
     }

@@ -166,9 +166,9 @@ fn prepare(
         });
     }
     opts.validate().map_err(|e| e.under(&at("opts")))?;
-    // On a queue with warm instances or fairness by producer the job's
-    // producer decides which instance it may run in or whose turn it
-    // takes, so it must be on the job from its add on: an id chosen now
+    // On a queue with warm instances, batches or fairness by producer the
+    // job's producer decides which instance or batch it may run in or
+    // whose turn it takes, so it must be on the job from its add on: an id chosen now
     // makes the add carry it (claim, add, commit; see `state::meta`)
     // instead of writing it just after a BullMQ-chosen id, a moment in
     // which a worker could take the job as producer-less.

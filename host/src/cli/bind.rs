@@ -124,6 +124,16 @@ pub struct BindArgs {
     /// `{"digest":"<64 hex>","percent":10}`.
     #[arg(long, value_name = "JSON")]
     pub canary: Option<String>,
+    /// What the handler may start: `{"queues":["emails*"],"events":["order.*"]}`.
+    #[arg(long, value_name = "JSON")]
+    pub starts: Option<String>,
+    /// Announce jobs that failed for good: `{"queue":"dead-letters","event":"job.failed"}`.
+    #[arg(long, value_name = "JSON")]
+    pub on_failure: Option<String>,
+    /// Run jobs in batches (a batch handler's `run-batch`):
+    /// `{"size":50,"minSize":10,"timeoutMs":1000,"key":"$.accountId"}`.
+    #[arg(long, value_name = "JSON")]
+    pub batch: Option<String>,
 }
 
 impl BindArgs {
@@ -163,6 +173,9 @@ impl BindArgs {
         spec.fairness = opt_object("--fairness", &self.fairness)?;
         spec.warm_instances = opt_object("--warm-instances", &self.warm_instances)?;
         spec.canary = opt_object("--canary", &self.canary)?;
+        spec.starts = opt_object("--starts", &self.starts)?;
+        spec.on_failure = opt_object("--on-failure", &self.on_failure)?;
+        spec.batch = opt_object("--batch", &self.batch)?;
         Ok(spec)
     }
 
@@ -366,8 +379,20 @@ mod tests {
             "https://*.example.org",
             "--remove-on-fail",
             r#"{"age":3600,"count":10}"#,
+            "--starts",
+            r#"{"queues":["emails*"],"events":["order.*"]}"#,
+            "--on-failure",
+            r#"{"queue":"dead-letters"}"#,
+            "--batch",
+            r#"{"size":50,"minSize":10,"timeoutMs":1000,"key":"$.accountId"}"#,
         ])
         .unwrap();
+        assert_eq!(body["starts"]["queues"], json!(["emails*"]));
+        assert_eq!(body["onFailure"]["queue"], json!("dead-letters"));
+        assert_eq!(
+            body["batch"],
+            json!({"size": 50, "minSize": 10, "timeoutMs": 1000, "key": "$.accountId"})
+        );
         assert_eq!(body["finishTimeoutMs"], json!(3_600_000));
         assert_eq!(body["cancelOn"][0]["match"], json!("$.orderId"));
         assert_eq!(

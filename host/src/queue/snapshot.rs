@@ -213,6 +213,21 @@ pub struct JobSnapshot {
     /// absent otherwise. `GET /v1/jobs/{ref}`'s `waiting` says more.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parked: Option<String>,
+    /// The batch of the job's latest run in a batch (a queue bound with
+    /// `batch`); after such a run, `metrics` are the job's share of the
+    /// batch's: fuel and wall time split evenly between its jobs, the
+    /// instance's peak memory, the batch's HTTP counts on its first job.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub batch: Option<BatchInfo>,
+}
+
+/// A batch a job ran in.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct BatchInfo {
+    /// The batch's id: the id of the host that ran it and a number.
+    pub id: String,
+    /// Jobs in the batch.
+    pub size: u32,
 }
 
 fn json_field(fields: &HashMap<String, String>, name: &str) -> Option<serde_json::Value> {
@@ -279,6 +294,13 @@ impl JobSnapshot {
                 .then(|| crate::state::waits::parked_in(fields, airlock_core::clock::now_ms()))
                 .flatten()
                 .map(|p| p.kind().to_string()),
+            batch: fields
+                .get(fields::BATCH)
+                .and_then(|text| crate::state::runs::BatchRef::parse(text))
+                .map(|b| BatchInfo {
+                    id: b.id,
+                    size: b.size,
+                }),
         }
     }
 }

@@ -83,9 +83,45 @@ impl Registry {
         if let Some(operator) = operator {
             check_operator_egress(&binding.egress, operator)?;
         }
+        if binding.batch.is_some() {
+            self.check_batch_handler(&binding).await?;
+        }
         self.store_binding(queue, &binding).await?;
         tracing::info!(queue, handler = %binding.handler, "queue bound");
         Ok(binding)
+    }
+
+    /// Refuses `batch` on a binding whose handler versions (the current one,
+    /// the one `version` names, the canary's) do not all export
+    /// `run-batch` (the `batch-handler` world). A version uploaded later
+    /// without it fails its batches as `instantiation`, saying so.
+    async fn check_batch_handler(&self, binding: &Binding) -> Result<(), RegistryError> {
+        let current = self.current_digest(&binding.handler).await?;
+        let digests = current
+            .iter()
+            .chain(binding.version.iter())
+            .chain(binding.canary.iter().map(|c| &c.digest));
+        for digest in digests {
+            let bytes = self
+                .component_bytes(digest)
+                .await
+                .map_err(|e| anyhow::anyhow!("{e}"))?;
+            let Some(bytes) = bytes else { continue };
+            let exports = crate::sandbox::declared(&bytes)
+                .map(|d| d.exports)
+                .unwrap_or_default();
+            if !exports.iter().any(|e| e == crate::sandbox::RUN_BATCH) {
+                return Err(invalid(
+                    "batch",
+                    format!(
+                        "handler `{}` version {digest} exports no `{}`: build it against the `batch-handler` world of airlock:job@0.6.0 (an SDK's batch handler), or bind without `batch`",
+                        binding.handler,
+                        crate::sandbox::RUN_BATCH
+                    ),
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// Refuses a `digest` (given as `field`) that is not an uploaded version

@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::batch::Batch;
 use super::canary::Canary;
 use super::gate_rules::{
     CancelOn, Debounce, Fairness, KeyConcurrency, KeyRate, MAX_CANCEL_ON, MAX_FINISH_TIMEOUT_MS,
@@ -154,14 +155,19 @@ pub struct Binding {
     /// Where its jobs that failed for good are announced.
     #[serde(default)]
     pub on_failure: Option<OnFailure>,
+    /// Runs its jobs in batches (the handler's `run-batch`).
+    #[serde(default)]
+    pub batch: Option<Batch>,
 }
 
 impl Binding {
     /// Whether a job's producer decides how it runs — which warm instance
-    /// it may share (`warmInstances`), whose turn it takes (`fairness` by
-    /// `producer`) — so it must be on the job from its add on.
+    /// it may share (`warmInstances`), which batch it may join (`batch`),
+    /// whose turn it takes (`fairness` by `producer`) — so it must be on
+    /// the job from its add on.
     pub fn producer_decides(&self) -> bool {
         self.warm_instances.is_some()
+            || self.batch.is_some()
             || self
                 .fairness
                 .as_ref()
@@ -346,6 +352,21 @@ pub struct BindingSpec {
     /// failed (see `worker::on_failure`).
     #[serde(default)]
     pub on_failure: Option<OnFailure>,
+    /// Run the queue's jobs in batches: up to `size` in one call of the
+    /// handler's `run-batch` (its `batch-handler` world, airlock:job@0.6.0;
+    /// bind refuses a handler without it), each job then ending on its own
+    /// with its own outcome. A batch starts with `size` jobs; before that
+    /// with `minSize` (default `size`) once no job joined it for a few
+    /// milliseconds; at the latest `timeoutMs` after its first job joined,
+    /// with what it holds. Jobs of different producers, handler versions,
+    /// per-job limits or `key` values never share a batch. Fuel and the
+    /// run's deadline are `limits`' figures times the batch's jobs; memory
+    /// is one instance's `limits.memoryBytes`. `concurrency` counts
+    /// batches. Durable steps, sleeps, waits and starts are not available
+    /// in a batch (the batch fails as `guest_fatal`, naming the call); not
+    /// with `warmInstances` or `recordTranscripts`.
+    #[serde(default)]
+    pub batch: Option<Batch>,
 }
 
 /// A `config` key (schema only).
@@ -522,6 +543,21 @@ impl BindingSpec {
         if let Some(route) = &self.on_failure {
             route.validate("onFailure")?;
         }
+        if let Some(batch) = &self.batch {
+            batch.validate()?;
+            if self.warm_instances.is_some() {
+                return Err(invalid(
+                    "batch",
+                    "cannot be combined with `warmInstances`: a batch runs in a fresh instance",
+                ));
+            }
+            if self.record_transcripts {
+                return Err(invalid(
+                    "batch",
+                    "cannot be combined with `recordTranscripts`: batch runs are not recorded",
+                ));
+            }
+        }
         if let Some(ms) = self.finish_timeout_ms
             && !(1..=MAX_FINISH_TIMEOUT_MS).contains(&ms)
         {
@@ -556,6 +592,7 @@ impl BindingSpec {
             version: self.version.clone(),
             starts: self.starts.clone(),
             on_failure: self.on_failure.clone(),
+            batch: self.batch.clone(),
         })
     }
 }

@@ -10,6 +10,7 @@
 //! new binding or handler version reaches running hosts without a restart.
 //! A queue's *secrets* live beside its binding, sealed ([`SecretSpec`]).
 
+mod batch;
 mod binding_store;
 mod bindings;
 mod canary;
@@ -25,6 +26,7 @@ use std::sync::Arc;
 
 use redis::AsyncCommands;
 
+pub use self::batch::{Batch, MAX_BATCH_SIZE};
 pub use self::bindings::{Binding, BindingSpec, MAX_CONFIG_ENTRIES, RateLimit, WarmInstances};
 pub use self::canary::Canary;
 pub use self::gate_rules::{

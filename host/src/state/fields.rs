@@ -14,6 +14,10 @@ pub const TRACE: &str = "airlock.trace";
 /// time, peak memory, fuel and, for a run that tried a request, its HTTP
 /// counts.
 pub const LAST_RUN: &str = "airlock.lastRun";
+/// The batch of the job's latest run in a batch (a queue bound with
+/// `batch`): `<batch id> <jobs in it>`. After such a run, `airlock.lastRun`
+/// holds the job's share of the batch's measurements (`state::runs`).
+pub const BATCH: &str = "airlock.batch";
 
 /// The fields hosts before [`LAST_RUN`] wrote the last run's measurements
 /// in, one each; read from jobs they measured.

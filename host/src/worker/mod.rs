@@ -5,6 +5,8 @@
 //!   queue, with the binding's concurrency, picking up changes live;
 //! - [`membership`] publishes this host's heartbeat and hears its drain
 //!   requests, on a task of its own;
+//! - [`batches`] gathers the jobs of a queue bound with `batch` into
+//!   groups and runs each group in one call of its handler's `run-batch`;
 //! - [`executor`] runs one job, in phases: admit (flow control), load
 //!   (read the job's pin only when it may carry one, the component, a
 //!   permit), run (on the sandbox's runtime once the guest first yields),
@@ -23,6 +25,7 @@
 //! - [`recovery`] gives a dead host's jobs and key slots back within
 //!   seconds of its death.
 
+pub mod batches;
 pub mod cancels;
 pub mod capacity;
 pub mod executor;

@@ -251,7 +251,10 @@ impl Supervisor {
                 tracing::warn!(queue = %binding.queue, handler = %binding.handler, "bound handler is missing");
                 continue;
             };
-            let concurrency = shares.get(&binding.queue).copied().unwrap_or(1);
+            // A batch queue's share counts batches; its worker holds the
+            // jobs of that many full batches at once.
+            let concurrency = shares.get(&binding.queue).copied().unwrap_or(1)
+                * binding.batch.as_ref().map_or(1, |b| b.size as usize);
             let resolved = ResolvedBinding::new(binding.clone(), digest, &self.host);
             if let Some(r) = self.served.get_mut(&binding.queue) {
                 if r.concurrency != concurrency {

@@ -1133,6 +1133,51 @@ export interface components {
             /** @enum {string} */
             type: "exponential";
         };
+        /**
+         * @description Batches (`batch`): a host gathers the queue's ready jobs and runs up to
+         *     `size` of them in one call of the handler's `run-batch` (the
+         *     `batch-handler` world of `airlock:job@0.6.0`), then ends each job on its
+         *     own with its own outcome. A batch starts as soon as it holds `size`
+         *     jobs; before that, once it holds `minSize` and no job has joined it for
+         *     a few milliseconds (the jobs the host had to hand); at the latest
+         *     `timeoutMs` after its first job joined, with what it holds. Jobs of
+         *     different producers (tenants), handler versions, per-job limits or
+         *     (with `key`) keys never share a batch.
+         */
+        Batch: {
+            /**
+             * Format: int32
+             * @description Most jobs in one batch, 1 to 1000.
+             */
+            size: number;
+            /**
+             * Format: int32
+             * @description Jobs a batch waits for (up to `timeoutMs`) before it starts, 1 to
+             *     `size` (default `size`).
+             */
+            minSize?: number | null;
+            /**
+             * Format: int64
+             * @description The longest a batch waits for `minSize` jobs after its first job
+             *     joined, in ms (1 to 60000); then it starts with what it holds.
+             */
+            timeoutMs: number;
+            /**
+             * @description Where the job's data holds its batch key (`$.accountId`): jobs of
+             *     different values (or with none) never share a batch.
+             */
+            key?: string | null;
+        };
+        /** @description A batch a job ran in. */
+        BatchInfo: {
+            /** @description The batch's id: the id of the host that ran it and a number. */
+            id: string;
+            /**
+             * Format: int32
+             * @description Jobs in the batch.
+             */
+            size: number;
+        };
         /** @description A queue's binding as stored and served. */
         Binding: {
             /** @description The queue. */
@@ -1195,6 +1240,7 @@ export interface components {
             version?: string | null;
             starts?: components["schemas"]["Starts"] | null;
             onFailure?: components["schemas"]["OnFailure"] | null;
+            batch?: components["schemas"]["Batch"] | null;
         };
         /** @description A request to create or replace a binding; absent fields take defaults. */
         BindingSpec: {
@@ -1283,6 +1329,7 @@ export interface components {
             version?: string | null;
             starts?: components["schemas"]["Starts"] | null;
             onFailure?: components["schemas"]["OnFailure"] | null;
+            batch?: components["schemas"]["Batch"] | null;
         } & (({
             /** @enum {unknown} */
             metered?: true | null;
@@ -1610,7 +1657,7 @@ export interface components {
             size: number;
             /** @description Imported interface names (`airlock:job/context@0.2.0`, `wasi:...`). */
             imports: string[];
-            /** @description Exported names (`run`). */
+            /** @description Exported names (`run`; also `run-batch` for a batch handler). */
             exports: string[];
             /**
              * @description What its `producers` sections say built it, as written there by the
@@ -2237,6 +2284,7 @@ export interface components {
              *     absent otherwise. `GET /v1/jobs/{ref}`'s `waiting` says more.
              */
             parked?: string | null;
+            batch?: components["schemas"]["BatchInfo"] | null;
         };
         /**
          * @description Where a job is in its life (BullMQ states).

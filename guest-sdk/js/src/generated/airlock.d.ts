@@ -2,12 +2,12 @@
 /// <reference path="./interfaces/airlock-job-config.d.ts" />
 /// <reference path="./interfaces/airlock-job-context.d.ts" />
 /// <reference path="./interfaces/airlock-job-types.d.ts" />
-declare module 'airlock:job/handler@0.5.0' {
-  export type Job = import('airlock:job/types@0.5.0').Job;
-  export type JobError = import('airlock:job/types@0.5.0').JobError;
-  export type * as AirlockJobConfig050 from 'airlock:job/config@0.5.0'; // import airlock:job/config@0.5.0
-  export type * as AirlockJobContext050 from 'airlock:job/context@0.5.0'; // import airlock:job/context@0.5.0
-  export type * as AirlockJobTypes050 from 'airlock:job/types@0.5.0'; // import airlock:job/types@0.5.0
+declare module 'airlock:job/handler@0.6.0' {
+  export type Job = import('airlock:job/types@0.6.0').Job;
+  export type JobError = import('airlock:job/types@0.6.0').JobError;
+  export type * as AirlockJobConfig060 from 'airlock:job/config@0.6.0'; // import airlock:job/config@0.6.0
+  export type * as AirlockJobContext060 from 'airlock:job/context@0.6.0'; // import airlock:job/context@0.6.0
+  export type * as AirlockJobTypes060 from 'airlock:job/types@0.6.0'; // import airlock:job/types@0.6.0
   /**
   * Run one job. `ok` carries the job's return value as JSON text (it
   * becomes BullMQ's `returnvalue`); `err` says whether to retry.

@@ -1,4 +1,4 @@
-// Aliased to `airlock:job/config@0.5.0` in the test bundles.
+// Aliased to `airlock:job/config@0.6.0` in the test bundles.
 import { fail, fake, none } from './state';
 
 export function get(key: string): string | undefined {

@@ -1,4 +1,4 @@
-// Aliased to `airlock:job/context@0.5.0` in the test bundles.
+// Aliased to `airlock:job/context@0.6.0` in the test bundles.
 import { FakeEnded, FakeParked, fail, fake, maybeFail, none, optIn, optU64In, u64In, type FakeNewJob } from './state';
 
 type Variant = { tag: string; val: string };

@@ -246,5 +246,5 @@ export function rawJob(over: Partial<{ id: string; queue: string; name: string; 
     enqueuedAtMs: u64(over.enqueuedAtMs ?? 1_700_000_000_000),
     startedAtMs: u64(over.startedAtMs ?? 1_700_000_000_500),
     parent: over.parent ?? none(),
-  } as unknown as import('airlock:job/types@0.5.0').Job;
+  } as unknown as import('airlock:job/types@0.6.0').Job;
 }

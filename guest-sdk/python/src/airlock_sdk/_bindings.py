@@ -1,6 +1,6 @@
 """The host as the component sees it: an adapter from :class:`_host.Host` to
 the bindings componentize-py generates at build time from
-``guest-sdk/python/wit/world.wit`` (the ``airlock:job@0.5.0`` handler world
+``guest-sdk/python/wit/world.wit`` (the ``airlock:job@0.6.0`` handler world
 plus ``wasi:http/outgoing-handler@0.2.12``).
 
 Imported by ``airlock_sdk/__init__.py`` only when ``wit_world`` exists, i.e.
@@ -8,7 +8,7 @@ while componentize-py builds the component. Everything is imported at the
 top: componentize-py snapshots the interpreter after the app's imports, and
 a module first imported at run time is not in the component.
 
-The build passes ``--import-interface-name airlock:job/types@0.5.0=airlock_types``
+The build passes ``--import-interface-name airlock:job/types@0.6.0=airlock_types``
 and ``wasi:http/types@0.2.12=http_types`` (both interfaces are named
 ``types``), so the module names below are stable.
 """

@@ -29,11 +29,11 @@ import time
 from pathlib import Path
 from typing import Iterable, List, Optional
 
-WORLD = "airlock:python-sdk/handler@0.5.0"
+WORLD = "airlock:python-sdk/handler@0.6.0"
 # Both `airlock:job/types` and `wasi:http/types` are called `types`: pin the
 # module names the SDK's `_bindings` imports.
 INTERFACE_NAMES = [
-    "airlock:job/types@0.5.0=airlock_types",
+    "airlock:job/types@0.6.0=airlock_types",
     "wasi:http/types@0.2.12=http_types",
 ]
 SKIP_DIRS = {"__pycache__", ".venv", "venv", ".git", "node_modules", ".mypy_cache", ".pytest_cache"}

@@ -9,7 +9,10 @@
 //! [`crate::reset`]). What every end of a run gathers — its logs, its
 //! transcript, its wall time — is [`Run::outcome`].
 
+mod batch;
 mod classify;
+
+pub use self::batch::{BatchOutcome, RUN_BATCH};
 
 use std::future::Future;
 use std::sync::{Arc, Mutex};
@@ -524,6 +527,26 @@ impl Sandbox {
                     && self.warm.evict(8) > 0 =>
             {
                 pre.instantiate_async(&mut *store).await
+            }
+            other => other,
+        }
+    }
+
+    /// [`Sandbox::instantiate`] for a call the world's bindings do not
+    /// name (a batch's `run-batch`): the instance itself.
+    async fn instantiate_instance(
+        &self,
+        pre: &HandlerPre<RunState>,
+        store: &mut Store<RunState>,
+    ) -> wasmtime::Result<wasmtime::component::Instance> {
+        let instance_pre = pre.instance_pre();
+        match instance_pre.instantiate_async(&mut *store).await {
+            Err(e)
+                if e.downcast_ref::<wasmtime::PoolConcurrencyLimitError>()
+                    .is_some()
+                    && self.warm.evict(8) > 0 =>
+            {
+                instance_pre.instantiate_async(&mut *store).await
             }
             other => other,
         }

@@ -4,7 +4,7 @@
 
 use super::RunState;
 use crate::bindings::HostError;
-use crate::bindings::airlock::job0_5_0::config;
+use crate::bindings::airlock::job0_6_0::config;
 use crate::http::Grant;
 use crate::secrets;
 

@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use super::{MAX_SLEEP_MS, RunState, Suspend};
-use crate::bindings::airlock::job0_5_0::{context, types};
+use crate::bindings::airlock::job0_6_0::{context, types};
 use crate::bindings::{
     ChildEnd, ChildOutcome, ChildResult, EventMatch, HostError, HttpRefusal, JobRef, LogLevel,
     NewJob, Progress,
@@ -60,6 +60,7 @@ impl context::Host for RunState {
     }
 
     async fn step_lookup(&mut self, step_id: String) -> Result<Option<String>, HostError> {
+        self.one_job_only("step-lookup")?;
         Self::check_key("step id", &step_id)?;
         let found = self
             .services
@@ -73,6 +74,7 @@ impl context::Host for RunState {
     }
 
     async fn step_record(&mut self, step_id: String, output: String) -> Result<(), HostError> {
+        self.one_job_only("step-record")?;
         Self::check_key("step id", &step_id)?;
         let output = self.redact(output);
         self.check_value("step result", &output)?;
@@ -113,6 +115,9 @@ impl context::Host for RunState {
         step_id: String,
         wake_at_ms: u64,
     ) -> wasmtime::Result<Result<(), HostError>> {
+        if let Some(stop) = self.batch_stop("sleep-until") {
+            return Err(stop);
+        }
         if let Err(e) = Self::check_key("sleep id", &step_id) {
             return Ok(Err(e));
         }
@@ -149,6 +154,9 @@ impl context::Host for RunState {
         matching: Option<EventMatch>,
         timeout_ms: u64,
     ) -> wasmtime::Result<Result<Option<String>, HostError>> {
+        if let Some(stop) = self.batch_stop("wait-for-event") {
+            return Err(stop);
+        }
         match self.event_wait(event, matching) {
             Ok(what) => self.wait(step_id, what, timeout_ms).await,
             Err(e) => Ok(Err(e)),
@@ -164,6 +172,9 @@ impl context::Host for RunState {
         step_id: String,
         job: NewJob,
     ) -> wasmtime::Result<Result<JobRef, HostError>> {
+        if let Some(stop) = self.batch_stop("enqueue") {
+            return Err(stop);
+        }
         RunState::enqueue(self, step_id, job).await
     }
 
@@ -174,6 +185,9 @@ impl context::Host for RunState {
         max_running: Option<u32>,
         timeout_ms: Option<u64>,
     ) -> wasmtime::Result<Result<Vec<ChildEnd>, HostError>> {
+        if let Some(stop) = self.batch_stop("invoke") {
+            return Err(stop);
+        }
         RunState::invoke(self, step_id, jobs, max_running, timeout_ms).await
     }
 
@@ -183,18 +197,28 @@ impl context::Host for RunState {
         name: String,
         data: String,
     ) -> wasmtime::Result<Result<String, HostError>> {
+        if let Some(stop) = self.batch_stop("send-event") {
+            return Err(stop);
+        }
         RunState::send_event(self, step_id, name, data).await
     }
 
     async fn retry_after(&mut self, delay_ms: u64, reason: String) -> wasmtime::Result<()> {
+        if let Some(stop) = self.batch_stop("retry-after") {
+            return Err(stop);
+        }
         Err(RunState::retry_after(self, delay_ms, reason).await)
     }
 
     async fn rate_limit(&mut self, duration_ms: u64, reason: String) -> wasmtime::Result<()> {
+        if let Some(stop) = self.batch_stop("rate-limit") {
+            return Err(stop);
+        }
         Err(RunState::rate_limit(self, duration_ms, reason))
     }
 
     async fn wait_token(&mut self, step_id: String) -> Result<String, HostError> {
+        self.one_job_only("wait-token")?;
         Self::check_key("wait id", &step_id)?;
         self.services
             .wait_token(&step_id)
@@ -207,10 +231,14 @@ impl context::Host for RunState {
         step_id: String,
         timeout_ms: u64,
     ) -> wasmtime::Result<Result<Option<String>, HostError>> {
+        if let Some(stop) = self.batch_stop("wait-for-token") {
+            return Err(stop);
+        }
         self.wait(step_id, WaitFor::Token, timeout_ms).await
     }
 
     async fn children_results(&mut self) -> Result<Vec<ChildResult>, HostError> {
+        self.one_job_only("children-results")?;
         let results = self
             .services
             .children_results()

@@ -2,6 +2,7 @@
 //! captured logs, and the implementation of the `airlock:job` imports
 //! (`context` and `config` in every contract version).
 
+mod batch;
 mod config_import;
 mod context_import;
 mod limiter;
@@ -70,6 +71,9 @@ pub struct RunEnv {
     /// The wall-clock readings the run's guest gets, in order, ns since
     /// the epoch, before the real clock (a replay); `None`: the real clock.
     pub clock_readings: Option<Vec<u64>>,
+    /// The run is a batch (`run-batch`): the calls that belong to one job
+    /// end it as `guest_fatal` (see `run_state::batch`).
+    pub batch: bool,
 }
 
 /// Longest step id, sleep id or KV key a guest may use.

@@ -1,11 +1,13 @@
 //! The `context` and `config` imports of older contract versions (0.1.0
-//! to 0.4.0), each function forwarded to the current one. Apart because
+//! to 0.5.0), each function forwarded to the current one. Apart because
 //! it is only compatibility: no behaviour of its own.
 
 use super::RunState;
-use crate::bindings::airlock::job0_5_0::{config, context};
-use crate::bindings::{ChildResult, EventMatch, HostError, HttpRefusal, LogLevel, Progress};
-use crate::bindings::{v0_1, v0_2, v0_3, v0_4};
+use crate::bindings::airlock::job0_6_0::{config, context};
+use crate::bindings::{
+    ChildEnd, ChildResult, EventMatch, HostError, HttpRefusal, JobRef, LogLevel, NewJob, Progress,
+};
+use crate::bindings::{v0_1, v0_2, v0_3, v0_4, v0_5};
 
 /// Implements an older contract's `context` by forwarding every function
 /// to the current one: its functions are a subset of today's (`$more`: the
@@ -130,6 +132,52 @@ forward_context!([v0_4::airlock::job0_4_0::context::Host] {
     }
 });
 
+// Handlers built against `airlock:job@0.5.0` import the same `context`
+// and `config` as 0.6.0's (which adds only the `batch-handler` world)
+// under their old names.
+forward_context!([v0_5::airlock::job0_5_0::context::Host] {
+    forward_waits!();
+
+    async fn http_refusals(&mut self) -> Vec<HttpRefusal> {
+        context::Host::http_refusals(self).await
+    }
+
+    async fn enqueue(
+        &mut self,
+        step_id: String,
+        job: NewJob,
+    ) -> wasmtime::Result<Result<JobRef, HostError>> {
+        context::Host::enqueue(self, step_id, job).await
+    }
+
+    async fn invoke(
+        &mut self,
+        step_id: String,
+        jobs: Vec<NewJob>,
+        max_running: Option<u32>,
+        timeout_ms: Option<u64>,
+    ) -> wasmtime::Result<Result<Vec<ChildEnd>, HostError>> {
+        context::Host::invoke(self, step_id, jobs, max_running, timeout_ms).await
+    }
+
+    async fn send_event(
+        &mut self,
+        step_id: String,
+        name: String,
+        data: String,
+    ) -> wasmtime::Result<Result<String, HostError>> {
+        context::Host::send_event(self, step_id, name, data).await
+    }
+
+    async fn retry_after(&mut self, delay_ms: u64, reason: String) -> wasmtime::Result<()> {
+        context::Host::retry_after(self, delay_ms, reason).await
+    }
+
+    async fn rate_limit(&mut self, duration_ms: u64, reason: String) -> wasmtime::Result<()> {
+        context::Host::rate_limit(self, duration_ms, reason).await
+    }
+});
+
 /// Implements an older contract's `config` (the same functions since
 /// 0.2.0) by forwarding to the current one.
 macro_rules! forward_config {
@@ -153,6 +201,8 @@ macro_rules! forward_config {
         }
     };
 }
+
+forward_config!(v0_5::airlock::job0_5_0::config::Host);
 
 forward_config!(v0_4::airlock::job0_4_0::config::Host);
 

@@ -109,6 +109,38 @@ pub struct RunRecord {
     /// also tallied per version (`v:<digest>:<end>`, `v:<digest>:wallMs`,
     /// `v:<digest>:fuel`), so both versions show side by side.
     pub canary_digest: Option<String>,
+    /// The batch it ran in, for a queue bound with `batch`; its
+    /// measurements are then the job's share of the batch's.
+    pub batch: Option<BatchRef>,
+}
+
+/// A batch a run ran in (`airlock.batch`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BatchRef {
+    /// The batch's id: the host's id and a number.
+    pub id: String,
+    /// Jobs in the batch.
+    pub size: u32,
+}
+
+impl BatchRef {
+    /// The field's value: `<id> <size>`.
+    pub fn encode(&self) -> String {
+        format!("{} {}", self.id, self.size)
+    }
+
+    /// Parses a field's value (read from Redis: strictly); `None` for
+    /// anything [`BatchRef::encode`] does not write.
+    pub fn parse(text: &str) -> Option<BatchRef> {
+        let (id, size) = text.split_once(' ')?;
+        if id.is_empty() || id.len() > 200 || id.contains(' ') {
+            return None;
+        }
+        Some(BatchRef {
+            id: id.to_string(),
+            size: size.parse().ok().filter(|n| *n > 0)?,
+        })
+    }
 }
 
 /// How a run ended, as its history and the queue's per-minute tallies say.
@@ -197,6 +229,9 @@ impl Runs {
             Cow::Borrowed(fields::LAST_RUN),
             LastRun::of_record(run).encode(),
         )];
+        if let Some(batch) = &run.batch {
+            pairs.push((Cow::Borrowed(fields::BATCH), batch.encode()));
+        }
         // A first run that completed is the job's only run: its entry is
         // read back from the last-run fields and BullMQ's own
         // ([`completed_first_run`]), which keeps the job hash small for

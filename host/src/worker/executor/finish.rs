@@ -17,7 +17,11 @@ impl Executor {
         ran: Ran,
         finish_by: Option<u64>,
     ) -> JobResult {
-        let Ran { outcome, traced } = ran;
+        let Ran {
+            outcome,
+            traced,
+            batch,
+        } = ran;
         let (end, reason) = match &outcome.completion {
             Completion::Completed(_) => (RunEnd::Completed, None),
             Completion::Failed(f) => (RunEnd::Failed(f.kind), Some(f.message.clone())),
@@ -63,6 +67,7 @@ impl Executor {
                 .canary
                 .is_some()
                 .then(|| loaded.pinned.digest.clone()),
+            batch,
             transcript: outcome
                 .transcript
                 .as_ref()

@@ -6,11 +6,14 @@
 //!    its key slots; park; or fail;
 //! 2. **load** ([`Executor::load`]): the job's own Airlock fields, when it
 //!    may carry any (its pinned digest, per-job limits, producer), its
-//!    limits, its component and a capacity permit;
+//!    limits, its component and a capacity permit (a batch holds one for
+//!    all its jobs);
 //! 3. **run** ([`Executor::run_guest`]): the guest runs on the sandbox's
 //!    runtime, its progress and logs streaming into BullMQ
 //!    ([`super::reporter`]), its durable calls going to Redis
-//!    ([`super::services`]);
+//!    ([`super::services`]); on a queue bound with `batch`, the job joins
+//!    a batch instead and gets its outcome when the batch has run
+//!    ([`Executor::run_in_batch`], [`super::batches`]);
 //! 4. **finish** ([`Executor::finish`]): how the run ended becomes the
 //!    run's record on the job ([`super::recorder`], queued, written around
 //!    the time BullMQ finishes the job) and BullMQ's result.
@@ -86,8 +89,8 @@ use crate::queue::{ActiveJob, JobProcessor, JobResult, RunningJob};
 use crate::registry::WarmInstances;
 use crate::sandbox::trace::RunSpans;
 use crate::sandbox::{
-    Completion, Failure, FailureKind, Limits, LoadedComponent, Reuse, RunOutcome, StopSignal,
-    SuspendedOn, stop_pair,
+    BatchOutcome, Completion, Failure, FailureKind, Limits, LoadedComponent, Reuse, RunOutcome,
+    StopSignal, SuspendedOn, stop_pair,
 };
 use crate::state::meta::{Pinned, Producer};
 use crate::state::runs::{MAX_TRANSCRIPT_RUNS, RunEnd, RunRecord};
@@ -96,7 +99,9 @@ use crate::tasks::{AbortOnDrop, retrying};
 use crate::traces::{self, RunEnded, RunTrace, Traces};
 use airlock_core::clock::now_ms;
 
+mod batched;
 mod finish;
+mod pinned;
 mod resolved;
 mod reuse;
 mod traced;
@@ -127,6 +132,9 @@ pub struct Executor {
     /// Announces the queue's failures while its binding has `onFailure`
     /// (see `worker::on_failure`); ends with the executor.
     announcer: Mutex<Option<AbortOnDrop>>,
+    /// The queue's batches gathering on this host, while its binding has
+    /// `batch` (see `worker::batches`).
+    batches: Arc<super::batches::Batches>,
 }
 
 /// A job flow control let through: what stops its run, and what it holds
@@ -154,8 +162,9 @@ struct Loaded {
     unpinned: Arc<AtomicBool>,
     limits: Limits,
     component: Arc<LoadedComponent>,
-    /// Room on this host, held until the run's end.
-    _permit: Permit,
+    /// Room on this host, held until the run's end; `None` for a job of a
+    /// batch (its batch holds room for its one instance).
+    _permit: Option<Permit>,
 }
 
 /// What a run left.
@@ -163,6 +172,8 @@ struct Ran {
     outcome: RunOutcome,
     /// The run's span, when this host exports traces.
     traced: Option<(Arc<Traces>, RunTrace, Arc<RunSpans>)>,
+    /// The batch it ran in, for a queue bound with `batch`.
+    batch: Option<crate::state::runs::BatchRef>,
 }
 
 impl Executor {
@@ -184,6 +195,7 @@ impl Executor {
             pump: Mutex::new(None),
             recorded_ends: gate::RecordedEnds::new(),
             announcer: Mutex::new(None),
+            batches: super::batches::Batches::new(host.clone()),
             host,
             binding,
         };
@@ -299,9 +311,16 @@ impl Executor {
         let finish_by = cleared.finish.as_ref().map(|f| f.at_ms);
         let result = match self.load(&job, &resolved, &cleared.stop).await {
             Ok(loaded) => {
-                let ran = self
-                    .run_guest(&job, &resolved, &loaded, cleared.stop.clone())
-                    .await;
+                let ran = match &resolved.binding.batch {
+                    Some(rule) => {
+                        self.run_in_batch(&job, &resolved, rule, &loaded, &cleared.stop)
+                            .await
+                    }
+                    None => {
+                        self.run_guest(&job, &resolved, &loaded, cleared.stop.clone())
+                            .await
+                    }
+                };
                 self.finish(&job, &resolved, &loaded, ran, finish_by).await
             }
             Err(result) => result,
@@ -417,6 +436,16 @@ impl Executor {
                 return Err(Self::fail(Failure::new(FailureKind::HostUnavailable, e)));
             }
         };
+        if resolved.binding.batch.is_some() {
+            return Ok(Loaded {
+                pinned,
+                carries_state,
+                unpinned,
+                limits,
+                component,
+                _permit: None,
+            });
+        }
         // Wait for room on this host rather than fail (back-pressure).
         let room = self.host.capacity.acquire(limits.memory_bytes);
         let permit = match until_stopped(stop, room).await {
@@ -435,49 +464,8 @@ impl Executor {
             unpinned,
             limits,
             component,
-            _permit: permit,
+            _permit: Some(permit),
         })
-    }
-
-    /// What the job runs: for a job that may carry state of its own (see
-    /// the module docs), its Airlock fields, read and pinned in one script;
-    /// otherwise the binding's digest for it, and nothing read. With
-    /// whether the fields were read.
-    async fn pinned<J: RunningJob>(
-        &self,
-        job: &J,
-        resolved: &ResolvedBinding,
-    ) -> Result<(Pinned, bool), JobResult> {
-        let carries_state =
-            job.attempts_started() > 1 || !job.id().bytes().all(|b| b.is_ascii_digit());
-        // The version a job not pinned yet runs (a canary's share runs
-        // its candidate); a pinned job keeps its own.
-        let unpinned_digest = resolved.digest_for(job.queue(), job.id());
-        if !carries_state {
-            return Ok((
-                Pinned {
-                    digest: unpinned_digest.to_string(),
-                    limits: None,
-                    producer: Producer::default(),
-                    // A first start of a BullMQ integer id.
-                    first_run: true,
-                },
-                false,
-            ));
-        }
-        let meta = &self.host.queues.state().meta;
-        let pin = || meta.pin(job.queue(), job.id(), unpinned_digest);
-        match retrying("pin the job", pin).await {
-            Ok(Some(pinned)) => Ok((pinned, true)),
-            Ok(None) => Err(JobResult::Failed {
-                reason: "the job was removed while it was being started".into(),
-                retry: false,
-            }),
-            Err(e) => Err(Self::fail(Failure::new(
-                FailureKind::HostUnavailable,
-                format!("could not read the job's Airlock fields: {e:#}"),
-            ))),
-        }
     }
 
     /// Runs the guest: its reporter and services, the binding's
@@ -563,7 +551,11 @@ impl Executor {
         // delete it, and announces it finished).
         reporter.finish().await;
         self.metrics.record(&outcome);
-        Ran { outcome, traced }
+        Ran {
+            outcome,
+            traced,
+            batch: None,
+        }
     }
 }
 

@@ -1,0 +1,397 @@
+//! Batches (a binding's `batch`): the jobs of a queue a host holds, gathered
+//! into groups and run together in one call of the handler's `run-batch`,
+//! each job then ending on its own.
+//!
+//! ## What is where
+//! Nothing of a batch is in Redis while it gathers or runs: each of its jobs
+//! is an ordinary active BullMQ job, locked by this host's worker (which
+//! takes `size` × `concurrency` jobs at once on such a queue and renews
+//! their locks), and the batch is this host's memory: a group per
+//! [`GroupKey`] in [`Batches`], then a run. When the run ends, each job's
+//! own `process` gets its outcome ([`Joined`]) and finishes the job as a
+//! single run would (its record carries the batch's id and size,
+//! `state::runs`). So:
+//! - a host that dies while a batch gathers or runs loses no job: each is
+//!   still active in BullMQ under a lock that expires, and recovery
+//!   (`worker::recovery`, else BullMQ's stalled check) puts it back to
+//!   wait, to run again in another batch — at least once, as every job;
+//! - a job ends after its batch's run, never before, so a crash between
+//!   the run and a job's end runs that job again, as a crash between a
+//!   single run and BullMQ's `moveToFinished` does.
+//!
+//! ## Who may share a batch
+//! The jobs of one group share the handler version, the effective limits,
+//! the producer — verified through Airlock's seal, as warm instances'
+//! owners are (`executor::reuse`); a job whose producer does not verify
+//! runs in a batch of its own — and, with `batch.key`, the key's value.
+//!
+//! ## When a group runs
+//! At once when it holds `size` jobs; once it holds `minSize` and no job
+//! joined it for [`SETTLE`]; at the latest `timeoutMs` after its first job
+//! joined, with what it holds. A job stopped (cancelled, past its time to
+//! finish) while its group gathers leaves it and fails at once; one stopped
+//! while its batch runs fails when the batch ends, its outcome dropped (the
+//! run is not stopped for the other jobs).
+
+mod services;
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use tokio::sync::{Notify, oneshot};
+
+use super::HostContext;
+use super::reporter::ProgressSender;
+use crate::registry::Batch;
+use crate::sandbox::{
+    BatchOutcome, Completion, Failure, FailureKind, Limits, LoadedComponent, LogLine, LogListener,
+    RunEnv,
+};
+use airlock_core::run::JobInput;
+
+pub use self::services::BatchServices;
+
+/// How long a group that holds `minSize` jobs waits for one more before
+/// it runs: the jobs the worker had to hand arrive within it, one fetch
+/// apart.
+pub const SETTLE: Duration = Duration::from_millis(5);
+
+/// What the jobs of one group share; jobs of different keys never share a
+/// batch.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct GroupKey {
+    /// The handler version the jobs run.
+    pub digest: String,
+    /// `-` for jobs without a producer, `p:<name>` for a verified one,
+    /// `j:<job id>` for a job whose producer does not verify (alone).
+    pub owner: String,
+    /// The effective limits (per-job limits lowered from the binding's).
+    pub limits: Limits,
+    /// The value at `batch.key` in the job's data (JSON text), with a key.
+    pub key: Option<String>,
+}
+
+/// A job waiting in a group, with where its batch's end goes.
+pub struct Member {
+    /// The job as handed to the guest.
+    pub input: JobInput,
+    /// Where the batch's progress reports reach this job.
+    pub progress: ProgressSender,
+    /// Where the batch's log lines reach this job.
+    pub logs: LogListener,
+    /// The job's hash key, for the services of the batch's first job.
+    pub job_key: String,
+    /// When the job became ready, for the same.
+    pub ready_at_ms: u64,
+    reply: Option<oneshot::Sender<Joined>>,
+}
+
+impl Member {
+    /// A member for `input`, its reports going to `progress` and `logs`.
+    pub fn new(
+        input: JobInput,
+        progress: ProgressSender,
+        logs: LogListener,
+        job_key: String,
+        ready_at_ms: u64,
+    ) -> Member {
+        Member {
+            input,
+            progress,
+            logs,
+            job_key,
+            ready_at_ms,
+            reply: None,
+        }
+    }
+}
+
+/// What a job gets when its batch's run ended.
+#[derive(Clone)]
+pub struct Joined {
+    /// The batch's end, shared by its jobs.
+    pub batch: Arc<Ran>,
+    /// This job's place in the batch.
+    pub index: usize,
+}
+
+/// A batch's run, ended.
+pub struct Ran {
+    /// `<host id>-<n>`: unique in the fleet while the host id is.
+    pub id: String,
+    /// Jobs in the batch.
+    pub size: usize,
+    /// How the run ended, with each job's outcome when it answered them.
+    pub outcome: BatchOutcome,
+}
+
+impl Ran {
+    /// Job `index`'s outcome: its own when the batch answered one per job,
+    /// else the batch's failure.
+    pub fn completion(&self, index: usize) -> Completion {
+        match &self.outcome.jobs {
+            Some(jobs) => jobs[index].clone(),
+            None => self.outcome.run.completion.clone(),
+        }
+    }
+}
+
+/// A group gathering jobs.
+struct Open {
+    id: u64,
+    members: Vec<Member>,
+    first_at: Instant,
+    last_join: Instant,
+    wake: Arc<Notify>,
+}
+
+/// What [`Batches::due`] found.
+enum Due {
+    /// Taken: run it.
+    Now(Open),
+    /// Not yet: wait for a join or the instant.
+    Later(Arc<Notify>, Instant),
+    /// Taken by a job that filled it, or emptied by stops.
+    Gone,
+}
+
+/// What a batch run needs besides its jobs.
+#[derive(Clone)]
+pub struct RunWith {
+    /// The component (the group's digest).
+    pub component: Arc<LoadedComponent>,
+    /// The binding's environment for the run (its stop stays unset).
+    pub env: RunEnv,
+    /// The binding's handler name (KV and secrets are the handler's).
+    pub handler: String,
+    /// One job's effective limits (the group's: its key holds them).
+    pub limits: Limits,
+    /// The binding's start rules (a batch starts nothing; its services
+    /// need them).
+    pub starts: Arc<super::starts::StartEnv>,
+}
+
+/// The groups of one queue on this host.
+pub struct Batches {
+    host: Arc<HostContext>,
+    open: Mutex<HashMap<GroupKey, Open>>,
+    next: AtomicU64,
+}
+
+impl Batches {
+    /// No groups yet.
+    pub fn new(host: Arc<HostContext>) -> Arc<Batches> {
+        Arc::new(Batches {
+            host,
+            open: Mutex::new(HashMap::new()),
+            next: AtomicU64::new(1),
+        })
+    }
+
+    /// Adds `member` to the group of `key`, opening it (and its gatherer)
+    /// when there is none; the group runs with `with` under `rule` (see
+    /// the module docs). The receiver answers when the batch has run.
+    pub fn join(
+        self: &Arc<Self>,
+        key: GroupKey,
+        rule: &Batch,
+        with: RunWith,
+        mut member: Member,
+    ) -> (oneshot::Receiver<Joined>, JoinTicket) {
+        let (tx, rx) = oneshot::channel();
+        member.reply = Some(tx);
+        let job_id = member.input.id.clone();
+        let now = Instant::now();
+        let mut open = self.open.lock().unwrap_or_else(|p| p.into_inner());
+        let group = open.entry(key.clone()).or_insert_with(|| {
+            let id = self.next.fetch_add(1, Ordering::Relaxed);
+            let wake = Arc::new(Notify::new());
+            tokio::spawn(
+                self.clone()
+                    .gather(key.clone(), id, rule.clone(), with.clone()),
+            );
+            Open {
+                id,
+                members: Vec::new(),
+                first_at: now,
+                last_join: now,
+                wake,
+            }
+        });
+        group.members.push(member);
+        group.last_join = now;
+        let ticket = JoinTicket {
+            key: key.clone(),
+            group: group.id,
+            job_id,
+        };
+        if group.members.len() >= rule.size as usize {
+            let full = open.remove(&key).expect("the group is open");
+            full.wake.notify_one();
+            drop(open);
+            tokio::spawn(self.clone().run(full, with));
+        } else {
+            group.wake.notify_one();
+        }
+        (rx, ticket)
+    }
+
+    /// Takes a stopped job out of its group if the group has not started;
+    /// `true` when it was taken out (its batch will not hold it).
+    pub fn leave(&self, ticket: &JoinTicket) -> bool {
+        let mut open = self.open.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(group) = open.get_mut(&ticket.key) else {
+            return false;
+        };
+        if group.id != ticket.group {
+            return false;
+        }
+        let before = group.members.len();
+        group.members.retain(|m| m.input.id != ticket.job_id);
+        let left = group.members.len() < before;
+        if group.members.is_empty() {
+            open.remove(&ticket.key);
+        }
+        left
+    }
+
+    /// Waits until group `id` of `key` should run (see the module docs),
+    /// takes it and runs it; ends at once when a job that filled it took
+    /// it first.
+    async fn gather(self: Arc<Self>, key: GroupKey, id: u64, rule: Batch, with: RunWith) {
+        let timeout = Duration::from_millis(rule.timeout_ms);
+        let min_size = rule.min_size();
+        let group = loop {
+            match self.due(&key, id, timeout, min_size) {
+                Due::Gone => return,
+                Due::Now(group) => break group,
+                Due::Later(wake, next) => {
+                    tokio::select! {
+                        () = wake.notified() => {}
+                        () = tokio::time::sleep_until(next.into()) => {}
+                    }
+                }
+            }
+        };
+        self.run(group, with).await;
+    }
+
+    /// Whether group `id` of `key` should run now (taken out of the open
+    /// groups), later (what wakes it, and when to look again), or is gone.
+    fn due(&self, key: &GroupKey, id: u64, timeout: Duration, min_size: usize) -> Due {
+        let mut open = self.open.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(group) = open.get(key).filter(|g| g.id == id) else {
+            return Due::Gone;
+        };
+        let now = Instant::now();
+        let deadline = group.first_at + timeout;
+        let settled = group.last_join + SETTLE;
+        let enough = group.members.len() >= min_size;
+        if now >= deadline || (enough && now >= settled) {
+            return Due::Now(open.remove(key).expect("the group is open"));
+        }
+        let next = if enough {
+            settled.min(deadline)
+        } else {
+            deadline
+        };
+        Due::Later(group.wake.clone(), next)
+    }
+
+    /// Runs a group's jobs as one batch and hands each its end.
+    async fn run(self: Arc<Self>, group: Open, with: RunWith) {
+        let Open { id, members, .. } = group;
+        if members.is_empty() {
+            return;
+        }
+        let size = members.len();
+        let batch_id = format!("{}-{id}", self.host.host_id);
+        let outcome = self.run_members(&members, with).await;
+        let ran = Arc::new(Ran {
+            id: batch_id,
+            size,
+            outcome,
+        });
+        for (index, mut member) in members.into_iter().enumerate() {
+            if let Some(reply) = member.reply.take() {
+                let _ = reply.send(Joined {
+                    batch: ran.clone(),
+                    index,
+                });
+            }
+        }
+    }
+
+    /// The batch's run: room on this host for one instance, the limits
+    /// scaled to the batch (fuel and the deadline times its jobs), its
+    /// progress and logs to every job, the call.
+    async fn run_members(&self, members: &[Member], with: RunWith) -> BatchOutcome {
+        let first = &members[0];
+        let maxima = &self.host.sandbox.config().maxima;
+        let limits = scaled(&with.limits, members.len(), maxima);
+        let permit = match self.host.capacity.acquire(limits.memory_bytes).await {
+            Ok(permit) => permit,
+            Err(e) => {
+                return BatchOutcome::failed(Failure::new(
+                    FailureKind::Instantiation,
+                    e.to_string(),
+                ));
+            }
+        };
+        let progress: Vec<ProgressSender> = members.iter().map(|m| m.progress.clone()).collect();
+        let listeners: Vec<LogListener> = members.iter().map(|m| m.logs.clone()).collect();
+        let logs: LogListener = Arc::new(move |line: &LogLine| {
+            for listener in &listeners {
+                listener(line);
+            }
+        });
+        let services = BatchServices::new(
+            &self.host.queues,
+            first.job_key.clone(),
+            first.ready_at_ms,
+            with.handler.clone(),
+            with.starts.clone(),
+            progress,
+        );
+        let jobs = members.iter().map(|m| m.input.clone()).collect();
+        let outcome = self
+            .host
+            .sandbox
+            .run_batch_isolated(
+                with.component.clone(),
+                jobs,
+                limits,
+                Box::new(services),
+                Some(logs),
+                with.env,
+            )
+            .await;
+        drop(permit);
+        outcome
+    }
+}
+
+/// A batch's limits: fuel and the deadline are the per-job figures times
+/// its jobs, at most the host's maxima; memory and the rest are one
+/// instance's (one job's output limit holds for each job's output).
+pub fn scaled(per_job: &Limits, jobs: usize, maxima: &crate::sandbox::HostMaxima) -> Limits {
+    let n = jobs.max(1) as u32;
+    let mut limits = per_job.clone();
+    limits.fuel = per_job
+        .fuel
+        .map(|f| f.saturating_mul(u64::from(n)).min(maxima.fuel.max(f)));
+    limits.timeout = per_job
+        .timeout
+        .saturating_mul(n)
+        .min(maxima.timeout.max(per_job.timeout));
+    limits
+}
+
+/// Where a job joined, to take it out again ([`Batches::leave`]).
+pub struct JoinTicket {
+    key: GroupKey,
+    group: u64,
+    job_id: String,
+}

@@ -1,0 +1,160 @@
+//! The run phase of a job of a queue bound with `batch`: the job joins its
+//! group ([`crate::worker::batches`]) and waits for its batch's end — or
+//! for a stop, which takes it out of a group still gathering — and its
+//! outcome becomes the run's, with its share of the batch's measurements.
+
+use super::*;
+use crate::registry::Batch;
+use crate::state::runs::BatchRef;
+use crate::worker::batches::{GroupKey, Joined, Member, RunWith};
+
+impl Executor {
+    /// Runs the job in a batch. Progress and logs are in BullMQ when this
+    /// returns, as for a run of its own.
+    pub(super) async fn run_in_batch<J: RunningJob>(
+        &self,
+        job: &J,
+        resolved: &ResolvedBinding,
+        rule: &Batch,
+        loaded: &Loaded,
+        stop: &StopSignal,
+    ) -> Ran {
+        let reporter = Reporter::start(job.clone());
+        let input = job.input();
+        let key = GroupKey {
+            digest: loaded.pinned.digest.clone(),
+            owner: self.batch_owner(job, &input, &loaded.pinned.producer),
+            limits: loaded.limits.clone(),
+            // Jobs without a value at the key share the empty key.
+            key: rule.key.as_ref().map(|path| {
+                serde_json::from_str(&input.data)
+                    .ok()
+                    .and_then(|data| path.get(&data).map(|v| v.to_string()))
+                    .unwrap_or_default()
+            }),
+        };
+        let member = Member::new(
+            input,
+            reporter.progress_sender(),
+            reporter.log_listener(),
+            job.job_key().to_string(),
+            job.ready_at_ms(),
+        );
+        let with = RunWith {
+            component: loaded.component.clone(),
+            env: resolved.env.clone(),
+            handler: resolved.binding.handler.clone(),
+            limits: loaded.limits.clone(),
+            starts: resolved.starts.clone(),
+        };
+        let (mut joined, ticket) = self.batches.join(key, rule, with, member);
+        let mut signal = stop.clone();
+        let mut stopped: Option<Failure> = None;
+        let mut streaming = false;
+        let stream_at = tokio::time::Instant::now() + super::super::reporter::STREAM_AFTER;
+        let joined: Option<Joined> = loop {
+            tokio::select! {
+                biased;
+                joined = &mut joined => break joined.ok(),
+                failure = signal.stopped(), if stopped.is_none() => {
+                    if self.batches.leave(&ticket) {
+                        let outcome = BatchOutcome::failed(failure).run;
+                        return self.ran_in_batch(reporter, outcome, None).await;
+                    }
+                    // Its batch runs: the job ends stopped when it has.
+                    stopped = Some(failure);
+                }
+                () = tokio::time::sleep_until(stream_at), if !streaming => {
+                    reporter.stream();
+                    streaming = true;
+                }
+            }
+        };
+        let Some(joined) = joined else {
+            let outcome = BatchOutcome::failed(Failure::new(
+                FailureKind::HostUnavailable,
+                "the job's batch ended without an outcome (the host is stopping)",
+            ))
+            .run;
+            return self.ran_in_batch(reporter, outcome, None).await;
+        };
+        let mut outcome = share(&joined);
+        if let Some(failure) = stopped {
+            outcome.completion = Completion::Failed(failure);
+        }
+        let batch = BatchRef {
+            id: joined.batch.id.clone(),
+            size: joined.batch.size as u32,
+        };
+        self.ran_in_batch(reporter, outcome, Some(batch)).await
+    }
+
+    /// The end of a job's run in a batch, as [`Executor::run_guest`] ends
+    /// one of its own: a summary in the log of a run that did not
+    /// complete, the reports written, the metrics.
+    async fn ran_in_batch<J: RunningJob>(
+        &self,
+        reporter: Reporter<J>,
+        outcome: RunOutcome,
+        batch: Option<BatchRef>,
+    ) -> Ran {
+        if !matches!(outcome.completion, Completion::Completed(_)) {
+            reporter.log(summary(&outcome));
+        }
+        reporter.finish().await;
+        self.metrics.record(&outcome);
+        Ran {
+            outcome,
+            traced: None,
+            batch,
+        }
+    }
+
+    /// Whom the job's batch belongs to ([`GroupKey::owner`]): its producer
+    /// when Airlock's seal on it verifies (as a warm instance's owner,
+    /// `reuse`), no one for a job without one, the job alone otherwise.
+    /// The producer is the one the pin read; a job whose fields were not
+    /// read (a first run of a BullMQ integer id: what BullMQ's own
+    /// producers add) has none — the API gives jobs of such queues ids of
+    /// its own, so their producer is read.
+    fn batch_owner<J: RunningJob>(
+        &self,
+        job: &J,
+        input: &airlock_core::run::JobInput,
+        producer: &Producer,
+    ) -> String {
+        if producer.name.is_none() {
+            return "-".to_string();
+        }
+        let meta = &self.host.queues.state().meta;
+        match meta.verified(producer, job.queue(), job.id(), &input.name, &input.data) {
+            Some(name) => format!("p:{name}"),
+            None => format!("j:{}", job.id()),
+        }
+    }
+}
+
+/// Job `joined.index`'s view of its batch's run: its own outcome; fuel and
+/// wall time split evenly between the batch's jobs; the instance's peak
+/// memory; the batch's HTTP counts on its first job only (so a queue's
+/// sums stay true). Its logs were the batch's, streamed to it as they came.
+fn share(joined: &Joined) -> RunOutcome {
+    let run = &joined.batch.outcome.run;
+    let jobs = joined.batch.size.max(1);
+    RunOutcome {
+        completion: joined.batch.completion(joined.index),
+        fuel_used: run.fuel_used.map(|f| f / jobs as u64),
+        peak_memory_bytes: run.peak_memory_bytes,
+        wall_time: run.wall_time / jobs as u32,
+        logs: Vec::new(),
+        logs_dropped_bytes: run.logs_dropped_bytes,
+        logs_dropped_lines: run.logs_dropped_lines,
+        http: if joined.index == 0 {
+            run.http
+        } else {
+            Default::default()
+        },
+        warm: false,
+        transcript: None,
+    }
+}
