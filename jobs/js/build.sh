@@ -3,8 +3,9 @@
 #
 #   jobs/js/build.sh OUTDIR
 #
-# writes OUTDIR/js_<name>.wasm for every example folder here (StarlingMonkey)
-# plus OUTDIR/js_noop_qjs.wasm and OUTDIR/js_payment_webhook_qjs.wasm
+# writes OUTDIR/js_<name>.wasm for every example folder here (StarlingMonkey;
+# a folder's airlock-build.json may ask for `{"batch": true}`, world
+# batch-handler) plus OUTDIR/js_noop_qjs.wasm and OUTDIR/js_payment_webhook_qjs.wasm
 # (QuickJS). A component whose sources, SDK and toolchain did not change is
 # not rebuilt (a hash stamp next to it), so calling this every time is cheap.
 # This folder's dependencies (TypeScript and a link to the SDK) are installed

@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Builds every Python example under jobs/python/ into OUTDIR/py_<name>.wasm
 # (dashes become underscores: payment-webhook -> py_payment_webhook.wasm).
+# A folder holding a file named BATCH (its app is a @batch_handler) is built
+# with --batch, for the SDK's batch-handler world (exports run and run-batch);
+# the others for the handler world (run).
 #
 #   jobs/python/build.sh OUTDIR
 #
@@ -40,8 +43,12 @@ status=0
 for app in "$repo"/jobs/python/*/app.py; do
   dir="$(dirname "$app")"
   name="$(basename "$dir")"
+  world=()
+  if [ -e "$dir/BATCH" ]; then
+    world=(--batch)
+  fi
   if ! PYTHONPATH="$sdk/src" "$venv/bin/python" -m airlock_sdk.build "$dir" \
-      -o "$out/py_${name//-/_}.wasm"; then
+      -o "$out/py_${name//-/_}.wasm" ${world[@]+"${world[@]}"}; then
     status=1
   fi
 done

@@ -11,7 +11,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1] / "guest-sdk" / "python" / "src"))
 
 from airlock_sdk import Failed, HttpError, HttpRefusal  # noqa: E402
-from airlock_sdk.testing import FakeHost, run  # noqa: E402
+from airlock_sdk.testing import FakeHost, run, run_batch  # noqa: E402
 
 
 def load(name: str):
@@ -26,6 +26,7 @@ payment = load("payment-webhook")
 order = load("order-workflow")
 noop = load("noop")
 refund = load("refund-request")
+bulk = load("bulk-insert")
 
 
 class PaymentWebhookTest(unittest.TestCase):
@@ -67,6 +68,99 @@ class PaymentWebhookTest(unittest.TestCase):
                         http=lambda r: HttpError("transport", "ErrorCode::ConnectionRefused"))
         out = run(payment.run, {"transactionId": "tx_1", "amount": 1}, host=host)
         self.assertEqual(out.status, "retry")
+
+
+class BulkInsertTest(unittest.TestCase):
+    """A batch handler: ``run_batch`` runs a batch as the host's ``run-batch``
+    does (one outcome per job), ``run`` as its ``run`` export (a batch of one)."""
+
+    BATCH = [
+        {"transactionId": "tx_1", "amount": 42.5, "currency": "EUR"},
+        {"transactionId": "tx_2", "amount": 0},
+        {"transactionId": "tx_3", "amount": 7},
+    ]
+
+    @staticmethod
+    def ledger(requests):
+        def answer(request):
+            requests.append(request)
+            return (201, {"content-type": "application/json"},
+                    {"ids": [f"led_remote_{e['transactionId']}" for e in request.json()["entries"]]})
+        return answer
+
+    def test_records_a_batch_locally(self):
+        outcomes = run_batch(bulk.insert, self.BATCH)
+        self.assertEqual([(o.status, o.value, o.message) for o in outcomes], [
+            ("completed", {"processed": True, "ledgerRecordId": "led_tx_1", "batchSize": 3}, None),
+            ("fatal", None, "Invalid transaction amount"),
+            ("completed", {"processed": True, "ledgerRecordId": "led_tx_3", "batchSize": 3}, None),
+        ])
+        self.assertEqual(outcomes[0].output, '{"processed":true,"ledgerRecordId":"led_tx_1","batchSize":3}')
+        host = outcomes[0].host
+        self.assertEqual(host.logs, [("info", "recording 2 of 3 payments")])
+        self.assertEqual(host.progress, [100])
+        self.assertEqual(host.requests, [])
+
+    def test_bad_data_fails_its_job_alone(self):
+        outcomes = run_batch(bulk.insert, [{"transactionId": "tx_1", "amount": 1}, {"amount": 2},
+                                           {"transactionId": "tx_3", "amount": -1}])
+        self.assertEqual([(o.status, o.message) for o in outcomes], [
+            ("completed", None),
+            ("fatal", "invalid job data: missing field `transactionId`"),
+            ("fatal", "Invalid transaction amount"),
+        ])
+        self.assertEqual(outcomes[0].value["batchSize"], 2)  # the handler got two jobs
+        self.assertEqual(outcomes[0].logs, [("info", "recording 1 of 2 payments")])
+
+    def test_records_the_batch_in_one_request(self):
+        requests = []
+        host = FakeHost(config={"LEDGER_URL": "http://ledger.test/"}, http=self.ledger(requests))
+        outcomes = run_batch(bulk.insert, self.BATCH, host=host)
+        self.assertEqual([o.value for o in outcomes], [
+            {"processed": True, "ledgerRecordId": "led_remote_tx_1", "batchSize": 3},
+            None,
+            {"processed": True, "ledgerRecordId": "led_remote_tx_3", "batchSize": 3},
+        ])
+        (request,) = requests
+        self.assertEqual((request.method, request.url), ("POST", "http://ledger.test/v1/ledger/bulk"))
+        self.assertEqual(request.json(), {"entries": [
+            {"transactionId": "tx_1", "amount": 42.5, "currency": "EUR"},
+            {"transactionId": "tx_3", "amount": 7.0, "currency": None},
+        ]})
+
+    def test_nothing_valid_sends_nothing(self):
+        host = FakeHost(config={"LEDGER_URL": "http://ledger.test"}, http=lambda r: self.fail("no request"))
+        outcomes = run_batch(bulk.insert, [{"transactionId": "tx_1", "amount": 0}], host=host)
+        self.assertEqual([(o.status, o.message) for o in outcomes], [("fatal", "Invalid transaction amount")])
+
+    def test_a_failed_request_fails_every_job(self):
+        host = FakeHost(config={"LEDGER_URL": "http://ledger.test"}, http=lambda r: (503, {}, "busy"))
+        outcomes = run_batch(bulk.insert, self.BATCH, host=host)
+        self.assertEqual([(o.status, o.message) for o in outcomes], [("retry", "HTTP status 503: busy")] * 3)
+        host = FakeHost(config={"LEDGER_URL": "http://ledger.test"},
+                        http=lambda r: HttpError("transport", "ErrorCode::ConnectionRefused"))
+        self.assertEqual({o.status for o in run_batch(bulk.insert, self.BATCH, host=host)}, {"retry"})
+        host = FakeHost(config={"LEDGER_URL": "http://ledger.test"}, http=lambda r: (201, {}, {"ids": ["one"]}))
+        outcomes = run_batch(bulk.insert, self.BATCH, host=host)
+        self.assertEqual([(o.status, o.message) for o in outcomes],
+                         [("retry", "the ledger answered 1 ids for 2 entries")] * 3)
+        host = FakeHost(config={"LEDGER_URL": "http://ledger.test"}, http=lambda r: (201, {}, {"nope": 1}))
+        outcomes = run_batch(bulk.insert, self.BATCH, host=host)
+        self.assertEqual([(o.status, o.message) for o in outcomes],
+                         [("fatal", "response body: missing field `ids`")] * 3)
+        # Refused by the binding's egress: fatal for all, with the host's reason.
+        outcomes = run_batch(bulk.insert, self.BATCH, host=FakeHost(config={"LEDGER_URL": "http://ledger.test"}))
+        self.assertEqual({(o.status, o.message) for o in outcomes},
+                         {("fatal", "HTTP request refused: ledger.test:80 is not in this queue's egress list")})
+
+    def test_one_job_is_a_batch_of_one(self):
+        requests = []
+        host = FakeHost(config={"LEDGER_URL": "http://ledger.test"}, http=self.ledger(requests))
+        out = run(bulk.insert, self.BATCH[0], host=host)
+        self.assertEqual(out.output, '{"processed":true,"ledgerRecordId":"led_remote_tx_1","batchSize":1}')
+        self.assertEqual(len(requests), 1)
+        out = run(bulk.insert, self.BATCH[1])
+        self.assertEqual((out.status, out.message), ("fatal", "Invalid transaction amount"))
 
 
 class OrderWorkflowTest(unittest.TestCase):

@@ -42,6 +42,9 @@
 //! - invokes (`BENCH_ONLY=invoke`): an invoke's idle round trip against a
 //!   plain job's, and a fan-out of 1,000 no-op children against the same
 //!   jobs added directly (`queue/invoke.rs`).
+//! - batches (`BENCH_ONLY=batch`): no-op and payment batch handlers in
+//!   Rust and TypeScript, batches of 10 and 50, against Node's plain worker
+//!   at the same 100 jobs held (`queue/batch.rs`).
 //!
 //! Needs the release `airlock` binary (`cargo build --release -p airlock`;
 //! `AIRLOCK_BENCH_BIN` runs another build, to compare versions), the
@@ -64,6 +67,9 @@ mod phases;
 
 #[path = "queue/invoke.rs"]
 mod invoke;
+
+#[path = "queue/batch.rs"]
+mod batch;
 
 const QUEUE: &str = "bench";
 
@@ -243,6 +249,10 @@ enum Peer {
     /// `airlock serve`, the binding recording every run's transcript
     /// (`recordTranscripts`).
     AirlockRecorded(&'static str),
+    /// `airlock serve`, the binding running batches of this size
+    /// (`batch`, gathering at most 20 ms) with this batch handler; the
+    /// drain's concurrency is the jobs held at once.
+    AirlockBatch(&'static str, u32),
     /// Node's BullMQ worker with this processor (`bench-worker.js`).
     Node(&'static str),
     /// The Rust port's no-op worker, in a process of its own (this
@@ -285,7 +295,10 @@ async fn redis_cpu_us(conn: &mut redis::aio::MultiplexedConnection) -> f64 {
 
 fn start_peer(peer: Peer, redis: &RedisServer, count: usize, concurrency: usize) -> Child {
     match peer {
-        Peer::Airlock(_) | Peer::AirlockWarm(_) | Peer::AirlockRecorded(_) => start_airlock(redis),
+        Peer::Airlock(_)
+        | Peer::AirlockWarm(_)
+        | Peer::AirlockRecorded(_)
+        | Peer::AirlockBatch(..) => start_airlock(redis),
         Peer::AirlockTraced(_, ratio) => {
             let receiver = TRACE_RECEIVER.get().expect("the trace bench's receiver");
             start_airlock_env(
@@ -334,7 +347,8 @@ async fn drain(peer: Peer, count: usize, concurrency: usize, name: &str, data: &
             Peer::Airlock(guest)
             | Peer::AirlockWarm(guest)
             | Peer::AirlockTraced(guest, _)
-            | Peer::AirlockRecorded(guest),
+            | Peer::AirlockRecorded(guest)
+            | Peer::AirlockBatch(guest, _),
             Some(dir),
         ) => Some(std::path::Path::new(&dir).join(format!("airlock-c{concurrency}-{guest}.data"))),
         _ => None,
@@ -368,6 +382,17 @@ async fn drain_profiled(
                     QUEUE,
                     guest,
                     json!({"concurrency": concurrency, "warmInstances": {"maxJobs": 1000}}),
+                )
+                .await;
+        }
+        Peer::AirlockBatch(guest, size) => {
+            admin.deploy(guest, guest).await;
+            let batches = (concurrency / size as usize).max(1);
+            admin
+                .bind(
+                    QUEUE,
+                    guest,
+                    json!({"concurrency": batches, "batch": {"size": size, "timeoutMs": 20}}),
                 )
                 .await;
         }
@@ -1549,6 +1574,10 @@ async fn bench() {
     let only = std::env::var("BENCH_ONLY").unwrap_or_default();
     if only.is_empty() || only == "drain" {
         drains(count).await;
+    }
+    if only.is_empty() || only == "batch" {
+        println!();
+        batch::batch_drains(count).await;
     }
     if only.is_empty() || only == "traces" {
         println!();

@@ -41,6 +41,8 @@ pub struct ReceivedSpan {
     pub start_ns: u64,
     /// End, ns since the epoch.
     pub end_ns: u64,
+    /// The spans it links to, as `(trace id, span id)`, hex.
+    pub links: Vec<(String, String)>,
 }
 
 impl ReceivedSpan {
@@ -121,6 +123,11 @@ async fn export(State(spans): State<Arc<Mutex<Vec<ReceivedSpan>>>>, body: Bytes)
                     service: service.clone(),
                     start_ns: span.start_time_unix_nano,
                     end_ns: span.end_time_unix_nano,
+                    links: span
+                        .links
+                        .iter()
+                        .map(|l| (hex(&l.trace_id), hex(&l.span_id)))
+                        .collect(),
                 });
             }
         }

@@ -337,7 +337,7 @@ async fn a_batch_binding_needs_a_batch_handler_and_sane_bounds() {
     for (batch, field) in [
         (json!({"size": 0, "timeoutMs": 100}), "batch.size"),
         (
-            json!({"size": 5, "minSize": 6, "timeoutMs": 100}),
+            json!({"size": 5, "minSize": 0, "timeoutMs": 100}),
             "batch.minSize",
         ),
         (json!({"size": 5, "timeoutMs": 600_000}), "batch.timeoutMs"),
@@ -362,4 +362,62 @@ async fn a_batch_binding_needs_a_batch_handler_and_sane_bounds() {
         .await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
     assert_eq!(error_field(&body), "batch", "{body}");
+}
+
+/// A host SIGKILLed while its batch runs loses no job: the next host
+/// recovers each, runs it once more, and it completes.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_host_killed_mid_batch_loses_no_job_and_runs_each_once_more() {
+    use airlock_tests::host::{HostOptions, HostProcess};
+    let mut api = Api::start_with_options(HostOptions {
+        extra: vec!["--secrets-key".into(), SECRETS_KEY.into()],
+        ..HostOptions::default()
+    });
+    api.setup(
+        "rows",
+        "batch-probe",
+        json!({"batch": {"size": 5, "timeoutMs": 500}}),
+    )
+    .await;
+    let mut refs = Vec::new();
+    for _ in 0..5 {
+        let body = json!({"data": {"sleepMs": 3000}, "opts": {"attempts": 1}});
+        refs.push(add(&api, "rows", tokens::PRODUCER, body).await);
+    }
+    // All five held by the host, the batch started (full: no timeout to
+    // wait), its guest sleeping.
+    airlock_tests::eventually_some(
+        "the five jobs active in their batch",
+        std::time::Duration::from_secs(20),
+        || async {
+            let mut active = 0;
+            for job_ref in &refs {
+                active += usize::from(api.job(job_ref).await["state"] == "active");
+            }
+            (active == 5).then_some(())
+        },
+    )
+    .await;
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    api.host.kill9();
+
+    let next = HostProcess::start(
+        &api.redis.url(),
+        HostOptions {
+            id: "next".into(),
+            api: true,
+            extra: vec!["--secrets-key".into(), SECRETS_KEY.into()],
+            ..HostOptions::default()
+        },
+    );
+    api.url = next.api_url();
+    for job_ref in &refs {
+        let job = api.wait_done(job_ref).await;
+        assert_eq!(job["state"], "completed", "{job}");
+        assert_eq!(
+            job["attemptsStarted"], 2,
+            "taken twice: by the dead host, then once more: {job}"
+        );
+        assert_eq!(job["processedByHost"], "next", "{job}");
+    }
 }

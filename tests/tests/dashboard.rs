@@ -5,7 +5,8 @@
 //!
 //! This file builds the fleet the browser looks at — a payment queue whose
 //! ledger answers slowly (so a job is seen running), a hostile queue with
-//! a small fuel budget, a per-key-limited queue, the refund workflow — and
+//! a small fuel budget, a per-key-limited queue, the refund workflow, a
+//! queue of batches — and
 //! hands the script its address and tokens. The script logs in, watches,
 //! acts, checks what it sees against the API, and saves a screenshot of
 //! every view into `target/ui-screenshots/` (not committed).
@@ -37,6 +38,9 @@ async fn the_dashboard_in_a_real_browser() {
         &gateway.url,
         "--egress-allow-network",
         "127.0.0.1/32",
+        // Seals producers, which batches are grouped by.
+        "--secrets-key",
+        "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff",
     ]);
     // A changed version of the payment handler (amounts in cents), uploaded
     // first: the setup's upload makes the original current again, and the
@@ -79,6 +83,13 @@ async fn the_dashboard_in_a_real_browser() {
             "config": {"APPROVAL_URL": gateway.url},
             "recordTranscripts": true,
         }),
+    )
+    .await;
+
+    api.setup(
+        "rows",
+        "batch-probe",
+        json!({"batch": {"size": 3, "timeoutMs": 10_000}}),
     )
     .await;
 

@@ -170,3 +170,72 @@ async fn node_queue_events_see_an_invokes_children_end_on_their_own() {
         );
     }
 }
+
+/// Jobs Node's BullMQ adds to a queue bound with `batch` run as one batch,
+/// and Node's `QueueEvents` hear each complete (or fail) on its own, with
+/// its own result.
+#[tokio::test]
+async fn node_queue_events_see_each_job_of_a_batch_end_on_its_own() {
+    let redis = RedisServer::start();
+    let admin = Admin::connect(&redis.url()).await;
+    admin.deploy("batch-probe", "batch-probe").await;
+    admin
+        .bind(
+            "rows",
+            "batch-probe",
+            json!({"batch": {"size": 6, "timeoutMs": 5000}}),
+        )
+        .await;
+    let _host = HostProcess::start(
+        &redis.url(),
+        HostOptions {
+            id: "interop".into(),
+            ..HostOptions::default()
+        },
+    );
+    let mut jobs: Vec<Value> = (0..5)
+        .map(|i| json!({"name": "row", "data": {"row": i}}))
+        .collect();
+    jobs.push(json!({"name": "row", "data": {"outcome": "fatal"}}));
+    let out = Command::new("node")
+        .arg(interop_script("producer.js"))
+        .args([
+            "--redis",
+            &redis.url(),
+            "--prefix",
+            "bull",
+            "--queue",
+            "rows",
+        ])
+        .args(["--jobs", &Value::from(jobs).to_string(), "--attempts", "1"])
+        .output()
+        .expect("run node");
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(
+        out.status.success(),
+        "producer.js failed: {}\n{stdout}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let heard: Vec<Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("JSON line"))
+        .collect();
+    let completed: Vec<&Value> = heard.iter().filter(|e| e["event"] == "completed").collect();
+    let failed: Vec<&Value> = heard.iter().filter(|e| e["event"] == "failed").collect();
+    assert_eq!((completed.len(), failed.len()), (5, 1), "{heard:?}");
+    for event in &completed {
+        let result = &event["returnvalue"];
+        assert_eq!(result["id"], event["jobId"], "its own result: {event}");
+        assert_eq!(
+            result["batch"].as_array().map(Vec::len),
+            Some(6),
+            "all six ran as one batch: {event}"
+        );
+    }
+    assert!(
+        failed[0]["failedReason"]
+            .as_str()
+            .is_some_and(|r| r.starts_with("guest_fatal: ") && r.contains("asked to fail")),
+        "{heard:?}"
+    );
+}

@@ -656,3 +656,73 @@ async fn typescript_order_workflow_charges_through_the_payment_handler() {
 async fn python_order_workflow_charges_through_the_payment_handler() {
     order_workflow_invokes("py-order-workflow").await;
 }
+
+/// The bulk-insert example in Rust, TypeScript and Python, on a queue
+/// bound with `batch`: four payments of one producer run as one batch,
+/// which records the valid ones in one request to the ledger; the invalid
+/// one fails alone, fatally; each job shows its batch.
+#[tokio::test(flavor = "multi_thread")]
+async fn bulk_inserts_record_a_batch_in_one_request_in_every_language() {
+    let gateway = MockGateway::start("unused");
+    let api = Api::start_with(&[
+        "--egress-allow",
+        &gateway.url,
+        "--egress-allow-network",
+        "127.0.0.1/32",
+        // Seals producers, which batches are grouped by.
+        "--secrets-key",
+        "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff",
+    ]);
+    let mut bulk_posts = 0;
+    for (queue, guest) in [
+        ("rust-bulk", "bulk-insert"),
+        ("js-bulk", "js-bulk-insert"),
+        ("py-bulk", "py-bulk-insert"),
+    ] {
+        api.setup(
+            queue,
+            guest,
+            json!({"egress": [gateway.url], "config": {"LEDGER_URL": gateway.url},
+                   "batch": {"size": 4, "timeoutMs": 10_000}}),
+        )
+        .await;
+        let mut refs = Vec::new();
+        for (i, amount) in [5.0, 7.5, 0.0, 2.0].into_iter().enumerate() {
+            let data = json!({"transactionId": format!("tx_{queue}_{i}"), "amount": amount});
+            refs.push(enqueue(&api, queue, json!({"data": data, "opts": {"attempts": 2}})).await);
+        }
+        for (i, job_ref) in refs.iter().enumerate() {
+            let done = api.wait_recorded(job_ref).await;
+            assert_eq!(done["batch"]["size"], 4, "{guest}: {done}");
+            if i == 2 {
+                assert_eq!(done["state"], "failed", "{guest}: {done}");
+                assert_eq!(done["attemptsMade"], 1, "fatal: {guest}: {done}");
+                assert!(
+                    done["failedReason"]
+                        .as_str()
+                        .is_some_and(|r| r.contains("Invalid transaction amount")),
+                    "{guest}: {done}"
+                );
+                continue;
+            }
+            assert_eq!(done["state"], "completed", "{guest}: {done}");
+            assert_eq!(
+                done["returnvalue"]["ledgerRecordId"],
+                format!("led_tx_{queue}_{i}"),
+                "{guest}: {done}"
+            );
+            assert_eq!(done["returnvalue"]["batchSize"], 4, "{guest}: {done}");
+        }
+        bulk_posts += 1;
+        let ledger: Value = reqwest::get(format!("{}/v1/ledger", gateway.url))
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        assert_eq!(
+            ledger["bulkPosts"], bulk_posts,
+            "{guest}: one request for the batch: {ledger}"
+        );
+    }
+}

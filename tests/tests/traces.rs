@@ -774,3 +774,81 @@ async fn an_invoked_child_runs_in_its_parents_trace() {
         "{child:?}"
     );
 }
+
+/// A batch run is one span of its own trace, linked to the run span of
+/// each of its jobs, each of which links back to it and names the batch.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_batch_run_is_one_span_linked_from_each_jobs_trace() {
+    let receiver = OtlpReceiver::start();
+    let approvals = TestServer::start();
+    let mut options = exporting("batching-host", &receiver, &approvals);
+    options.extra.extend([
+        "--secrets-key".to_string(),
+        "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff".to_string(),
+    ]);
+    let api = Api::start_with_options(options);
+    api.setup(
+        "rows",
+        "batch-probe",
+        json!({"batch": {"size": 3, "timeoutMs": 5000}}),
+    )
+    .await;
+    let traces = [
+        "4bf92f3577b34da6a3ce929d0e0e4731",
+        "4bf92f3577b34da6a3ce929d0e0e4732",
+        "4bf92f3577b34da6a3ce929d0e0e4733",
+    ];
+    let mut refs = Vec::new();
+    for trace in traces {
+        let parent = format!("00-{trace}-00f067aa0ba902b7-01");
+        refs.push(enqueue_traced(&api, "rows", Some(&parent), json!({"data": {}})).await);
+    }
+    for job_ref in &refs {
+        assert_eq!(api.wait_done(job_ref).await["state"], "completed");
+    }
+    let mut job_runs = Vec::new();
+    for trace in traces {
+        let spans = trace_when(&receiver, trace, "the job's run", |s| {
+            runs(s, "rows").len() == 1
+        })
+        .await;
+        job_runs.push(runs(&spans, "rows").remove(0));
+    }
+    let batch =
+        airlock_tests::eventually_some("the batch's span", Duration::from_secs(20), || async {
+            receiver
+                .spans()
+                .into_iter()
+                .find(|s| s.name == "process rows batch")
+        })
+        .await;
+    assert_eq!(batch.parent_id, "", "the root of its own trace: {batch:?}");
+    assert_eq!(batch.attr("airlock.batch.size"), &json!(3), "{batch:?}");
+    assert_eq!(
+        batch.attr("airlock.run.end"),
+        &json!("completed"),
+        "{batch:?}"
+    );
+    let batch_id = batch.attr("airlock.batch.id").clone();
+    for run in &job_runs {
+        assert!(
+            batch
+                .links
+                .contains(&(run.trace_id.clone(), run.span_id.clone())),
+            "the batch links to the job's run {run:?}: {batch:?}"
+        );
+        assert_eq!(
+            run.links,
+            vec![(batch.trace_id.clone(), batch.span_id.clone())],
+            "the job's run links to its batch: {run:?}"
+        );
+        assert_eq!(run.attr("airlock.batch.id"), &batch_id, "{run:?}");
+    }
+    // The instance's start is under the batch's span, once.
+    let all = receiver.trace(&batch.trace_id);
+    assert_eq!(
+        under(&all, &batch),
+        vec!["instantiate".to_string()],
+        "{all:?}"
+    );
+}

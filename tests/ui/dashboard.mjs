@@ -976,6 +976,24 @@ try {
     assert.equal(after.canary ?? null, null);
     assert.equal(after.version, CENTS);
   });
+  await step('27. a job of a batch names its batch and lists the jobs it ran with, each linked, with its state', async () => {
+    const refs = [];
+    for (const outcome of ['ok', 'ok', 'fatal']) refs.push(await enqueue('rows', WEB, { outcome }));
+    for (const ref of refs) await until(ref, (j) => ['completed', 'failed'].includes(j.state), 'finished');
+    const ran = await until(refs[0], (j) => j.batch != null, 'recorded its batch');
+    assert.equal(ran.batch.size, 3, JSON.stringify(ran.batch));
+    await show(A, `jobs/${refs[0]}`, 'job');
+    await byText(A, 'job-batch', ran.batch.id).waitFor();
+    await byText(A, 'job-batch', '3 jobs').waitFor();
+    const rows = A.locator('[data-testid="job-batch-jobs"] [data-testid="batch-row"]');
+    await A.locator('[data-testid="batch-row"][data-state="failed"]').waitFor();
+    assert.equal(await rows.count(), 3);
+    assert.equal(await A.locator('[data-testid="batch-row"][data-state="completed"]').count(), 2);
+    for (const ref of refs) {
+      assert.equal(await A.locator(`[data-testid="batch-row"] a[href="#/jobs/${ref}"]`).count(), 1, ref);
+    }
+    await byText(A, 'batch-row', '(this job)').waitFor();
+  });
   console.log(`# dashboard: all ${passed} steps passed`);
 } finally {
   // Let the host stop: the keyed guests spin until cancelled.

@@ -1,9 +1,9 @@
 #!/usr/bin/env node
-// airlock-build <handler.ts|js> -o <out.wasm> [--engine starlingmonkey|quickjs] [--minify] [--keep-bundle]
+// airlock-build <handler.ts|js> -o <out.wasm> [--engine starlingmonkey|quickjs] [--batch] [--minify] [--keep-bundle]
 // airlock-build --toolchain
 import { build, ENGINES, ensureToolchain } from '../lib/build.mjs';
 
-const USAGE = `usage: airlock-build <handler.ts|.js> -o <out.wasm> [--engine starlingmonkey|quickjs] [--minify] [--keep-bundle] [--quiet]
+const USAGE = `usage: airlock-build <handler.ts|.js> -o <out.wasm> [--engine starlingmonkey|quickjs] [--batch] [--minify] [--keep-bundle] [--quiet]
        airlock-build --toolchain
 
 Bundles the handler module (its default export is \`handler(async (data, ctx) => ...)\`
@@ -12,6 +12,9 @@ airlock:job@0.6.0).
 
   -o, --out <file>      the component to write (default: handler.wasm)
   --engine <engine>     starlingmonkey (default: fetch, ~12 MiB) or quickjs (~1.6 MiB, no fetch)
+  --batch               build world \`batch-handler\` (exports \`run\` and \`run-batch\`, what a
+                        queue bound with \`batch\` needs); the default export must be
+                        \`batchHandler(async (jobs, ctx) => ...)\`
   --minify              minify the bundled JavaScript
   --keep-bundle         also write the bundled JavaScript next to the component (<out>.bundle.js)
   --quiet               print nothing on success (but the line announcing a toolchain install, on stderr)
@@ -28,6 +31,7 @@ let out = 'handler.wasm';
 let engine = 'starlingmonkey';
 let minify = false;
 let keepBundle = false;
+let batch = false;
 let quiet = false;
 let toolchainOnly = false;
 for (let i = 0; i < args.length; i++) {
@@ -46,6 +50,7 @@ for (let i = 0; i < args.length; i++) {
   else if (a.startsWith('--engine=')) engine = a.slice(9);
   else if (a === '--minify') minify = true;
   else if (a === '--keep-bundle') keepBundle = true;
+  else if (a === '--batch') batch = true;
   else if (a === '--quiet') quiet = true;
   else if (a === '--toolchain') toolchainOnly = true;
   else if (a.startsWith('-')) fail(`unknown option ${a}`);
@@ -73,10 +78,10 @@ function fail(message) {
 }
 
 try {
-  const r = await build({ entry, out, engine, minify, keepBundle });
+  const r = await build({ entry, out, engine, minify, keepBundle, batch });
   if (!quiet) {
     const installed = r.toolchainMs ? ` (after ${(r.toolchainMs / 1000).toFixed(1)} s installing the toolchain)` : '';
-    console.log(`airlock-build: ${r.out} (${engine}) ${(r.bytes / 1048576).toFixed(2)} MiB in ${(r.ms / 1000).toFixed(1)} s${installed}`);
+    console.log(`airlock-build: ${r.out} (${engine}${batch ? ', world batch-handler' : ''}) ${(r.bytes / 1048576).toFixed(2)} MiB in ${(r.ms / 1000).toFixed(1)} s${installed}`);
   }
 } catch (e) {
   console.error(`airlock-build: ${e && e.message ? e.message : e}`);

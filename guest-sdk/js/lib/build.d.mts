@@ -1,6 +1,8 @@
 export declare const SDK_ROOT: string;
 export declare const WIT_PATH: string;
 export declare const WORLD: 'handler';
+/** The world of a `batch` build: `handler`'s, plus `run-batch`. */
+export declare const BATCH_WORLD: 'batch-handler';
 export declare const ENGINES: readonly ['starlingmonkey', 'quickjs'];
 export type Engine = 'starlingmonkey' | 'quickjs';
 /** The SDK's toolchain/ folder: the toolchain's package.json, lockfile and loader. */
@@ -11,11 +13,22 @@ export declare function toolchainId(): string;
 export declare function toolchainDir(): string;
 /** Installs the toolchain when missing (printing one line through `log`); its directory. */
 export declare function ensureToolchain(opts?: { log?: (line: string) => void }): Promise<{ dir: string; id: string; installedMs: number }>;
-export declare function bundle(opts: { entry: string; engine?: Engine; minify?: boolean }): Promise<string>;
+/** Bundles `entry` for `engine`; with `batch`, the entry also exports `runBatch` (a `batchHandler` default export). */
+export declare function bundle(opts: { entry: string; engine?: Engine; minify?: boolean; batch?: boolean }): Promise<string>;
+/** Builds `entry` into the component `out`: world `handler`, or with `batch` world `batch-handler`. */
 export declare function build(opts: {
   entry: string;
   out: string;
   engine?: Engine;
   minify?: boolean;
   keepBundle?: boolean;
-}): Promise<{ out: string; engine: Engine; bytes: number; ms: number; bundleBytes: number; toolchainMs: number }>;
+  batch?: boolean;
+}): Promise<{
+  out: string;
+  engine: Engine;
+  world: 'handler' | 'batch-handler';
+  bytes: number;
+  ms: number;
+  bundleBytes: number;
+  toolchainMs: number;
+}>;

@@ -5,7 +5,8 @@
 //      for the engine to bind), behind a generated entry that exports `run`;
 //   2. componentize-js (StarlingMonkey, the default) or componentize-qjs
 //      (QuickJS) turns it into a component of the world `handler` of the
-//      WIT bundled with this package (wit/airlock.wit).
+//      WIT bundled with this package (wit/airlock.wit) — or, with `batch`,
+//      of the world `batch-handler`, whose entry also exports `runBatch`.
 //
 // esbuild and the engines are not dependencies of this package: they come
 // from the build toolchain, installed once per machine outside any project
@@ -24,6 +25,8 @@ export const SDK_ROOT = realpathSync(join(dirname(fileURLToPath(import.meta.url)
 /** The contract handlers are built against. */
 export const WIT_PATH = join(SDK_ROOT, 'wit', 'airlock.wit');
 export const WORLD = 'handler';
+/** The world of a `batch` build: `handler`'s, plus `run-batch`. */
+export const BATCH_WORLD = 'batch-handler';
 export const ENGINES = ['starlingmonkey', 'quickjs'];
 
 const SDK_ENTRIES = {
@@ -48,24 +51,32 @@ function sdkPlugin() {
   };
 }
 
-function entrySource(entry, engine) {
+function entrySource(entry, engine, batch) {
   const lines = [];
   if (engine === 'quickjs') lines.push(`import '@airlock/sdk/quickjs-prelude';`);
   lines.push(`import * as handlerModule from ${JSON.stringify(entry)};`);
-  lines.push(`import { toRun } from '@airlock/sdk/internal';`);
-  lines.push(`export const run = toRun(handlerModule);`);
+  if (batch) {
+    lines.push(`import { toRun, toRunBatch } from '@airlock/sdk/internal';`);
+    lines.push(`export const run = toRun(handlerModule);`);
+    lines.push(`export const runBatch = toRunBatch(handlerModule);`);
+  } else {
+    lines.push(`import { toRun } from '@airlock/sdk/internal';`);
+    lines.push(`export const run = toRun(handlerModule);`);
+  }
   return lines.join('\n') + '\n';
 }
 
 /**
- * Bundles `entry` into one ES module for `engine`; its text.
- * @param {{ entry: string, engine?: string, minify?: boolean }} opts
+ * Bundles `entry` into one ES module for `engine`; its text. With `batch`,
+ * the entry also exports `runBatch` (the module's default export must be
+ * made by `batchHandler`).
+ * @param {{ entry: string, engine?: string, minify?: boolean, batch?: boolean }} opts
  */
-export async function bundle({ entry, engine = 'starlingmonkey', minify = false }) {
+export async function bundle({ entry, engine = 'starlingmonkey', minify = false, batch = false }) {
   const esbuild = await (await loadToolchain()).esbuild();
   const abs = resolve(entry);
   const result = await esbuild.build({
-    stdin: { contents: entrySource(abs, engine), resolveDir: dirname(abs), sourcefile: 'airlock-entry.js', loader: 'js' },
+    stdin: { contents: entrySource(abs, engine, batch), resolveDir: dirname(abs), sourcefile: 'airlock-entry.js', loader: 'js' },
     bundle: true,
     write: false,
     format: 'esm',
@@ -91,23 +102,30 @@ export async function bundle({ entry, engine = 'starlingmonkey', minify = false 
 }
 
 /**
- * Builds `entry` into the component `out`. The first build on a machine
- * installs the toolchain first (`toolchainMs`, not counted in `ms`).
- * @param {{ entry: string, out: string, engine?: string, minify?: boolean, keepBundle?: boolean }} opts
- * @returns {Promise<{ out: string, engine: string, bytes: number, ms: number, bundleBytes: number, toolchainMs: number }>}
+ * Builds `entry` into the component `out`: world `handler`, or with
+ * `batch` world `batch-handler` (exports `run` and `run-batch`; the
+ * module's default export must be made by `batchHandler`). The first
+ * build on a machine installs the toolchain first (`toolchainMs`, not
+ * counted in `ms`).
+ * @param {{ entry: string, out: string, engine?: string, minify?: boolean, keepBundle?: boolean, batch?: boolean }} opts
+ * @returns {Promise<{ out: string, engine: string, world: string, bytes: number, ms: number, bundleBytes: number, toolchainMs: number }>}
  */
-export async function build({ entry, out, engine = 'starlingmonkey', minify = false, keepBundle = false }) {
+export async function build({ entry, out, engine = 'starlingmonkey', minify = false, keepBundle = false, batch = false }) {
   if (!ENGINES.includes(engine)) throw new Error(`unknown engine \`${engine}\` (one of ${ENGINES.join(', ')})`);
   if (!existsSync(entry)) throw new Error(`no such handler module: ${entry}`);
+  const world = batch ? BATCH_WORLD : WORLD;
   const { installedMs: toolchainMs } = await ensureToolchain();
   const started = performance.now();
-  const source = await bundle({ entry, engine, minify });
+  const source = await bundle({ entry, engine, minify, batch });
   const work = await mkdtemp(join(tmpdir(), 'airlock-build-'));
   const bundlePath = join(work, 'handler.bundle.js');
   await writeFile(bundlePath, source);
   let component;
   try {
-    component = engine === 'quickjs' ? await componentizeQuickJs(bundlePath, source) : await componentizeStarlingMonkey(bundlePath);
+    component =
+      engine === 'quickjs'
+        ? await componentizeQuickJs(bundlePath, source, world)
+        : await componentizeStarlingMonkey(bundlePath, world);
   } finally {
     if (keepBundle) await writeFile(`${out}.bundle.js`, source);
     await rm(work, { recursive: true, force: true });
@@ -115,21 +133,21 @@ export async function build({ entry, out, engine = 'starlingmonkey', minify = fa
   await mkdir(dirname(resolve(out)), { recursive: true });
   await writeFile(out, component);
   const { size } = await stat(out);
-  return { out, engine, bytes: size, ms: Math.round(performance.now() - started), bundleBytes: Buffer.byteLength(source), toolchainMs };
+  return { out, engine, world, bytes: size, ms: Math.round(performance.now() - started), bundleBytes: Buffer.byteLength(source), toolchainMs };
 }
 
-async function componentizeStarlingMonkey(sourcePath) {
+async function componentizeStarlingMonkey(sourcePath, world) {
   const { componentize } = await (await loadToolchain()).componentizeJs();
   // Default features: stdio, random, clocks and http (`fetch`, which goes
   // through wasi:http under the host's egress rules).
-  const { component } = await componentize({ sourcePath, witPath: WIT_PATH, worldName: WORLD });
+  const { component } = await componentize({ sourcePath, witPath: WIT_PATH, worldName: world });
   return component;
 }
 
-async function componentizeQuickJs(jsPath, jsSource) {
+async function componentizeQuickJs(jsPath, jsSource, world) {
   const { componentize } = await (await loadToolchain()).componentizeQjs();
-  // `sync`: the non-async runtime; the host calls `run` without the
-  // component-model async ABI.
-  const { component } = await componentize({ witPath: WIT_PATH, jsSource, jsPath, world: WORLD, sync: true });
+  // `sync`: the non-async runtime; the host calls `run` (and `run-batch`)
+  // without the component-model async ABI.
+  const { component } = await componentize({ witPath: WIT_PATH, jsSource, jsPath, world, sync: true });
   return component;
 }

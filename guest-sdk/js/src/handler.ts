@@ -1,10 +1,11 @@
-// The glue between the component's `run` export and a typed handler.
+// The glue between the component's `run` export and a typed handler, and
+// the lifetime of one export call that batch.ts shares (`runCall`).
 
 import { installConsole, releaseConsole } from './console';
 import { Context, contextRefusals, endContext } from './context';
 import { FatalError, messageOf, toJobError, type JobErrorVariant } from './errors';
 import { installFetch, releaseFetch } from './fetch';
-import { createHost, ENGINE, jobInfo, type Host } from './host';
+import { createHost, ENGINE, jobInfo, type Host, type JobInfo } from './host';
 import { rawImports, type RawJob } from './raw';
 import { discardJobs, draining, settleNow } from './sync-promise';
 import { clearTimers } from './timers';
@@ -74,36 +75,76 @@ export function makeRun(
   options: HandlerOptions<unknown>,
   host: () => Host,
 ): Handler {
-  const run = (job: RawJob): string | Promise<string> => {
-    const r: JobRun = { host: host(), ctx: undefined };
-    const result = execute(fn, options, job, r);
-    if (r.host.engine !== 'quickjs') return result;
-    // QuickJS exports `run` synchronously: settle everything now.
-    try {
-      return settleQuickJs(result);
-    } finally {
-      endJob(r); // also when the result never settled (execute's own `finally` did not run)
-    }
-  };
+  const run = (job: RawJob): string | Promise<string> =>
+    runCall(host(), (call) => execute(fn, options, job, call), rethrowJobError);
   Object.defineProperty(run, HANDLER, { value: true });
   return run as Handler;
 }
 
-function settleQuickJs(result: Promise<string>): string {
+/** One call of an export (`run`, `run-batch`): its host and, once made, its context. */
+export interface Call {
+  readonly host: Host;
+  ctx: Context | undefined;
+}
+
+/**
+ * One call of an export over `host`: `work` does the call's work and the
+ * call's lifetime is kept around it. Before `work`: the timers an earlier
+ * call left pending are cleared and the console points at `host`. After
+ * it (resolved or rejected): the call is ended (see {@link endCall}).
+ *
+ * On StarlingMonkey the call returns `work`'s promise (the engine runs
+ * its event loop until it settles). QuickJS exports are synchronous: the
+ * call drains the promise-job queue until the promise has settled and
+ * returns its value; when settling throws (the promise rejected, or it
+ * is still pending once the queue is empty: `NeverSettledError`), the
+ * call returns or throws what `failed(thrown)` does. Either way it then
+ * drops whatever the call left queued.
+ */
+export function runCall<T>(host: Host, work: (call: Call) => Promise<T>, failed: (thrown: unknown) => T): T | Promise<T> {
+  const call: Call = { host, ctx: undefined };
+  const result = (async () => {
+    try {
+      clearTimers(); // set after the last call ended (by its leftovers)
+      installConsole(host);
+      return await work(call);
+    } finally {
+      endCall(call);
+    }
+  })();
+  if (host.engine !== 'quickjs') return result;
   try {
     return settleNow(result);
   } catch (e) {
-    // `execute` only rejects with a job-error variant; anything else is
-    // the drain failing to settle it.
-    if (e !== null && typeof e === 'object' && 'tag' in e) throw e;
-    throw toJobError(new FatalError(messageOf(e)));
+    return failed(e);
   } finally {
-    // The drain stops once the result has settled: what the job left
-    // queued would otherwise run in the next job's drain on a reused
+    // The drain stops once the result has settled: what the call left
+    // queued would otherwise run in the next call's drain on a reused
     // instance. (A run inside a drain — only tests do that — leaves the
     // outer drain's queue alone.)
     if (!draining()) discardJobs();
+    endCall(call); // also when the result never settled (the `finally` above did not run)
   }
+}
+
+/**
+ * `run`'s outcome when settling its promise threw on QuickJS: `execute`
+ * only rejects with a job-error variant, thrown as is; anything else is
+ * the drain failing to settle it, a fatal error.
+ */
+export function rethrowJobError(thrown: unknown): never {
+  if (thrown !== null && typeof thrown === 'object' && 'tag' in thrown) throw thrown;
+  throw toJobError(new FatalError(messageOf(thrown)));
+}
+
+/**
+ * Makes the call's {@link Context} for `job` (the job a batch's context
+ * speaks for: its first) and points the global `fetch` at it.
+ */
+export function openContext(call: Call, job: JobInfo): Context {
+  call.ctx = new Context(job, call.host);
+  installFetch(contextRefusals(call.ctx), call.host.engine);
+  return call.ctx;
 }
 
 /** Encodes the handler's result as the job's JSON return value. */
@@ -135,22 +176,18 @@ export function decodeInput(data: string, decode?: (data: unknown) => unknown): 
   }
 }
 
-/** One call of `run`: the job's host and, once made, its context. */
-interface JobRun {
-  readonly host: Host;
-  ctx: Context | undefined;
-}
-
 /**
- * The job is over: what it left behind (a ctx kept in a global, a timer
- * or a promise still pending) must not act in a later job's name.
+ * The call is over: what it left behind (a ctx kept in a global, a timer
+ * or a promise still pending) must not act in a later job's name. The
+ * call's `ctx` is ended, the console and the global `fetch` let go of its
+ * host, and its pending timers are cleared.
  */
-function endJob(r: JobRun): void {
-  if (r.ctx !== undefined) {
-    endContext(r.ctx);
-    releaseFetch(contextRefusals(r.ctx));
+function endCall(call: Call): void {
+  if (call.ctx !== undefined) {
+    endContext(call.ctx);
+    releaseFetch(contextRefusals(call.ctx));
   }
-  releaseConsole(r.host);
+  releaseConsole(call.host);
   clearTimers();
 }
 
@@ -158,15 +195,12 @@ async function execute(
   fn: HandlerFn<unknown, unknown>,
   options: HandlerOptions<unknown>,
   job: RawJob,
-  r: JobRun,
+  call: Call,
 ): Promise<string> {
   try {
-    clearTimers(); // set after the last job ended (by its leftovers)
-    installConsole(r.host);
     const data = decodeInput(job.data, options.decode);
-    r.ctx = new Context(jobInfo(job), r.host);
-    installFetch(contextRefusals(r.ctx), r.host.engine);
-    return encodeOutput(await fn(data, r.ctx));
+    const ctx = openContext(call, jobInfo(job));
+    return encodeOutput(await fn(data, ctx));
   } catch (e) {
     let thrown = e;
     if (e instanceof RetryAfterError) {
@@ -174,13 +208,11 @@ async function execute(
       // delay, using up no attempt (the host's `retry-after` does not
       // return; were it to, the error fails the run as a retry).
       try {
-        r.host.retryAfter(e.delayMs, e.message);
+        call.host.retryAfter(e.delayMs, e.message);
       } catch (x) {
         thrown = x;
       }
     }
     throw toJobError(thrown) satisfies JobErrorVariant;
-  } finally {
-    endJob(r);
   }
 }

@@ -3,10 +3,14 @@
 //   import { handler, FatalError } from '@airlock/sdk';
 //   export default handler<Order, Receipt>(async (order, ctx) => { ... });
 //
-// Build with `airlock-build src/handler.ts -o handler.wasm`.
+// Build with `airlock-build src/handler.ts -o handler.wasm`; a batch handler
+// (`export default batchHandler<Row, Saved>(async (jobs, ctx) => ...)`) with
+// `airlock-build src/handler.ts -o handler.wasm --batch`.
 
 export { handler, isHandler, encodeOutput, decodeInput } from './handler';
 export type { Handler, HandlerFn, HandlerOptions } from './handler';
+export { batchHandler, isBatchHandler } from './batch';
+export type { BatchHandler, BatchHandlerFn, BatchJob, BatchOutcome } from './batch';
 export { Context } from './context';
 export type {
   ChildResult,

@@ -192,8 +192,9 @@ fn flow_children(doc: &mut Value) {
 
 /// A binding that turns fuel metering off (`metered: false`) sets no fuel
 /// limit; one with `fairness` sets `globalConcurrency` (the capacity its
-/// tenants share); its `config` has at most [`MAX_CONFIG_ENTRIES`] entries
-/// (utoipa has no attribute for `maxProperties`).
+/// tenants share); one with `batch` sets neither `warmInstances` nor
+/// `recordTranscripts`; its `config` has at most [`MAX_CONFIG_ENTRIES`]
+/// entries (utoipa has no attribute for `maxProperties`).
 fn binding_rules(doc: &mut Value) {
     let Some(spec) = schema_mut(doc, "BindingSpec") else {
         return;
@@ -217,6 +218,16 @@ fn binding_rules(doc: &mut Value) {
         json!([
             {"properties": {"fairness": {"type": "null"}}},
             {"required": ["globalConcurrency"], "properties": {"globalConcurrency": {"type": "integer"}}},
+        ]),
+    );
+    add_any_of(
+        spec,
+        json!([
+            {"properties": {"batch": {"type": "null"}}},
+            {"properties": {
+                "warmInstances": {"type": "null"},
+                "recordTranscripts": {"enum": [false, null]},
+            }},
         ]),
     );
 }

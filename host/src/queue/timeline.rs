@@ -74,6 +74,33 @@ pub struct ChildEntry {
     pub outcome: Option<String>,
 }
 
+/// The batch of a job's latest run in a batch, with its jobs.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct BatchEntry {
+    /// The batch's id.
+    pub id: String,
+    /// Jobs in it.
+    pub size: u32,
+    /// Its jobs, this one included, in the order the batch got them:
+    /// those whose latest run in a batch was this one (a job since run
+    /// again in another batch, or removed, is left out). Empty once the
+    /// batch's list expired (a week after it ran).
+    pub jobs: Vec<BatchSibling>,
+}
+
+/// A job of a batch.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct BatchSibling {
+    /// The job, as `<queue>:<id>`.
+    #[serde(rename = "ref")]
+    pub job_ref: String,
+    /// `completed`, `failed`, or `unfinished` (waiting for a retry, or
+    /// running).
+    pub state: String,
+}
+
 /// A job's runs and durable records, oldest first.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -90,6 +117,10 @@ pub struct Timeline {
     /// (`:dependencies`), finished (`:processed`), ignored-failed
     /// (`:failed`) and parent-failing (`:unsuccessful`) children.
     pub children: Vec<ChildEntry>,
+    /// The batch of its latest run in a batch (a queue bound with
+    /// `batch`), with its jobs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub batch: Option<BatchEntry>,
 }
 
 impl QueueService {
@@ -159,13 +190,75 @@ impl QueueService {
             .collect();
         waits.sort_by_key(|w| w.deadline);
         let children = self.children_of(queue, id).await?;
+        let batch = match fields.get(fields::BATCH) {
+            Some(text) => self.batch_of(queue, text).await?,
+            None => None,
+        };
         Ok(Timeline {
             runs,
             steps,
             sleeps,
             waits,
             children,
+            batch,
         })
+    }
+
+    /// The batch a job's `airlock.batch` names, with the jobs its list
+    /// holds (at most [`crate::registry::MAX_BATCH_SIZE`]) whose own
+    /// `airlock.batch` names it too, each with its state.
+    async fn batch_of(&self, queue: &str, field: &str) -> Result<Option<BatchEntry>, QueueError> {
+        let Some(batch) = crate::state::runs::BatchRef::parse(field) else {
+            return Ok(None);
+        };
+        let key = self.store().keys().batch_members(queue, &batch.id);
+        let mut conn = self.store().conn();
+        let listed: Option<String> = redis::AsyncCommands::get(&mut conn, key).await?;
+        let ids: Vec<String> = listed
+            .unwrap_or_default()
+            .split(' ')
+            .filter(|id| !id.is_empty())
+            .take(crate::registry::MAX_BATCH_SIZE as usize)
+            .map(str::to_string)
+            .collect();
+        let mut read = redis::pipe();
+        for id in &ids {
+            let job_key = self.job_key(queue, id);
+            read.cmd("HMGET")
+                .arg(&job_key)
+                .arg(fields::BATCH)
+                .arg("finishedOn");
+            read.cmd("HSTRLEN").arg(&job_key).arg("returnvalue");
+        }
+        let replies: Vec<redis::Value> = if ids.is_empty() {
+            Vec::new()
+        } else {
+            read.query_async(&mut conn).await?
+        };
+        let mut jobs = Vec::with_capacity(ids.len());
+        for (id, pair) in ids.iter().zip(replies.chunks(2)) {
+            let fields: (Option<String>, Option<String>) =
+                redis::FromRedisValue::from_redis_value(pair[0].clone()).unwrap_or((None, None));
+            let returned: u64 =
+                redis::FromRedisValue::from_redis_value(pair[1].clone()).unwrap_or(0);
+            if fields.0.as_deref() != Some(field) {
+                continue;
+            }
+            let state = match (fields.1, returned) {
+                (None, _) => "unfinished",
+                (Some(_), 0) => "failed",
+                (Some(_), _) => "completed",
+            };
+            jobs.push(BatchSibling {
+                job_ref: airlock_core::job_ref::join(queue, id),
+                state: state.to_string(),
+            });
+        }
+        Ok(Some(BatchEntry {
+            id: batch.id,
+            size: batch.size,
+            jobs,
+        }))
     }
 
     /// A flow parent's children, by ref: pending, completed, failed and

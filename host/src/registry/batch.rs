@@ -17,8 +17,8 @@ pub const MAX_BATCH_TIMEOUT_MS: u64 = 60_000;
 /// `batch-handler` world of `airlock:job@0.6.0`), then ends each job on its
 /// own with its own outcome. A batch starts as soon as it holds `size`
 /// jobs; before that, once it holds `minSize` and no job has joined it for
-/// a few milliseconds (the jobs the host had to hand); at the latest
-/// `timeoutMs` after its first job joined, with what it holds. Jobs of
+/// 5 ms (`worker::batches::SETTLE`: the jobs the host had to hand); at the
+/// latest `timeoutMs` after its first job joined, with what it holds. Jobs of
 /// different producers (tenants), handler versions, per-job limits or
 /// (with `key`) keys never share a batch.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
@@ -29,7 +29,7 @@ pub struct Batch {
     #[schema(minimum = 1, maximum = 1000)]
     pub size: u32,
     /// Jobs a batch waits for (up to `timeoutMs`) before it starts, 1 to
-    /// `size` (default `size`).
+    /// 1000 (default `size`; a value over `size` waits for `size`).
     #[serde(default, deserialize_with = "airlock_core::int::opt")]
     #[schema(minimum = 1, maximum = 1000)]
     pub min_size: Option<u32>,
@@ -55,11 +55,11 @@ impl Batch {
             ));
         }
         if let Some(min) = self.min_size
-            && !(1..=self.size).contains(&min)
+            && !(1..=MAX_BATCH_SIZE).contains(&min)
         {
             return Err(invalid(
                 "batch.minSize",
-                format!("must be 1 to `batch.size` ({})", self.size),
+                format!("must be 1 to {MAX_BATCH_SIZE}"),
             ));
         }
         if !(1..=MAX_BATCH_TIMEOUT_MS).contains(&self.timeout_ms) {
@@ -71,8 +71,9 @@ impl Batch {
         Ok(())
     }
 
-    /// Jobs a batch waits for before it starts (`minSize`, else `size`).
+    /// Jobs a batch waits for before it starts: `minSize`, at most
+    /// `size`; `size` without it.
     pub fn min_size(&self) -> usize {
-        self.min_size.unwrap_or(self.size) as usize
+        self.min_size.unwrap_or(self.size).min(self.size) as usize
     }
 }

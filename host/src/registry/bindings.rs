@@ -356,13 +356,15 @@ pub struct BindingSpec {
     /// handler's `run-batch` (its `batch-handler` world, airlock:job@0.6.0;
     /// bind refuses a handler without it), each job then ending on its own
     /// with its own outcome. A batch starts with `size` jobs; before that
-    /// with `minSize` (default `size`) once no job joined it for a few
-    /// milliseconds; at the latest `timeoutMs` after its first job joined,
-    /// with what it holds. Jobs of different producers, handler versions,
-    /// per-job limits or `key` values never share a batch. Fuel and the
-    /// run's deadline are `limits`' figures times the batch's jobs; memory
-    /// is one instance's `limits.memoryBytes`. `concurrency` counts
-    /// batches. Durable steps, sleeps, waits and starts are not available
+    /// with `minSize` (default `size`, at most `size`) once no job joined
+    /// it for 5 ms; at the latest `timeoutMs` after its first job joined,
+    /// with what it holds. Jobs of different producers (verified by the
+    /// fleet's seal: without `--secrets-key`, a job with a producer runs in
+    /// a batch of its own), handler versions, per-job limits or `key`
+    /// values never share a batch. Fuel and the run's deadline are
+    /// `limits`' figures times the batch's jobs (at most the host's
+    /// maxima); memory is one instance's `limits.memoryBytes`.
+    /// `concurrency` counts batches. Durable steps, sleeps, waits and starts are not available
     /// in a batch (the batch fails as `guest_fatal`, naming the call); not
     /// with `warmInstances` or `recordTranscripts`.
     #[serde(default)]

@@ -214,6 +214,13 @@ impl Keys {
         self.queue_key(queue, "airlock:failures-cursor")
     }
 
+    /// The ids of the jobs of batch `id` of `queue`, space-separated, for a
+    /// job's page (see `worker::batches`); kept
+    /// `worker::batches::BATCH_MEMBERS_TTL`.
+    pub fn batch_members(&self, queue: &str, id: &str) -> String {
+        self.queue_key(queue, &format!("airlock:batch:{id}"))
+    }
+
     /// The runs of `queue` that ended in `minute` (ms / 60,000), by end.
     pub fn run_stats(&self, queue: &str, minute: u64) -> String {
         self.queue_key(queue, &format!("airlock:stats:{minute}"))

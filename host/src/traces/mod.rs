@@ -30,6 +30,14 @@
 //!   error status. A sampled run writes the ids of its trace and
 //!   span into the job's log first (`[airlock] trace T span S`), so a
 //!   reader of the log finds the trace.
+//! - `process QUEUE batch` (consumer), one per batch run of a queue bound
+//!   with `batch`, the root of a trace of its own, linked to the run span
+//!   of each of its jobs: the batch's id and size, the handler's digest,
+//!   the host, the whole batch's fuel and peak memory, how it ended as a
+//!   whole (`completed` when each job got its own outcome); the sandbox's
+//!   spans of the run (`instantiate`, requests) sit under it. Each job of
+//!   the batch still has its `process QUEUE` span in its own trace, with
+//!   `airlock.batch.id` and a link to the batch's span.
 //! - `held QUEUE`: each time flow control parks a job for its turn instead
 //!   of running it, with the rule that held it (`airlock.held.rule`:
 //!   `keyConcurrency`, `keyThrottle`, `singleton`, `fairness`), a child of
@@ -92,6 +100,7 @@
 //! them (`worker::reporter`, soon after the run starts), and the
 //! rerun's span joins the same trace when the job carries a trace context.
 
+mod batch;
 mod context;
 mod run;
 mod send;
@@ -100,6 +109,7 @@ mod wait;
 use opentelemetry::trace::TracerProvider as _;
 use opentelemetry_sdk::trace::{SdkTracer, SdkTracerProvider};
 
+pub use self::batch::BatchEnded;
 pub use self::context::{context_in_opts, context_of_headers, context_of_metadata, metadata_of};
 pub use self::run::{RunEnded, RunTrace};
 pub use self::send::Send;

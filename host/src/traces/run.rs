@@ -68,7 +68,7 @@ impl Traces {
         span.end();
     }
 
-    fn record_span(&self, noted: RunSpan, parent: &Context) {
+    pub(super) fn record_span(&self, noted: RunSpan, parent: &Context) {
         let kind = match noted.kind {
             RunSpanKind::Http => SpanKind::Client,
             RunSpanKind::Step | RunSpanKind::Instantiate => SpanKind::Internal,
@@ -97,7 +97,7 @@ impl Traces {
 
 /// The span of a run under way.
 pub struct RunTrace {
-    cx: Context,
+    pub(super) cx: Context,
 }
 
 impl RunTrace {

@@ -1139,8 +1139,8 @@ export interface components {
          *     `batch-handler` world of `airlock:job@0.6.0`), then ends each job on its
          *     own with its own outcome. A batch starts as soon as it holds `size`
          *     jobs; before that, once it holds `minSize` and no job has joined it for
-         *     a few milliseconds (the jobs the host had to hand); at the latest
-         *     `timeoutMs` after its first job joined, with what it holds. Jobs of
+         *     5 ms (`worker::batches::SETTLE`: the jobs the host had to hand); at the
+         *     latest `timeoutMs` after its first job joined, with what it holds. Jobs of
          *     different producers (tenants), handler versions, per-job limits or
          *     (with `key`) keys never share a batch.
          */
@@ -1153,7 +1153,7 @@ export interface components {
             /**
              * Format: int32
              * @description Jobs a batch waits for (up to `timeoutMs`) before it starts, 1 to
-             *     `size` (default `size`).
+             *     1000 (default `size`; a value over `size` waits for `size`).
              */
             minSize?: number | null;
             /**
@@ -1168,6 +1168,23 @@ export interface components {
              */
             key?: string | null;
         };
+        /** @description The batch of a job's latest run in a batch, with its jobs. */
+        BatchEntry: {
+            /** @description The batch's id. */
+            id: string;
+            /**
+             * Format: int32
+             * @description Jobs in it.
+             */
+            size: number;
+            /**
+             * @description Its jobs, this one included, in the order the batch got them:
+             *     those whose latest run in a batch was this one (a job since run
+             *     again in another batch, or removed, is left out). Empty once the
+             *     batch's list expired (a week after it ran).
+             */
+            jobs: components["schemas"]["BatchSibling"][];
+        };
         /** @description A batch a job ran in. */
         BatchInfo: {
             /** @description The batch's id: the id of the host that ran it and a number. */
@@ -1177,6 +1194,16 @@ export interface components {
              * @description Jobs in the batch.
              */
             size: number;
+        };
+        /** @description A job of a batch. */
+        BatchSibling: {
+            /** @description The job, as `<queue>:<id>`. */
+            ref: string;
+            /**
+             * @description `completed`, `failed`, or `unfinished` (waiting for a retry, or
+             *     running).
+             */
+            state: string;
         };
         /** @description A queue's binding as stored and served. */
         Binding: {
@@ -1341,6 +1368,12 @@ export interface components {
             fairness?: null;
         } | {
             globalConcurrency: number;
+        }) & ({
+            batch?: null;
+        } | {
+            warmInstances?: null;
+            /** @enum {unknown} */
+            recordTranscripts?: false | null;
         }));
         /** @description Accepted jobs of a bulk enqueue, in request order. */
         BulkAccepted: {
@@ -3438,6 +3471,7 @@ export interface components {
              *     (`:failed`) and parent-failing (`:unsuccessful`) children.
              */
             children: components["schemas"]["ChildEntry"][];
+            batch?: components["schemas"]["BatchEntry"] | null;
         };
         /** @description A completed token. */
         TokenCompleted: {

@@ -7,6 +7,9 @@
 //!   retrying) the whole batch;
 //! - `step`: the handler calls a durable step, which a batch refuses;
 //! - `short`: the handler returns one outcome too few.
+//!
+//! `{"sleepMs": n}` makes the batch take at least that long (the longest
+//! asked in it) before it answers: a batch to kill a host in.
 
 use airlock_guest::{BatchJob, Context, JobError};
 use serde::Deserialize;
@@ -16,6 +19,8 @@ use serde_json::{Value, json};
 struct Probe {
     #[serde(default)]
     outcome: Option<String>,
+    #[serde(default, rename = "sleepMs")]
+    sleep_ms: Option<u64>,
 }
 
 fn probe(ctx: &Context, jobs: Vec<BatchJob<Probe>>) -> Vec<Result<Value, JobError>> {
@@ -25,6 +30,9 @@ fn probe(ctx: &Context, jobs: Vec<BatchJob<Probe>>) -> Vec<Result<Value, JobErro
             .any(|j| j.input.outcome.as_deref() == Some(what))
     };
     ctx.info(format!("batch of {}: {}", jobs.len(), ids.join(",")));
+    if let Some(ms) = jobs.iter().filter_map(|j| j.input.sleep_ms).max() {
+        std::thread::sleep(std::time::Duration::from_millis(ms));
+    }
     ctx.progress(100);
     let first_try_panics = jobs
         .iter()

@@ -19,14 +19,17 @@
         return {"processed": True}
 
 Build it into a component with ``python -m airlock_sdk.build APP_DIR -o
-handler.wasm`` (componentize-py, pinned in ``requirements.txt``). See
-``README.md`` for the whole API.
+handler.wasm`` (componentize-py, pinned in ``requirements.txt``). A queue
+bound with ``batch`` needs a :func:`batch_handler` (many jobs in one call,
+one outcome per job), built with ``--batch``. See ``README.md`` for the
+whole API.
 """
 
 from __future__ import annotations
 
 from . import _host
 from ._runtime import handler
+from .batch import BatchJob, batch_handler
 from .codec import decode, event_payload, to_json
 from .context import (
     ChildEnd,
@@ -61,6 +64,8 @@ __version__ = "0.4.0"
 
 __all__ = [
     "handler",
+    "batch_handler",
+    "BatchJob",
     "Context",
     "JobInfo",
     "JobRef",

@@ -1,7 +1,8 @@
 """The host as the component sees it: an adapter from :class:`_host.Host` to
 the bindings componentize-py generates at build time from
-``guest-sdk/python/wit/world.wit`` (the ``airlock:job@0.6.0`` handler world
-plus ``wasi:http/outgoing-handler@0.2.12``).
+``guest-sdk/python/wit/world.wit`` (the ``airlock:job@0.6.0`` handler or
+batch-handler world plus ``wasi:http/outgoing-handler@0.2.12``; both have
+the same imports, which is all this module uses).
 
 Imported by ``airlock_sdk/__init__.py`` only when ``wit_world`` exists, i.e.
 while componentize-py builds the component. Everything is imported at the
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any, List, Optional, Tuple
 
-from componentize_py_types import Err
+from componentize_py_types import Err, Ok
 from wit_world.imports import airlock_types as wit
 from wit_world.imports import config as wit_config
 from wit_world.imports import context as wit_context
@@ -262,6 +263,13 @@ class WitHost:
         if kind == "fatal":
             return Err(wit.JobError_Fatal(message))
         return Err(wit.JobError_Retry(message))
+
+    def batch_outcome(self, kind: str, text: str) -> Any:
+        if kind == "ok":
+            return Ok(text)
+        if kind == "fatal":
+            return Err(wit.JobError_Fatal(text))
+        return Err(wit.JobError_Retry(text))
 
     def http_send(
         self,

@@ -178,6 +178,12 @@ class Host(Protocol):
         ``err(job-error.<kind>(message))``."""
         ...
 
+    def batch_outcome(self, kind: str, text: str) -> Any:
+        """One job's item of the list the ``run-batch`` export returns:
+        ``ok(text)`` for ``kind == "ok"``, else
+        ``err(job-error.<kind>(text))``."""
+        ...
+
 
 _current: Optional[Host] = None
 

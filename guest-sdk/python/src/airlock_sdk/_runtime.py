@@ -22,7 +22,18 @@ try:  # present only while componentize-py builds the component
 except ImportError:  # plain CPython: tests, IDEs
     _WorldBase = object
 
-__all__ = ["handler", "HandlerSpec", "execute", "spec_of", "world_for"]
+__all__ = [
+    "handler",
+    "HandlerSpec",
+    "decode_data",
+    "encode_output",
+    "execute",
+    "failure",
+    "install_world",
+    "job_info",
+    "spec_of",
+    "world_for",
+]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -74,18 +85,27 @@ def handler(fn: F) -> F:
     returned unchanged, so tests can call it directly.
     """
     spec = spec_of(fn)
-    module = sys.modules.get(getattr(fn, "__module__", ""), None)
-    if module is not None:
-        existing = getattr(module, "WitWorld", None)
-        bound = getattr(existing, "_airlock_handler", None)
-        if bound is not None and bound.fn is not fn:
-            raise RuntimeError(
-                f"only one @handler per module: {bound.fn.__name__!r} already is "
-                f"{module.__name__}'s handler"
-            )
-        if existing is None or bound is not None:
-            setattr(module, "WitWorld", world_for(spec))
+    install_world(fn, lambda: world_for(spec))
     return fn
+
+
+def install_world(fn: Callable[..., Any], make_world: Callable[[], type]) -> None:
+    """Sets ``WitWorld`` in ``fn``'s module to ``make_world()``, unless the
+    module defines a ``WitWorld`` of its own. A module has one handler: a
+    second function decorated there (``@handler`` or ``@batch_handler``)
+    raises :class:`RuntimeError`."""
+    module = sys.modules.get(getattr(fn, "__module__", ""), None)
+    if module is None:
+        return
+    existing = getattr(module, "WitWorld", None)
+    bound = getattr(existing, "_airlock_handler", None)
+    if bound is not None and bound.fn is not fn:
+        raise RuntimeError(
+            f"only one handler (@handler or @batch_handler) per module: {bound.fn.__name__!r} "
+            f"already is {module.__name__}'s handler"
+        )
+    if existing is None or bound is not None:
+        setattr(module, "WitWorld", make_world())
 
 
 def execute(spec: HandlerSpec, job: JobInfo, data: str) -> Tuple[str, str]:
@@ -106,14 +126,9 @@ def execute(spec: HandlerSpec, job: JobInfo, data: str) -> Tuple[str, str]:
     and :class:`MemoryError` propagate: the real host stops the instance
     there, and a memory cap hit is reported best by the host itself.
     """
-    try:
-        raw = json.loads(data)
-    except ValueError as e:
-        return ("fatal", f"invalid job data: {e}")
-    try:
-        value = decode_value(raw, spec.input_type)
-    except DecodeError as e:
-        return ("fatal", e.describe())
+    value, invalid = decode_data(data, spec.input_type)
+    if invalid is not None:
+        return ("fatal", invalid)
     ctx = Context(job)
     try:
         result = spec.fn(value, ctx) if spec.wants_context else spec.fn(value)
@@ -124,19 +139,47 @@ def execute(spec: HandlerSpec, job: JobInfo, data: str) -> Tuple[str, str]:
             # Not a failure: run again later. The host ends the run here.
             flush_output()
             _host.current().retry_after(e.delay_ms, e.reason)
-        kind, message = job_error(e)
-        if not isinstance(e, AirlockError):
-            try:
-                ctx.log.error("".join(traceback.format_exception(type(e), e, e.__traceback__)).rstrip())
-            except Exception:
-                pass
-        return (kind, message)
+        return failure(ctx, e)
     finally:
         # The job is over: its print output goes to its own log, and a ctx
         # the handler kept (in a global, on a warm instance) is dead for
         # every later job.
         flush_output()
         ctx._end()
+    return encode_output(result)
+
+
+def failure(ctx: Context, e: BaseException) -> Tuple[str, str]:
+    """How exception ``e``, raised by the handler, fails the run:
+    ``("retry" | "fatal", message)`` (:func:`job_error`). One that is not
+    an :class:`AirlockError` (a bug, most likely) also logs its traceback
+    through ``ctx`` at error level."""
+    kind, message = job_error(e)
+    if not isinstance(e, AirlockError):
+        try:
+            ctx.log.error("".join(traceback.format_exception(type(e), e, e.__traceback__)).rstrip())
+        except Exception:
+            pass
+    return (kind, message)
+
+
+def decode_data(data: str, input_type: Any) -> Tuple[Any, Optional[str]]:
+    """A job's data (JSON text) decoded into ``input_type``: ``(value,
+    None)``, or ``(None, message)`` when it is not JSON or does not fit —
+    the job's fatal failure (``invalid job data: ...``, naming the field)."""
+    try:
+        raw = json.loads(data)
+    except ValueError as e:
+        return (None, f"invalid job data: {e}")
+    try:
+        return (decode_value(raw, input_type), None)
+    except DecodeError as e:
+        return (None, e.describe())
+
+
+def encode_output(result: Any) -> Tuple[str, str]:
+    """A handler's result as the job's return value: ``("ok", JSON text)``,
+    or ``("fatal", message)`` when JSON cannot hold it."""
     try:
         return ("ok", to_json(result))
     except (TypeError, ValueError) as e:
@@ -160,7 +203,17 @@ def job_info(job: Any) -> JobInfo:
 
 def world_for(spec: HandlerSpec) -> type:
     """The ``WitWorld`` class componentize-py instantiates to call the
-    ``run`` export, dispatching to ``spec``'s function."""
+    ``run`` export, dispatching to ``spec``'s function.
+
+    Raises :class:`TypeError` while componentize-py builds a component for
+    the ``batch-handler`` world (``--batch``): that world's ``run-batch``
+    needs a ``@batch_handler``."""
+    if hasattr(_WorldBase, "run_batch"):
+        raise TypeError(
+            f"@handler {getattr(spec.fn, '__name__', spec.fn)!r} in a component built for the "
+            "batch-handler world (--batch): decorate a batch function with @batch_handler, "
+            "or build without --batch"
+        )
 
     class WitWorld(_WorldBase):  # type: ignore[misc, valid-type]
         _airlock_handler = spec

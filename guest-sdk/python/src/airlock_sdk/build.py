@@ -1,15 +1,17 @@
 """Build a Python handler into an Airlock component with componentize-py.
 
-    python -m airlock_sdk.build APP_DIR -o handler.wasm [--module app]
-    python -m airlock_sdk.build --bindings DIR      # bindings for IDEs/type checkers
+    python -m airlock_sdk.build APP_DIR -o handler.wasm [--module app] [--batch]
+    python -m airlock_sdk.build --bindings DIR [--batch]   # bindings for IDEs/type checkers
 
 Runs the componentize-py of the current interpreter's environment (pinned
 in ``guest-sdk/python/requirements.txt``; a different version is refused)
 against the contract ``wit/airlock.wit`` (``$AIRLOCK_WIT`` overrides where
-it is) and the SDK's world ``guest-sdk/python/wit/world.wit``. The
-component is rebuilt only when an input changed: a SHA-256 of the app's
-files, the SDK, the WIT and the tool's version is kept next to the output
-(``handler.wasm.stamp``).
+it is) and the SDK's world ``airlock:python-sdk/handler`` of
+``guest-sdk/python/wit/world.wit`` — or, with ``--batch`` (an app whose
+handler is a ``@batch_handler``), its world ``batch-handler``, which also
+exports ``run-batch``. The component is rebuilt only when an input
+changed: a SHA-256 of the app's files, the SDK, the WIT, the world and the
+tool's version is kept next to the output (``handler.wasm.stamp``).
 
 Standard library only. Run it as a module (``PYTHONPATH=guest-sdk/python/src
 python -m airlock_sdk.build`` from a checkout, or from a venv with the SDK
@@ -30,6 +32,8 @@ from pathlib import Path
 from typing import Iterable, List, Optional
 
 WORLD = "airlock:python-sdk/handler@0.6.0"
+# The world of an app whose handler is a `@batch_handler` (`--batch`).
+BATCH_WORLD = "airlock:python-sdk/batch-handler@0.6.0"
 # Both `airlock:job/types` and `wasi:http/types` are called `types`: pin the
 # module names the SDK's `_bindings` imports.
 INTERFACE_NAMES = [
@@ -103,8 +107,13 @@ def contract_wit() -> Path:
     return path
 
 
-def wit_args() -> List[str]:
-    args = ["-d", str(contract_wit()), "-d", str(SDK_ROOT / "wit"), "-w", WORLD]
+def world(batch: bool = False) -> str:
+    """The SDK world to build against: ``batch-handler`` or ``handler``."""
+    return BATCH_WORLD if batch else WORLD
+
+
+def wit_args(batch: bool = False) -> List[str]:
+    args = ["-d", str(contract_wit()), "-d", str(SDK_ROOT / "wit"), "-w", world(batch)]
     for name in INTERFACE_NAMES:
         args += ["--import-interface-name", name]
     return args
@@ -120,6 +129,8 @@ def _env() -> dict:
 
 
 def digest(app_dir: Path, module: str, command: List[str]) -> str:
+    """The stamp of a build: the tool's version, the module, the command's
+    arguments (among them ``-w`` and the world) and every input file."""
     h = hashlib.sha256()
     h.update(f"componentize-py=={pinned_version()}\0{module}\0".encode())
     h.update("\0".join(command[1:]).encode())
@@ -131,12 +142,20 @@ def digest(app_dir: Path, module: str, command: List[str]) -> str:
     return h.hexdigest()
 
 
-def build(app_dir: Path, output: Path, module: str = "app", force: bool = False, quiet: bool = False) -> bool:
+def build(
+    app_dir: Path,
+    output: Path,
+    module: str = "app",
+    force: bool = False,
+    quiet: bool = False,
+    batch: bool = False,
+) -> bool:
     """Builds ``app_dir``'s ``module`` into ``output``; ``False`` when it was
-    already up to date."""
+    already up to date. ``batch``: against the ``batch-handler`` world (the
+    app's handler is a ``@batch_handler``)."""
     if not (app_dir / f"{module}.py").is_file() and not (app_dir / module / "__init__.py").is_file():
         raise BuildError(f"no module `{module}` in {app_dir}")
-    command = tool() + wit_args() + [
+    command = tool() + wit_args(batch) + [
         "componentize",
         "-p",
         str(app_dir),
@@ -169,10 +188,11 @@ def build(app_dir: Path, output: Path, module: str = "app", force: bool = False,
     return True
 
 
-def bindings(out_dir: Path) -> None:
-    """Writes the Python bindings of the SDK's world (``wit_world``) to
-    ``out_dir``, for editors and type checkers; builds do not need them."""
-    command = tool() + wit_args() + ["bindings", str(out_dir)]
+def bindings(out_dir: Path, batch: bool = False) -> None:
+    """Writes the Python bindings of the SDK's world (``wit_world``; with
+    ``batch``, of the ``batch-handler`` world) to ``out_dir``, for editors
+    and type checkers; builds do not need them."""
+    command = tool() + wit_args(batch) + ["bindings", str(out_dir)]
     result = subprocess.run(command, capture_output=True, text=True, env=_env())
     if result.returncode != 0:
         sys.stderr.write(result.stderr)
@@ -190,15 +210,21 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument("-m", "--module", default="app", help="the app module (default: app)")
     parser.add_argument("--force", action="store_true", help="rebuild even when up to date")
     parser.add_argument("-q", "--quiet", action="store_true", help="print nothing on success")
+    parser.add_argument(
+        "--batch",
+        action="store_true",
+        help=f"build for the batch-handler world ({BATCH_WORLD}: run and run-batch) "
+        "of an app whose handler is a @batch_handler",
+    )
     parser.add_argument("--bindings", type=Path, metavar="DIR", help="write the bindings to DIR instead")
     args = parser.parse_args(argv)
     try:
         if args.bindings is not None:
-            bindings(args.bindings)
+            bindings(args.bindings, args.batch)
             return 0
         if args.app_dir is None or args.output is None:
             parser.error("give APP_DIR and -o OUTPUT (or --bindings DIR)")
-        build(args.app_dir.resolve(), args.output.resolve(), args.module, args.force, args.quiet)
+        build(args.app_dir.resolve(), args.output.resolve(), args.module, args.force, args.quiet, args.batch)
         return 0
     except BuildError as e:
         print(f"error: {e}", file=sys.stderr)

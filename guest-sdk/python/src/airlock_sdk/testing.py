@@ -26,8 +26,10 @@ for each child it starts, or what the test records
 (:meth:`FakeHost.complete_child`, :meth:`FakeHost.fail_child`,
 :meth:`FakeHost.time_out_invoke`). ``ctx.retry_after``, ``ctx.rate_limit``
 and a :class:`~airlock_sdk.RetryAfterError` stop :func:`run` with
-``status="retry_after"`` / ``"rate_limit"`` and ``delay_ms``. This module
-is not part of a built component.
+``status="retry_after"`` / ``"rate_limit"`` and ``delay_ms``.
+:func:`run_batch` runs a ``@batch_handler`` on a batch of jobs, as the
+host's ``run-batch`` does: one :class:`Outcome` per job. This module is
+not part of a built component.
 """
 
 from __future__ import annotations
@@ -38,17 +40,18 @@ import json
 import re
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, NoReturn, Optional, Tuple, Union
+from typing import Any, Callable, Dict, List, NoReturn, Optional, Sequence, Tuple, Union
 from urllib.parse import urlsplit
 
 from . import _host
 from ._runtime import execute, spec_of
+from .batch import BatchSpec, batch_spec_of, execute_batch, execute_one
 from .codec import to_json
 from .context import ChildEnd, Completed, Event, Failed, JobInfo, JobRef, TimedOut
 from .errors import HttpError, HttpRefusal
 from .http import _without_query, error_from_code
 
-__all__ = ["FakeHost", "FakeInvoke", "FakeJob", "FakeRequest", "FakeWait", "Outcome", "run"]
+__all__ = ["FakeHost", "FakeInvoke", "FakeJob", "FakeRequest", "FakeWait", "Outcome", "run", "run_batch"]
 
 # The host's checks on waits (host/sandbox/src/state.rs, json_path.rs).
 _MAX_WAIT_MS = 365 * 24 * 60 * 60 * 1000
@@ -263,6 +266,15 @@ class FakeHost:
     ``max_running``. ``retry_afters`` and ``rate_limits`` list the
     ``(delay_ms, reason)`` asked for (clamped to a day, as the host does);
     past 100 retry-afters the run fails as retryable.
+
+    Batches: while ``batch`` is set (:func:`run_batch` sets it), the calls
+    that belong to one job are refused as the host refuses them in a
+    ``run-batch`` call: ``step_lookup``, ``step_record``, ``wait_token``
+    and ``children_results`` answer ``invalid``, and ``sleep_until``, the
+    waits, ``enqueue``, ``invoke``, ``send_event_step``, ``retry_after``
+    and ``rate_limit`` end the run (:class:`_host.Ended`, ``fatal``);
+    either way the whole batch fails as fatal, with a reason naming the
+    first such call (``batch_failure``, also logged at error level).
     """
 
     def __init__(
@@ -313,6 +325,11 @@ class FakeHost:
         self.expired_invokes: set = set()
         self.retry_afters: List[Tuple[int, str]] = []
         self.rate_limits: List[Tuple[int, str]] = []
+        #: Whether the run is a batch (``run-batch``; :func:`run_batch` sets it).
+        self.batch = False
+        #: Why the batch run failed as a whole (the first one-job call it
+        #: made), or ``None``; :func:`run_batch` clears it before each batch.
+        self.batch_failure: Optional[str] = None
         for url, kind, reason in refusals or []:
             self.refuse(url, kind, reason)
 
@@ -430,6 +447,33 @@ class FakeHost:
             raise ValueError(f"wait `{wait_id}` has an outcome already")
         self.wait_results[wait_id] = outcome
 
+    def _one_job_only(self, call: str) -> None:
+        """In a batch run, what the host does for a call that belongs to one
+        job (``step-lookup``, ...): the batch fails as a whole, with a reason
+        naming the first such call (logged at error level), and the call is
+        answered ``invalid``. Outside a batch, nothing."""
+        if not self.batch:
+            return
+        reason = (
+            f"`{call}` is not available in a batch run: a batch has no durable state of its own "
+            "(steps, sleeps, waits, children and starts belong to one job); bind the queue "
+            "without `batch` to use it"
+        )
+        if self.batch_failure is None:
+            self.logs.append(("error", reason))
+            self.batch_failure = reason
+        raise _host.HostFailure("invalid", reason)
+
+    def _batch_stop(self, call: str) -> None:
+        """As :meth:`_one_job_only`, for a call that may stop the guest
+        (``sleep-until``, ``enqueue``, ``retry-after``, ...): in a batch
+        run, the guest is stopped there (:class:`_host.Ended`, ``fatal``,
+        with the batch's failure reason)."""
+        try:
+            self._one_job_only(call)
+        except _host.HostFailure:
+            raise _host.Ended("fatal", self.batch_failure or call) from None
+
     def _maybe_fail(self, call: str) -> None:
         if call in self.failures:
             kind, detail = self.failures[call]
@@ -445,10 +489,12 @@ class FakeHost:
         self.logs.append((level, message))
 
     def step_lookup(self, step_id: str) -> Optional[str]:
+        self._one_job_only("step-lookup")
         self._maybe_fail("step_lookup")
         return self.steps.get(step_id)
 
     def step_record(self, step_id: str, output: str) -> None:
+        self._one_job_only("step-record")
         self._maybe_fail("step_record")
         json.loads(output)  # the host refuses output that is not JSON
         if step_id not in self.steps:
@@ -456,6 +502,7 @@ class FakeHost:
         self.steps[step_id] = output
 
     def sleep_until(self, step_id: str, wake_at_ms: int) -> None:
+        self._batch_stop("sleep-until")
         self._maybe_fail("sleep_until")
         if step_id not in self.sleeps:
             self.sleeps[step_id] = wake_at_ms  # the first recorded wake-up wins
@@ -470,6 +517,7 @@ class FakeHost:
         match: Optional[Tuple[str, str]],
         timeout_ms: int,
     ) -> Optional[str]:
+        self._batch_stop("wait-for-event")
         self.wait_calls.append(("wait_for_event", step_id, event, match, timeout_ms))
         self._maybe_fail("wait_for_event")
         size = len(event.encode())
@@ -492,12 +540,14 @@ class FakeHost:
         return self._wait(step_id, FakeWait("event", timeout_ms, 0, event, match))
 
     def wait_token(self, step_id: str) -> str:
+        self._one_job_only("wait-token")
         self.wait_calls.append(("wait_token", step_id))
         self._maybe_fail("wait_token")
         self._check_wait_id(step_id)
         return self._token(step_id)
 
     def wait_for_token(self, step_id: str, timeout_ms: int) -> Optional[str]:
+        self._batch_stop("wait-for-token")
         self.wait_calls.append(("wait_for_token", step_id, timeout_ms))
         self._maybe_fail("wait_for_token")
         self._check_wait_id(step_id)
@@ -582,6 +632,7 @@ class FakeHost:
             self.jobs.append(job)
 
     def enqueue(self, step_id: str, job: _host.NewJobArgs) -> Tuple[str, str]:
+        self._batch_stop("enqueue")
         self._maybe_fail("enqueue")
         self._check_step_id(step_id)
         queue, name, data, options = self._parse_job(job)
@@ -603,6 +654,7 @@ class FakeHost:
         max_running: Optional[int],
         timeout_ms: Optional[int],
     ) -> List[Tuple[Any, ...]]:
+        self._batch_stop("invoke")
         self._maybe_fail("invoke")
         self._check_step_id(step_id)
         if len(jobs) > _MAX_INVOKE_JOBS:
@@ -656,6 +708,7 @@ class FakeHost:
                             kind="invoke")
 
     def send_event_step(self, step_id: str, name: str, data: str) -> str:
+        self._batch_stop("send-event")
         self._maybe_fail("send_event")
         self._check_step_id(step_id)
         try:
@@ -680,6 +733,7 @@ class FakeHost:
         return event_id
 
     def retry_after(self, delay_ms: int, reason: str) -> None:
+        self._batch_stop("retry-after")
         delay_ms = min(delay_ms, _MAX_LATER_MS)
         self.retry_afters.append((delay_ms, reason))
         if len(self.retry_afters) > _MAX_RETRY_AFTERS:
@@ -691,12 +745,14 @@ class FakeHost:
         raise _host.Ended("retry_after", reason, delay_ms)
 
     def rate_limit(self, duration_ms: int, reason: str) -> None:
+        self._batch_stop("rate-limit")
         duration_ms = min(duration_ms, _MAX_LATER_MS)
         self.rate_limits.append((duration_ms, reason))
         self.logs.append(("info", f"rate limit for {duration_ms} ms: {reason}"))
         raise _host.Ended("rate_limit", reason, duration_ms)
 
     def children_results(self) -> List[Tuple[str, str, str, str]]:
+        self._one_job_only("children-results")
         self._maybe_fail("children_results")
         return list(self.children)
 
@@ -786,6 +842,9 @@ class FakeHost:
     def job_error(self, kind: str, message: str) -> BaseException:
         return RuntimeError(f"{kind}: {message}")
 
+    def batch_outcome(self, kind: str, text: str) -> Any:
+        return (kind, text)
+
 
 @dataclass
 class Outcome:
@@ -845,8 +904,14 @@ def run(
     job again once every child it started has ended (or its timeout ran
     out), and otherwise ends the run ``"suspended"``. A retry-after or a
     rate limit ends it (``"retry_after"``, ``"rate_limit"``): call ``run``
-    again with the same host for the job's next run."""
-    spec = spec_of(fn)
+    again with the same host for the job's next run.
+
+    A ``@batch_handler`` function runs as its component's ``run`` export
+    runs it: a batch of one, outside batch mode (a queue bound without
+    ``batch``: steps, sleeps and waits work). :func:`run_batch` runs a
+    batch."""
+    batch_spec = getattr(fn, "_airlock_batch", None)
+    spec = None if isinstance(batch_spec, BatchSpec) else spec_of(fn)
     host = host or FakeHost()
     text = raw_data if raw_data is not None else json.dumps(data, separators=(",", ":"))
     now = int(time.time() * 1000)
@@ -867,7 +932,10 @@ def run(
             if runs > 1:
                 host.http_refusal_log.clear()  # a new run: the host counts its refusals afresh
             try:
-                kind, result = execute(spec, job, text)
+                if spec is not None:
+                    kind, result = execute(spec, job, text)
+                else:
+                    kind, result = execute_one(batch_spec, job, text)
             except _host.Ended as e:
                 if e.kind in ("retry_after", "rate_limit"):
                     return Outcome(e.kind, message=e.message, delay_ms=e.delay_ms, runs=runs, host=host)
@@ -890,9 +958,74 @@ def run(
                     return Outcome("suspended", wake_at_ms=s.wake_at_ms, runs=runs, host=host)
                 host.woken.add(s.step_id)
                 continue
-            if kind == "ok":
-                return Outcome("completed", value=json.loads(result), output=result, runs=runs, host=host)
-            return Outcome(kind, message=result, runs=runs, host=host)
+            return _ended(kind, result, host, runs)
         raise RuntimeError(f"the job was still sleeping, waiting or invoking after {max_runs} runs")
     finally:
         _host.install(previous)
+
+
+def _ended(kind: str, text: str, host: FakeHost, runs: int = 1) -> Outcome:
+    """The :class:`Outcome` of a job the handler ended: ``("ok", JSON
+    text)`` completed, ``("retry" | "fatal", message)`` failed."""
+    if kind == "ok":
+        return Outcome("completed", value=json.loads(text), output=text, runs=runs, host=host)
+    return Outcome(kind, message=text, runs=runs, host=host)
+
+
+def run_batch(
+    fn: Callable[..., Any],
+    data: Sequence[Any] = (),
+    *,
+    host: Optional[FakeHost] = None,
+    raw_data: Optional[Sequence[str]] = None,
+    attempt: int = 1,
+    max_attempts: int = 1,
+    name: str = "test",
+    queue: str = "test",
+) -> List[Outcome]:
+    """Runs batch handler ``fn`` (a ``@batch_handler`` function, or one it
+    could decorate) on a batch of jobs named ``name`` of ``queue``, one per
+    item of ``data`` (any JSON values; or ``raw_data``, their JSON texts),
+    as the host's ``run-batch`` call does: against ``host`` (a fresh
+    :class:`FakeHost` by default) in batch mode (``host.batch``; see
+    :class:`FakeHost`), once. One :class:`Outcome` per job, in order:
+    ``"completed"``, ``"retry"`` or ``"fatal"``, each with the same
+    ``host``, whose logs and progress are the batch's. A call that belongs
+    to one job (a step, a sleep, a wait, a start, a retry-after, a rate
+    limit) fails every job as fatal with the host's reason, whatever the
+    handler returned."""
+    spec = batch_spec_of(fn)
+    host = host or FakeHost()
+    texts = list(raw_data) if raw_data is not None else [json.dumps(d, separators=(",", ":")) for d in data]
+    now = int(time.time() * 1000)
+    jobs = [
+        (
+            JobInfo(
+                id=f"test-{now}-{i}",
+                queue=queue,
+                name=name,
+                attempt=attempt,
+                max_attempts=max(attempt, max_attempts),
+                enqueued_at_ms=now,
+                started_at_ms=now,
+            ),
+            text,
+        )
+        for i, text in enumerate(texts, 1)
+    ]
+    host.queue = queue
+    was_batch = host.batch
+    host.batch = True
+    host.batch_failure = None
+    previous = _host.install(host)
+    try:
+        try:
+            ends = execute_batch(spec, jobs)
+        except _host.Ended as e:  # a one-job call stopped the batch
+            ends = [(e.kind, e.message)] * len(jobs)
+        if host.batch_failure is not None:
+            ends = [("fatal", host.batch_failure)] * len(jobs)
+    finally:
+        host.batch = was_batch
+        _host.install(previous)
+    return [_ended(kind, text, host) for kind, text in ends]

@@ -45,13 +45,20 @@ use tokio::sync::{Notify, oneshot};
 use super::HostContext;
 use super::reporter::ProgressSender;
 use crate::registry::Batch;
+use crate::sandbox::trace::RunSpans;
 use crate::sandbox::{
     BatchOutcome, Completion, Failure, FailureKind, Limits, LoadedComponent, LogLine, LogListener,
     RunEnv,
 };
+use crate::traces::BatchEnded;
 use airlock_core::run::JobInput;
+use opentelemetry::trace::SpanContext;
 
 pub use self::services::BatchServices;
+
+/// How long the list of a batch's jobs is kept (`Keys::batch_members`),
+/// for the job page's siblings: a week.
+pub const BATCH_MEMBERS_TTL: Duration = Duration::from_secs(7 * 24 * 60 * 60);
 
 /// How long a group that holds `minSize` jobs waits for one more before
 /// it runs: the jobs the worker had to hand arrive within it, one fetch
@@ -62,6 +69,9 @@ pub const SETTLE: Duration = Duration::from_millis(5);
 /// batch.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct GroupKey {
+    /// The binding's resolution the jobs were taken under (its
+    /// environment: config, egress; a rebind starts new groups).
+    pub resolution: u64,
     /// The handler version the jobs run.
     pub digest: String,
     /// `-` for jobs without a producer, `p:<name>` for a verified one,
@@ -85,6 +95,9 @@ pub struct Member {
     pub job_key: String,
     /// When the job became ready, for the same.
     pub ready_at_ms: u64,
+    /// The job's run span, on a host that exports traces: the batch's span
+    /// links to it.
+    pub trace: Option<SpanContext>,
     reply: Option<oneshot::Sender<Joined>>,
 }
 
@@ -96,6 +109,7 @@ impl Member {
         logs: LogListener,
         job_key: String,
         ready_at_ms: u64,
+        trace: Option<SpanContext>,
     ) -> Member {
         Member {
             input,
@@ -103,6 +117,7 @@ impl Member {
             logs,
             job_key,
             ready_at_ms,
+            trace,
             reply: None,
         }
     }
@@ -125,6 +140,8 @@ pub struct Ran {
     pub size: usize,
     /// How the run ended, with each job's outcome when it answered them.
     pub outcome: BatchOutcome,
+    /// The batch's span, on a host that exports traces.
+    pub trace: Option<SpanContext>,
 }
 
 impl Ran {
@@ -171,6 +188,9 @@ pub struct RunWith {
     /// The binding's start rules (a batch starts nothing; its services
     /// need them).
     pub starts: Arc<super::starts::StartEnv>,
+    /// The binding's `propagateTrace`: the batch's span goes on the
+    /// handler's outbound requests.
+    pub propagate_trace: bool,
 }
 
 /// The groups of one queue on this host.
@@ -308,12 +328,15 @@ impl Batches {
         }
         let size = members.len();
         let batch_id = format!("{}-{id}", self.host.host_id);
-        let outcome = self.run_members(&members, with).await;
+        let (outcome, trace) = self.run_members(&members, with, &batch_id).await;
         let ran = Arc::new(Ran {
             id: batch_id,
             size,
             outcome,
+            trace,
         });
+        let queue = members[0].input.queue.clone();
+        let ids: Vec<String> = members.iter().map(|m| m.input.id.clone()).collect();
         for (index, mut member) in members.into_iter().enumerate() {
             if let Some(reply) = member.reply.take() {
                 let _ = reply.send(Joined {
@@ -322,24 +345,60 @@ impl Batches {
                 });
             }
         }
+        self.note_members(&queue, &ran.id, &ids).await;
+    }
+
+    /// Keeps the ids of a batch's jobs for their pages (one `SET` per
+    /// batch, after its jobs were handed their ends); a failure to write
+    /// them costs only the page's list.
+    async fn note_members(&self, queue: &str, batch: &str, ids: &[String]) {
+        let store = self.host.queues.store();
+        let key = store.keys().batch_members(queue, batch);
+        let mut conn = store.conn();
+        let written: redis::RedisResult<()> = redis::cmd("SET")
+            .arg(key)
+            .arg(ids.join(" "))
+            .arg("EX")
+            .arg(BATCH_MEMBERS_TTL.as_secs())
+            .query_async(&mut conn)
+            .await;
+        if let Err(e) = written {
+            tracing::debug!(queue, batch, error = %e, "keep the batch's job ids");
+        }
     }
 
     /// The batch's run: room on this host for one instance, the limits
     /// scaled to the batch (fuel and the deadline times its jobs), its
-    /// progress and logs to every job, the call.
-    async fn run_members(&self, members: &[Member], with: RunWith) -> BatchOutcome {
+    /// progress and logs to every job, its span (on a host that exports
+    /// traces), the call. With the batch's span's ids.
+    async fn run_members(
+        &self,
+        members: &[Member],
+        mut with: RunWith,
+        batch_id: &str,
+    ) -> (BatchOutcome, Option<SpanContext>) {
         let first = &members[0];
         let maxima = &self.host.sandbox.config().maxima;
         let limits = scaled(&with.limits, members.len(), maxima);
         let permit = match self.host.capacity.acquire(limits.memory_bytes).await {
             Ok(permit) => permit,
             Err(e) => {
-                return BatchOutcome::failed(Failure::new(
-                    FailureKind::Instantiation,
-                    e.to_string(),
-                ));
+                let failure = Failure::new(FailureKind::Instantiation, e.to_string());
+                return (BatchOutcome::failed(failure), None);
             }
         };
+        let traced = self.host.traces.as_ref().map(|traces| {
+            let runs = members.iter().filter_map(|m| m.trace.clone()).collect();
+            let span = traces.start_batch(&first.input.queue, runs);
+            (traces.clone(), span, Arc::new(RunSpans::default()))
+        });
+        if let Some((_, span, spans)) = &traced {
+            with.env.spans = Some(spans.clone());
+            if with.propagate_trace {
+                with.env.traceparent = span.traceparent();
+            }
+        }
+        let digest = with.component.digest.clone();
         let progress: Vec<ProgressSender> = members.iter().map(|m| m.progress.clone()).collect();
         let listeners: Vec<LogListener> = members.iter().map(|m| m.logs.clone()).collect();
         let logs: LogListener = Arc::new(move |line: &LogLine| {
@@ -369,7 +428,26 @@ impl Batches {
             )
             .await;
         drop(permit);
-        outcome
+        let Some((traces, span, spans)) = traced else {
+            return (outcome, None);
+        };
+        let ids = span.span_context();
+        let failure = outcome.run.failure();
+        traces.end_batch(
+            span,
+            BatchEnded {
+                id: batch_id,
+                size: members.len(),
+                digest: &digest,
+                host: &self.host.host_id,
+                fuel_used: outcome.run.fuel_used,
+                peak_memory_bytes: outcome.run.peak_memory_bytes,
+                end: failure.map_or("completed", |f| f.kind.as_str()),
+                reason: failure.map(|f| f.message.as_str()),
+                spans: spans.take().0,
+            },
+        );
+        (outcome, Some(ids))
     }
 }
 

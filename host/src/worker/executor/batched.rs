@@ -2,6 +2,8 @@
 //! group ([`crate::worker::batches`]) and waits for its batch's end — or
 //! for a stop, which takes it out of a group still gathering — and its
 //! outcome becomes the run's, with its share of the batch's measurements.
+//! On a host that exports traces, the job's run span is begun and ended as
+//! a run of its own's is, and linked to its batch's span.
 
 use super::*;
 use crate::registry::Batch;
@@ -20,8 +22,16 @@ impl Executor {
         stop: &StopSignal,
     ) -> Ran {
         let reporter = Reporter::start(job.clone());
+        let traced = match &self.host.traces {
+            Some(traces) => Some(
+                self.begin_trace(traces, job, &loaded.pinned, &reporter)
+                    .await,
+            ),
+            None => None,
+        };
         let input = job.input();
         let key = GroupKey {
+            resolution: resolved.resolution,
             digest: loaded.pinned.digest.clone(),
             owner: self.batch_owner(job, &input, &loaded.pinned.producer),
             limits: loaded.limits.clone(),
@@ -39,6 +49,7 @@ impl Executor {
             reporter.log_listener(),
             job.job_key().to_string(),
             job.ready_at_ms(),
+            traced.as_ref().map(|(_, run, _)| run.span_context()),
         );
         let with = RunWith {
             component: loaded.component.clone(),
@@ -46,6 +57,7 @@ impl Executor {
             handler: resolved.binding.handler.clone(),
             limits: loaded.limits.clone(),
             starts: resolved.starts.clone(),
+            propagate_trace: resolved.binding.propagate_trace,
         };
         let (mut joined, ticket) = self.batches.join(key, rule, with, member);
         let mut signal = stop.clone();
@@ -59,7 +71,7 @@ impl Executor {
                 failure = signal.stopped(), if stopped.is_none() => {
                     if self.batches.leave(&ticket) {
                         let outcome = BatchOutcome::failed(failure).run;
-                        return self.ran_in_batch(reporter, outcome, None).await;
+                        return self.ran_in_batch(reporter, outcome, traced, None).await;
                     }
                     // Its batch runs: the job ends stopped when it has.
                     stopped = Some(failure);
@@ -76,17 +88,21 @@ impl Executor {
                 "the job's batch ended without an outcome (the host is stopping)",
             ))
             .run;
-            return self.ran_in_batch(reporter, outcome, None).await;
+            return self.ran_in_batch(reporter, outcome, traced, None).await;
         };
         let mut outcome = share(&joined);
         if let Some(failure) = stopped {
             outcome.completion = Completion::Failed(failure);
         }
+        if let Some((_, run, _)) = &traced {
+            run.ran_in_batch(&joined.batch.id, joined.batch.trace.clone());
+        }
         let batch = BatchRef {
             id: joined.batch.id.clone(),
             size: joined.batch.size as u32,
         };
-        self.ran_in_batch(reporter, outcome, Some(batch)).await
+        self.ran_in_batch(reporter, outcome, traced, Some(batch))
+            .await
     }
 
     /// The end of a job's run in a batch, as [`Executor::run_guest`] ends
@@ -96,6 +112,7 @@ impl Executor {
         &self,
         reporter: Reporter<J>,
         outcome: RunOutcome,
+        traced: Option<(Arc<Traces>, RunTrace, Arc<RunSpans>)>,
         batch: Option<BatchRef>,
     ) -> Ran {
         if !matches!(outcome.completion, Completion::Completed(_)) {
@@ -105,7 +122,7 @@ impl Executor {
         self.metrics.record(&outcome);
         Ran {
             outcome,
-            traced: None,
+            traced,
             batch,
         }
     }

@@ -204,6 +204,11 @@ export function Job(props: { jobRef: string }) {
             <Fact label="Host">{j.processedByHost ?? <span class="muted">—</span>}</Fact>
             {j.priority ? <Fact label="Priority">{num(j.priority)}</Fact> : null}
             {j.delay ? <Fact label="Delay">{duration(j.delay)}</Fact> : null}
+            {j.batch ? (
+              <Fact label="Batch" testid="job-batch">
+                <span class="mono">{j.batch.id}</span> <span class="muted">({num(j.batch.size)} jobs, one run)</span>
+              </Fact>
+            ) : null}
             {j.parentKey ? (
               <Fact label="Parent" testid="job-parent">
                 <a class="mono" href={jobHref(parentRef(j.parentKey))}>
@@ -494,6 +499,38 @@ function TimelineCards(props: { job: JobDetails; timeline?: Timeline; error?: Ap
                     <td class="mono">{s.id}</td>
                     <td>
                       {clock(s.until)} <span class="muted">({ago(s.until, props.now)})</span>
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </TableBox>
+          </>
+        )}
+        {t.batch && (
+          <>
+            <h3>Batch {t.batch.id}</h3>
+            <p class="muted">
+              {num(t.batch.size)} jobs ran in one instance; the cost above is this job's share (fuel and wall time
+              split evenly, the instance's peak memory).
+            </p>
+            <TableBox testid="job-batch-jobs">
+              <thead>
+                <tr>
+                  <th>Job</th>
+                  <th>State</th>
+                </tr>
+              </thead>
+              <tbody>
+                {t.batch.jobs.map((b) => (
+                  <tr key={b.ref} data-testid="batch-row" data-state={b.state}>
+                    <td>
+                      <a class="mono" href={jobHref(b.ref)}>
+                        {b.ref}
+                      </a>
+                      {b.ref === `${props.job.queue}:${props.job.id}` ? <span class="muted"> (this job)</span> : null}
+                    </td>
+                    <td>
+                      <Badge kind={b.state === 'completed' ? 'ok' : b.state === 'unfinished' ? 'parked' : 'bad'}>{b.state}</Badge>
                     </td>
                   </tr>
                 ))}
