@@ -142,14 +142,14 @@ async fn each_job_of_a_batch_ends_with_its_own_outcome() {
         json!({"batch": {"size": 3, "timeoutMs": 2000}}),
     )
     .await;
-    let ok = add(
+    let ok_ref = add(
         &api,
         "rows",
         tokens::PRODUCER,
         json!({"data": {}, "opts": {"attempts": 2}}),
     )
     .await;
-    let fatal = add(
+    let fatal_ref = add(
         &api,
         "rows",
         tokens::PRODUCER,
@@ -164,7 +164,7 @@ async fn each_job_of_a_batch_ends_with_its_own_outcome() {
     )
     .await;
 
-    let ok = api.wait_recorded(&ok).await;
+    let ok = api.wait_recorded(&ok_ref).await;
     assert_eq!(ok["state"], "completed", "{ok}");
     assert_eq!(ok["attemptsMade"], 1, "{ok}");
     assert_eq!(ok["batch"]["size"], 3, "the three ran as one batch: {ok}");
@@ -178,7 +178,7 @@ async fn each_job_of_a_batch_ends_with_its_own_outcome() {
         "the batch's log is each job's: {logs}"
     );
 
-    let fatal = api.wait_done(&fatal).await;
+    let fatal = api.wait_done(&fatal_ref).await;
     assert_eq!(fatal["state"], "failed", "{fatal}");
     assert_eq!(
         fatal["attemptsMade"], 1,
@@ -192,6 +192,23 @@ async fn each_job_of_a_batch_ends_with_its_own_outcome() {
             .contains("asked to fail"),
         "{fatal}"
     );
+
+    // `airlock job` names the batch and the jobs that ran in it.
+    let out = std::process::Command::new(airlock_tests::airlock_bin())
+        .args(["job", &ok_ref])
+        .env("AIRLOCK_URL", &api.url)
+        .env("AIRLOCK_TOKEN", tokens::ADMIN)
+        .output()
+        .expect("run airlock");
+    let printed = String::from_utf8_lossy(&out.stdout);
+    let line = printed
+        .lines()
+        .find(|l| l.starts_with("batch "))
+        .unwrap_or_else(|| panic!("no batch line: {printed}"));
+    assert!(line.contains("(3 jobs"), "{line}");
+    for job_ref in [&ok_ref, &fatal_ref] {
+        assert!(line.contains(job_ref.as_str()), "{job_ref} in {line}");
+    }
 
     // The retried job ran again on its own attempt (a batch of one, after
     // the 2 s gathering timeout) and failed again, for good.
@@ -419,5 +436,191 @@ async fn a_host_killed_mid_batch_loses_no_job_and_runs_each_once_more() {
             "taken twice: by the dead host, then once more: {job}"
         );
         assert_eq!(job["processedByHost"], "next", "{job}");
+    }
+}
+
+/// A cancel answers for a job of a batch: one still gathering leaves its
+/// group and fails at once as `cancelled` (its batch runs without it); one
+/// whose batch runs ends `cancelled` when the batch has run, its outcome
+/// dropped, while the other jobs of the batch complete.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_cancel_answers_for_a_job_of_a_batch() {
+    let api = start();
+    api.setup(
+        "rows",
+        "batch-probe",
+        json!({"batch": {"size": 3, "timeoutMs": 2000}}),
+    )
+    .await;
+    // Gathering: the group holds one job of three.
+    let gathering = add(&api, "rows", tokens::PRODUCER, json!({"data": {}})).await;
+    api.wait_until(&gathering, "active", |j| j["state"] == "active")
+        .await;
+    let (status, body) = api
+        .post(
+            &format!("/v1/jobs/{gathering}/cancel"),
+            tokens::PRODUCER,
+            json!({}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+    let cancelled = api.wait_done(&gathering).await;
+    assert_eq!(cancelled["failureKind"], "cancelled", "{cancelled}");
+    assert!(
+        cancelled["finishedOn"].as_u64().unwrap() < cancelled["timestamp"].as_u64().unwrap() + 2000,
+        "failed at once, not when the group's timeout came: {cancelled}"
+    );
+    assert!(
+        cancelled["batch"].is_null(),
+        "it ran in no batch: {cancelled}"
+    );
+
+    // Running: a batch of three sleeping 1.5 s, one of them cancelled.
+    let mut refs = Vec::new();
+    for _ in 0..3 {
+        let body = json!({"data": {"sleepMs": 1500}});
+        refs.push(add(&api, "rows", tokens::PRODUCER, body).await);
+    }
+    for job_ref in &refs {
+        api.wait_until(job_ref, "active", |j| j["state"] == "active")
+            .await;
+    }
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let (status, body) = api
+        .post(
+            &format!("/v1/jobs/{}/cancel", refs[0]),
+            tokens::PRODUCER,
+            json!({}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+    let first = api.wait_recorded(&refs[0]).await;
+    assert_eq!(first["failureKind"], "cancelled", "{first}");
+    assert_eq!(first["batch"]["size"], 3, "it ran in its batch: {first}");
+    for job_ref in &refs[1..] {
+        let done = api.wait_done(job_ref).await;
+        assert_eq!(done["state"], "completed", "{done}");
+        assert_eq!(batch_of(&done).len(), 3, "{done}");
+    }
+}
+
+/// `concurrency` counts batches: with 1, the batches of four keys (one job
+/// each, each batch 300 ms long) run one after another, never two at once.
+#[tokio::test(flavor = "multi_thread")]
+async fn concurrency_counts_batches_on_a_host() {
+    let api = start();
+    api.setup(
+        "rows",
+        "batch-probe",
+        json!({"concurrency": 1,
+               "batch": {"size": 4, "minSize": 1, "timeoutMs": 100, "key": "$.account"}}),
+    )
+    .await;
+    let mut refs = Vec::new();
+    for account in ["a", "b", "c", "d"] {
+        let body = json!({"data": {"account": account, "sleepMs": 300}});
+        refs.push(add(&api, "rows", tokens::PRODUCER, body).await);
+    }
+    let mut spans = Vec::new();
+    for job_ref in &refs {
+        let job = api.wait_done(job_ref).await;
+        assert_eq!(job["state"], "completed", "{job}");
+        assert_eq!(batch_of(&job).len(), 1, "one key a batch: {job}");
+        let started = job["returnvalue"]["startedAt"].as_u64().unwrap();
+        spans.push((started, job["finishedOn"].as_u64().unwrap()));
+    }
+    spans.sort();
+    for pair in spans.windows(2) {
+        assert!(pair[1].0 >= pair[0].1, "two batches ran at once: {spans:?}");
+    }
+}
+
+/// Jobs the API added while their queue was bound without `batch` carry
+/// BullMQ's integer ids and their producer beside them; once the queue is
+/// bound with `batch`, two producers' such jobs never share a batch.
+#[tokio::test(flavor = "multi_thread")]
+async fn earlier_jobs_of_two_producers_never_share_a_batch() {
+    let api = start();
+    api.setup("rows", "batch-probe", json!({})).await;
+    let (status, body) = api
+        .post("/v1/queues/rows/pause", tokens::ADMIN, json!({}))
+        .await;
+    assert!(status.is_success(), "{body}");
+    let mut producer_of = HashMap::new();
+    for i in 0..6 {
+        let token = if i % 2 == 0 {
+            tokens::PRODUCER
+        } else {
+            tokens::OTHER_PRODUCER
+        };
+        let job_ref = add(&api, "rows", token, json!({"data": {}})).await;
+        assert!(
+            id_of(&job_ref).bytes().all(|b| b.is_ascii_digit()),
+            "an id of BullMQ's: {job_ref}"
+        );
+        producer_of.insert(id_of(&job_ref), token);
+    }
+    let (status, body) = api
+        .put(
+            "/v1/queues/rows",
+            tokens::ADMIN,
+            json!({"handler": "batch-probe", "batch": {"size": 6, "timeoutMs": 1500}}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    // The host runs the new binding before the queue resumes.
+    tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+    let (status, body) = api
+        .post("/v1/queues/rows/resume", tokens::ADMIN, json!({}))
+        .await;
+    assert!(status.is_success(), "{body}");
+    for id in producer_of.keys() {
+        let job = api.wait_done(&format!("rows:{id}")).await;
+        assert_eq!(job["state"], "completed", "{job}");
+        let batch = batch_of(&job);
+        let producers: BTreeSet<&str> = batch.iter().map(|id| producer_of[id]).collect();
+        assert_eq!(producers.len(), 1, "a batch mixed producers: {job}");
+        assert_eq!(batch.len(), 3, "each producer's three together: {job}");
+    }
+}
+
+/// A host stopped gracefully runs the batches still gathering at once,
+/// rather than waiting out their timeout, and finishes their jobs.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_stopping_host_runs_the_batches_gathering() {
+    let mut api = start();
+    api.setup(
+        "rows",
+        "batch-probe",
+        json!({"batch": {"size": 10, "timeoutMs": 60_000}}),
+    )
+    .await;
+    let mut refs = Vec::new();
+    for _ in 0..2 {
+        refs.push(add(&api, "rows", tokens::PRODUCER, json!({"data": {}})).await);
+    }
+    for job_ref in &refs {
+        api.wait_until(job_ref, "active", |j| j["state"] == "active")
+            .await;
+    }
+    let code = api.host.terminate(std::time::Duration::from_secs(20));
+    assert_eq!(code, Some(0), "the host stopped cleanly");
+    let mut conn = redis::Client::open(api.redis.url())
+        .unwrap()
+        .get_multiplexed_async_connection()
+        .await
+        .unwrap();
+    for job_ref in &refs {
+        let key = format!("bull:{}", job_ref);
+        let returned: Option<String> = redis::AsyncCommands::hget(&mut conn, &key, "returnvalue")
+            .await
+            .unwrap();
+        let returned: Value =
+            serde_json::from_str(&returned.expect("completed before the host exited")).unwrap();
+        assert_eq!(
+            returned["batch"].as_array().map(Vec::len),
+            Some(2),
+            "{returned}"
+        );
     }
 }

@@ -224,7 +224,8 @@ pub struct JobSnapshot {
 /// A batch a job ran in.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct BatchInfo {
-    /// The batch's id: the id of the host that ran it and a number.
+    /// The batch's id: the id of the host that ran it, a random part and a
+    /// number.
     pub id: String,
     /// Jobs in the batch.
     pub size: u32,

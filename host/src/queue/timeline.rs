@@ -83,9 +83,10 @@ pub struct BatchEntry {
     /// Jobs in it.
     pub size: u32,
     /// Its jobs, this one included, in the order the batch got them:
-    /// those whose latest run in a batch was this one (a job since run
-    /// again in another batch, or removed, is left out). Empty once the
-    /// batch's list expired (a week after it ran).
+    /// those whose latest run in a batch was this one and whose producer
+    /// is this job's (a job since run again in another batch, or removed,
+    /// is left out). Empty once the batch's list expired (a week after it
+    /// ran).
     pub jobs: Vec<BatchSibling>,
 }
 
@@ -191,7 +192,10 @@ impl QueueService {
         waits.sort_by_key(|w| w.deadline);
         let children = self.children_of(queue, id).await?;
         let batch = match fields.get(fields::BATCH) {
-            Some(text) => self.batch_of(queue, text).await?,
+            Some(text) => {
+                let producer = fields.get(fields::PRODUCER).map(String::as_str);
+                self.batch_of(queue, text, producer).await
+            }
             None => None,
         };
         Ok(Timeline {
@@ -206,45 +210,74 @@ impl QueueService {
 
     /// The batch a job's `airlock.batch` names, with the jobs its list
     /// holds (at most [`crate::registry::MAX_BATCH_SIZE`]) whose own
-    /// `airlock.batch` names it too, each with its state.
-    async fn batch_of(&self, queue: &str, field: &str) -> Result<Option<BatchEntry>, QueueError> {
-        let Some(batch) = crate::state::runs::BatchRef::parse(field) else {
-            return Ok(None);
+    /// `airlock.batch` names it too and whose producer field is the job's
+    /// own (the jobs of a batch share their producer; the list is read
+    /// from Redis, so it is held to that), each with its state. A list
+    /// that cannot be read or parsed lists no job.
+    async fn batch_of(
+        &self,
+        queue: &str,
+        field: &str,
+        producer: Option<&str>,
+    ) -> Option<BatchEntry> {
+        let batch = crate::state::runs::BatchRef::parse(field)?;
+        let jobs = match self.batch_jobs(queue, &batch.id, field, producer).await {
+            Ok(jobs) => jobs,
+            Err(e) => {
+                tracing::debug!(queue, batch = %batch.id, error = %e, "read a batch's jobs");
+                Vec::new()
+            }
         };
-        let key = self.store().keys().batch_members(queue, &batch.id);
+        Some(BatchEntry {
+            id: batch.id,
+            size: batch.size,
+            jobs,
+        })
+    }
+
+    /// The listed jobs of batch `id` that ran in it (`field`) with this
+    /// producer, each with its state.
+    async fn batch_jobs(
+        &self,
+        queue: &str,
+        id: &str,
+        field: &str,
+        producer: Option<&str>,
+    ) -> Result<Vec<BatchSibling>, QueueError> {
+        let key = self.store().keys().batch_members(queue, id);
         let mut conn = self.store().conn();
         let listed: Option<String> = redis::AsyncCommands::get(&mut conn, key).await?;
         let ids: Vec<String> = listed
+            .and_then(|text| serde_json::from_str::<Vec<String>>(&text).ok())
             .unwrap_or_default()
-            .split(' ')
-            .filter(|id| !id.is_empty())
+            .into_iter()
             .take(crate::registry::MAX_BATCH_SIZE as usize)
-            .map(str::to_string)
             .collect();
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
         let mut read = redis::pipe();
         for id in &ids {
             let job_key = self.job_key(queue, id);
             read.cmd("HMGET")
                 .arg(&job_key)
                 .arg(fields::BATCH)
+                .arg(fields::PRODUCER)
                 .arg("finishedOn");
             read.cmd("HSTRLEN").arg(&job_key).arg("returnvalue");
         }
-        let replies: Vec<redis::Value> = if ids.is_empty() {
-            Vec::new()
-        } else {
-            read.query_async(&mut conn).await?
-        };
+        let replies: Vec<redis::Value> = read.query_async(&mut conn).await?;
         let mut jobs = Vec::with_capacity(ids.len());
         for (id, pair) in ids.iter().zip(replies.chunks(2)) {
-            let fields: (Option<String>, Option<String>) =
-                redis::FromRedisValue::from_redis_value(pair[0].clone()).unwrap_or((None, None));
+            type Fields = (Option<String>, Option<String>, Option<String>);
+            let (ran_in, by, finished): Fields =
+                redis::FromRedisValue::from_redis_value(pair[0].clone()).unwrap_or_default();
             let returned: u64 =
                 redis::FromRedisValue::from_redis_value(pair[1].clone()).unwrap_or(0);
-            if fields.0.as_deref() != Some(field) {
+            if ran_in.as_deref() != Some(field) || by.as_deref() != producer {
                 continue;
             }
-            let state = match (fields.1, returned) {
+            let state = match (finished, returned) {
                 (None, _) => "unfinished",
                 (Some(_), 0) => "failed",
                 (Some(_), _) => "completed",
@@ -254,11 +287,7 @@ impl QueueService {
                 state: state.to_string(),
             });
         }
-        Ok(Some(BatchEntry {
-            id: batch.id,
-            size: batch.size,
-            jobs,
-        }))
+        Ok(jobs)
     }
 
     /// A flow parent's children, by ref: pending, completed, failed and

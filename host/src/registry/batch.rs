@@ -39,7 +39,8 @@ pub struct Batch {
     #[schema(minimum = 1, maximum = 60_000)]
     pub timeout_ms: u64,
     /// Where the job's data holds its batch key (`$.accountId`): jobs of
-    /// different values (or with none) never share a batch.
+    /// different values never share a batch; jobs without a value (or
+    /// whose data is not JSON) share the batches of the empty key.
     #[serde(default)]
     #[schema(value_type = Option<String>, pattern = r"^\$(\.[A-Za-z0-9_-]{1,64}){1,16}$", max_length = 256)]
     pub key: Option<JsonPath>,

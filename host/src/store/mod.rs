@@ -214,7 +214,7 @@ impl Keys {
         self.queue_key(queue, "airlock:failures-cursor")
     }
 
-    /// The ids of the jobs of batch `id` of `queue`, space-separated, for a
+    /// The ids of the jobs of batch `id` of `queue`, a JSON array, for a
     /// job's page (see `worker::batches`); kept
     /// `worker::batches::BATCH_MEMBERS_TTL`.
     pub fn batch_members(&self, queue: &str, id: &str) -> String {
@@ -414,6 +414,7 @@ mod tests {
             ("cancels", k.cancels()),
             ("invoke_deadlines", k.invoke_deadlines()),
             ("failures_cursor", k.failures_cursor("QUEUE")),
+            ("batch_members", k.batch_members("QUEUE", "ID")),
             ("artifact", k.artifact("DIGEST", "ENGINE")),
             ("secrets", k.secrets("QUEUE")),
             ("kv", k.kv("HANDLER", "KEY")),

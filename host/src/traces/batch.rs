@@ -1,5 +1,6 @@
-//! The span of a batch run (`process QUEUE batch`): one per batch, the
-//! root of a trace of its own, with a link to each job's run span; each
+//! The span of a batch run (`process QUEUE batch`): one per batch that
+//! got room on its host to run (one that failed before, for want of room,
+//! has none), the root of a trace of its own, with a link to each job's run span; each
 //! job's run span gets a link back to it and the batch's id, so a job's
 //! trace leads to its batch and the batch to every job.
 

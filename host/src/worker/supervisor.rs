@@ -44,6 +44,10 @@ impl ServedQueue {
     /// back the key slots of finished runs and writes the run records
     /// still queued (`Executor::close`).
     async fn close(&self, grace: Duration) {
+        // No new job joins a batch, and the batches gathering run now
+        // rather than at their timeout, within the grace.
+        self.worker.pause();
+        self.executor.flush_batches();
         self.worker.close(grace).await;
         self.executor.close().await;
     }
@@ -154,6 +158,7 @@ impl Supervisor {
         for r in self.served.values() {
             if drain {
                 r.worker.pause();
+                r.executor.flush_batches();
             } else {
                 r.worker.resume();
             }
@@ -251,16 +256,18 @@ impl Supervisor {
                 tracing::warn!(queue = %binding.queue, handler = %binding.handler, "bound handler is missing");
                 continue;
             };
-            // A batch queue's share counts batches; its worker holds the
-            // jobs of that many full batches at once.
-            let concurrency = shares.get(&binding.queue).copied().unwrap_or(1)
-                * binding.batch.as_ref().map_or(1, |b| b.size as usize);
+            // A batch queue's share counts batches (its executor runs at
+            // most that many at once); its worker holds the jobs of that
+            // many full batches.
+            let share = shares.get(&binding.queue).copied().unwrap_or(1);
+            let concurrency = share * binding.batch.as_ref().map_or(1, |b| b.size as usize);
             let resolved = ResolvedBinding::new(binding.clone(), digest, &self.host);
             if let Some(r) = self.served.get_mut(&binding.queue) {
                 if r.concurrency != concurrency {
                     r.worker.set_concurrency(concurrency);
                     r.concurrency = concurrency;
                 }
+                r.executor.set_batches_at_once(share);
                 let previous = r.binding.read().unwrap().clone();
                 // Unchanged: the same resolution, so warm instances made
                 // under it go on serving (see `sandbox::warm`).
@@ -275,6 +282,7 @@ impl Supervisor {
             }
             let shared = Arc::new(RwLock::new(Arc::new(resolved)));
             let executor = Arc::new(Executor::new(self.host.clone(), shared.clone()));
+            executor.set_batches_at_once(share);
             let mut settings = self.host.worker_settings.clone();
             settings.concurrency = concurrency;
             match QueueWorker::start(

@@ -1164,7 +1164,8 @@ export interface components {
             timeoutMs: number;
             /**
              * @description Where the job's data holds its batch key (`$.accountId`): jobs of
-             *     different values (or with none) never share a batch.
+             *     different values never share a batch; jobs without a value (or
+             *     whose data is not JSON) share the batches of the empty key.
              */
             key?: string | null;
         };
@@ -1179,15 +1180,19 @@ export interface components {
             size: number;
             /**
              * @description Its jobs, this one included, in the order the batch got them:
-             *     those whose latest run in a batch was this one (a job since run
-             *     again in another batch, or removed, is left out). Empty once the
-             *     batch's list expired (a week after it ran).
+             *     those whose latest run in a batch was this one and whose producer
+             *     is this job's (a job since run again in another batch, or removed,
+             *     is left out). Empty once the batch's list expired (a week after it
+             *     ran).
              */
             jobs: components["schemas"]["BatchSibling"][];
         };
         /** @description A batch a job ran in. */
         BatchInfo: {
-            /** @description The batch's id: the id of the host that ran it and a number. */
+            /**
+             * @description The batch's id: the id of the host that ran it, a random part and a
+             *     number.
+             */
             id: string;
             /**
              * Format: int32

@@ -1,7 +1,8 @@
 //! A batch handler for the batch tests: each job's data says how it ends
 //! (`{"outcome": "ok" | "retry" | "fatal" | "panic" | "step" | "short"}`),
 //! and a job that completes returns the ids of every job of its batch, in
-//! the order the batch got them, so a test sees who shared a batch.
+//! the order the batch got them, so a test sees who shared a batch, and
+//! when its batch's run started (`startedAt`, ms since the epoch).
 //! - `retry` / `fatal`: that job alone fails so;
 //! - `panic`: on its first attempt, the handler panics, failing (and
 //!   retrying) the whole batch;
@@ -48,13 +49,24 @@ fn probe(ctx: &Context, jobs: Vec<BatchJob<Probe>>) -> Vec<Result<Value, JobErro
         .map(|j| match j.input.outcome.as_deref() {
             Some("retry") => Err(JobError::Retry(format!("job {} asked to retry", j.job.id))),
             Some("fatal") => Err(JobError::Fatal(format!("job {} asked to fail", j.job.id))),
-            _ => Ok(json!({"id": j.job.id, "attempt": j.job.attempt, "batch": ids})),
+            _ => Ok(json!({
+                "id": j.job.id,
+                "attempt": j.job.attempt,
+                "batch": ids,
+                "startedAt": started_ms(j.job.started_at),
+            })),
         })
         .collect();
     if wants("short") {
         outcomes.pop();
     }
     outcomes
+}
+
+/// When the batch's run started, ms since the epoch.
+fn started_ms(at: std::time::SystemTime) -> u64 {
+    at.duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
 }
 
 airlock_guest::batch_handler!(probe);

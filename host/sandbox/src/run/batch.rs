@@ -238,9 +238,18 @@ impl Sandbox {
                         ),
                     ));
                 }
+                // Each job's failure reason through the run's redaction, as
+                // a single run's is (`settle`); outputs were redacted by
+                // `classify`.
                 let each = outcomes
                     .into_iter()
-                    .map(|outcome| classify(Ok(outcome), state, limits))
+                    .map(|outcome| match classify(Ok(outcome), state, limits) {
+                        Completion::Failed(mut f) => {
+                            f.message = state.redact(f.message);
+                            Completion::Failed(f)
+                        }
+                        other => other,
+                    })
                     .collect();
                 (Completion::Completed(serde_json::Value::Null), Some(each))
             }

@@ -69,7 +69,8 @@ pub async fn export(
 pub async fn job(conn: &Connection, json_output: bool, job_ref: &str) -> anyhow::Result<i32> {
     let client = ApiClient::new(conn)?;
     let job: Value = client.get(&format!("/v1/jobs/{job_ref}")).await?;
-    // Its children (invoked, or a flow's), as the timeline lists them.
+    // Its children (invoked, or a flow's) and its batch's jobs, as the
+    // timeline lists them.
     let timeline: Value = if json_output {
         Value::Null
     } else {
@@ -104,6 +105,21 @@ pub async fn job(conn: &Connection, json_output: bool, job_ref: &str) -> anyhow:
             "measured    fuel {}  memory {} bytes  time {} ms",
             j["metrics"]["fuelUsed"], j["metrics"]["peakMemoryBytes"], j["metrics"]["wallTimeMs"]
         );
+        if let Some(batch) = timeline["batch"].as_object() {
+            // The measurements above are then the job's share of the batch's.
+            let jobs: Vec<&str> = batch["jobs"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|b| b["ref"].as_str())
+                .collect();
+            println!(
+                "batch       {} ({} jobs, measured as this job's share): {}",
+                batch["id"].as_str().unwrap_or_default(),
+                batch["size"],
+                jobs.join(" ")
+            );
+        }
         let steps = j["steps"].as_array().map(|a| a.len()).unwrap_or(0);
         if steps > 0 {
             println!("steps       {}", j["steps"]);

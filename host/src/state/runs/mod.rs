@@ -117,7 +117,7 @@ pub struct RunRecord {
 /// A batch a run ran in (`airlock.batch`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BatchRef {
-    /// The batch's id: the host's id and a number.
+    /// The batch's id: the host's id, a random part and a number.
     pub id: String,
     /// Jobs in the batch.
     pub size: u32,
@@ -132,8 +132,10 @@ impl BatchRef {
     /// Parses a field's value (read from Redis: strictly); `None` for
     /// anything [`BatchRef::encode`] does not write.
     pub fn parse(text: &str) -> Option<BatchRef> {
-        let (id, size) = text.split_once(' ')?;
-        if id.is_empty() || id.len() > 200 || id.contains(' ') {
+        // The id is the host's id and two numbers: the size follows the
+        // last space.
+        let (id, size) = text.rsplit_once(' ')?;
+        if id.is_empty() || id.len() > 1024 {
             return None;
         }
         Some(BatchRef {

@@ -20,18 +20,26 @@
 //!   single run and BullMQ's `moveToFinished` does.
 //!
 //! ## Who may share a batch
-//! The jobs of one group share the handler version, the effective limits,
-//! the producer — verified through Airlock's seal, as warm instances'
-//! owners are (`executor::reuse`); a job whose producer does not verify
-//! runs in a batch of its own — and, with `batch.key`, the key's value.
+//! The jobs of one group share the binding's resolution (its environment),
+//! the handler version, the effective limits, the producer — verified
+//! through Airlock's seal, as warm instances' owners are
+//! (`executor::reuse`, which also reads the producer of a job whose fields
+//! the run did not read); a job whose producer does not verify, or cannot
+//! be read, runs in a batch of its own — and, with `batch.key`, the key's
+//! value (jobs without one, or whose data is not JSON, share the empty
+//! key).
 //!
 //! ## When a group runs
 //! At once when it holds `size` jobs; once it holds `minSize` and no job
 //! joined it for [`SETTLE`]; at the latest `timeoutMs` after its first job
-//! joined, with what it holds. A job stopped (cancelled, past its time to
-//! finish) while its group gathers leaves it and fails at once; one stopped
-//! while its batch runs fails when the batch ends, its outcome dropped (the
-//! run is not stopped for the other jobs).
+//! joined, with what it holds; and at once when the queue's worker closes
+//! or drains ([`Batches::flush`]). At most the queue's share of batches
+//! (`concurrency`, [`Batches::set_at_once`]) run at once on a host; a group
+//! taken when that many run waits for one to end. A job stopped
+//! (cancelled, past its time to finish) before it joins, or while its
+//! group gathers, fails at once without running; one stopped once its
+//! group was taken ends with its stop's failure when the batch has run,
+//! its outcome dropped (the run is not stopped for the other jobs).
 
 mod services;
 
@@ -40,7 +48,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use tokio::sync::{Notify, oneshot};
+use tokio::sync::{Notify, Semaphore, oneshot};
 
 use super::HostContext;
 use super::reporter::ProgressSender;
@@ -98,6 +106,8 @@ pub struct Member {
     /// The job's run span, on a host that exports traces: the batch's span
     /// links to it.
     pub trace: Option<SpanContext>,
+    /// This join's own number (a job held twice on a host joins twice).
+    token: u64,
     reply: Option<oneshot::Sender<Joined>>,
 }
 
@@ -118,6 +128,7 @@ impl Member {
             job_key,
             ready_at_ms,
             trace,
+            token: 0,
             reply: None,
         }
     }
@@ -134,7 +145,7 @@ pub struct Joined {
 
 /// A batch's run, ended.
 pub struct Ran {
-    /// `<host id>-<n>`: unique in the fleet while the host id is.
+    /// `<host id>-<8 random hex digits, one per executor>-<n>`.
     pub id: String,
     /// Jobs in the batch.
     pub size: usize,
@@ -162,12 +173,14 @@ struct Open {
     first_at: Instant,
     last_join: Instant,
     wake: Arc<Notify>,
+    /// What its run needs (the first joiner's), for [`Batches::flush`].
+    with: Option<RunWith>,
 }
 
 /// What [`Batches::due`] found.
 enum Due {
     /// Taken: run it.
-    Now(Open),
+    Now(Box<Open>),
     /// Not yet: wait for a join or the instant.
     Later(Arc<Notify>, Instant),
     /// Taken by a job that filled it, or emptied by stops.
@@ -197,17 +210,60 @@ pub struct RunWith {
 pub struct Batches {
     host: Arc<HostContext>,
     open: Mutex<HashMap<GroupKey, Open>>,
+    /// Numbers groups and joins.
     next: AtomicU64,
+    /// Random per executor, in every batch id: ids repeat neither across a
+    /// host's restarts nor across a queue bound again.
+    incarnation: String,
+    /// Batches that may run at once: the queue's share.
+    at_once: Arc<Semaphore>,
+    /// The permits `at_once` was given in all.
+    at_once_given: Mutex<usize>,
 }
 
 impl Batches {
-    /// No groups yet.
+    /// No groups yet; one batch at a time until [`Batches::set_at_once`].
     pub fn new(host: Arc<HostContext>) -> Arc<Batches> {
         Arc::new(Batches {
             host,
             open: Mutex::new(HashMap::new()),
             next: AtomicU64::new(1),
+            incarnation: uuid::Uuid::new_v4().simple().to_string()[..8].to_string(),
+            at_once: Arc::new(Semaphore::new(1)),
+            at_once_given: Mutex::new(1),
         })
+    }
+
+    /// Lets `batches` (at least 1) run at once from now on: permits added
+    /// at once; permits taken away as runs end.
+    pub fn set_at_once(&self, batches: usize) {
+        let batches = batches.max(1);
+        let mut given = self.at_once_given.lock().unwrap_or_else(|p| p.into_inner());
+        if batches > *given {
+            self.at_once.add_permits(batches - *given);
+        } else if batches < *given {
+            let (semaphore, fewer) = (self.at_once.clone(), (*given - batches) as u32);
+            tokio::spawn(async move {
+                if let Ok(taken) = semaphore.acquire_many_owned(fewer).await {
+                    taken.forget();
+                }
+            });
+        }
+        *given = batches;
+    }
+
+    /// Runs every group gathering now (a closing or draining worker).
+    pub fn flush(self: &Arc<Self>) {
+        let groups: Vec<Open> = {
+            let mut open = self.open.lock().unwrap_or_else(|p| p.into_inner());
+            open.drain().map(|(_, group)| group).collect()
+        };
+        for group in groups {
+            group.wake.notify_one();
+            if let Some(with) = group.with.clone() {
+                tokio::spawn(self.clone().run(group, with));
+            }
+        }
     }
 
     /// Adds `member` to the group of `key`, opening it (and its gatherer)
@@ -222,7 +278,6 @@ impl Batches {
     ) -> (oneshot::Receiver<Joined>, JoinTicket) {
         let (tx, rx) = oneshot::channel();
         member.reply = Some(tx);
-        let job_id = member.input.id.clone();
         let now = Instant::now();
         let mut open = self.open.lock().unwrap_or_else(|p| p.into_inner());
         let group = open.entry(key.clone()).or_insert_with(|| {
@@ -238,14 +293,17 @@ impl Batches {
                 first_at: now,
                 last_join: now,
                 wake,
+                with: Some(with.clone()),
             }
         });
+        member.token = self.next.fetch_add(1, Ordering::Relaxed);
+        let token = member.token;
         group.members.push(member);
         group.last_join = now;
         let ticket = JoinTicket {
             key: key.clone(),
             group: group.id,
-            job_id,
+            token,
         };
         if group.members.len() >= rule.size as usize {
             let full = open.remove(&key).expect("the group is open");
@@ -269,7 +327,7 @@ impl Batches {
             return false;
         }
         let before = group.members.len();
-        group.members.retain(|m| m.input.id != ticket.job_id);
+        group.members.retain(|m| m.token != ticket.token);
         let left = group.members.len() < before;
         if group.members.is_empty() {
             open.remove(&ticket.key);
@@ -286,7 +344,7 @@ impl Batches {
         let group = loop {
             match self.due(&key, id, timeout, min_size) {
                 Due::Gone => return,
-                Due::Now(group) => break group,
+                Due::Now(group) => break *group,
                 Due::Later(wake, next) => {
                     tokio::select! {
                         () = wake.notified() => {}
@@ -310,7 +368,7 @@ impl Batches {
         let settled = group.last_join + SETTLE;
         let enough = group.members.len() >= min_size;
         if now >= deadline || (enough && now >= settled) {
-            return Due::Now(open.remove(key).expect("the group is open"));
+            return Due::Now(Box::new(open.remove(key).expect("the group is open")));
         }
         let next = if enough {
             settled.min(deadline)
@@ -327,7 +385,7 @@ impl Batches {
             return;
         }
         let size = members.len();
-        let batch_id = format!("{}-{id}", self.host.host_id);
+        let batch_id = format!("{}-{}-{id}", self.host.host_id, self.incarnation);
         let (outcome, trace) = self.run_members(&members, with, &batch_id).await;
         let ran = Arc::new(Ran {
             id: batch_id,
@@ -348,16 +406,16 @@ impl Batches {
         self.note_members(&queue, &ran.id, &ids).await;
     }
 
-    /// Keeps the ids of a batch's jobs for their pages (one `SET` per
-    /// batch, after its jobs were handed their ends); a failure to write
-    /// them costs only the page's list.
+    /// Keeps the ids of a batch's jobs (a JSON array) for their pages (one
+    /// `SET` per batch, after its jobs were handed their outcomes); a
+    /// failure to write them costs only the page's list.
     async fn note_members(&self, queue: &str, batch: &str, ids: &[String]) {
         let store = self.host.queues.store();
         let key = store.keys().batch_members(queue, batch);
         let mut conn = store.conn();
         let written: redis::RedisResult<()> = redis::cmd("SET")
             .arg(key)
-            .arg(ids.join(" "))
+            .arg(serde_json::to_string(ids).unwrap_or_default())
             .arg("EX")
             .arg(BATCH_MEMBERS_TTL.as_secs())
             .query_async(&mut conn)
@@ -380,6 +438,8 @@ impl Batches {
         let first = &members[0];
         let maxima = &self.host.sandbox.config().maxima;
         let limits = scaled(&with.limits, members.len(), maxima);
+        // One of the queue's batches at once, then room for one instance.
+        let _turn = self.at_once.clone().acquire_owned().await;
         let permit = match self.host.capacity.acquire(limits.memory_bytes).await {
             Ok(permit) => permit,
             Err(e) => {
@@ -471,5 +531,5 @@ pub fn scaled(per_job: &Limits, jobs: usize, maxima: &crate::sandbox::HostMaxima
 pub struct JoinTicket {
     key: GroupKey,
     group: u64,
-    job_id: String,
+    token: u64,
 }

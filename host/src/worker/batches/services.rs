@@ -1,7 +1,9 @@
 //! [`HostServices`] for a batch run: its progress goes to every job of the
 //! batch; KV and secrets are the queue's and handler's, as for one job.
 //! The calls that belong to one job never get here (the sandbox refuses
-//! them in a batch run, `run_state::batch`); were one to, it is refused.
+//! them in a batch run, `run_state::batch`); were one to, it is refused
+//! (steps, sleeps, children) or answered `unsupported` (the trait's
+//! defaults: waits, starts, retry-afters).
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
@@ -16,8 +18,8 @@ use crate::sandbox::{HostServices, Progress, ServiceError};
 
 /// The services of one batch run.
 pub struct BatchServices {
-    /// KV and secrets, through the batch's first job (nothing is pinned
-    /// through it: a batch makes no durable write of a job's).
+    /// KV and secrets, through the batch's first job (a KV write pins
+    /// nothing through it: a batch records no state of a job's own).
     inner: RedisServices,
     /// Every job's progress stream.
     progress: Vec<ProgressSender>,

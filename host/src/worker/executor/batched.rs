@@ -22,6 +22,10 @@ impl Executor {
         stop: &StopSignal,
     ) -> Ran {
         let reporter = Reporter::start(job.clone());
+        if let Some(stopped) = stop.current() {
+            let outcome = BatchOutcome::failed(stopped).run;
+            return self.ran_in_batch(reporter, outcome, None, None).await;
+        }
         let traced = match &self.host.traces {
             Some(traces) => Some(
                 self.begin_trace(traces, job, &loaded.pinned, &reporter)
@@ -33,7 +37,7 @@ impl Executor {
         let key = GroupKey {
             resolution: resolved.resolution,
             digest: loaded.pinned.digest.clone(),
-            owner: self.batch_owner(job, &input, &loaded.pinned.producer),
+            owner: self.batch_owner(job, &input, loaded).await,
             limits: loaded.limits.clone(),
             // Jobs without a value at the key share the empty key.
             key: rule.key.as_ref().map(|path| {
@@ -130,21 +134,32 @@ impl Executor {
     /// Whom the job's batch belongs to ([`GroupKey::owner`]): its producer
     /// when Airlock's seal on it verifies (as a warm instance's owner,
     /// `reuse`), no one for a job without one, the job alone otherwise.
-    /// The producer is the one the pin read; a job whose fields were not
-    /// read (a first run of a BullMQ integer id: what BullMQ's own
-    /// producers add) has none — the API gives jobs of such queues ids of
-    /// its own, so their producer is read.
-    fn batch_owner<J: RunningJob>(
+    /// The producer is the one the pin read, or, for a job whose fields
+    /// the run did not read (a first run of a BullMQ integer id), read
+    /// here (one `HMGET`): an API job added while its queue was bound
+    /// without `batch` has such an id and its producer written beside it.
+    async fn batch_owner<J: RunningJob>(
         &self,
         job: &J,
         input: &airlock_core::run::JobInput,
-        producer: &Producer,
+        loaded: &Loaded,
     ) -> String {
+        let meta = &self.host.queues.state().meta;
+        let producer = if loaded.carries_state {
+            loaded.pinned.producer.clone()
+        } else {
+            match meta.producer(job.job_key()).await {
+                Ok(producer) => producer,
+                Err(e) => {
+                    tracing::debug!(error = %e, "read the job's producer; it runs in a batch of its own");
+                    return format!("j:{}", job.id());
+                }
+            }
+        };
         if producer.name.is_none() {
             return "-".to_string();
         }
-        let meta = &self.host.queues.state().meta;
-        match meta.verified(producer, job.queue(), job.id(), &input.name, &input.data) {
+        match meta.verified(&producer, job.queue(), job.id(), &input.name, &input.data) {
             Some(name) => format!("p:{name}"),
             None => format!("j:{}", job.id()),
         }

@@ -259,6 +259,18 @@ impl Executor {
         ))));
     }
 
+    /// Runs the queue's batches still gathering now (a closing or draining
+    /// worker takes no more jobs to fill them).
+    pub fn flush_batches(&self) {
+        self.batches.flush();
+    }
+
+    /// How many batches of the queue run at once on this host (its share
+    /// of the host's capacity, counted in batches).
+    pub fn set_batches_at_once(&self, batches: usize) {
+        self.batches.set_at_once(batches);
+    }
+
     /// Gives back the key slots of runs whose recorded end was not
     /// reported yet, then adds the tallies not added yet; call after the
     /// queue's worker has closed.
