@@ -20,8 +20,8 @@
 use std::time::Instant;
 
 use super::classify::{classify, classify_instantiation};
-use super::{Ended, Instance, Run};
-use crate::bindings::{Job, JobError, JobRef};
+use super::{Ended, Instance, Run, deadline_passed, ready_for_call, wit_job};
+use crate::bindings::{Job, JobError};
 use crate::run_state::RunState;
 use crate::{
     Completion, Failure, FailureKind, HostServices, JobInput, Limits, LoadedComponent, LogListener,
@@ -171,28 +171,12 @@ impl Sandbox {
         deadline: Instant,
     ) -> (Completion, Option<Vec<Completion>>) {
         let store = &mut instance.store;
-        if let Some(fuel) = limits.fuel {
-            store
-                .set_fuel(fuel)
-                .expect("fuel is enabled on the metered engine");
-        }
-        store.set_epoch_deadline(1);
-        store.epoch_deadline_async_yield_and_update(1);
+        ready_for_call(store, limits);
         let count = jobs.len();
         let started_at_ms = now_ms();
         let wit_jobs: Vec<Job> = jobs
             .into_iter()
-            .map(|job| Job {
-                id: job.id,
-                queue: job.queue,
-                name: job.name,
-                data: job.data,
-                attempt: job.attempt.max(1),
-                max_attempts: job.max_attempts.max(1),
-                enqueued_at_ms: job.enqueued_at_ms,
-                started_at_ms,
-                parent: job.parent.map(|(queue, id)| JobRef { queue, id }),
-            })
+            .map(|job| wit_job(job, started_at_ms))
             .collect();
         let stopped = async {
             match stop {
@@ -261,13 +245,7 @@ impl Sandbox {
             )),
             Ok(Err(Err(e))) => failed(classify_instantiation(&e, store.data(), limits)),
             Err(Some(failure)) => failed(failure),
-            Err(None) => failed(Failure::new(
-                FailureKind::Timeout,
-                format!(
-                    "deadline of {} passed",
-                    humantime::format_duration(limits.timeout)
-                ),
-            )),
+            Err(None) => failed(deadline_passed(limits)),
         }
     }
 }

@@ -373,32 +373,8 @@ impl Sandbox {
         deadline: Instant,
     ) -> (Completion, Option<Handler>) {
         let store = &mut instance.store;
-        if let Some(fuel) = limits.fuel {
-            store
-                .set_fuel(fuel)
-                .expect("fuel is enabled on the metered engine");
-        }
-        // Yield to the runtime at every tick from the next one on: a
-        // computing guest shares its thread, and its deadline timer gets to
-        // fire. (The deadline is set, not only the yield: left at a past
-        // epoch, it made every run yield once at its first check — a trip
-        // through the scheduler per job, and a small job's hand-off to the
-        // sandbox's runtime.)
-        store.set_epoch_deadline(1);
-        store.epoch_deadline_async_yield_and_update(1);
-
-        // The job moves into the guest's view: its data is not copied.
-        let wit_job = Job {
-            id: job.id,
-            queue: job.queue,
-            name: job.name,
-            data: job.data,
-            attempt: job.attempt.max(1),
-            max_attempts: job.max_attempts.max(1),
-            enqueued_at_ms: job.enqueued_at_ms,
-            started_at_ms: now_ms(),
-            parent: job.parent.map(|(queue, id)| JobRef { queue, id }),
-        };
+        ready_for_call(store, limits);
+        let wit_job = wit_job(job, now_ms());
         let handler = instance.handler.take();
         let stopped = async {
             match stop {
@@ -431,16 +407,7 @@ impl Sandbox {
                 None,
             ),
             Err(Some(failure)) => (Completion::Failed(failure), None),
-            Err(None) => (
-                Completion::Failed(Failure::new(
-                    FailureKind::Timeout,
-                    format!(
-                        "deadline of {} passed",
-                        humantime::format_duration(limits.timeout)
-                    ),
-                )),
-                None,
-            ),
+            Err(None) => (Completion::Failed(deadline_passed(limits)), None),
         }
     }
 
@@ -551,4 +518,47 @@ impl Sandbox {
             other => other,
         }
     }
+}
+
+/// Readies a store for the guest's call: the run's fuel, and a yield to
+/// the runtime at every epoch tick from the next one on — a computing
+/// guest shares its thread, and its deadline timer gets to fire. (The
+/// deadline is set, not only the yield: left at a past epoch, it made every
+/// run yield once at its first check — a trip through the scheduler per
+/// job, and a small job's hand-off to the sandbox's runtime.)
+fn ready_for_call(store: &mut Store<RunState>, limits: &Limits) {
+    if let Some(fuel) = limits.fuel {
+        store
+            .set_fuel(fuel)
+            .expect("fuel is enabled on the metered engine");
+    }
+    store.set_epoch_deadline(1);
+    store.epoch_deadline_async_yield_and_update(1);
+}
+
+/// The job as the guest sees it, its run started at `started_at_ms`; it
+/// moves into the guest's view: its data is not copied.
+fn wit_job(job: JobInput, started_at_ms: u64) -> Job {
+    Job {
+        id: job.id,
+        queue: job.queue,
+        name: job.name,
+        data: job.data,
+        attempt: job.attempt.max(1),
+        max_attempts: job.max_attempts.max(1),
+        enqueued_at_ms: job.enqueued_at_ms,
+        started_at_ms,
+        parent: job.parent.map(|(queue, id)| JobRef { queue, id }),
+    }
+}
+
+/// A run stopped at its deadline.
+fn deadline_passed(limits: &Limits) -> Failure {
+    Failure::new(
+        FailureKind::Timeout,
+        format!(
+            "deadline of {} passed",
+            humantime::format_duration(limits.timeout)
+        ),
+    )
 }
