@@ -89,7 +89,7 @@ async fn the_dashboard_in_a_real_browser() {
     api.setup(
         "rows",
         "batch-probe",
-        json!({"batch": {"size": 3, "timeoutMs": 10_000}}),
+        json!({"batch": {"size": 3, "timeoutMs": 10_000}, "recordTranscripts": true}),
     )
     .await;
 

@@ -5,7 +5,8 @@
 //! token; `airlock replay` runs the recorded job against another version
 //! with nothing sent anywhere and says "same" for the same version, a
 //! changed request for a payment handler that now sends cents, and
-//! "diverged" for a version that takes another path.
+//! "diverged" for a version that takes another path. A batch run is
+//! recorded once for its jobs and replayed, and tested, as a batch.
 
 use std::process::Command;
 
@@ -36,6 +37,19 @@ fn replay(api: &Api, args: &[&str]) -> (i32, String, String) {
 
 fn wasm(guest: &str) -> String {
     guest_path(guest).display().to_string()
+}
+
+/// `airlock test GUEST FIXTURES`: exit code and stdout.
+fn airlock_test(guest: &str, fixtures: &std::path::Path) -> (i32, String) {
+    let out = Command::new(airlock_bin())
+        .args(["test", &wasm(guest)])
+        .arg(fixtures)
+        .output()
+        .expect("run airlock test");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
 }
 
 async fn transcript(api: &Api, job: &str, token: &str) -> (StatusCode, Value) {
@@ -191,6 +205,17 @@ async fn a_payment_handler_that_now_sends_cents_is_caught_as_a_changed_request()
     );
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains(&format!("{job}: same")), "{out}");
+}
+
+/// How many bulk POSTs (`/v1/ledger/bulk`) the mock ledger has received.
+async fn bulk_posts(gateway: &MockGateway) -> u64 {
+    let ledger: Value = reqwest::get(format!("{}/v1/ledger", gateway.url))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    ledger["bulkPosts"].as_u64().unwrap()
 }
 
 /// How many POSTs the mock ledger has received.
@@ -593,22 +618,11 @@ async fn a_replay_reads_the_clock_the_recorded_run_read() {
 #[test]
 fn airlock_test_checks_fixtures_against_the_component_in_any_language() {
     let root = airlock_tests::workspace_root();
-    let test = |guest: &str, fixtures: &std::path::Path| {
-        let out = Command::new(airlock_bin())
-            .args(["test", &wasm(guest)])
-            .arg(fixtures)
-            .output()
-            .expect("run airlock test");
-        (
-            out.status.code().unwrap_or(-1),
-            String::from_utf8_lossy(&out.stdout).into_owned(),
-        )
-    };
     let payments = root.join("jobs/payment-webhook/fixtures");
-    let (code, out) = test("payment-webhook", &payments);
+    let (code, out) = airlock_test("payment-webhook", &payments);
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("2 passed, 0 failed"), "{out}");
-    let (code, out) = test("payment-webhook-cents", &payments);
+    let (code, out) = airlock_test("payment-webhook-cents", &payments);
     assert_eq!(code, 1, "{out}");
     assert!(
         out.contains("expected body {\"transactionId\":\"tx_1\",\"amount\":42.5,\"currency\":\"EUR\"}, got {\"amount\":4250,"),
@@ -618,7 +632,7 @@ fn airlock_test_checks_fixtures_against_the_component_in_any_language() {
 
     let refunds = root.join("jobs/refund-request/fixtures");
     for guest in ["refund-request", "py-refund-request"] {
-        let (code, out) = test(guest, &refunds);
+        let (code, out) = airlock_test(guest, &refunds);
         assert_eq!(code, 0, "{guest}: {out}");
     }
 
@@ -632,7 +646,7 @@ fn airlock_test_checks_fixtures_against_the_component_in_any_language() {
         .remove("settlement");
     let file = tempfile::Builder::new().suffix(".json").tempfile().unwrap();
     std::fs::write(file.path(), fixture.to_string()).unwrap();
-    let (code, out) = test("refund-request", file.path());
+    let (code, out) = airlock_test("refund-request", file.path());
     assert_eq!(code, 1, "{out}");
     assert!(
         out.contains("the job parked in wait `settlement`, which the fixture gives no outcome"),
@@ -648,19 +662,8 @@ fn airlock_test_checks_fixtures_against_the_component_in_any_language() {
 fn airlock_test_answers_invokes_from_the_fixture_in_any_language() {
     let root = airlock_tests::workspace_root();
     let fixtures = root.join("jobs/order-workflow/fixtures");
-    let test = |guest: &str, fixtures: &std::path::Path| {
-        let out = Command::new(airlock_bin())
-            .args(["test", &wasm(guest)])
-            .arg(fixtures)
-            .output()
-            .expect("run airlock test");
-        (
-            out.status.code().unwrap_or(-1),
-            String::from_utf8_lossy(&out.stdout).into_owned(),
-        )
-    };
     for guest in ["order-workflow", "js-order-workflow", "py-order-workflow"] {
-        let (code, out) = test(guest, &fixtures);
+        let (code, out) = airlock_test(guest, &fixtures);
         assert_eq!(code, 0, "{guest}: {out}");
         assert!(out.contains("2 passed, 0 failed"), "{guest}: {out}");
     }
@@ -671,7 +674,7 @@ fn airlock_test_answers_invokes_from_the_fixture_in_any_language() {
     fixture.as_object_mut().unwrap().remove("invokes");
     let file = tempfile::Builder::new().suffix(".json").tempfile().unwrap();
     std::fs::write(file.path(), fixture.to_string()).unwrap();
-    let (code, out) = test("order-workflow", file.path());
+    let (code, out) = airlock_test("order-workflow", file.path());
     assert_eq!(code, 1, "{out}");
     assert!(
         out.contains(
@@ -802,4 +805,176 @@ async fn a_recorded_invoke_and_event_replay_from_the_transcript() {
     let (code, out, err) = replay(&api, &[&sender, "--handler", &wasm("work-probe")]);
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains(&format!("{sender}: same")), "{out}");
+}
+
+/// A batch run is recorded once, for all its jobs: each job's transcript
+/// is the batch's (its jobs with their ends, the one ledger request), its
+/// own field holding a pointer, not a copy; a pointer aimed at a batch the
+/// job was not in is left out. `airlock replay` of any job of the batch
+/// runs the whole batch again, on the host or locally: the same handler is
+/// the same, job by job; a handler that records nothing diverges at the
+/// ledger request; nothing is sent anywhere.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_batch_is_recorded_once_and_replays_as_a_batch() {
+    let gateway = MockGateway::start("unused");
+    let api = Api::start_with(&[
+        "--egress-allow",
+        &gateway.url,
+        "--egress-allow-network",
+        "127.0.0.1/32",
+        // Seals producers, which batches are grouped by.
+        "--secrets-key",
+        "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff",
+    ]);
+    api.setup(
+        "ledger",
+        "bulk-insert",
+        json!({"egress": [gateway.url], "config": {"LEDGER_URL": gateway.url},
+               "recordTranscripts": true, "batch": {"size": 3, "timeoutMs": 3000}}),
+    )
+    .await;
+    let mut refs = Vec::new();
+    for (tx, amount) in [("tx_a", 5.5), ("tx_b", -1.0), ("tx_c", 7.25)] {
+        let data = json!({"transactionId": tx, "amount": amount});
+        refs.push(api.enqueue("ledger", json!({"data": data})).await);
+    }
+    let mut batch_ids = Vec::new();
+    for job_ref in &refs {
+        let done = api.wait_recorded(job_ref).await;
+        batch_ids.push(done["batch"]["id"].as_str().unwrap().to_string());
+    }
+    assert!(
+        batch_ids.iter().all(|b| *b == batch_ids[0]),
+        "one batch: {batch_ids:?}"
+    );
+    let batch = &batch_ids[0];
+    let ledger_calls = bulk_posts(&gateway).await;
+    assert_eq!(ledger_calls, 1, "one request for the batch");
+
+    // Every job reads the batch's one transcript.
+    let mut read = Vec::new();
+    for job_ref in &refs {
+        let (status, body) = transcript(&api, job_ref, tokens::READER).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        assert_eq!(body["runs"].as_array().unwrap().len(), 1, "{body}");
+        read.push(body["runs"][0]["transcript"].clone());
+    }
+    assert!(read.iter().all(|t| *t == read[0]), "the same transcript");
+    let t = &read[0];
+    assert_eq!(t["outcome"]["end"], "completed", "{t}");
+    let jobs = t["batch"].as_array().unwrap();
+    let ids: Vec<String> = refs
+        .iter()
+        .map(|r| r.split_once(':').unwrap().1.to_string())
+        .collect();
+    let listed: Vec<&str> = jobs
+        .iter()
+        .map(|j| j["job"]["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(listed, ids, "{t}");
+    let ends: Vec<&str> = jobs
+        .iter()
+        .map(|j| j["outcome"]["end"].as_str().unwrap())
+        .collect();
+    assert_eq!(ends, ["completed", "failed", "completed"], "{t}");
+    assert_eq!(jobs[1]["outcome"]["kind"], "guest_fatal", "{t}");
+    let http: Vec<&Value> = t["calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["call"] == "http")
+        .collect();
+    assert_eq!(http.len(), 1, "one request for the batch: {t}");
+    assert_eq!(http[0]["url"], format!("{}/v1/ledger/bulk", gateway.url));
+
+    // Stored once: each job's field is a pointer to the batch's key.
+    let field = api.redis.cli(&[
+        "HGET",
+        &format!("bull:ledger:{}", ids[0]),
+        "airlock.transcript:1",
+    ]);
+    assert_eq!(field.trim(), json!({"batch": batch}).to_string());
+    let kept = api.redis.cli(&[
+        "GET",
+        &format!("bull:ledger:airlock:batch:{batch}:transcript"),
+    ]);
+    assert!(kept.contains("/v1/ledger/bulk"), "{kept}");
+
+    // A job of another batch pointed at this one lists nothing from it.
+    let other = api
+        .enqueue(
+            "ledger",
+            json!({"data": {"transactionId": "tx_d", "amount": 1.5}}),
+        )
+        .await;
+    let done = api.wait_recorded(&other).await;
+    assert_ne!(done["batch"]["id"], batch.as_str(), "{done}");
+    let other_id = other.split_once(':').unwrap().1;
+    api.redis.cli(&[
+        "HSET",
+        &format!("bull:ledger:{other_id}"),
+        "airlock.transcript:1",
+        &json!({"batch": batch}).to_string(),
+    ]);
+    let (status, body) = transcript(&api, &other, tokens::READER).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["runs"], json!([]), "{body}");
+
+    // Replayed from the middle job, on the host and locally: the batch,
+    // job by job.
+    let digest = api.upload_version("bulk-insert", "bulk-insert").await;
+    let handler = format!("bulk-insert@{digest}");
+    for with in [handler.as_str(), &wasm("bulk-insert")] {
+        let (code, out, err) = replay(&api, &[&refs[1], "--handler", with, "--json"]);
+        assert_eq!(code, 0, "{with}: {out}{err}");
+        let report: Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(report["job"], refs[1].as_str(), "{report}");
+        assert_eq!(report["verdict"], "same", "{report}");
+        let jobs = report["runs"][0]["jobs"].as_array().unwrap();
+        assert_eq!(jobs.len(), 3, "{report}");
+        assert_eq!(jobs[1]["replayed"]["end"], "failed", "{report}");
+        assert_eq!(jobs[2]["replayed"]["end"], "completed", "{report}");
+    }
+    let (code, out, err) = replay(&api, &[&refs[0], "--handler", &wasm("noop-batch")]);
+    assert_eq!(code, 3, "{out}{err}");
+    assert!(
+        out.contains(&format!(
+            "{}: diverged at step 1 (run 1): recorded POST {}/v1/ledger/bulk; the new version: nothing more",
+            refs[0], gateway.url
+        )),
+        "{out}"
+    );
+    assert_eq!(
+        bulk_posts(&gateway).await,
+        ledger_calls + 1,
+        "only tx_d's batch posted"
+    );
+}
+
+/// `airlock test` runs a batch fixture (`jobs`, `expect.jobs`) as one
+/// batch, in every language: the bulk-insert example records the valid
+/// payments in one request and fails the bad one alone; an expected end
+/// that does not hold is named with its job.
+#[test]
+fn airlock_test_runs_a_batch_fixture_in_any_language() {
+    let root = airlock_tests::workspace_root();
+    let fixtures = root.join("jobs/bulk-insert/fixtures");
+    for guest in ["bulk-insert", "js-bulk-insert", "py-bulk-insert"] {
+        let (code, out) = airlock_test(guest, &fixtures);
+        assert_eq!(code, 0, "{guest}: {out}");
+        assert!(out.contains("1 passed, 0 failed"), "{guest}: {out}");
+    }
+    let mut fixture: Value = serde_json::from_str(
+        &std::fs::read_to_string(fixtures.join("records-a-batch-in-one-request.json")).unwrap(),
+    )
+    .unwrap();
+    fixture["expect"]["jobs"][1] = json!({"output": {"processed": true}});
+    let file = tempfile::Builder::new().suffix(".json").tempfile().unwrap();
+    std::fs::write(file.path(), fixture.to_string()).unwrap();
+    let (code, out) = airlock_test("bulk-insert", file.path());
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("job 2: expected an output, but the job failed (guest_fatal)"),
+        "{out}"
+    );
 }

@@ -993,6 +993,13 @@ try {
       assert.equal(await A.locator(`[data-testid="batch-row"] a[href="#/jobs/${ref}"]`).count(), 1, ref);
     }
     await byText(A, 'batch-row', '(this job)').waitFor();
+    // The batch's one transcript, with this job's own end and each job's.
+    const run = A.locator('[data-testid="job-transcript"] [data-testid="transcript-run"]').last();
+    await run.locator('summary', { hasText: 'in a batch of 3 jobs' }).waitFor();
+    const ends = run.locator('[data-testid="transcript-batch-job"]');
+    assert.equal(await ends.count(), 3);
+    assert.equal(await run.locator('[data-testid="transcript-batch-job"][data-end="failed"]').count(), 1);
+    await byText(A, 'transcript-batch-job', `${refs[0]} (this job)`).waitFor();
   });
   console.log(`# dashboard: all ${passed} steps passed`);
 } finally {

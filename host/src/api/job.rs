@@ -88,8 +88,9 @@ pub async fn timeline(
 /// A job's run transcripts (a binding with `recordTranscripts`).
 #[derive(Debug, Serialize, ToSchema)]
 pub struct Transcripts {
-    /// One per run that left one (the first 25 runs), oldest first; empty
-    /// when the job's binding does not record them.
+    /// One per run that left one (the first 25 runs; a run in a batch
+    /// whose transcript expired left none), oldest first; empty when the
+    /// job's binding does not record them.
     pub runs: Vec<RunTranscript>,
 }
 
@@ -107,8 +108,11 @@ pub struct RunTranscript {
 /// outbound request with its response (bounded), how it ended — when its
 /// binding records transcripts (`recordTranscripts`). Never a secret's
 /// value or a wait token. The job's own read rules apply: a producer
-/// token reads only its own jobs'. `airlock replay` runs another handler
-/// version against them.
+/// token reads only its own jobs'. A run in a batch answers its batch's
+/// one transcript (kept a week): the batch's calls, its own end
+/// (`completed` when each job got an outcome) and `batch`, every job of
+/// the batch (one producer's) with its data and its end. `airlock replay`
+/// runs another handler version against them.
 #[utoipa::path(
     operation_id = "jobs_transcript",
     get,

@@ -143,8 +143,10 @@ pub(super) fn check_data_size(
     Ok(())
 }
 
-/// The job's transcripts, oldest run first (a field that does not parse
-/// is left out: it came from Redis).
+/// The job's transcripts, oldest run first, a run in a batch with its
+/// batch's. Left out, as they came from Redis: a field that does not
+/// parse, and a batch transcript that does not list the job (a pointer
+/// aimed at another batch of the queue).
 pub async fn transcripts(
     state: &ApiState,
     queue: &str,
@@ -153,6 +155,11 @@ pub async fn transcripts(
     let stored = state.queues().state().meta.transcripts(queue, id).await?;
     Ok(stored
         .into_iter()
-        .filter_map(|(run, text)| Some((run, serde_json::from_str(&text).ok()?)))
+        .filter_map(|(run, text)| Some((run, serde_json::from_str::<Transcript>(&text).ok()?)))
+        .filter(|(_, t)| {
+            t.batch
+                .as_ref()
+                .is_none_or(|jobs| jobs.iter().any(|b| b.job.queue == queue && b.job.id == id))
+        })
         .collect())
 }

@@ -192,8 +192,8 @@ fn flow_children(doc: &mut Value) {
 
 /// A binding that turns fuel metering off (`metered: false`) sets no fuel
 /// limit; one with `fairness` sets `globalConcurrency` (the capacity its
-/// tenants share); one with `batch` sets neither `warmInstances` nor
-/// `recordTranscripts`; its `config` has at most [`MAX_CONFIG_ENTRIES`]
+/// tenants share); one with `batch` does not set `warmInstances`; its
+/// `config` has at most [`MAX_CONFIG_ENTRIES`]
 /// entries (utoipa has no attribute for `maxProperties`).
 fn binding_rules(doc: &mut Value) {
     let Some(spec) = schema_mut(doc, "BindingSpec") else {
@@ -224,10 +224,7 @@ fn binding_rules(doc: &mut Value) {
         spec,
         json!([
             {"properties": {"batch": {"type": "null"}}},
-            {"properties": {
-                "warmInstances": {"type": "null"},
-                "recordTranscripts": {"enum": [false, null]},
-            }},
+            {"properties": {"warmInstances": {"type": "null"}}},
         ]),
     );
 }

@@ -82,7 +82,9 @@ pub async fn replay_job(
             "job `{job_ref}` has no transcripts: its queue records them only with `recordTranscripts`"
         )));
     }
-    Ok(Json(run_replay(&state, &with.digest, &runs).await?))
+    Ok(Json(
+        run_replay(&state, &with.digest, &job_ref, &runs).await?,
+    ))
 }
 
 /// What to migrate a queue's parked jobs to.
@@ -203,7 +205,7 @@ pub async fn migrate(
             });
             continue;
         }
-        let report = run_replay(&state, &to.to, &runs).await?;
+        let report = run_replay(&state, &to.to, &job_ref, &runs).await?;
         if report.verdict == Verdict::Diverged {
             out.refused.push(Refused {
                 job: job_ref,
@@ -240,11 +242,12 @@ pub async fn migrate(
     Ok(Json(out))
 }
 
-/// Replays `runs` against version `digest` on this host, under the
-/// sandbox's default limits and within this host's memory budget.
+/// Replays job `job_ref`'s `runs` against version `digest` on this host,
+/// under the sandbox's default limits and within this host's memory budget.
 async fn run_replay(
     state: &ApiState,
     digest: &str,
+    job_ref: &str,
     runs: &[(u32, Transcript)],
 ) -> Result<Report, ApiError> {
     crate::names::digest("digest", digest)?;
@@ -272,5 +275,5 @@ async fn run_replay(
             )
         })?;
     let runs: Vec<Transcript> = runs.iter().map(|(_, t)| t.clone()).collect();
-    Ok(replay::replay(&host.sandbox, &component, &runs, &limits).await)
+    Ok(replay::replay(&host.sandbox, &component, job_ref, &runs, &limits).await)
 }

@@ -83,7 +83,7 @@ pub async fn execute(
             }
             continue;
         }
-        reports.push(replay::replay(&sandbox, &component, &runs, &limits).await);
+        reports.push(replay::replay(&sandbox, &component, &job, &runs, &limits).await);
     }
     finish(json_output, &args, reports)
 }
@@ -187,8 +187,13 @@ async fn transcripts_of(
                 file.display()
             )
         })?;
-        let job = args.job.clone().unwrap_or_else(|| "the job".into());
-        return Ok(vec![(job, runs(read))]);
+        let runs: Vec<Transcript> = runs(read);
+        let job = args.job.clone().unwrap_or_else(|| {
+            runs.first().map_or("the job".into(), |t| {
+                airlock_core::job_ref::join(&t.job.queue, &t.job.id)
+            })
+        });
+        return Ok(vec![(job, runs)]);
     }
     let client = ApiClient::new(conn)?;
     let refs = match (&args.job, &args.queue) {
@@ -248,6 +253,14 @@ fn print_report(report: &Report) {
             replay::compare::end_kind(&run.recorded),
             replay::compare::end_kind(&run.replayed)
         );
+        for job in &run.jobs {
+            println!(
+                "    job {} of its batch: recorded {}, replayed {}",
+                job.job,
+                replay::compare::end_kind(&job.recorded),
+                replay::compare::end_kind(&job.replayed)
+            );
+        }
     }
     if report.steps_recorded != report.steps_replayed {
         println!("  steps recorded: {}", report.steps_recorded.join(", "));

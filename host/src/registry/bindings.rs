@@ -366,7 +366,9 @@ pub struct BindingSpec {
     /// maxima); memory is one instance's `limits.memoryBytes`.
     /// `concurrency` counts batches. Durable steps, sleeps, waits and starts are not available
     /// in a batch (the batch fails as `guest_fatal`, naming the call); not
-    /// with `warmInstances` or `recordTranscripts`.
+    /// with `warmInstances`. With `recordTranscripts`, a batch run has one
+    /// transcript for all its jobs (each job's transcripts list it), kept a
+    /// week.
     #[serde(default)]
     pub batch: Option<Batch>,
 }
@@ -551,12 +553,6 @@ impl BindingSpec {
                 return Err(invalid(
                     "batch",
                     "cannot be combined with `warmInstances`: a batch runs in a fresh instance",
-                ));
-            }
-            if self.record_transcripts {
-                return Err(invalid(
-                    "batch",
-                    "cannot be combined with `recordTranscripts`: batch runs are not recorded",
                 ));
             }
         }

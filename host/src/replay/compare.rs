@@ -14,6 +14,8 @@
 //! - before it, the same thing with another value (a step's result, a
 //!   request's body, a KV value), or a run that ended the same way with
 //!   another output or failure reason, makes them **different**;
+//! - a batch run ends once per job: its jobs' ends are compared one by
+//!   one, in the batch's order, as a run's end is;
 //! - else they are the **same**.
 //!
 //! Requests are also matched as a whole, by method and URL: those only
@@ -206,6 +208,24 @@ pub struct RunEnds {
     /// How the replayed run ended.
     #[schema(value_type = Object)]
     pub replayed: RecordedOutcome,
+    /// For a batch run, each of its jobs on both sides (the run's own end
+    /// is then the batch's: `completed` when each job got an outcome).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub jobs: Vec<JobEnds>,
+}
+
+/// One job of a batch run on both sides.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct JobEnds {
+    /// The job, `<queue>:<id>`.
+    pub job: String,
+    /// How it ended in the recorded run.
+    #[schema(value_type = Object)]
+    pub recorded: RecordedOutcome,
+    /// How it ended in the replayed run.
+    #[schema(value_type = Object)]
+    pub replayed: RecordedOutcome,
 }
 
 /// A request, as the lists show it.
@@ -309,13 +329,87 @@ pub fn end_kind(outcome: &RecordedOutcome) -> String {
     }
 }
 
-/// Compares the recorded runs with the replayed ones (as many as were
-/// replayed: a replay stops after a run that ended another way).
-pub fn compare(recorded: &[Transcript], replayed: &[Transcript]) -> Report {
-    let job = recorded
-        .first()
-        .map(|t| airlock_core::job_ref::join(&t.job.queue, &t.job.id))
-        .unwrap_or_default();
+/// Whether two runs ended alike: each job of theirs (the run's one, or
+/// each of a batch's) the same way, in words ([`end_kind`]).
+pub fn ended_alike(recorded: &Transcript, replayed: &Transcript) -> bool {
+    compare_ends(1, recorded, replayed).is_ok()
+}
+
+/// Run `run`'s ends on both sides, job by job: the differences of value,
+/// or, at the first job that ended another way (or a batch of other
+/// jobs), what each side did there.
+fn compare_ends(
+    run: usize,
+    old: &Transcript,
+    new: &Transcript,
+) -> Result<Vec<String>, (String, String)> {
+    let (olds, news) = (old.job_ends(), new.job_ends());
+    let batch = old.batch.is_some();
+    if olds.len() != news.len() || batch != new.batch.is_some() {
+        return Err((
+            format!("a run of {} jobs", olds.len()),
+            format!("a run of {} jobs", news.len()),
+        ));
+    }
+    let mut differences = Vec::new();
+    for ((job, o), (other, p)) in olds.into_iter().zip(news) {
+        let who = if batch {
+            format!("run {run}'s job `{}`", job.id)
+        } else {
+            format!("run {run}")
+        };
+        let (x, y) = (end_kind(o), end_kind(p));
+        let the = if batch {
+            format!("job `{}`", job.id)
+        } else {
+            "the run".to_string()
+        };
+        if job.id != other.id || x != y {
+            let theirs = if batch {
+                format!("job `{}`", other.id)
+            } else {
+                "the run".to_string()
+            };
+            return Err((format!("{the} {x}"), format!("{theirs} {y}")));
+        }
+        if o != p {
+            differences.push(match (o, p) {
+                (
+                    RecordedOutcome::Completed { output: o },
+                    RecordedOutcome::Completed { output: p },
+                ) => format!("{who} returned {o}, the new version {p}"),
+                (
+                    RecordedOutcome::Failed { reason: o, .. },
+                    RecordedOutcome::Failed { reason: p, .. },
+                ) => format!("{who} failed with \"{o}\", the new version with \"{p}\""),
+                _ => format!("{who} ended otherwise"),
+            });
+        }
+    }
+    Ok(differences)
+}
+
+/// A batch run's jobs' ends on both sides (none for a run of one job).
+fn batch_ends(old: &Transcript, new: &Transcript) -> Vec<JobEnds> {
+    if old.batch.is_none() {
+        return Vec::new();
+    }
+    old.job_ends()
+        .into_iter()
+        .zip(new.job_ends())
+        .map(|((job, o), (_, p))| JobEnds {
+            job: airlock_core::job_ref::join(&job.queue, &job.id),
+            recorded: o.clone(),
+            replayed: p.clone(),
+        })
+        .collect()
+}
+
+/// Compares the recorded runs of job `job` (`<queue>:<id>`) with the
+/// replayed ones (as many as were replayed: a replay stops after a run
+/// that ended another way).
+pub fn compare(job: &str, recorded: &[Transcript], replayed: &[Transcript]) -> Report {
+    let job = job.to_string();
     let mut differences = Vec::new();
     let mut diverged_at: Option<Divergence> = None;
     let mut runs = Vec::new();
@@ -344,29 +438,16 @@ pub fn compare(recorded: &[Transcript], replayed: &[Transcript]) -> Report {
             }
         }
         if diverged_at.is_none() {
-            let (x, y) = (end_kind(&old.outcome), end_kind(&new.outcome));
-            if x != y {
-                diverged_at = Some(Divergence {
-                    step: position + a.len() + 1,
-                    run: n + 1,
-                    recorded: Some(format!("the run {x}")),
-                    replayed: Some(format!("the run {y}")),
-                });
-            } else if old.outcome != new.outcome {
-                differences.push(match (&old.outcome, &new.outcome) {
-                    (
-                        RecordedOutcome::Completed { output: o },
-                        RecordedOutcome::Completed { output: p },
-                    ) => format!("run {} returned {o}, the new version {p}", n + 1),
-                    (
-                        RecordedOutcome::Failed { reason: o, .. },
-                        RecordedOutcome::Failed { reason: p, .. },
-                    ) => format!(
-                        "run {} failed with \"{o}\", the new version with \"{p}\"",
-                        n + 1
-                    ),
-                    _ => format!("run {} ended otherwise", n + 1),
-                });
+            match compare_ends(n + 1, old, new) {
+                Err((x, y)) => {
+                    diverged_at = Some(Divergence {
+                        step: position + a.len() + 1,
+                        run: n + 1,
+                        recorded: Some(x),
+                        replayed: Some(y),
+                    });
+                }
+                Ok(found) => differences.extend(found),
             }
         }
         position += a.len().max(b.len());
@@ -374,6 +455,7 @@ pub fn compare(recorded: &[Transcript], replayed: &[Transcript]) -> Report {
             run: n + 1,
             recorded: old.outcome.clone(),
             replayed: new.outcome.clone(),
+            jobs: batch_ends(old, new),
         });
         all_recorded.extend(a);
         all_replayed.extend(b);

@@ -23,6 +23,14 @@
 //!   }
 //! }
 //! ```
+//!
+//! A batch handler's fixture gives `jobs` (a list of jobs) instead of
+//! `job`: they run once, as one batch (one call of `run-batch`, under the
+//! limits scaled to the batch as a host scales them), and `expect.jobs`
+//! gives each job's expected end, in order (`{"output": ...}` or
+//! `{"failure": "guest_retry"}`); `steps` and `requests` are the batch's.
+//! A batch is not run again for a job that asked to be retried: a host
+//! would retry it in another batch.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
@@ -52,6 +60,9 @@ pub struct Fixture {
     /// The job.
     #[serde(default)]
     pub job: FixtureJob,
+    /// A batch's jobs, for a batch handler (instead of `job`).
+    #[serde(default)]
+    pub jobs: Option<Vec<FixtureJob>>,
     /// The binding's configuration.
     #[serde(default)]
     pub config: BTreeMap<String, String>,
@@ -103,6 +114,23 @@ pub struct FixtureJob {
     /// Attempts allowed (default 1).
     #[serde(default = "one")]
     pub attempts: u32,
+}
+
+impl FixtureJob {
+    /// The job as a run receives it, on queue `test`, in its first
+    /// attempt.
+    fn recorded(&self) -> RecordedJob {
+        RecordedJob {
+            id: self.id.clone(),
+            queue: "test".into(),
+            name: self.name.clone(),
+            data: self.data.to_string(),
+            attempt: 1,
+            max_attempts: self.attempts.max(1),
+            enqueued_at: airlock_core::clock::now_ms(),
+            parent: None,
+        }
+    }
 }
 
 impl Default for FixtureJob {
@@ -170,6 +198,21 @@ pub struct Expect {
     /// given (JSON equality when it is JSON, else the text).
     #[serde(default)]
     pub requests: Option<Vec<ExpectedRequest>>,
+    /// For a batch (`jobs`): each job's end, in order.
+    #[serde(default)]
+    pub jobs: Option<Vec<ExpectEnd>>,
+}
+
+/// A job's expected end in a batch: its output or its failure's kind.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ExpectEnd {
+    /// Its output (JSON equality).
+    #[serde(default)]
+    pub output: Option<Value>,
+    /// Its failure's kind.
+    #[serde(default)]
+    pub failure: Option<String>,
 }
 
 /// An expected request.
@@ -206,8 +249,12 @@ pub struct Outcome {
     pub passed: bool,
     /// Each expectation that did not, in words.
     pub failures: Vec<String>,
-    /// How the last run ended.
+    /// How the last run ended (a batch's: `completed` when each job got
+    /// an outcome).
     pub end: RecordedOutcome,
+    /// For a batch, each job's end, in order.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub jobs: Vec<RecordedOutcome>,
     /// The runs it took.
     pub runs: usize,
     /// The steps it ran.
@@ -281,16 +328,7 @@ impl Fixture {
             });
         }
         Transcript {
-            job: RecordedJob {
-                id: self.job.id.clone(),
-                queue: "test".into(),
-                name: self.job.name.clone(),
-                data: self.job.data.to_string(),
-                attempt: 1,
-                max_attempts: self.job.attempts.max(1),
-                enqueued_at: airlock_core::clock::now_ms(),
-                parent: None,
-            },
+            job: self.job.recorded(),
             started_at: 0,
             calls,
             clock: Vec::new(),
@@ -298,6 +336,7 @@ impl Fixture {
             outcome: RecordedOutcome::Completed {
                 output: "null".into(),
             },
+            batch: None,
         }
     }
 
@@ -318,7 +357,15 @@ impl Fixture {
         let mut input = answers.job.input();
         let mut ran = Vec::new();
         let mut failures = Vec::new();
-        while ran.len() < MAX_RUNS {
+        if let Some(jobs) = &self.jobs {
+            let inputs = jobs.iter().map(|j| j.recorded().input()).collect();
+            let batch = super::run_batch_answered(
+                sandbox, component, inputs, &answers, &state, &key, limits,
+            )
+            .await;
+            ran.extend(batch);
+        }
+        while self.jobs.is_none() && ran.len() < MAX_RUNS {
             if !ran.is_empty() {
                 state.lock().unwrap_or_else(|p| p.into_inner()).next_run();
             }
@@ -388,12 +435,20 @@ impl Fixture {
             },
             |r| r.outcome.clone(),
         );
-        failures.extend(self.expect.check(&end, &steps, &requests));
+        let jobs: Vec<RecordedOutcome> = match (&self.jobs, ran.last()) {
+            (Some(_), Some(run)) => run.job_ends().into_iter().map(|(_, o)| o.clone()).collect(),
+            _ => Vec::new(),
+        };
+        failures.extend(
+            self.expect
+                .check(self.jobs.is_some(), &end, &jobs, &steps, &requests),
+        );
         Outcome {
             name,
             passed: failures.is_empty(),
             failures,
             end,
+            jobs,
             runs: ran.len(),
             steps,
             requests,
@@ -402,32 +457,45 @@ impl Fixture {
 }
 
 impl Expect {
-    /// Each expectation that does not hold, in words.
+    /// Each expectation that does not hold, in words: of a batch's run
+    /// (`batch`, its jobs' ends `jobs`) or of one job's (`end`).
     fn check(
         &self,
+        batch: bool,
         end: &RecordedOutcome,
+        jobs: &[RecordedOutcome],
         steps: &[String],
         requests: &[SentRequest],
     ) -> Vec<String> {
         let mut failures = Vec::new();
-        match (&self.output, &self.failure, end) {
-            (Some(want), _, RecordedOutcome::Completed { output }) => {
-                let got: Value = serde_json::from_str(output).unwrap_or(Value::Null);
-                if &got != want {
-                    failures.push(format!("output: expected {want}, got {got}"));
+        if batch {
+            if self.output.is_some() || self.failure.is_some() {
+                failures.push(
+                    "expect.output and expect.failure are one job's: a batch's jobs' ends go under expect.jobs"
+                        .into(),
+                );
+            }
+            if !matches!(end, RecordedOutcome::Completed { .. }) {
+                failures.push(format!(
+                    "the batch {} as a whole",
+                    super::compare::end_kind(end)
+                ));
+            } else if let Some(want) = &self.jobs {
+                if want.len() != jobs.len() {
+                    failures.push(format!(
+                        "expect.jobs: {} ends for a batch of {} jobs",
+                        want.len(),
+                        jobs.len()
+                    ));
+                }
+                for (i, (want, got)) in want.iter().zip(jobs).enumerate() {
+                    for wrong in want_end(&want.output, &want.failure, got) {
+                        failures.push(format!("job {}: {wrong}", i + 1));
+                    }
                 }
             }
-            (_, Some(kind), RecordedOutcome::Failed { kind: got, .. }) if kind == got => {}
-            (Some(_), _, other) | (_, Some(_), other) => failures.push(format!(
-                "expected {}, but the job {}",
-                if self.output.is_some() {
-                    "an output"
-                } else {
-                    "a failure"
-                },
-                super::compare::end_kind(other)
-            )),
-            (None, None, _) => {}
+        } else {
+            failures.extend(want_end(&self.output, &self.failure, end));
         }
         if let Some(want) = &self.steps
             && want.as_slice() != steps
@@ -479,5 +547,34 @@ impl Expect {
             }
         }
         failures
+    }
+}
+
+/// What is wrong with a job's end `end` when it must have output `output`
+/// or fail with kind `failure` (nothing, when neither is given).
+fn want_end(
+    output: &Option<Value>,
+    failure: &Option<String>,
+    end: &RecordedOutcome,
+) -> Vec<String> {
+    match (output, failure, end) {
+        (Some(want), _, RecordedOutcome::Completed { output }) => {
+            let got: Value = serde_json::from_str(output).unwrap_or(Value::Null);
+            if &got != want {
+                return vec![format!("output: expected {want}, got {got}")];
+            }
+            Vec::new()
+        }
+        (_, Some(kind), RecordedOutcome::Failed { kind: got, .. }) if kind == got => Vec::new(),
+        (Some(_), _, other) | (_, Some(_), other) => vec![format!(
+            "expected {}, but the job {}",
+            if output.is_some() {
+                "an output"
+            } else {
+                "a failure"
+            },
+            super::compare::end_kind(other)
+        )],
+        (None, None, _) => Vec::new(),
     }
 }

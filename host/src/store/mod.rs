@@ -221,6 +221,12 @@ impl Keys {
         self.queue_key(queue, &format!("airlock:batch:{id}"))
     }
 
+    /// The transcript of batch `id` of `queue`, one for all its jobs'
+    /// runs (see `state::meta`); kept like [`Keys::batch_members`].
+    pub fn batch_transcript(&self, queue: &str, id: &str) -> String {
+        self.queue_key(queue, &format!("airlock:batch:{id}:transcript"))
+    }
+
     /// The runs of `queue` that ended in `minute` (ms / 60,000), by end.
     pub fn run_stats(&self, queue: &str, minute: u64) -> String {
         self.queue_key(queue, &format!("airlock:stats:{minute}"))
@@ -415,6 +421,7 @@ mod tests {
             ("invoke_deadlines", k.invoke_deadlines()),
             ("failures_cursor", k.failures_cursor("QUEUE")),
             ("batch_members", k.batch_members("QUEUE", "ID")),
+            ("batch_transcript", k.batch_transcript("QUEUE", "ID")),
             ("artifact", k.artifact("DIGEST", "ENGINE")),
             ("secrets", k.secrets("QUEUE")),
             ("kv", k.kv("HANDLER", "KEY")),

@@ -439,8 +439,11 @@ export interface paths {
          *     outbound request with its response (bounded), how it ended — when its
          *     binding records transcripts (`recordTranscripts`). Never a secret's
          *     value or a wait token. The job's own read rules apply: a producer
-         *     token reads only its own jobs'. `airlock replay` runs another handler
-         *     version against them.
+         *     token reads only its own jobs'. A run in a batch answers its batch's
+         *     one transcript (kept a week): the batch's calls, its own end
+         *     (`completed` when each job got an outcome) and `batch`, every job of
+         *     the batch (one producer's) with its data and its end. `airlock replay`
+         *     runs another handler version against them.
          */
         get: operations["jobs_transcript"];
         put?: never;
@@ -1210,6 +1213,13 @@ export interface components {
              */
             state: string;
         };
+        /** @description One job of a recorded batch run. */
+        BatchedJob: {
+            /** @description The job as the batch received it. */
+            job: components["schemas"]["RecordedJob"];
+            /** @description How it ended. */
+            outcome: components["schemas"]["RecordedOutcome"];
+        };
         /** @description A queue's binding as stored and served. */
         Binding: {
             /** @description The queue. */
@@ -1377,8 +1387,6 @@ export interface components {
             batch?: null;
         } | {
             warmInstances?: null;
-            /** @enum {unknown} */
-            recordTranscripts?: false | null;
         }));
         /** @description Accepted jobs of a bulk enqueue, in request order. */
         BulkAccepted: {
@@ -2153,6 +2161,15 @@ export interface components {
             /** @description Total log lines. */
             logCount: number;
             waiting?: components["schemas"]["WaitReason"] | null;
+        };
+        /** @description One job of a batch run on both sides. */
+        JobEnds: {
+            /** @description The job, `<queue>:<id>`. */
+            job: string;
+            /** @description How it ended in the recorded run. */
+            recorded: Record<string, never>;
+            /** @description How it ended in the replayed run. */
+            replayed: Record<string, never>;
         };
         /**
          * @description Options for one job, in BullMQ's JSON spelling. Absent fields take the
@@ -3053,6 +3070,11 @@ export interface components {
             recorded: Record<string, never>;
             /** @description How the replayed run ended. */
             replayed: Record<string, never>;
+            /**
+             * @description For a batch run, each of its jobs on both sides (the run's own end
+             *     is then the batch's: `completed` when each job got an outcome).
+             */
+            jobs?: components["schemas"]["JobEnds"][];
         };
         /** @description One run of a job as its history keeps it (`airlock.run:<n>`). */
         RunEntry: {
@@ -3503,12 +3525,19 @@ export interface components {
             truncated?: boolean;
             /** @description How the run ended. */
             outcome: components["schemas"]["RecordedOutcome"];
+            /**
+             * @description For a batch run: each job it ran, in the call's order, with its
+             *     end (a batch that failed as a whole ends every job with its
+             *     failure).
+             */
+            batch?: components["schemas"]["BatchedJob"][] | null;
         };
         /** @description A job's run transcripts (a binding with `recordTranscripts`). */
         Transcripts: {
             /**
-             * @description One per run that left one (the first 25 runs), oldest first; empty
-             *     when the job's binding does not record them.
+             * @description One per run that left one (the first 25 runs; a run in a batch
+             *     whose transcript expired left none), oldest first; empty when the
+             *     job's binding does not record them.
              */
             runs: components["schemas"]["RunTranscript"][];
         };

@@ -23,6 +23,7 @@ use super::classify::{classify, classify_instantiation};
 use super::{Ended, Instance, Run, deadline_passed, ready_for_call, wit_job};
 use crate::bindings::{Job, JobError};
 use crate::run_state::RunState;
+use crate::transcript::{BatchedJob, RecordedJob, RecordedOutcome};
 use crate::{
     Completion, Failure, FailureKind, HostServices, JobInput, Limits, LoadedComponent, LogListener,
     RunEnv, RunOutcome, Sandbox, StopSignal,
@@ -70,8 +71,9 @@ impl BatchOutcome {
 impl Sandbox {
     /// Runs `jobs` as one batch on this sandbox's guest runtime (a running
     /// guest holds none of the caller's threads), in a fresh instance.
-    /// `env.reuse` and `env.transcript` do not apply to a batch and are
-    /// ignored; `env.batch` is set here.
+    /// `env.reuse` does not apply to a batch and is ignored; `env.batch` is
+    /// set here. With `env.transcript`, the batch has one transcript, which
+    /// lists each job with its end.
     pub async fn run_batch_isolated(
         self: &std::sync::Arc<Self>,
         component: std::sync::Arc<LoadedComponent>,
@@ -116,11 +118,15 @@ impl Sandbox {
         mut env: RunEnv,
     ) -> BatchOutcome {
         env.reuse = None;
-        env.transcript = None;
         env.batch = true;
-        let failed = |run: Run, failure| BatchOutcome {
-            run: run.outcome(Ended::before_start(failure)),
-            jobs: None,
+        let recorded = env.transcript.is_some().then(|| jobs.clone());
+        let failed = |run: Run, failure| {
+            let ended = Ended::before_start(failure);
+            let batch = recorded_ends(recorded.as_deref(), &ended.completion, None);
+            BatchOutcome {
+                run: run.outcome_with(ended, batch),
+                jobs: None,
+            }
         };
         let Some(first) = jobs.first().cloned() else {
             let run = Run::begin(None, limits, log_listener, &env, &JobInput::default());
@@ -150,8 +156,9 @@ impl Sandbox {
             (Completion::Completed(_), Some(outcomes)) if outcomes.len() == count => Some(outcomes),
             _ => None,
         };
+        let batch = recorded_ends(recorded.as_deref(), &ended.completion, jobs.as_deref());
         BatchOutcome {
-            run: run.outcome(ended),
+            run: run.outcome_with(ended, batch),
             jobs,
         }
     }
@@ -248,4 +255,24 @@ impl Sandbox {
             Err(None) => failed(deadline_passed(limits)),
         }
     }
+}
+
+/// A recorded batch's jobs (`jobs`, when the batch records a transcript)
+/// with their ends: each its own (`each`), or the batch's `completion`
+/// when it failed as a whole.
+fn recorded_ends(
+    jobs: Option<&[JobInput]>,
+    completion: &Completion,
+    each: Option<&[Completion]>,
+) -> Option<Vec<BatchedJob>> {
+    let jobs = jobs?;
+    Some(
+        jobs.iter()
+            .enumerate()
+            .map(|(i, job)| BatchedJob {
+                job: RecordedJob::from(job),
+                outcome: RecordedOutcome::from(each.and_then(|e| e.get(i)).unwrap_or(completion)),
+            })
+            .collect(),
+    )
 }

@@ -109,12 +109,19 @@ impl Run {
     /// The run's outcome: how it ended, its logs, its transcript (revealed
     /// values redacted) and its wall time.
     fn outcome(self, ended: Ended) -> RunOutcome {
+        self.outcome_with(ended, None)
+    }
+
+    /// [`Run::outcome`], with `batch` (each job of a batch run and its
+    /// end) in the transcript.
+    fn outcome_with(self, ended: Ended, batch: Option<Vec<transcript::BatchedJob>>) -> RunOutcome {
         let transcript = self.recording.map(|(recorder, job, started_at)| {
             let sink = self.sink.lock().unwrap_or_else(|p| p.into_inner());
             recorder.finish(
                 job,
                 started_at,
                 transcript::RecordedOutcome::from(&ended.completion),
+                batch,
                 &|text| sink.redact(&text).unwrap_or(text),
             )
         });

@@ -19,6 +19,11 @@
 //! whole transcript to about [`MAX_TRANSCRIPT_BYTES`] of JSON — past that
 //! no further call is kept and `truncated` says so (a replay then stops
 //! there).
+//!
+//! A batch run (`run-batch`) has one transcript for all its jobs: `job` is
+//! its first job, `outcome` the batch's own end (`completed` with `null`
+//! when each job got an outcome), and `batch` lists every job it ran with
+//! that job's end.
 
 mod answers;
 mod clock;
@@ -69,6 +74,32 @@ pub struct Transcript {
     pub truncated: bool,
     /// How the run ended.
     pub outcome: RecordedOutcome,
+    /// For a batch run: each job it ran, in the call's order, with its
+    /// end (a batch that failed as a whole ends every job with its
+    /// failure).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub batch: Option<Vec<BatchedJob>>,
+}
+
+/// One job of a recorded batch run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct BatchedJob {
+    /// The job as the batch received it.
+    pub job: RecordedJob,
+    /// How it ended.
+    pub outcome: RecordedOutcome,
+}
+
+impl Transcript {
+    /// Each job's end: the job's own for a batch run, else the run's.
+    pub fn job_ends(&self) -> Vec<(&RecordedJob, &RecordedOutcome)> {
+        match &self.batch {
+            Some(jobs) => jobs.iter().map(|b| (&b.job, &b.outcome)).collect(),
+            None => vec![(&self.job, &self.outcome)],
+        }
+    }
 }
 
 /// The job a run received.

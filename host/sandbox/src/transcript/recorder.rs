@@ -7,8 +7,8 @@ use std::sync::{Arc, Mutex};
 
 use super::http_exchange::BodyTee;
 use super::{
-    Call, MAX_BODY_BYTES, MAX_CLOCK_READINGS, MAX_TRANSCRIPT_BYTES, RecordedBody, RecordedJob,
-    RecordedOutcome, RecordedResponse, Transcript,
+    BatchedJob, Call, MAX_BODY_BYTES, MAX_CLOCK_READINGS, MAX_TRANSCRIPT_BYTES, RecordedBody,
+    RecordedJob, RecordedOutcome, RecordedResponse, Transcript,
 };
 
 /// A run's transcript while it runs, written from the guest's calls and
@@ -95,7 +95,8 @@ impl TranscriptRecorder {
     }
 
     /// The transcript of the run: its calls so far (each HTTP response
-    /// body as read until now), then `outcome`. `redact` runs over every
+    /// body as read until now), then `outcome` (and, for a batch run, each
+    /// job's end: `batch`). `redact` runs over every
     /// text recorded, after each wait token handed out is replaced by
     /// `[wait-token:ID]`, and each secret value the run opened and each
     /// placeholder it got by `[secret:NAME]`.
@@ -104,6 +105,7 @@ impl TranscriptRecorder {
         job: RecordedJob,
         started_at: u64,
         outcome: RecordedOutcome,
+        batch: Option<Vec<BatchedJob>>,
         redact: &dyn Fn(String) -> String,
     ) -> Transcript {
         let r = std::mem::take(&mut *self.inner.lock().unwrap_or_else(|p| p.into_inner()));
@@ -132,6 +134,7 @@ impl TranscriptRecorder {
             calls,
             truncated: r.truncated,
             outcome,
+            batch,
         };
         // Every text through the run's redaction: a value the guest
         // revealed never stays in what a reader can fetch. Each string is
@@ -267,6 +270,7 @@ mod tests {
             job(),
             0,
             RecordedOutcome::Completed { output: "1".into() },
+            None,
             &|t| t,
         );
         assert!(t.truncated);
@@ -297,6 +301,7 @@ mod tests {
             job(),
             0,
             RecordedOutcome::Completed { output: "1".into() },
+            None,
             &|t| t.replace("secret-value", "<secret>"),
         );
         let Call::Http {
@@ -325,6 +330,13 @@ mod tests {
             RecordedOutcome::Completed {
                 output: "\"secret-value\"".into(),
             },
+            Some(vec![BatchedJob {
+                job: job(),
+                outcome: RecordedOutcome::Failed {
+                    kind: "guest_fatal".into(),
+                    reason: "no secret-value here".into(),
+                },
+            }]),
             &|t| t.replace("secret-value", "<secret>"),
         );
         let text = serde_json::to_string(&t).unwrap();

@@ -11,7 +11,7 @@
 //! | `airlock.digest` | handler digest the job is pinned to | [`Meta::pin`] (before every run of a job that may carry state: a rerun, or any run of a job whose id is not a BullMQ integer), [`Meta::set_and_pin`] (with its first durable write: a step, a sleep, a KV write), [`Runs::write`](super::runs::Runs::write) (when it finishes), [`Meta::repin`] |
 //! | `airlock.lastRun` | the last run's wall time, peak memory, fuel and (for a run that tried a request) HTTP counts, packed (`runs::LastRun`); jobs measured by older hosts carry `airlock.fuelUsed`, `airlock.peakMemoryBytes`, `airlock.wallTimeMs`, `airlock.http*` instead | [`Runs::write`](super::runs::Runs::write), after the run, batched |
 //! | `airlock.run:<n>` | run `n`'s measurements, host and end (JSON `RunEntry`; the first 100 runs, but for a completed first run: see [`super::runs`]) | [`Runs::write`](super::runs::Runs::write), with the measurements; [`Meta::keep_first_run`] |
-//! | `airlock.transcript:<n>` | run `n`'s transcript (JSON `sandbox::transcript::Transcript`; a binding with `recordTranscripts`, the first 25 runs) | [`Runs::write`](super::runs::Runs::write), with the measurements; read by [`Meta::transcripts`] |
+//! | `airlock.transcript:<n>` | run `n`'s transcript (JSON `sandbox::transcript::Transcript`; a binding with `recordTranscripts`, the first 25 runs), or for a run in a batch `{"batch": ID}`: its batch's transcript, kept once (below) | [`Runs::write`](super::runs::Runs::write), with the measurements; read by [`Meta::transcripts`] |
 //! | `airlock.stepAt:<id>` | when a durable step was recorded (ms) | [`Meta::set_and_pin`], with the step |
 //! | `airlock.step:<id>` | a durable step's recorded result | [`Meta::set_and_pin`] (through the guest's services) |
 //! | `airlock.sleep:<id>` | a durable sleep's wake-up time (ms) | [`Meta::set_and_pin`], [`Meta::wake_sleeps`] |
@@ -21,10 +21,14 @@
 //! | `airlock.trace` | the trace the job's runs continue: JSON of W3C `traceparent`/`tracestate`, as BullMQ's telemetry writes its `tm` option (see `crate::traces`) | moved from the pending hash by [`Meta::commit`] or [`Meta::pin`] |
 //! | `airlock.producer`, `airlock.producerSeal` | the API token that enqueued the job, and Airlock's seal on it (queue, id, producer, name, data; written only by hosts with the secrets key) | moved from the pending hash by [`Meta::commit`] or [`Meta::pin`]; [`Meta::set_producer`] |
 //! | `P:QUEUE:airlock-pending:ID` (hash) | `claim` (the adding producer) and the `airlock.*` fields to move into the job once it exists | [`Meta::claim`], [`Meta::commit`] |
+//! | `P:QUEUE:airlock:batch:ID:transcript` | a recorded batch run's transcript (one for all its jobs), kept a week (`worker::batches::BATCH_MEMBERS_TTL`), like the batch's list of jobs | [`Meta::keep_batch_transcript`], before its jobs finish; read by [`Meta::transcripts`] |
 //! | `P:QUEUE:airlock:stats:MINUTE` (hash) | runs of the queue that ended in that minute (ms / 60,000), by end: `completed`, a failure kind, `slept`, `waited`; and by latency bucket, `run:<bound>` and `wait:<bound>` ([`LATENCY_BOUNDS_MS`](super::runs::LATENCY_BOUNDS_MS)); for a binding with a canary, by version too: `v:<digest>:<end>`, `v:<digest>:wallMs`, `v:<digest>:fuel`; expires after [`STATS_TTL`](super::runs::STATS_TTL) (25 h) | [`Runs::add_tallies`](super::runs::Runs::add_tallies) (`HINCRBY`, each host's sums once a second); read by [`Runs::stats`](super::runs::Runs::stats) |
 //!
 //! Fields live in the job's own hash, so BullMQ deletes them with the job
-//! (retention, clean, obliterate) and they can never be orphaned.
+//! (retention, clean, obliterate) and they can never be orphaned. A batch's
+//! transcript serves many jobs, so it lives beside them and expires on its
+//! own: a job kept longer than a week keeps a pointer to nothing, and
+//! lists no transcript for that run.
 //!
 //! ## Adding a job with state of its own
 //!
@@ -69,6 +73,7 @@
 mod add;
 mod pin;
 mod producer;
+mod transcripts;
 
 use std::collections::HashMap;
 use std::sync::{Arc, LazyLock};
@@ -78,6 +83,7 @@ use redis::AsyncCommands;
 pub use self::add::{Claim, Pending};
 pub use self::pin::Pinned;
 pub use self::producer::Producer;
+pub use self::transcripts::TranscriptField;
 use crate::error::QueueError;
 use crate::state::fields;
 use crate::store::Store;
@@ -255,25 +261,6 @@ impl Meta {
             opts: values.next().flatten(),
             previous_run: values.next().flatten(),
         })
-    }
-
-    /// The transcripts a job's runs left (`airlock.transcript:<n>`), as
-    /// Redis holds them (untrusted text), by run, oldest first.
-    pub async fn transcripts(
-        &self,
-        queue: &str,
-        id: &str,
-    ) -> Result<Vec<(u32, String)>, QueueError> {
-        let fields = self.store.hgetall(&self.job_key(queue, id)).await?;
-        let mut runs: Vec<(u32, String)> = fields
-            .into_iter()
-            .filter_map(|(name, text)| {
-                let run = name.strip_prefix(fields::TRANSCRIPT_PREFIX)?.parse().ok()?;
-                Some((run, text))
-            })
-            .collect();
-        runs.sort_by_key(|(run, _)| *run);
-        Ok(runs)
     }
 
     /// Writes a completed first run's history entry, which the recorder

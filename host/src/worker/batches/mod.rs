@@ -19,6 +19,13 @@
 //!   the run and a job's end runs that job again, as a crash between a
 //!   single run and BullMQ's `moveToFinished` does.
 //!
+//! What a batch leaves in Redis after its run, both kept a week: the ids of
+//! its jobs (for their pages) and, for a binding with `recordTranscripts`,
+//! its one transcript, written before any job ends, so a job's record that
+//! points to it (`state::meta::TranscriptField`) never names nothing until
+//! it expires. A crash before the transcript is kept loses only it: the
+//! jobs run again, each run recorded anew.
+//!
 //! ## Who may share a batch
 //! The jobs of one group share the binding's resolution (its environment),
 //! the handler version, the effective limits, the producer — verified
@@ -54,6 +61,7 @@ use super::HostContext;
 use super::reporter::ProgressSender;
 use crate::registry::Batch;
 use crate::sandbox::trace::RunSpans;
+use crate::sandbox::transcript::Transcript;
 use crate::sandbox::{
     BatchOutcome, Completion, Failure, FailureKind, Limits, LoadedComponent, LogLine, LogListener,
     RunEnv,
@@ -65,7 +73,8 @@ use opentelemetry::trace::SpanContext;
 pub use self::services::BatchServices;
 
 /// How long the list of a batch's jobs is kept (`Keys::batch_members`),
-/// for the job page's siblings: a week.
+/// for the job page's siblings, and a recorded batch's transcript
+/// (`Keys::batch_transcript`): a week.
 pub const BATCH_MEMBERS_TTL: Duration = Duration::from_secs(7 * 24 * 60 * 60);
 
 /// How long a group that holds `minSize` jobs waits for one more before
@@ -395,6 +404,9 @@ impl Batches {
         });
         let queue = members[0].input.queue.clone();
         let ids: Vec<String> = members.iter().map(|m| m.input.id.clone()).collect();
+        if let Some(transcript) = &ran.outcome.run.transcript {
+            self.keep_transcript(&queue, &ran.id, transcript).await;
+        }
         for (index, mut member) in members.into_iter().enumerate() {
             if let Some(reply) = member.reply.take() {
                 let _ = reply.send(Joined {
@@ -404,6 +416,24 @@ impl Batches {
             }
         }
         self.note_members(&queue, &ran.id, &ids).await;
+    }
+
+    /// Keeps a recorded batch's transcript, once for all its jobs, before
+    /// they are handed their outcomes: each job's run record points to it
+    /// (`state::meta::TranscriptField`), and a pointer never lands before
+    /// what it names. A failure to keep it costs only the transcript.
+    async fn keep_transcript(&self, queue: &str, batch: &str, transcript: &Transcript) {
+        let meta = &self.host.queues.state().meta;
+        let kept = match serde_json::to_string(transcript) {
+            Ok(text) => {
+                meta.keep_batch_transcript(queue, batch, &text, BATCH_MEMBERS_TTL)
+                    .await
+            }
+            Err(e) => Err(e.into()),
+        };
+        if let Err(e) = kept {
+            tracing::warn!(queue, batch, error = %e, "keep the batch's transcript");
+        }
     }
 
     /// Keeps the ids of a batch's jobs (a JSON array) for their pages (one

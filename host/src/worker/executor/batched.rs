@@ -24,7 +24,9 @@ impl Executor {
         let reporter = Reporter::start(job.clone());
         if let Some(stopped) = stop.current() {
             let outcome = BatchOutcome::failed(stopped).run;
-            return self.ran_in_batch(reporter, outcome, None, None).await;
+            return self
+                .ran_in_batch(reporter, outcome, None, None, false)
+                .await;
         }
         let traced = match &self.host.traces {
             Some(traces) => Some(
@@ -55,9 +57,13 @@ impl Executor {
             job.ready_at_ms(),
             traced.as_ref().map(|(_, run, _)| run.span_context()),
         );
+        let mut env = resolved.env.clone();
+        if resolved.binding.record_transcripts {
+            env.transcript = Some(Arc::default());
+        }
         let with = RunWith {
             component: loaded.component.clone(),
-            env: resolved.env.clone(),
+            env,
             handler: resolved.binding.handler.clone(),
             limits: loaded.limits.clone(),
             starts: resolved.starts.clone(),
@@ -75,7 +81,7 @@ impl Executor {
                 failure = signal.stopped(), if stopped.is_none() => {
                     if self.batches.leave(&ticket) {
                         let outcome = BatchOutcome::failed(failure).run;
-                        return self.ran_in_batch(reporter, outcome, traced, None).await;
+                        return self.ran_in_batch(reporter, outcome, traced, None, false).await;
                     }
                     // Its batch runs: the job ends stopped when it has.
                     stopped = Some(failure);
@@ -92,7 +98,9 @@ impl Executor {
                 "the job's batch ended without an outcome (the host is stopping)",
             ))
             .run;
-            return self.ran_in_batch(reporter, outcome, traced, None).await;
+            return self
+                .ran_in_batch(reporter, outcome, traced, None, false)
+                .await;
         };
         let mut outcome = share(&joined);
         if let Some(failure) = stopped {
@@ -105,19 +113,22 @@ impl Executor {
             id: joined.batch.id.clone(),
             size: joined.batch.size as u32,
         };
-        self.ran_in_batch(reporter, outcome, traced, Some(batch))
+        let recorded = joined.batch.outcome.run.transcript.is_some();
+        self.ran_in_batch(reporter, outcome, traced, Some(batch), recorded)
             .await
     }
 
     /// The end of a job's run in a batch, as [`Executor::run_guest`] ends
     /// one of its own: a summary in the log of a run that did not
-    /// complete, the reports written, the metrics.
+    /// complete, the reports written, the metrics. `recorded`: the batch
+    /// kept a transcript.
     async fn ran_in_batch<J: RunningJob>(
         &self,
         reporter: Reporter<J>,
         outcome: RunOutcome,
         traced: Option<(Arc<Traces>, RunTrace, Arc<RunSpans>)>,
         batch: Option<BatchRef>,
+        recorded: bool,
     ) -> Ran {
         if !matches!(outcome.completion, Completion::Completed(_)) {
             reporter.log(summary(&outcome));
@@ -128,41 +139,26 @@ impl Executor {
             outcome,
             traced,
             batch,
+            batch_recorded: recorded,
         }
     }
 
-    /// Whom the job's batch belongs to ([`GroupKey::owner`]): its producer
-    /// when Airlock's seal on it verifies (as a warm instance's owner,
-    /// `reuse`), no one for a job without one, the job alone otherwise.
-    /// The producer is the one the pin read, or, for a job whose fields
-    /// the run did not read (a first run of a BullMQ integer id), read
-    /// here (one `HMGET`): an API job added while its queue was bound
-    /// without `batch` has such an id and its producer written beside it.
+    /// Whom the job's batch belongs to ([`GroupKey::owner`]): its verified
+    /// producer, `-` for a job without one, as a warm instance's owner
+    /// ([`Executor::verified_owner`]); the job alone when its producer does
+    /// not verify or cannot be read. An API job added while its queue was
+    /// bound without `batch` has a BullMQ integer id, whose fields the run
+    /// did not read: its producer is read then.
     async fn batch_owner<J: RunningJob>(
         &self,
         job: &J,
         input: &airlock_core::run::JobInput,
         loaded: &Loaded,
     ) -> String {
-        let meta = &self.host.queues.state().meta;
-        let producer = if loaded.carries_state {
-            loaded.pinned.producer.clone()
-        } else {
-            match meta.producer(job.job_key()).await {
-                Ok(producer) => producer,
-                Err(e) => {
-                    tracing::debug!(error = %e, "read the job's producer; it runs in a batch of its own");
-                    return format!("j:{}", job.id());
-                }
-            }
-        };
-        if producer.name.is_none() {
-            return "-".to_string();
-        }
-        match meta.verified(&producer, job.queue(), job.id(), &input.name, &input.data) {
-            Some(name) => format!("p:{name}"),
-            None => format!("j:{}", job.id()),
-        }
+        let known = loaded.pinned.producer.clone();
+        self.verified_owner(job, input, known, loaded.carries_state)
+            .await
+            .unwrap_or_else(|| format!("j:{}", job.id()))
     }
 }
 

@@ -21,6 +21,7 @@ impl Executor {
             outcome,
             traced,
             batch,
+            batch_recorded,
         } = ran;
         let (end, reason) = match &outcome.completion {
             Completion::Completed(_) => (RunEnd::Completed, None),
@@ -67,12 +68,15 @@ impl Executor {
                 .canary
                 .is_some()
                 .then(|| loaded.pinned.digest.clone()),
+            transcript: match (&batch, &outcome.transcript) {
+                (Some(batch), _) if batch_recorded => {
+                    Some(crate::state::meta::TranscriptField::batch(&batch.id))
+                }
+                (_, Some(t)) => serde_json::to_string(t).ok(),
+                _ => None,
+            }
+            .filter(|_| job.attempts_started() <= MAX_TRANSCRIPT_RUNS),
             batch,
-            transcript: outcome
-                .transcript
-                .as_ref()
-                .filter(|_| job.attempts_started() <= MAX_TRANSCRIPT_RUNS)
-                .and_then(|t| serde_json::to_string(t).ok()),
             parked_on: match &outcome.completion {
                 Completion::Suspended { on, .. } => Some(on.id().to_string()),
                 _ => None,

@@ -174,6 +174,10 @@ struct Ran {
     traced: Option<(Arc<Traces>, RunTrace, Arc<RunSpans>)>,
     /// The batch it ran in, for a queue bound with `batch`.
     batch: Option<crate::state::runs::BatchRef>,
+    /// Its batch's run was recorded: the job's transcript is the batch's,
+    /// kept once under the batch (`Keys::batch_transcript`), and its run
+    /// record points there.
+    batch_recorded: bool,
 }
 
 impl Executor {
@@ -567,6 +571,7 @@ impl Executor {
             outcome,
             traced,
             batch: None,
+            batch_recorded: false,
         }
     }
 }

@@ -1,5 +1,6 @@
 //! Which warm instances a job may run in: only those of its own verified
-//! producer (or of jobs that carry none), never another producer's.
+//! producer (or of jobs that carry none), never another producer's; the
+//! same verified owner keeps batches apart (`batched.rs`).
 
 use super::*;
 
@@ -22,27 +23,9 @@ impl Executor {
         known: Producer,
         pinned: bool,
     ) -> Option<Reuse> {
-        let producer = if pinned {
-            known
-        } else {
-            match self.host.queues.state().meta.producer(job.job_key()).await {
-                Ok(p) => p,
-                Err(e) => {
-                    tracing::debug!(error = %e, "read the job's producer; running it in a fresh instance");
-                    return None;
-                }
-            }
-        };
-        let producer_part = match &producer.name {
-            None => "-".to_string(),
-            Some(_) => {
-                let input = job.input();
-                let meta = &self.host.queues.state().meta;
-                let name =
-                    meta.verified(&producer, job.queue(), job.id(), &input.name, &input.data)?;
-                format!("p:{name}")
-            }
-        };
+        let producer_part = self
+            .verified_owner(job, &job.input(), known, pinned)
+            .await?;
         Some(Reuse {
             owner: format!(
                 "{}\n{producer_part}\n{}",
@@ -52,5 +35,37 @@ impl Executor {
             max_idle: Duration::from_millis(warm.idle_ms),
             max_kept: resolved.binding.concurrency,
         })
+    }
+
+    /// Whom a job's run may share an instance or a batch with, by its
+    /// producer: `-` for a job that carries none, `p:<name>` for one whose
+    /// seal verifies, `None` for one whose producer does not verify or
+    /// cannot be read (it shares with no one). `known` is the producer the
+    /// pin read, when it ran (`pinned`); otherwise it is read here (one
+    /// `HMGET`).
+    pub(super) async fn verified_owner<J: RunningJob>(
+        &self,
+        job: &J,
+        input: &airlock_core::run::JobInput,
+        known: Producer,
+        pinned: bool,
+    ) -> Option<String> {
+        let meta = &self.host.queues.state().meta;
+        let producer = if pinned {
+            known
+        } else {
+            match meta.producer(job.job_key()).await {
+                Ok(p) => p,
+                Err(e) => {
+                    tracing::debug!(error = %e, "read the job's producer; it shares with no other job");
+                    return None;
+                }
+            }
+        };
+        if producer.name.is_none() {
+            return Some("-".to_string());
+        }
+        let name = meta.verified(&producer, job.queue(), job.id(), &input.name, &input.data)?;
+        Some(format!("p:{name}"))
     }
 }

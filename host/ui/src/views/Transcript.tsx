@@ -1,6 +1,8 @@
 // A job's run transcripts (a binding with `recordTranscripts`): what each
 // run received, call by call, and — for an admin — a replay of the job
-// against another uploaded version of its handler, with what differed.
+// against another uploaded version of its handler, with what differed. A
+// run in a batch shows the batch's one transcript: its calls, and each job
+// it ran with that job's end; the run's badge is this job's own end.
 import { useState } from 'preact/hooks';
 import { api } from '../api';
 import { usePoll, useAction } from '../hooks';
@@ -70,15 +72,47 @@ export function Transcript(props: { jobRef: string; handler?: string; runs?: num
         What each run received from outside its sandbox, in order. Secrets and wait tokens are never kept: they show as{' '}
         <code>[secret:NAME]</code> and <code>[wait-token:ID]</code>.
       </p>
-      {runs.map((r) => (
+      {runs.map((r) => {
+        const batch = r.transcript.batch ?? null;
+        const own = batch?.find((b) => `${b.job.queue}:${b.job.id}` === props.jobRef);
+        const end = (own ?? r.transcript).outcome.end;
+        return (
         <details key={r.run} data-testid="transcript-run" data-run={r.run} open={r.run === runs[runs.length - 1].run}>
           <summary>
-            Run {r.run}: <Badge kind={r.transcript.outcome.end === 'completed' ? 'ok' : 'parked'}>{r.transcript.outcome.end}</Badge>{' '}
+            Run {r.run}: <Badge kind={end === 'completed' ? 'ok' : 'parked'}>{end}</Badge>{' '}
             <span class="muted">
+              {batch ? `in a batch of ${plural(batch.length, 'job')}, ` : ''}
               {plural(r.transcript.calls.length, 'call')}
               {r.transcript.truncated ? ', cut at its size cap' : ''}
             </span>
           </summary>
+          {batch && (
+            <TableBox testid="transcript-batch">
+              <thead>
+                <tr>
+                  <th>Job of the batch</th>
+                  <th>End</th>
+                </tr>
+              </thead>
+              <tbody>
+                {batch.map((b) => (
+                  <tr key={b.job.id} data-testid="transcript-batch-job" data-end={b.outcome.end}>
+                    <td class="mono">
+                      {b.job.queue}:{b.job.id}
+                      {own === b ? ' (this job)' : ''}
+                    </td>
+                    <td class="mono wrap">
+                      {b.outcome.end === 'completed'
+                        ? `completed: ${clip(b.outcome.output)}`
+                        : b.outcome.end === 'failed'
+                          ? `failed (${b.outcome.kind}): ${clip(b.outcome.reason)}`
+                          : b.outcome.end}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </TableBox>
+          )}
           <TableBox testid="transcript-calls">
             <thead>
               <tr>
@@ -100,7 +134,8 @@ export function Transcript(props: { jobRef: string; handler?: string; runs?: num
             </tbody>
           </TableBox>
         </details>
-      ))}
+        );
+      })}
       {props.handler && can.administer(me) && <Replay jobRef={props.jobRef} handler={props.handler} />}
     </Card>
   );
