@@ -25,7 +25,9 @@
 //! - [`api`] is the HTTP API; [`metrics`] its Prometheus series.
 //! - [`cli`] is the `airlock` command line.
 
+pub mod access;
 pub mod api;
+pub mod audit;
 pub mod cli;
 pub mod delivery;
 pub mod error;

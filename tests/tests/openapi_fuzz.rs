@@ -241,6 +241,13 @@ async fn an_array_never_stands_in_for_an_object() {
             json!([true]),
             "body",
         ),
+        (
+            "api_tokens_create",
+            Method::POST,
+            "/v1/api-tokens",
+            json!(["team-a", "producer"]),
+            "body",
+        ),
     ];
     for (op, method, path, body, field) in &cases {
         let (status, answer) = api

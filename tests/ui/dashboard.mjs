@@ -1001,6 +1001,21 @@ try {
     assert.equal(await run.locator('[data-testid="transcript-batch-job"][data-end="failed"]').count(), 1);
     await byText(A, 'transcript-batch-job', `${refs[0]} (this job)`).waitFor();
   });
+  await step('28. the audit log lists the test\'s binds by the admin, sealed, and filters by action', async () => {
+    await show(A, 'audit', 'audit');
+    await A.locator('[data-testid="audit-entry"][data-action="queue.bind"]').first().waitFor();
+    await A.locator('[data-testid="audit-entry"][data-action="handler.deploy"]').first().waitFor();
+    assert.equal(await A.locator('[data-testid="audit-entry"][data-sealed="false"]').count(), 0);
+    await byText(A, 'audit-entry', 'ops').first().waitFor();
+    await A.fill('[data-testid="audit-action"]', 'queue.bind');
+    await A.click('[data-testid="audit-apply"]');
+    await A.waitForFunction(() => {
+      const rows = [...document.querySelectorAll('[data-testid="audit-entry"]')];
+      return rows.length > 0 && rows.every((r) => r.dataset.action === 'queue.bind');
+    });
+    assert.ok((await A.locator('[data-testid="audit-entry"]').count()) > 0);
+    assert.equal(await A.locator('[data-testid="audit-gaps"]').count(), 0);
+  });
   console.log(`# dashboard: all ${passed} steps passed`);
 } finally {
   // Let the host stop: the keyed guests spin until cancelled.

@@ -1,9 +1,11 @@
 //! Bearer-token authentication with roles.
 //!
-//! Tokens come from configuration (a JSON file or `AIRLOCK_TOKENS`), are
-//! kept only as SHA-256 digests, compared in constant time against every
-//! configured token (no early exit that would leak which one matched or how
-//! much of it), and never logged.
+//! Bootstrap tokens come from configuration (a JSON file or
+//! `AIRLOCK_TOKENS`); managed tokens are created through the API and kept,
+//! sealed, in Redis (`crate::access`). Both are kept only as SHA-256
+//! digests, compared in constant time against every token (no early exit
+//! that would leak which one matched or how much of it), and never
+//! logged.
 
 use std::path::Path;
 
@@ -17,7 +19,7 @@ use super::ApiState;
 use super::error::ApiError;
 
 /// What a token may do.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
     /// Everything: handlers, bindings, schedules, destructive actions.
@@ -33,7 +35,8 @@ pub enum Role {
 }
 
 impl Role {
-    fn parse(s: &str) -> Option<Role> {
+    /// A role from its name (`admin`, `producer`, `reader`, `cron`).
+    pub fn parse(s: &str) -> Option<Role> {
         match s {
             "admin" => Some(Role::Admin),
             "producer" => Some(Role::Producer),
@@ -133,6 +136,14 @@ impl Tokens {
         self.tokens.extend(other.tokens);
     }
 
+    /// Each configured token's name and role.
+    pub fn names(&self) -> Vec<(String, Role)> {
+        self.tokens
+            .iter()
+            .map(|t| (t.name.clone(), t.role))
+            .collect()
+    }
+
     /// Whether any token is configured.
     pub fn is_empty(&self) -> bool {
         self.tokens.is_empty()
@@ -140,7 +151,7 @@ impl Tokens {
 
     /// The caller a presented token belongs to, if any. Every configured
     /// token is compared, always.
-    fn authenticate(&self, presented: &str) -> Option<Caller> {
+    pub fn authenticate(&self, presented: &str) -> Option<Caller> {
         let digest = airlock_core::hashing::separated(&[presented.as_bytes()]);
         let mut found: Option<Caller> = None;
         for token in &self.tokens {
@@ -149,6 +160,7 @@ impl Tokens {
                 found = Some(Caller {
                     name: token.name.clone(),
                     role: token.role,
+                    from: None,
                 });
             }
         }
@@ -163,6 +175,9 @@ pub struct Caller {
     pub name: String,
     /// Its role.
     pub role: Role,
+    /// The address the request came from, as this host saw it (for the
+    /// audit log).
+    pub from: Option<String>,
 }
 
 impl Caller {
@@ -203,10 +218,19 @@ impl FromRequestParts<ApiState> for Caller {
         let token = value
             .strip_prefix("Bearer ")
             .ok_or_else(|| unauthorized("the Authorization header must be `Bearer <token>`"))?;
-        state
-            .tokens()
-            .authenticate(token.trim())
-            .ok_or_else(|| unauthorized("unknown token"))
+        let token = token.trim();
+        let bootstrap = state.tokens().authenticate(token);
+        let managed = state
+            .managed_tokens()
+            .and_then(|managed| managed.authenticate(token));
+        let mut caller = bootstrap
+            .or(managed)
+            .ok_or_else(|| unauthorized("unknown, revoked or expired token"))?;
+        caller.from = parts
+            .extensions
+            .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
+            .map(|info| info.0.ip().to_string());
+        Ok(caller)
     }
 }
 

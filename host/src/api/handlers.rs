@@ -107,6 +107,13 @@ pub async fn upload(
         Some(true) => (registry.upload_candidate(&name, body.to_vec(), query.version)).await?,
         _ => registry.deploy(&name, body.to_vec(), query.version).await?,
     };
+    let action = if query.candidate == Some(true) {
+        "handler.upload-candidate"
+    } else {
+        "handler.deploy"
+    };
+    let details = serde_json::json!({"digest": version.digest, "version": version.version});
+    state.audit(&caller, action, &name, details).await;
     Ok((StatusCode::CREATED, Json(version)))
 }
 
@@ -183,5 +190,8 @@ pub async fn delete(
 ) -> Result<StatusCode, ApiError> {
     caller.require(&[Role::Admin])?;
     state.registry().delete_handler(&name).await?;
+    state
+        .audit(&caller, "handler.delete", &name, serde_json::json!({}))
+        .await;
     Ok(StatusCode::NO_CONTENT)
 }

@@ -63,7 +63,11 @@ pub async fn drain(
     PathParams(id): PathParams<String>,
 ) -> Result<Json<HostList>, ApiError> {
     caller.require(&[Role::Admin])?;
-    set_drain(&state, &id, true).await
+    let hosts = set_drain(&state, &id, true).await?;
+    state
+        .audit(&caller, "host.drain", &id, serde_json::json!({}))
+        .await;
+    Ok(hosts)
 }
 
 /// Let a drained host take jobs again.
@@ -82,5 +86,9 @@ pub async fn resume(
     PathParams(id): PathParams<String>,
 ) -> Result<Json<HostList>, ApiError> {
     caller.require(&[Role::Admin])?;
-    set_drain(&state, &id, false).await
+    let hosts = set_drain(&state, &id, false).await?;
+    state
+        .audit(&caller, "host.resume", &id, serde_json::json!({}))
+        .await;
+    Ok(hosts)
 }

@@ -197,6 +197,9 @@ pub async fn retry(
     let job = visible_job(&state, &caller, &job_ref).await?;
     caller.require(&[Role::Producer])?;
     state.queues().retry(&job.queue, &job.id).await?;
+    state
+        .audit(&caller, "job.retry", &job_ref, serde_json::json!({}))
+        .await;
     Ok(Json(ActionResult {
         job: visible_job(&state, &caller, &job_ref).await?,
     }))
@@ -346,6 +349,8 @@ pub async fn repin(
         .await?
         .ok_or_else(|| ApiError::not_found(format!("handler `{}`", binding.handler)))?;
     state.queues().repin(&job.queue, &job.id, &digest).await?;
+    let details = serde_json::json!({"digest": digest});
+    state.audit(&caller, "job.repin", &job_ref, details).await;
     Ok(Json(ActionResult {
         job: visible_job(&state, &caller, &job_ref).await?,
     }))

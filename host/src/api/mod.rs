@@ -32,12 +32,16 @@
 //! | schedules and their on-demand runs (`…/trigger`) | [`schedules`] |
 //! | sending events and listing recent ones (`/v1/events`) | [`sent_events`] |
 //! | completing a wait token (no bearer token) | [`tokens`] |
+//! | managed API tokens: create, list, rotate, revoke | [`api_tokens`] |
+//! | the audit log of every change (`/v1/audit`) | [`audit`] |
 //! | the fleet: hosts, drain, resume | [`hosts`] |
 //! | `/v1/me`, `/v1/stats` | [`stats`] |
 //! | `/healthz`, `/readyz`, `/metrics` | [`health`] |
 //! | `/openapi.json` (built by [`openapi`], served by [`router`]) | — |
 //! | the dashboard, `/ui` | [`ui`] |
 
+pub mod api_tokens;
+pub mod audit;
 pub mod auth;
 pub mod error;
 pub mod feed;
@@ -70,6 +74,8 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use self::auth::Tokens;
+use crate::access::ManagedTokens;
+use crate::audit::Audit;
 use crate::queue::QueueService;
 use crate::registry::Registry;
 use crate::worker::HostContext;
@@ -100,20 +106,57 @@ impl Default for BodyLimits {
 pub struct ApiState {
     host: Arc<HostContext>,
     tokens: Arc<Tokens>,
+    /// The managed tokens, on a host with the fleet's key.
+    managed: Option<Arc<ManagedTokens>>,
+    /// The fleet's audit log.
+    audit: Arc<Audit>,
     limits: Arc<BodyLimits>,
     redis_health: guard::RedisHealth,
 }
 
 impl ApiState {
-    /// State over a host's context, with its tokens and limits.
-    pub fn new(host: Arc<HostContext>, tokens: Tokens, limits: BodyLimits) -> Self {
+    /// State over a host's context, with its bootstrap tokens, its managed
+    /// tokens (on a host with the fleet's key) and limits.
+    pub fn new(
+        host: Arc<HostContext>,
+        tokens: Tokens,
+        managed: Option<Arc<ManagedTokens>>,
+        limits: BodyLimits,
+    ) -> Self {
         let redis_health = guard::RedisHealth::watch(host.queues.store().clone());
+        let audit_key = host.sandbox.fleet_derived_key(crate::audit::PURPOSE);
+        let audit = Arc::new(Audit::new(host.queues.store().clone(), audit_key));
         ApiState {
             host,
             tokens: Arc::new(tokens),
+            managed,
+            audit,
             limits: Arc::new(limits),
             redis_health,
         }
+    }
+
+    /// The managed tokens (`None` on a host without the fleet's key).
+    pub fn managed_tokens(&self) -> Option<&Arc<ManagedTokens>> {
+        self.managed.as_ref()
+    }
+
+    /// The fleet's audit log.
+    pub fn audit_log(&self) -> &Audit {
+        &self.audit
+    }
+
+    /// Records in the audit log that `caller` did `action` to `target`
+    /// (after the change succeeded; `details` never holds a secret's
+    /// value).
+    pub async fn audit(
+        &self,
+        caller: &auth::Caller,
+        action: &str,
+        target: &str,
+        details: serde_json::Value,
+    ) {
+        self.audit.record(caller, action, target, details).await;
     }
 
     /// Whether Redis is reachable (probed in the background).
@@ -164,6 +207,8 @@ impl ApiState {
         (name = "flows", description = "Parent jobs with children"),
         (name = "schedules", description = "Cron and interval schedules"),
         (name = "hosts", description = "The fleet"),
+        (name = "tokens", description = "Managed API tokens: create, list, rotate, revoke"),
+        (name = "audit", description = "The audit log of every change"),
         (name = "health", description = "Health, readiness, metrics")
     )
 )]
@@ -225,6 +270,10 @@ pub fn routes(state: ApiState) -> (Router, utoipa::openapi::OpenApi) {
         .routes(routes!(secrets::put, secrets::delete))
         .routes(routes!(sent_events::send, sent_events::recent))
         .routes(routes!(tokens::complete))
+        .routes(routes!(api_tokens::create, api_tokens::list))
+        .routes(routes!(api_tokens::revoke))
+        .routes(routes!(api_tokens::rotate))
+        .routes(routes!(audit::list))
         .routes(routes!(hosts::list))
         .routes(routes!(stats::me))
         .routes(routes!(stats::stats))

@@ -157,6 +157,8 @@ pub async fn bind(
             binding.rate_limit.map(|r| (r.max, r.duration_ms)),
         )
         .await?;
+    let details = serde_json::json!({"handler": binding.handler});
+    state.audit(&caller, "queue.bind", &queue, details).await;
     Ok(Json(view(&state, &caller, binding).await?))
 }
 
@@ -218,6 +220,9 @@ pub async fn unbind(
 ) -> Result<StatusCode, ApiError> {
     caller.require(&[Role::Admin])?;
     state.registry().unbind(&queue).await?;
+    state
+        .audit(&caller, "queue.unbind", &queue, serde_json::json!({}))
+        .await;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -239,6 +244,9 @@ pub async fn pause(
     caller.require(&[Role::Admin])?;
     let binding = bound(&state, &queue).await?;
     state.queues().pause(&queue).await?;
+    state
+        .audit(&caller, "queue.pause", &queue, serde_json::json!({}))
+        .await;
     Ok(Json(view(&state, &caller, binding).await?))
 }
 
@@ -260,6 +268,9 @@ pub async fn resume(
     caller.require(&[Role::Admin])?;
     let binding = bound(&state, &queue).await?;
     state.queues().resume(&queue).await?;
+    state
+        .audit(&caller, "queue.resume", &queue, serde_json::json!({}))
+        .await;
     Ok(Json(view(&state, &caller, binding).await?))
 }
 
@@ -284,6 +295,8 @@ pub async fn drain(
     let binding = bound(&state, &queue).await?;
     confirm(&queue, &req.confirm)?;
     state.queues().drain(&queue, req.delayed).await?;
+    let details = serde_json::json!({"delayed": req.delayed});
+    state.audit(&caller, "queue.drain", &queue, details).await;
     Ok(Json(view(&state, &caller, binding).await?))
 }
 
@@ -319,6 +332,9 @@ pub async fn clean(
         .queues()
         .clean(&queue, req.state.into(), grace_ms, limit)
         .await?;
+    let details =
+        serde_json::json!({"graceMs": grace_ms, "limit": limit, "removed": removed.len()});
+    state.audit(&caller, "queue.clean", &queue, details).await;
     Ok(Json(Cleaned { removed }))
 }
 
@@ -357,6 +373,11 @@ pub async fn retry_failed(
         .queues()
         .retry_failed(&queue, kind.map(|k| k.as_str()), limit as usize)
         .await?;
+    let details =
+        serde_json::json!({"failureKind": kind.map(|k| k.as_str()), "retried": retried.len()});
+    state
+        .audit(&caller, "queue.retry-failed", &queue, details)
+        .await;
     Ok(Json(Retried { retried }))
 }
 
@@ -382,6 +403,10 @@ pub async fn obliterate(
     bound(&state, &queue).await?;
     confirm(&queue, &req.confirm)?;
     state.queues().obliterate(&queue, req.force).await?;
+    let details = serde_json::json!({"force": req.force});
+    state
+        .audit(&caller, "queue.obliterate", &queue, details)
+        .await;
     match state.registry().unbind(&queue).await {
         Ok(()) | Err(RegistryError::NotFound(_)) => Ok(StatusCode::NO_CONTENT),
         Err(e) => Err(e.into()),

@@ -239,6 +239,14 @@ pub async fn migrate(
         state.queues().repin(&job.queue, &job.id, &to.to).await?;
         out.migrated.push(job_ref);
     }
+    if !to.dry_run {
+        let details = serde_json::json!({
+            "to": to.to,
+            "migrated": out.migrated.len(),
+            "refused": out.refused.len(),
+        });
+        state.audit(&caller, "queue.migrate", &queue, details).await;
+    }
     Ok(Json(out))
 }
 

@@ -64,6 +64,8 @@ pub async fn put(
     let mut spec = spec;
     spec.opts = spec.opts.with_defaults(&binding.default_job_options);
     let view = state.queues().upsert_schedule(&queue, &id, &spec).await?;
+    let details = serde_json::json!({"schedule": id, "pattern": spec.pattern, "every": spec.every});
+    state.audit(&caller, "schedule.set", &queue, details).await;
     Ok(Json(view))
 }
 
@@ -137,6 +139,10 @@ pub async fn delete(
             "schedule `{id}` of queue `{queue}`"
         )));
     }
+    let details = serde_json::json!({"schedule": id});
+    state
+        .audit(&caller, "schedule.delete", &queue, details)
+        .await;
     Ok(StatusCode::NO_CONTENT)
 }
 

@@ -60,12 +60,19 @@ pub async fn put(
     caller.require(&[Role::Admin])?;
     bound(&state, &queue).await?;
     let key = key(&state)?;
-    Ok(Json(
-        state
-            .registry()
-            .set_secret(key, &queue, &name, &spec)
-            .await?,
-    ))
+    let view = state
+        .registry()
+        .set_secret(key, &queue, &name, &spec)
+        .await?;
+    // The secret's name and rules; never its value.
+    let details = serde_json::json!({
+        "name": name,
+        "allow": view.allow,
+        "reveal": spec.reveal,
+        "inBody": spec.in_body,
+    });
+    state.audit(&caller, "secret.set", &queue, details).await;
+    Ok(Json(view))
 }
 
 /// A queue's secrets: names, destinations, flags, update times — never a
@@ -121,5 +128,7 @@ pub async fn delete(
     if !state.registry().delete_secret(&queue, &name).await? {
         return Err(ApiError::not_found(format!("secret `{name}`")));
     }
+    let details = serde_json::json!({"name": name});
+    state.audit(&caller, "secret.delete", &queue, details).await;
     Ok(StatusCode::NO_CONTENT)
 }

@@ -72,6 +72,8 @@ pub async fn set_canary(
     let binding = (state.registry())
         .set_canary(&queue, &request.digest, request.percent)
         .await?;
+    let details = serde_json::json!({"digest": request.digest, "percent": request.percent});
+    state.audit(&caller, "queue.canary", &queue, details).await;
     Ok(Json(binding))
 }
 
@@ -102,9 +104,10 @@ pub async fn promote(
 ) -> Result<Json<Promotion>, ApiError> {
     caller.require(&[Role::Admin])?;
     bound(&state, &queue).await?;
-    Ok(Json(
-        state.registry().promote(&queue, reach.all_queues).await?,
-    ))
+    let promotion = state.registry().promote(&queue, reach.all_queues).await?;
+    let details = serde_json::to_value(&promotion).unwrap_or_default();
+    state.audit(&caller, "queue.promote", &queue, details).await;
+    Ok(Json(promotion))
 }
 
 /// Undo the last change to what a queue's new jobs run (admin): its
@@ -138,7 +141,10 @@ pub async fn rollback(
 ) -> Result<Json<Rollback>, ApiError> {
     caller.require(&[Role::Admin])?;
     bound(&state, &queue).await?;
-    Ok(Json(
-        state.registry().rollback(&queue, reach.queue_only).await?,
-    ))
+    let rollback = state.registry().rollback(&queue, reach.queue_only).await?;
+    let details = serde_json::to_value(&rollback).unwrap_or_default();
+    state
+        .audit(&caller, "queue.rollback", &queue, details)
+        .await;
+    Ok(Json(rollback))
 }

@@ -79,6 +79,13 @@ pub enum Command {
     /// A queue's secrets: set (value from standard input), list, delete.
     #[command(subcommand)]
     Secret(remote::SecretCommand),
+    /// Managed API tokens: create (the secret is printed once), list,
+    /// revoke, rotate.
+    #[command(subcommand)]
+    Token(remote::TokenCommand),
+    /// The audit log: every change made through the API, who made it,
+    /// when and from where (`--who`, `--action`, `--target`, `--since`).
+    Audit(remote::AuditArgs),
     /// Send an event to the queues subscribed to it.
     Emit(remote::EmitArgs),
     /// Add a flow (a parent job and its children) from a JSON file.
@@ -119,6 +126,8 @@ pub async fn execute(cli: Cli) -> anyhow::Result<i32> {
         Command::Cancel(args) => remote::cancel(conn, json, args).await,
         Command::Schedule(cmd) => remote::schedule(conn, json, cmd).await,
         Command::Secret(cmd) => remote::secret(conn, json, cmd).await,
+        Command::Token(cmd) => remote::token(conn, json, cmd).await,
+        Command::Audit(args) => remote::audit(conn, json, args).await,
         Command::Emit(args) => remote::emit(conn, json, args).await,
         Command::Flow(args) => remote::flow(conn, json, args).await,
         Command::Hosts => remote::hosts(conn, json, None).await,

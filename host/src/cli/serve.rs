@@ -353,13 +353,26 @@ pub async fn execute(args: ServeArgs) -> anyhow::Result<i32> {
             let listener = tokio::net::TcpListener::bind(addr).await?;
             let bound = listener.local_addr()?;
             api_address = Some(format!("http://{bound}"));
-            let router = crate::api::router(ApiState::new(host.clone(), tokens, limits));
+            let managed = match host.sandbox.fleet_derived_key(crate::access::PURPOSE) {
+                Some(key) => Some(
+                    crate::access::ManagedTokens::start(host.queues.store().clone(), key).await,
+                ),
+                None => {
+                    tracing::info!(
+                        "no fleet key: managed API tokens are neither taken nor created here (--tokens only)"
+                    );
+                    None
+                }
+            };
+            let state = ApiState::new(host.clone(), tokens, managed, limits);
+            let router = crate::api::router(state);
             let mut stop = shutdown_rx.clone();
             tracing::info!(%bound, "HTTP API listening");
             // Printed on stdout so scripts and tests can find an ephemeral port.
             println!("listening on http://{bound}");
             Some(tokio::spawn(async move {
-                axum::serve(listener, router)
+                let service = router.into_make_service_with_connect_info::<std::net::SocketAddr>();
+                axum::serve(listener, service)
                     .with_graceful_shutdown(async move {
                         let _ = stop.wait_for(|s| *s).await;
                     })

@@ -51,6 +51,8 @@ pub enum Kind {
     Binding,
     /// A handler's current digest.
     Handler,
+    /// A managed API token's record (`crate::access`).
+    ApiToken,
 }
 
 impl Kind {
@@ -58,6 +60,7 @@ impl Kind {
         match self {
             Kind::Binding => "binding",
             Kind::Handler => "handler",
+            Kind::ApiToken => "api-token",
         }
     }
 }

@@ -74,6 +74,27 @@ impl Keys {
         self.registry(&format!("component:{digest}:info"))
     }
 
+    /// Managed API tokens' sealed records, by name (see `access`).
+    pub fn api_tokens(&self) -> String {
+        self.registry("api-tokens")
+    }
+
+    /// When an API host last saw each managed token used, by name (see
+    /// `access`).
+    pub fn api_token_uses(&self) -> String {
+        self.registry("api-token-uses")
+    }
+
+    /// The audit log, a stream (see `audit`).
+    pub fn audit(&self) -> String {
+        self.registry("audit")
+    }
+
+    /// The audit log's last entry number (see `audit`).
+    pub fn audit_seq(&self) -> String {
+        self.registry("audit-seq")
+    }
+
     /// Queue bindings.
     pub fn bindings(&self) -> String {
         self.registry("bindings")
@@ -403,6 +424,10 @@ mod tests {
             ("handler_versions", k.handler_versions("NAME")),
             ("component", k.component("DIGEST")),
             ("component_info", k.component_info("DIGEST")),
+            ("api_tokens", k.api_tokens()),
+            ("api_token_uses", k.api_token_uses()),
+            ("audit", k.audit()),
+            ("audit_seq", k.audit_seq()),
             ("bindings", k.bindings()),
             ("binding_seals", k.binding_seals()),
             ("generation", k.generation()),

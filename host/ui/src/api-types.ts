@@ -64,6 +64,96 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/api-tokens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The fleet's tokens (admin): names, roles, times, last use — never a
+         *     secret. Configured tokens are listed on a host without the fleet key
+         *     too.
+         */
+        get: operations["api_tokens_list"];
+        put?: never;
+        /**
+         * Create a managed token (admin). The answer holds its secret, shown this
+         *     once; every API host of the fleet takes it within about a second.
+         */
+        post: operations["api_tokens_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/api-tokens/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke a managed token (admin): it stops working on every API host
+         *     within about a second. Its record stays, marked revoked.
+         */
+        delete: operations["api_tokens_revoke"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/api-tokens/{name}/rotate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Give a managed token a new secret (admin): the old secret stops working
+         *     on every API host within about a second; the answer holds the new one,
+         *     shown this once.
+         */
+        post: operations["api_tokens_rotate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/audit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The audit log (admin): every change made through the API — who (the
+         *     token's name and role), what, to what, when, from where — newest first.
+         *     Filters apply to the newest 10,000 entries of the time range. An entry
+         *     whose seal does not verify (written or altered by hand, or read on a
+         *     host without the fleet key) says `sealed: false`; `gaps` names entry
+         *     numbers missing among those read (entries removed by hand).
+         */
+        get: operations["audit_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/events": {
         parameters: {
             query?: never;
@@ -1118,6 +1208,56 @@ export interface components {
             /** @description The error, as the guest saw it. */
             error: components["schemas"]["RecordedError"];
         };
+        /** @description One change. */
+        AuditEntry: {
+            /**
+             * Format: int64
+             * @description Its number: consecutive across the fleet.
+             */
+            seq: number;
+            /**
+             * Format: int64
+             * @description When, ms since the epoch (the writing host's clock).
+             */
+            at: number;
+            /** @description The token's name. */
+            who: string;
+            /** @description Its role. */
+            role: components["schemas"]["Role"];
+            /** @description What was done, e.g. `queue.bind`, `handler.deploy`, `secret.set`. */
+            action: string;
+            /**
+             * @description What it was done to: a queue, a handler, a token, a host, a job
+             *     (`<queue>:<id>`).
+             */
+            target: string;
+            /** @description The caller's address, as the host saw it (a proxy's, behind one). */
+            from?: string | null;
+            /** @description What the change was, in brief (never a secret's value). */
+            details: Record<string, never>;
+        };
+        /** @description A run of missing numbers: entries removed from the middle of the log. */
+        AuditGap: {
+            /**
+             * Format: int64
+             * @description The first missing number.
+             */
+            fromSeq: number;
+            /**
+             * Format: int64
+             * @description The last missing number.
+             */
+            toSeq: number;
+        };
+        /** @description A listing. */
+        AuditListing: {
+            /** @description The entries that match, newest first. */
+            entries: components["schemas"]["ListedEntry"][];
+            /** @description Numbers missing among the entries read (whether they match or not). */
+            gaps: components["schemas"]["AuditGap"][];
+            /** @description Entries whose text is not an entry at all (written by hand). */
+            unreadable: number;
+        };
         /** @description How a failed attempt is spaced from the next one. */
         Backoff: {
             /**
@@ -2154,6 +2294,14 @@ export interface components {
          * @enum {string}
          */
         HostState: "running" | "draining" | "drained";
+        /** @description A token just created or rotated, with its secret: shown this once. */
+        IssuedToken: components["schemas"]["TokenView"] & {
+            /**
+             * @description Its secret (`alt_` and 64 hex digits), for `Authorization: Bearer`.
+             *     Not shown again: Airlock keeps its digest only.
+             */
+            token: string;
+        };
         /** @description A job with its log. */
         JobDetails: components["schemas"]["JobSnapshot"] & {
             /** @description Its log lines (first 1000). */
@@ -2583,6 +2731,14 @@ export interface components {
          * @enum {string}
          */
         ListState: "waiting" | "prioritized" | "delayed" | "waiting-children" | "active" | "completed" | "failed";
+        /** @description An entry as listed. */
+        ListedEntry: components["schemas"]["AuditEntry"] & {
+            /**
+             * @description Whether its seal verifies under the fleet key (`false` for an
+             *     entry written or altered by hand, or on a host without the key).
+             */
+            sealed: boolean;
+        };
         /** @description The calling token. */
         Me: {
             /** @description Its name (the producer recorded on the jobs it enqueues). */
@@ -2627,6 +2783,23 @@ export interface components {
             runs: {
                 [key: string]: number;
             };
+        };
+        /** @description A token to create. */
+        NewToken: {
+            /**
+             * @description Its name (1–128 of `A-Za-z0-9._-`): the caller's name in the API,
+             *     and the producer of the jobs it enqueues. A live token of the name
+             *     (managed or configured) is refused (409).
+             */
+            name: string;
+            /** @description What it may do: `admin`, `producer`, `reader` or `cron`. */
+            role: components["schemas"]["Role"];
+            /**
+             * Format: int64
+             * @description Seconds until it stops working (1 to ten years); without it, it
+             *     works until revoked.
+             */
+            expiresInSeconds?: number | null;
         };
         /** @description Remove the queue and every job in it. */
         ObliterateRequest: {
@@ -3049,6 +3222,11 @@ export interface components {
              */
             limit?: number | null;
         };
+        /**
+         * @description What a token may do.
+         * @enum {string}
+         */
+        Role: "admin" | "producer" | "reader" | "cron";
         /** @description What a rollback did. */
         Rollback: {
             /** @description The queue's handler. */
@@ -3505,6 +3683,50 @@ export interface components {
             /** @description Always true: the wait has this result, and its job runs again. */
             completed: boolean;
         };
+        /** @description The tokens. */
+        TokenList: {
+            /**
+             * @description Configured ones first, then managed ones by name (revoked ones
+             *     too).
+             */
+            tokens: components["schemas"]["TokenView"][];
+        };
+        /** @description A token as listed: never its secret. */
+        TokenView: {
+            /** @description Its name. */
+            name: string;
+            /** @description What it may do. */
+            role: components["schemas"]["Role"];
+            /**
+             * @description `managed` (created through the API) or `configured` (`--tokens`,
+             *     `--tokens-file`: no times).
+             */
+            source: string;
+            /**
+             * Format: int64
+             * @description When it was created or last rotated, ms since the epoch.
+             */
+            createdAt?: number | null;
+            /** @description The token that created or last rotated it. */
+            createdBy?: string | null;
+            /**
+             * Format: int64
+             * @description When it stops working.
+             */
+            expiresAt?: number | null;
+            /**
+             * Format: int64
+             * @description When an API host last saw it used (written every 10 s).
+             */
+            lastUsedAt?: number | null;
+            /**
+             * Format: int64
+             * @description When it was revoked: it works no more.
+             */
+            revokedAt?: number | null;
+            /** @description The token that revoked it. */
+            revokedBy?: string | null;
+        };
         /** @description One run's transcript. */
         Transcript: {
             /** @description The job as the run received it. */
@@ -3862,6 +4084,348 @@ export interface operations {
                 };
             };
             /** @description Redis unreachable: code `unavailable`, the message `redis unreachable: ` and the last probe's error */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    api_tokens_list: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenList"];
+                };
+            };
+            /** @description Missing or unknown token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The token's role may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Redis is unreachable, or failed while the request ran (the message says whether anything changed) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    api_tokens_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NewToken"];
+            };
+        };
+        responses: {
+            /** @description Created, with its secret */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IssuedToken"];
+                };
+            };
+            /** @description Invalid request (the error names the field) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing or unknown token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The token's role may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A live token has the name */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No fleet key on this host, or Redis unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    api_tokens_revoke: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Token name */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenView"];
+                };
+            };
+            /** @description Invalid request (the error names the field) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing or unknown token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The token's role may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No live managed token has the name */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No fleet key on this host, or Redis unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    api_tokens_rotate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Token name */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Rotated, with its new secret */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IssuedToken"];
+                };
+            };
+            /** @description Invalid request (the error names the field) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing or unknown token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The token's role may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No live managed token has the name */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No fleet key on this host, or Redis unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    audit_list: {
+        parameters: {
+            query?: {
+                /** @description Only this token's changes (its name). */
+                who?: string;
+                /** @description Only actions starting with this (`queue.`, `secret.set`). */
+                action?: string;
+                /** @description Only changes to this queue, handler, token, host or job. */
+                target?: string;
+                /**
+                 * @description Not before this time, ms since the epoch (by Redis's clock, which
+                 *     stamped the entry's stream id). After `until`: nothing matches.
+                 */
+                since?: number;
+                /** @description Not after this time, ms since the epoch (Redis's clock). */
+                until?: number;
+                /** @description At most this many entries (default 100, at most 1,000). */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditListing"];
+                };
+            };
+            /** @description Invalid query (the error names the parameter) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing or unknown token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The token's role may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Redis is unreachable, or failed while the request ran (the message says whether anything changed) */
             503: {
                 headers: {
                     [name: string]: unknown;

@@ -5,6 +5,7 @@ import type {
   Me, HostList, Stats, QueueList, QueueView, QueueKeys, JobPage, SearchResult, JobDetails, Timeline,
   HandlerList, HandlerDetails, ScheduleList, SecretList, RecentEvents, Triggered, ListState,
   ActionResult, CancelAccepted, CancelBody, Cleaned, Retried, Transcripts, ReplayReport, Promotion, Rollback,
+  AuditListing,
 } from './types';
 
 const TOKEN_KEY = 'airlock.token';
@@ -114,6 +115,8 @@ export const api = {
   meWith: (t: string) => request<Me>('GET', '/v1/me', undefined, t),
   me: () => request<Me>('GET', '/v1/me'),
   hosts: () => request<HostList>('GET', '/v1/hosts'),
+  audit: (filter: { who?: string; action?: string; target?: string }) =>
+    request<AuditListing>('GET', `/v1/audit${query({ ...filter, limit: 200 })}`),
   drainHost: (id: string) => request<HostList>('POST', `/v1/hosts/${enc(id)}/drain`),
   resumeHost: (id: string) => request<HostList>('POST', `/v1/hosts/${enc(id)}/resume`),
   stats: (minutes: number, scope: { queue?: string; handler?: string } = {}) =>

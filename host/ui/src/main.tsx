@@ -15,6 +15,7 @@ import { Handlers, Handler } from './views/Handlers';
 import { Schedules } from './views/Schedules';
 import { Events } from './views/Events';
 import { Search } from './views/Search';
+import { Audit } from './views/Audit';
 
 interface NavItem {
   key: string;
@@ -30,6 +31,7 @@ const NAV: NavItem[] = [
   { key: 'schedules', label: 'Schedules', allowed: (me) => me.role !== 'producer' },
   { key: 'events', label: 'Events', allowed: (me) => me.role !== 'cron' },
   { key: 'search', label: 'Search', allowed: (me) => me.role !== 'cron' },
+  { key: 'audit', label: 'Audit', allowed: can.administer },
 ];
 
 function landing(me: Me): string {
@@ -180,6 +182,8 @@ function Page(props: { route: Route }) {
       return <Events />;
     case 'search':
       return <Search route={props.route} />;
+    case 'audit':
+      return <Audit route={props.route} />;
     default:
       return null;
   }

@@ -6,6 +6,8 @@ import type { components } from './api-types';
 type Schemas = components['schemas'];
 
 export type Me = Schemas['Me'];
+export type AuditListing = Schemas['AuditListing'];
+export type AuditEntry = Schemas['ListedEntry'];
 
 export type HostState = Schemas['HostState'];
 export type HostInfo = Schemas['HostInfo'];

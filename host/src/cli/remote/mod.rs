@@ -2,6 +2,7 @@
 //!
 //! Human output by default; `--json` prints the API's JSON for scripts.
 
+mod audit;
 mod cancel;
 mod deploy;
 mod emit;
@@ -14,9 +15,11 @@ mod queue;
 mod retry;
 mod schedule;
 mod secrets;
+mod tokens;
 
 use serde_json::Value;
 
+pub use self::audit::{AuditArgs, audit};
 pub use self::cancel::{CancelArgs, cancel};
 pub use self::deploy::{DeployArgs, deploy};
 pub use self::emit::{EmitArgs, emit};
@@ -29,6 +32,7 @@ pub use self::queue::{QueueCommand, queue};
 pub use self::retry::retry;
 pub use self::schedule::{ScheduleCommand, schedule};
 pub use self::secrets::{SecretCommand, secret};
+pub use self::tokens::{TokenCommand, token};
 
 /// Prints `value` as JSON for `--json`, else through `human`.
 pub(super) fn print(json_output: bool, value: &Value, human: impl FnOnce(&Value)) {
