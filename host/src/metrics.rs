@@ -95,6 +95,12 @@ pub struct Metrics {
     /// Registry entries this host refused (seal missing, forged or
     /// replayed; see `registry::seal`), refreshed when scraped.
     pub registry_refused: Gauge,
+    /// Managed API token records this host refused (seal missing, forged
+    /// or replayed; see `access`), refreshed when scraped.
+    pub api_tokens_refused: Gauge,
+    /// Audit entries this host failed to write (see `audit`), refreshed
+    /// when scraped.
+    pub audit_write_failures: Gauge,
 }
 
 impl Default for Metrics {
@@ -126,6 +132,8 @@ impl Metrics {
         let compilations = Gauge::default();
         let artifacts_refused = Gauge::default();
         let registry_refused = Gauge::default();
+        let api_tokens_refused = Gauge::default();
+        let audit_write_failures = Gauge::default();
         registry.register("jobs", "Job runs by queue and outcome", jobs.clone());
         registry.register(
             "job_failures",
@@ -179,6 +187,16 @@ impl Metrics {
             "Registry entries (bindings, handler versions) this host refused since it started: no seal, a forged one, or an older version than one it verified",
             registry_refused.clone(),
         );
+        registry.register(
+            "api_tokens_refused",
+            "Managed API token records this host refused since it started: no seal, a forged one, or an older version than one it verified",
+            api_tokens_refused.clone(),
+        );
+        registry.register(
+            "audit_write_failures",
+            "Audit entries this host failed to write since it started (the changes they record were made)",
+            audit_write_failures.clone(),
+        );
         Metrics {
             registry: Mutex::new(registry),
             jobs,
@@ -194,6 +212,8 @@ impl Metrics {
             compilations,
             artifacts_refused,
             registry_refused,
+            api_tokens_refused,
+            audit_write_failures,
         }
     }
 

@@ -316,6 +316,17 @@ async fn tokens_written_into_redis_by_hand_are_refused_and_logged() {
             "the refusal is logged: {log}"
         );
     }
+    // And counted: the minted record and the widened one.
+    let (status, metrics) = api.get("/metrics", tokens::READER).await;
+    assert_eq!(status, StatusCode::OK);
+    let refused: u64 = metrics
+        .as_str()
+        .unwrap()
+        .lines()
+        .find_map(|l| l.strip_prefix("airlock_api_tokens_refused "))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no airlock_api_tokens_refused in {metrics}"));
+    assert_eq!(refused, 2, "{metrics}");
 
     // Revoked, then its earlier record put back: still refused.
     let (status, _) = api

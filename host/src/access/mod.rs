@@ -23,18 +23,19 @@
 //! seals: a record without one, with a forged or altered one (a role
 //! widened, an expiry moved, a revocation undone), or of an older version
 //! than one the host has seen (a revoked token's earlier record put back)
-//! is refused, logged and counted, and the host goes on with the last
+//! is refused, logged and counted (`airlock_api_tokens_refused` on
+//! `/metrics`), and the host goes on with the last
 //! version it verified. As for registry entries, a host started after the
 //! revocation never saw the newer version, so it would take an earlier
 //! record put back in its place: expiries bound what that can revive. A
 //! writer can delete a record, which takes the token away (as it can
-//! delete jobs). A host without the fleet's key (`--secrets-key`) takes no
+//! delete jobs). A host without the fleet's key (`--artifact-key-file`) takes no
 //! managed token at all and refuses to create them.
 //!
 //! ## How fast a change is seen
 //! Each API host reads the hash every [`REFRESH`] (one `HGETALL`, off any
 //! request's path), so a token created, rotated or revoked on one host is
-//! taken or refused by every other within about half a second. An expiry
+//! taken or refused by every other within about a quarter of a second. An expiry
 //! is checked on every request.
 
 mod record;
@@ -56,7 +57,7 @@ pub use self::record::{ManagedToken, Stored};
 /// What the derived key is for.
 pub const PURPOSE: &str = "api-tokens";
 /// How often an API host reads the managed tokens.
-pub const REFRESH: Duration = Duration::from_millis(500);
+pub const REFRESH: Duration = Duration::from_millis(250);
 /// How often an API host writes when it last saw each token used.
 pub const USES_EVERY: Duration = Duration::from_secs(10);
 
@@ -297,7 +298,7 @@ impl ManagedTokens {
     /// Seals and writes `token`'s record, as a version past `stored`.
     async fn write(&self, token: &ManagedToken, stored: u64) -> Result<(), AccessError> {
         let entry = token.encode();
-        let version = now_ms().max(stored + 1);
+        let version = now_ms().max(stored.saturating_add(1));
         let seal = self
             .seals
             .seal(Kind::ApiToken, &token.name, version, &entry);

@@ -105,7 +105,7 @@ fn managed(state: &ApiState) -> Result<&ManagedTokens, ApiError> {
         ApiError::new(
             StatusCode::SERVICE_UNAVAILABLE,
             "api_tokens_unavailable",
-            "this host has no fleet key (--secrets-key-file / AIRLOCK_SECRETS_KEY), so it can neither seal nor take managed tokens",
+            "this host has no fleet key (--artifact-key-file / AIRLOCK_ARTIFACT_KEY), so it can neither seal nor take managed tokens",
         )
     })
 }

@@ -89,6 +89,12 @@ pub async fn metrics(
     metrics
         .registry_refused
         .set(state.registry().entries_refused() as i64);
+    if let Some(managed) = state.managed_tokens() {
+        metrics.api_tokens_refused.set(managed.refused() as i64);
+    }
+    metrics
+        .audit_write_failures
+        .set(state.audit_log().failed() as i64);
     Ok((
         [(
             axum::http::header::CONTENT_TYPE,

@@ -27,8 +27,8 @@
 //! ## Crash window
 //! An entry is written after its change succeeded: a host that dies
 //! between the two loses the entry, and the change stands. A failed write
-//! is logged and counted ([`Audit::failed`]); it never fails or undoes the
-//! change.
+//! is logged and counted ([`Audit::failed`], `airlock_audit_write_failures`
+//! on `/metrics`); it never fails or undoes the change.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;

@@ -158,7 +158,9 @@ impl Registry {
         text: &str,
     ) -> Option<String> {
         let v = self.verified.as_ref()?;
-        let version = (seal::Verified::version_of(previous) + 1).max(now_ms());
+        let version = seal::Verified::version_of(previous)
+            .saturating_add(1)
+            .max(now_ms());
         Some(v.seal(kind, name, version, text))
     }
 
