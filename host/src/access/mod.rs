@@ -258,10 +258,7 @@ impl ManagedTokens {
         name: &str,
         by: &str,
     ) -> Result<(ManagedToken, String), AccessError> {
-        let (current, version) = self.current(name).await?;
-        let mut token = current
-            .filter(|t| t.revoked_at.is_none())
-            .ok_or_else(|| AccessError::NotFound(name.to_string()))?;
+        let (mut token, version) = self.live(name).await?;
         let secret = record::new_secret();
         token.rotate(&secret, by);
         self.write(&token, version).await?;
@@ -270,14 +267,21 @@ impl ManagedTokens {
 
     /// Revokes live token `name`: its record stays, marked revoked.
     pub async fn revoke(&self, name: &str, by: &str) -> Result<ManagedToken, AccessError> {
-        let (current, version) = self.current(name).await?;
-        let mut token = current
-            .filter(|t| t.revoked_at.is_none())
-            .ok_or_else(|| AccessError::NotFound(name.to_string()))?;
+        let (mut token, version) = self.live(name).await?;
         token.revoked_at = Some(now_ms());
         token.revoked_by = Some(by.to_string());
         self.write(&token, version).await?;
         Ok(token)
+    }
+
+    /// The verified record of live (not revoked) token `name`, and the
+    /// stored seal's version; `NotFound` when there is none.
+    async fn live(&self, name: &str) -> Result<(ManagedToken, u64), AccessError> {
+        let (current, version) = self.current(name).await?;
+        let token = current
+            .filter(|t| t.revoked_at.is_none())
+            .ok_or_else(|| AccessError::NotFound(name.to_string()))?;
+        Ok((token, version))
     }
 
     /// The verified record of `name`, and the version the stored seal

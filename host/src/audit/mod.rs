@@ -150,19 +150,24 @@ impl Audit {
         }
     }
 
-    fn seal(&self, text: &str) -> Option<String> {
+    /// The HMAC over an entry's text, on a host with the key.
+    fn tag(&self, text: &str) -> Option<airlock_core::hashing::Hmac> {
         let key = self.key.as_ref()?;
-        let tag = airlock_core::hashing::hmac(key, &[PURPOSE.as_bytes(), text.as_bytes()]);
-        Some(hex::encode(tag.finalize().into_bytes()))
+        Some(airlock_core::hashing::hmac(
+            key,
+            &[PURPOSE.as_bytes(), text.as_bytes()],
+        ))
+    }
+
+    fn seal(&self, text: &str) -> Option<String> {
+        Some(hex::encode(self.tag(text)?.finalize().into_bytes()))
     }
 
     fn verifies(&self, text: &str, seal: &str) -> bool {
-        let (Some(key), Ok(tag)) = (self.key.as_ref(), hex::decode(seal)) else {
-            return false;
-        };
-        airlock_core::hashing::hmac(key, &[PURPOSE.as_bytes(), text.as_bytes()])
-            .verify_slice(&tag)
-            .is_ok()
+        match (self.tag(text), hex::decode(seal)) {
+            (Some(tag), Ok(seal)) => tag.verify_slice(&seal).is_ok(),
+            _ => false,
+        }
     }
 
     /// Records that `caller` did `action` to `target` (`details`: what,
