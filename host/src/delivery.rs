@@ -16,6 +16,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::access::Scope;
 use crate::error::{FieldError, QueueError};
 use crate::names;
 use crate::queue::{Deduplication, NewJob, QueueService};
@@ -100,7 +101,9 @@ async fn note(queues: &QueueService, event_id: &str, effect: Effect, refs: &[Str
 
 /// Delivers `event` to its subscribed queues, and cancels the started jobs
 /// it matches through their bindings' `cancelOn` rules — only those
-/// `producer` enqueued, when the event comes from a producer token.
+/// `producer` enqueued, when the event comes from a producer token. A
+/// scoped token's event reaches the queues of its `scope` alone: it starts
+/// and cancels no job elsewhere.
 /// `lease_ms` is a key-slot reservation's lease (the worker lock duration);
 /// the jobs it creates carry `trace` (`crate::traces`).
 pub async fn deliver(
@@ -108,6 +111,7 @@ pub async fn deliver(
     registry: &Registry,
     event: &Event,
     producer: Option<&str>,
+    scope: Option<&Scope>,
     lease_ms: u64,
     trace: Option<String>,
 ) -> Result<Delivery, DeliveryError> {
@@ -137,7 +141,8 @@ pub async fn deliver(
     let mut jobs = Vec::new();
     let mut cancelled = Vec::new();
     let mut all_duplicates = true;
-    let bindings = registry.bindings().await?;
+    let mut bindings = registry.bindings().await?;
+    bindings.retain(|b| scope.is_none_or(|s| s.has_queue(&b.queue)));
     for binding in &bindings {
         for rule in binding.cancel_on.iter().filter(|r| r.event == event.name) {
             let Some(value) = rule.event_path().get(&event.data) else {

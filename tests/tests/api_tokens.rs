@@ -254,6 +254,36 @@ async fn a_managed_token_follows_its_changes_on_every_host() {
     );
     cli(&["token", "revoke", "ci"]);
     assert_eq!(me(&api.url, &cli_secret).await.0, StatusCode::UNAUTHORIZED);
+
+    // A scoped one: `--queue` and `--handler`, each repeatable.
+    let printed = cli(&[
+        "token",
+        "create",
+        "ci-team",
+        "--role",
+        "deployer",
+        "--queue",
+        "team-a*",
+        "--queue",
+        "shared",
+        "--handler",
+        "team-a*",
+    ]);
+    assert!(
+        printed.contains("(deployer, queues team-a*,shared handlers team-a*)"),
+        "{printed}"
+    );
+    let scoped = printed.lines().find(|l| l.starts_with("alt_")).unwrap();
+    assert_eq!(
+        me(&api.url, scoped).await.1["scope"],
+        json!({"queues": ["team-a*", "shared"], "handlers": ["team-a*"]})
+    );
+    let listing = cli(&["token", "list"]);
+    assert!(
+        listing.contains("queues team-a*,shared handlers team-a*")
+            && listing.contains("whole fleet"),
+        "{listing}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]

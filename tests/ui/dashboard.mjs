@@ -1016,6 +1016,44 @@ try {
     assert.ok((await A.locator('[data-testid="audit-entry"]').count()) > 0);
     assert.equal(await A.locator('[data-testid="audit-gaps"]').count(), 0);
   });
+  await step('29. a scoped deployer sees and acts on its team\'s queues and handlers only', async () => {
+    const issued = await must('POST', '/v1/api-tokens', ADMIN, {
+      name: `team-pay-${RUN}`,
+      role: 'deployer',
+      scope: { queues: ['payments*'], handlers: ['payment*'] },
+    });
+    const scoped = await openPage();
+    try {
+      const S = scoped.page;
+      await login(S, issued.token);
+      await byText(S, 'whoami', /\(deployer\)/).waitFor();
+      await byText(S, 'scope', 'queues payments* · handlers payment*').waitFor();
+      assert.equal(await S.getByTestId('nav-fleet').count(), 0, 'no fleet view for a scoped token');
+      assert.equal(await S.getByTestId('nav-audit').count(), 0, 'no audit log for a deployer');
+      await show(S, 'queues', 'queues');
+      const queues = await S.locator('[data-testid="queue-row"]').evaluateAll((els) => els.map((e) => e.dataset.queue));
+      assert.deepEqual(queues, ['payments'], 'only its team\'s queues are listed');
+      await show(S, 'handlers', 'handlers');
+      const handlers = await S.locator('[data-testid="handler-row"]').evaluateAll((els) => els.map((e) => e.dataset.handler));
+      assert.deepEqual(handlers, ['payment-webhook'], 'only its team\'s handlers are listed');
+      // Another team's queue is not there at all.
+      await S.goto(`${UI}#/queues/refunds`);
+      await S.getByTestId('not-found').waitFor();
+      // Its own it acts on: pause and resume.
+      await show(S, 'queues', 'queues');
+      const row = S.locator('[data-testid="queue-row"][data-queue="payments"]');
+      await row.getByTestId('pause-queue').click();
+      await S.getByTestId('confirm-ok').click();
+      pausedByUs.add('payments');
+      await row.getByTestId('queue-paused').waitFor();
+      assert.equal((await must('GET', '/v1/queues/payments', ADMIN)).counts.paused, true, 'the API says paused');
+      await row.getByTestId('resume-queue').click();
+      await row.getByTestId('queue-running').waitFor();
+      pausedByUs.delete('payments');
+    } finally {
+      await scoped.context.close();
+    }
+  });
   console.log(`# dashboard: all ${passed} steps passed`);
 } finally {
   // Let the host stop: the keyed guests spin until cancelled.

@@ -6,7 +6,7 @@
 //! ## What is where
 //! | key | what | written by |
 //! |---|---|---|
-//! | `P:{airlock}:api-tokens` (hash) | name → `{"entry": TEXT, "seal": "VERSION:HEX"}`: the token's record (JSON [`ManagedToken`]: role, the SHA-256 digest of its secret, who created it and when, its expiry, its revocation) and the record's seal | [`ManagedTokens::create`], [`ManagedTokens::rotate`], [`ManagedTokens::revoke`]; read by every API host every [`REFRESH`] |
+//! | `P:{airlock}:api-tokens` (hash) | name → `{"entry": TEXT, "seal": "VERSION:HEX"}`: the token's record (JSON [`ManagedToken`]: role, scope, the SHA-256 digest of its secret, who created it and when, its expiry, its revocation) and the record's seal | [`ManagedTokens::create`], [`ManagedTokens::rotate`], [`ManagedTokens::revoke`]; read by every API host every [`REFRESH`] |
 //! | `P:{airlock}:api-token-uses` (hash) | name → when an API host last saw the token used (ms), not sealed: it decides nothing | each API host, every [`USES_EVERY`], for the tokens it saw used |
 //!
 //! The secret (`alt_` and 64 hex digits: 256 random bits) is shown once,
@@ -21,7 +21,7 @@
 //! token's name, a version (the writer's clock in ms, past the stored one)
 //! and the record's text. An API host reads records only through their
 //! seals: a record without one, with a forged or altered one (a role
-//! widened, an expiry moved, a revocation undone), or of an older version
+//! widened, a scope widened or dropped, an expiry moved, a revocation undone), or of an older version
 //! than one the host has seen (a revoked token's earlier record put back)
 //! is refused, logged and counted (`airlock_api_tokens_refused` on
 //! `/metrics`), and the host goes on with the last
@@ -39,6 +39,7 @@
 //! is checked on every request.
 
 mod record;
+mod scope;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock, Weak};
@@ -53,6 +54,7 @@ use crate::store::Store;
 use airlock_core::clock::now_ms;
 
 pub use self::record::{ManagedToken, Stored};
+pub use self::scope::Scope;
 
 /// What the derived key is for.
 pub const PURPOSE: &str = "api-tokens";
@@ -80,6 +82,7 @@ pub enum AccessError {
 struct Usable {
     name: String,
     role: Role,
+    scope: Option<Arc<Scope>>,
     digest: [u8; 32],
     expires_at: Option<u64>,
 }
@@ -147,6 +150,7 @@ impl ManagedTokens {
                     digest: t.digest_bytes()?,
                     name: t.name,
                     role: t.role,
+                    scope: t.scope.map(Arc::new),
                     expires_at: t.expires_at,
                 })
             })
@@ -193,6 +197,7 @@ impl ManagedTokens {
         Some(Caller {
             name: token.name.clone(),
             role: token.role,
+            scope: token.scope.clone(),
             from: None,
         })
     }
@@ -231,13 +236,14 @@ impl ManagedTokens {
         Ok(tokens)
     }
 
-    /// Creates token `name` with `role`, expiring at `expires_at`, by
-    /// `by`: its record and its secret (shown once). A live token of the
-    /// name is not replaced.
+    /// Creates token `name` with `role` within `scope`, expiring at
+    /// `expires_at`, by `by`: its record and its secret (shown once). A
+    /// live token of the name is not replaced.
     pub async fn create(
         &self,
         name: &str,
         role: Role,
+        scope: Option<Scope>,
         expires_at: Option<u64>,
         by: &str,
     ) -> Result<(ManagedToken, String), AccessError> {
@@ -246,7 +252,7 @@ impl ManagedTokens {
             return Err(AccessError::Exists(name.to_string()));
         }
         let secret = record::new_secret();
-        let token = ManagedToken::new(name, role, &secret, expires_at, by);
+        let token = ManagedToken::new(name, role, scope, &secret, expires_at, by);
         self.write(&token, version).await?;
         Ok((token, secret))
     }

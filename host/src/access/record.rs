@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::Scope;
 use crate::api::auth::Role;
 use airlock_core::clock::now_ms;
 
@@ -14,6 +15,9 @@ pub struct ManagedToken {
     pub name: String,
     /// What it may do.
     pub role: Role,
+    /// The queues and handlers it is limited to (none: the whole fleet).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope: Option<Scope>,
     /// The SHA-256 digest of its secret, hex.
     pub digest: String,
     /// When it was created (or last rotated), ms since the epoch.
@@ -33,10 +37,18 @@ pub struct ManagedToken {
 
 impl ManagedToken {
     /// A new record for `secret`.
-    pub fn new(name: &str, role: Role, secret: &str, expires_at: Option<u64>, by: &str) -> Self {
+    pub fn new(
+        name: &str,
+        role: Role,
+        scope: Option<Scope>,
+        secret: &str,
+        expires_at: Option<u64>,
+        by: &str,
+    ) -> Self {
         ManagedToken {
             name: name.to_string(),
             role,
+            scope,
             digest: digest_of(secret),
             created_at: now_ms(),
             created_by: by.to_string(),
@@ -114,7 +126,7 @@ mod tests {
     fn a_record_keeps_the_digest_never_the_secret() {
         let secret = new_secret();
         assert_eq!(secret.len(), 68);
-        let token = ManagedToken::new("team-a", Role::Producer, &secret, None, "ops");
+        let token = ManagedToken::new("team-a", Role::Producer, None, &secret, None, "ops");
         let text = token.encode();
         assert!(!text.contains(&secret[4..]), "{text}");
         assert_eq!(ManagedToken::parse(&text), Some(token.clone()));

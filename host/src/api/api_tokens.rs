@@ -15,7 +15,7 @@ use utoipa::ToSchema;
 use super::ApiState;
 use super::auth::{Caller, Role};
 use super::error::{ApiError, ErrorBody, JsonBody, PathParams};
-use crate::access::{AccessError, ManagedToken, ManagedTokens};
+use crate::access::{AccessError, ManagedToken, ManagedTokens, Scope};
 use airlock_core::clock::now_ms;
 
 /// Longest a managed token may live: ten years.
@@ -30,8 +30,15 @@ pub struct NewToken {
     /// (managed or configured) is refused (409).
     #[schema(pattern = r"^[A-Za-z0-9._-]{1,128}$")]
     pub name: String,
-    /// What it may do: `admin`, `producer`, `reader` or `cron`.
+    /// What it may do: `admin`, `deployer`, `producer`, `reader` or
+    /// `cron`.
     pub role: Role,
+    /// The queues and handlers it is limited to: outside them every route
+    /// answers as if they did not exist (404), and fleet-wide routes
+    /// (hosts, metrics) answer 403. Without it, the whole fleet. An
+    /// `admin` token cannot have one (use `deployer`).
+    #[serde(default)]
+    pub scope: Option<Scope>,
     /// Seconds until it stops working (1 to ten years); without it, it
     /// works until revoked.
     #[serde(default, deserialize_with = "airlock_core::int::opt")]
@@ -47,6 +54,9 @@ pub struct TokenView {
     pub name: String,
     /// What it may do.
     pub role: Role,
+    /// The queues and handlers it is limited to; absent: the whole fleet.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scope: Option<Scope>,
     /// `managed` (created through the API) or `configured` (`--tokens`,
     /// `--tokens-file`: no times).
     pub source: String,
@@ -69,6 +79,7 @@ impl TokenView {
         TokenView {
             name: token.name,
             role: token.role,
+            scope: token.scope,
             source: "managed".into(),
             created_at: Some(token.created_at),
             created_by: Some(token.created_by),
@@ -154,6 +165,15 @@ pub async fn create(
             ));
         }
     };
+    if let Some(scope) = &new.scope {
+        if new.role == Role::Admin {
+            return Err(ApiError::field(
+                "scope",
+                "an admin token is the whole fleet's: give a scoped token the deployer role",
+            ));
+        }
+        scope.validate()?;
+    }
     let managed = managed(&state)?;
     if state.tokens().names().iter().any(|(n, _)| *n == new.name) {
         return Err(ApiError::conflict(format!(
@@ -162,10 +182,14 @@ pub async fn create(
         )));
     }
     let (token, secret) = managed
-        .create(&new.name, new.role, expires_at, &caller.name)
+        .create(&new.name, new.role, new.scope, expires_at, &caller.name)
         .await
         .map_err(refused)?;
-    let details = serde_json::json!({"role": token.role, "expiresAt": token.expires_at});
+    let details = serde_json::json!({
+        "role": token.role,
+        "scope": token.scope,
+        "expiresAt": token.expires_at,
+    });
     state
         .audit(&caller, "token.create", &token.name, details)
         .await;
@@ -204,6 +228,7 @@ pub async fn list(
         .map(|(name, role)| TokenView {
             name,
             role,
+            scope: None,
             source: "configured".into(),
             created_at: None,
             created_by: None,

@@ -8,6 +8,7 @@
 //! logged.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use axum::extract::FromRequestParts;
 use axum::http::StatusCode;
@@ -17,13 +18,22 @@ use subtle::ConstantTimeEq;
 
 use super::ApiState;
 use super::error::ApiError;
+use crate::access::Scope;
 
 /// What a token may do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
-    /// Everything: handlers, bindings, schedules, destructive actions.
+    /// Everything: handlers, bindings, schedules, destructive actions,
+    /// tokens, the audit log, hosts.
     Admin,
+    /// Upload and delete handlers; bind, unbind, roll back, canary and
+    /// promote; manage secrets and schedules; pause, resume, drain, clean,
+    /// retry and obliterate queues; and all a producer, a reader and a cron
+    /// token may do.
+    /// Not tokens, the audit log or hosts. A scoped token does it within
+    /// its scope only.
+    Deployer,
     /// Enqueue jobs, flows and events; read handlers and bindings; read,
     /// retry, remove, cancel and promote the jobs it enqueued; list the
     /// events it sent.
@@ -35,10 +45,12 @@ pub enum Role {
 }
 
 impl Role {
-    /// A role from its name (`admin`, `producer`, `reader`, `cron`).
+    /// A role from its name (`admin`, `deployer`, `producer`, `reader`,
+    /// `cron`).
     pub fn parse(s: &str) -> Option<Role> {
         match s {
             "admin" => Some(Role::Admin),
+            "deployer" => Some(Role::Deployer),
             "producer" => Some(Role::Producer),
             "reader" => Some(Role::Reader),
             "cron" => Some(Role::Cron),
@@ -160,6 +172,7 @@ impl Tokens {
                 found = Some(Caller {
                     name: token.name.clone(),
                     role: token.role,
+                    scope: None,
                     from: None,
                 });
             }
@@ -175,15 +188,22 @@ pub struct Caller {
     pub name: String,
     /// Its role.
     pub role: Role,
+    /// The queues and handlers it is limited to (`None`: the whole fleet).
+    pub scope: Option<Arc<Scope>>,
     /// The address the request came from, as this host saw it (for the
     /// audit log).
     pub from: Option<String>,
 }
 
 impl Caller {
-    /// Refuses (403) unless the caller has one of `roles` (admin always may).
+    /// Refuses (403) unless the caller has one of `roles` (admin always
+    /// may; a deployer may what a producer, a reader or a cron token may).
     pub fn require(&self, roles: &[Role]) -> Result<(), ApiError> {
-        if self.role == Role::Admin || roles.contains(&self.role) {
+        let deploys = self.role == Role::Deployer
+            && roles
+                .iter()
+                .any(|r| matches!(r, Role::Reader | Role::Producer | Role::Cron));
+        if self.role == Role::Admin || roles.contains(&self.role) || deploys {
             return Ok(());
         }
         Err(ApiError::new(
@@ -197,9 +217,44 @@ impl Caller {
         ))
     }
 
-    /// Whether the caller may read any job (not only its own).
+    /// Whether the caller may read any job of the queues it sees (not
+    /// only its own).
     pub fn reads_everything(&self) -> bool {
-        matches!(self.role, Role::Admin | Role::Reader)
+        matches!(self.role, Role::Admin | Role::Deployer | Role::Reader)
+    }
+
+    /// Whether queue `name` is within the caller's scope (every queue is,
+    /// for a token without one).
+    pub fn sees_queue(&self, name: &str) -> bool {
+        self.scope.as_ref().is_none_or(|s| s.has_queue(name))
+    }
+
+    /// Whether handler `name` is within the caller's scope.
+    pub fn sees_handler(&self, name: &str) -> bool {
+        self.scope.as_ref().is_none_or(|s| s.has_handler(name))
+    }
+
+    /// Refuses a handler outside the caller's scope with the 404 of a
+    /// handler that does not exist.
+    pub fn require_handler(&self, name: &str) -> Result<(), ApiError> {
+        if self.sees_handler(name) {
+            Ok(())
+        } else {
+            Err(ApiError::not_found(format!("handler `{name}`")))
+        }
+    }
+
+    /// Refuses (403) a scoped token a route about the whole fleet (hosts,
+    /// metrics).
+    pub fn require_fleet(&self) -> Result<(), ApiError> {
+        if self.scope.is_none() {
+            return Ok(());
+        }
+        Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            "forbidden",
+            "a scoped token sees only its queues and handlers, not the whole fleet",
+        ))
     }
 }
 

@@ -79,7 +79,7 @@ pub async fn queue_events(
     headers: HeaderMap,
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
     caller.require(&[Role::Reader])?;
-    bound(&state, &queue).await?;
+    bound(&state, &caller, &queue).await?;
     let after = match resume_from(&headers) {
         Some(id) => id,
         None => state.queues().events_cursor(&queue).await?,

@@ -46,7 +46,7 @@ pub async fn add(
 ) -> Result<(StatusCode, Json<FlowNode>), ApiError> {
     caller.require(&[Role::Producer])?;
     spec.validate()?;
-    apply_defaults(&state, &mut spec, String::new()).await?;
+    apply_defaults(&state, &caller, &mut spec, String::new()).await?;
     // Every job of the flow joins one trace (`crate::traces`).
     let send = traces::Send::start(&state.host().traces, &headers, "add", &spec.queue);
     let added = state
@@ -61,6 +61,7 @@ pub async fn add(
 /// its options from the binding's defaults.
 async fn apply_defaults(
     state: &ApiState,
+    caller: &Caller,
     node: &mut FlowSpec,
     path: String,
 ) -> Result<(), ApiError> {
@@ -72,10 +73,15 @@ async fn apply_defaults(
         }
     };
     check_data_size(state, &at("data"), &node.data)?;
-    let binding = match state.registry().binding(&node.queue).await {
+    // A queue outside the caller's scope is as if unbound.
+    let found = match caller.sees_queue(&node.queue) {
+        true => state.registry().binding(&node.queue).await,
+        false => Err(RegistryError::NotFound(String::new())),
+    };
+    let binding = match found {
         Ok(b) => b,
         Err(RegistryError::NotFound(_)) => {
-            let mut err = ApiError::not_found(format!("binding of queue `{}`", node.queue));
+            let mut err = super::lookup::unbound(&node.queue);
             err.detail.field = Some(at("queue"));
             return Err(err);
         }
@@ -84,7 +90,13 @@ async fn apply_defaults(
     node.opts = node.opts.with_defaults(&binding.default_job_options);
     node.opts.validate().map_err(|e| e.under(&at("opts")))?;
     for (i, child) in node.children.iter_mut().enumerate() {
-        Box::pin(apply_defaults(state, child, at(&format!("children[{i}]")))).await?;
+        Box::pin(apply_defaults(
+            state,
+            caller,
+            child,
+            at(&format!("children[{i}]")),
+        ))
+        .await?;
     }
     Ok(())
 }

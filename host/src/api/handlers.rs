@@ -90,7 +90,8 @@ pub async fn upload(
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<(StatusCode, Json<HandlerVersion>), ApiError> {
-    caller.require(&[Role::Admin])?;
+    caller.require(&[Role::Deployer])?;
+    caller.require_handler(&name)?;
     let content_type = headers
         .get(axum::http::header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
@@ -136,6 +137,7 @@ pub async fn list(
         .handlers()
         .await?
         .into_iter()
+        .filter(|h| caller.sees_handler(&h.name))
         .map(|h| HandlerSummary {
             name: h.name,
             digest: h.current.digest,
@@ -165,6 +167,7 @@ pub async fn get(
     PathParams(name): PathParams<String>,
 ) -> Result<Json<HandlerDetails>, ApiError> {
     caller.require(&[Role::Reader, Role::Producer])?;
+    caller.require_handler(&name)?;
     Ok(Json(state.registry().handler(&name).await?))
 }
 
@@ -188,7 +191,8 @@ pub async fn delete(
     caller: Caller,
     PathParams(name): PathParams<String>,
 ) -> Result<StatusCode, ApiError> {
-    caller.require(&[Role::Admin])?;
+    caller.require(&[Role::Deployer])?;
+    caller.require_handler(&name)?;
     state.registry().delete_handler(&name).await?;
     state
         .audit(&caller, "handler.delete", &name, serde_json::json!({}))

@@ -54,6 +54,7 @@ pub async fn metrics(
     caller: Caller,
 ) -> Result<impl IntoResponse, ApiError> {
     caller.require(&[Role::Reader])?;
+    caller.require_fleet()?;
     let metrics = &state.host().metrics;
     if let Ok(bindings) = state.registry().bindings().await {
         for binding in bindings {

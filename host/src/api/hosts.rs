@@ -32,6 +32,7 @@ pub async fn list(
     caller: Caller,
 ) -> Result<Json<HostList>, ApiError> {
     caller.require(&[Role::Reader])?;
+    caller.require_fleet()?;
     let hosts = state.host().fleet.hosts().await?;
     Ok(Json(HostList { hosts }))
 }

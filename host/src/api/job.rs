@@ -324,7 +324,7 @@ pub async fn promote(
     }))
 }
 
-/// Move a job to its handler's current version (admin). Its next run uses
+/// Move a job to its handler's current version (admin or deployer). Its next run uses
 /// the new code; recorded steps stay.
 #[utoipa::path(
     operation_id = "jobs_repin",
@@ -340,7 +340,7 @@ pub async fn repin(
     caller: Caller,
     PathParams(job_ref): PathParams<String>,
 ) -> Result<Json<ActionResult>, ApiError> {
-    caller.require(&[Role::Admin])?;
+    caller.require(&[Role::Deployer])?;
     let job = visible_job(&state, &caller, &job_ref).await?;
     let binding = state.registry().binding(&job.queue).await?;
     let digest = state

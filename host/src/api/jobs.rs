@@ -201,7 +201,7 @@ async fn enqueue_all(
 ) -> Result<Vec<Accepted>, ApiError> {
     caller.require(&[Role::Producer])?;
     let idempotency = idempotency_key(headers)?;
-    let binding = bound(state, queue).await?;
+    let binding = bound(state, caller, queue).await?;
     let mut jobs = Vec::with_capacity(requests.len());
     for (i, req) in requests.into_iter().enumerate() {
         jobs.push(prepare(
@@ -353,7 +353,7 @@ pub async fn list(
         Some(name) => Some(super::lookup::failure_kind("failureKind", name)?),
         None => None,
     };
-    bound(&state, &queue).await?;
+    bound(&state, &caller, &queue).await?;
     let mut jobs = state
         .queues()
         .list(&queue, query.state.into(), start, start + limit - 1)
@@ -465,7 +465,7 @@ pub async fn search(
     ];
     let (mut found, mut scanned, mut truncated) = (Vec::new(), 0, false);
     let mut seen = std::collections::HashSet::new();
-    for binding in state.registry().bindings().await? {
+    for binding in super::lookup::bindings(&state, &caller).await? {
         let queue = binding.queue;
         // The exact id first: found however old it is.
         if names::id("q", text, 256).is_ok()

@@ -15,10 +15,35 @@ use crate::queue::{JobSnapshot, JobState};
 use crate::registry::Binding;
 use crate::sandbox::transcript::Transcript;
 
-/// The binding of `queue`, checking the name first (400, then 404).
-pub async fn bound(state: &ApiState, queue: &str) -> Result<Binding, ApiError> {
-    names::queue("queue", queue)?;
+/// The binding of `queue`, checking the name first (400, then 404). A
+/// queue outside the caller's scope answers the 404 of an unbound queue,
+/// before Redis is asked: a scoped token learns nothing of it.
+pub async fn bound(state: &ApiState, caller: &Caller, queue: &str) -> Result<Binding, ApiError> {
+    in_scope(caller, queue)?;
     Ok(state.registry().binding(queue).await?)
+}
+
+/// Checks `queue`'s name (400) and that it is in the caller's scope (the
+/// 404 of an unbound queue when not).
+pub fn in_scope(caller: &Caller, queue: &str) -> Result<(), ApiError> {
+    names::queue("queue", queue)?;
+    if caller.sees_queue(queue) {
+        Ok(())
+    } else {
+        Err(unbound(queue))
+    }
+}
+
+/// The 404 of a queue without a binding (`RegistryError::NotFound`'s).
+pub fn unbound(queue: &str) -> ApiError {
+    ApiError::not_found(format!("binding of queue `{queue}`"))
+}
+
+/// Every binding of a queue the caller sees.
+pub async fn bindings(state: &ApiState, caller: &Caller) -> Result<Vec<Binding>, ApiError> {
+    let mut bindings = state.registry().bindings().await?;
+    bindings.retain(|b| caller.sees_queue(&b.queue));
+    Ok(bindings)
 }
 
 /// A state jobs can be listed in.
@@ -85,7 +110,8 @@ pub fn split_ref(job_ref: &str) -> Result<(String, String), ApiError> {
 }
 
 /// The job, if it exists and the caller may see it (a producer sees only
-/// the jobs it enqueued; others get 404, so ids do not leak).
+/// the jobs it enqueued, a scoped token only the jobs of its queues;
+/// others get 404, so ids do not leak).
 pub async fn visible_job(
     state: &ApiState,
     caller: &Caller,
@@ -93,6 +119,9 @@ pub async fn visible_job(
 ) -> Result<JobSnapshot, ApiError> {
     caller.require(&[Role::Reader, Role::Producer])?;
     let (queue, id) = split_ref(job_ref)?;
+    if !caller.sees_queue(&queue) {
+        return Err(ApiError::not_found(format!("job `{job_ref}`")));
+    }
     let job = state
         .queues()
         .get_job(&queue, &id)

@@ -12,7 +12,8 @@
 //!   interval, exactly one; its `tz` is one of the IANA zone names the
 //!   server knows; exponential backoff's longest wait,
 //!   `delay × 2^(attempts − 2)`, is at most a year (an `anyOf` over the
-//!   attempts, since JSON Schema has no products).
+//!   attempts, since JSON Schema has no products); a token's scope names
+//!   at least one pattern, and an `admin` token has none.
 //!
 //! `tests/tests/openapi_fuzz.rs` runs a property-based fuzzer over the
 //! served document with every check on, so the two keep agreeing.
@@ -32,6 +33,7 @@ pub fn document(api: &utoipa::openapi::OpenApi) -> Value {
     closed_variants(&mut doc, "Backoff");
     flow_children(&mut doc);
     binding_rules(&mut doc);
+    token_rules(&mut doc);
     for schema in [
         "JobOptions",
         "DefaultJobOptions",
@@ -227,6 +229,29 @@ fn binding_rules(doc: &mut Value) {
             {"properties": {"warmInstances": {"type": "null"}}},
         ]),
     );
+}
+
+/// A scope names at least one queue or handler pattern; an `admin` token
+/// has no scope (`api_tokens::create`).
+fn token_rules(doc: &mut Value) {
+    if let Some(scope) = schema_mut(doc, "Scope") {
+        add_any_of(
+            scope,
+            json!([
+                {"required": ["queues"], "properties": {"queues": {"minItems": 1}}},
+                {"required": ["handlers"], "properties": {"handlers": {"minItems": 1}}},
+            ]),
+        );
+    }
+    if let Some(new) = schema_mut(doc, "NewToken") {
+        add_any_of(
+            new,
+            json!([
+                {"properties": {"scope": {"type": "null"}}},
+                {"properties": {"role": {"enum": ["deployer", "producer", "reader", "cron"]}}},
+            ]),
+        );
+    }
 }
 
 fn schedule_rules(doc: &mut Value) {

@@ -11,7 +11,7 @@ use utoipa::ToSchema;
 use super::ApiState;
 use super::auth::{Caller, Role};
 use super::error::{ApiError, ErrorBody, JsonBody, PathParams};
-use super::lookup::{ListState, bound};
+use super::lookup::{ListState, bindings, bound, in_scope};
 use crate::queue::QueueCounts;
 use crate::registry::{Binding, BindingSpec, RegistryError};
 
@@ -118,7 +118,9 @@ fn confirm(queue: &str, given: &str) -> Result<(), ApiError> {
 async fn view(state: &ApiState, caller: &Caller, binding: Binding) -> Result<QueueView, ApiError> {
     let counts = match caller.role {
         Role::Producer | Role::Cron => None,
-        Role::Admin | Role::Reader => Some(state.queues().counts(&binding.queue).await?),
+        Role::Admin | Role::Deployer | Role::Reader => {
+            Some(state.queues().counts(&binding.queue).await?)
+        }
     };
     Ok(QueueView { binding, counts })
 }
@@ -144,7 +146,12 @@ pub async fn bind(
     PathParams(queue): PathParams<String>,
     JsonBody(spec): JsonBody<BindingSpec>,
 ) -> Result<Json<QueueView>, ApiError> {
-    caller.require(&[Role::Admin])?;
+    caller.require(&[Role::Deployer])?;
+    // Outside the scope: as if the queue were not there, or the handler.
+    in_scope(&caller, &queue)?;
+    if !caller.sees_handler(&spec.handler) {
+        return Err(RegistryError::MissingHandler(spec.handler.clone()).into());
+    }
     // A host that runs jobs holds the rules against its operator's list;
     // an API-only host (`--no-workers`) does not know its workers' lists.
     let operator = state.host.runs_jobs.then_some(&*state.host.egress);
@@ -177,7 +184,7 @@ pub async fn list(
 ) -> Result<Json<QueueList>, ApiError> {
     caller.require(&[Role::Reader, Role::Producer])?;
     let mut queues = Vec::new();
-    for binding in state.registry().bindings().await? {
+    for binding in bindings(&state, &caller).await? {
         queues.push(view(&state, &caller, binding).await?);
     }
     Ok(Json(QueueList { queues }))
@@ -199,7 +206,7 @@ pub async fn get(
     PathParams(queue): PathParams<String>,
 ) -> Result<Json<QueueView>, ApiError> {
     caller.require(&[Role::Reader, Role::Producer])?;
-    let binding = bound(&state, &queue).await?;
+    let binding = bound(&state, &caller, &queue).await?;
     Ok(Json(view(&state, &caller, binding).await?))
 }
 
@@ -218,7 +225,8 @@ pub async fn unbind(
     caller: Caller,
     PathParams(queue): PathParams<String>,
 ) -> Result<StatusCode, ApiError> {
-    caller.require(&[Role::Admin])?;
+    caller.require(&[Role::Deployer])?;
+    in_scope(&caller, &queue)?;
     state.registry().unbind(&queue).await?;
     state
         .audit(&caller, "queue.unbind", &queue, serde_json::json!({}))
@@ -241,8 +249,8 @@ pub async fn pause(
     caller: Caller,
     PathParams(queue): PathParams<String>,
 ) -> Result<Json<QueueView>, ApiError> {
-    caller.require(&[Role::Admin])?;
-    let binding = bound(&state, &queue).await?;
+    caller.require(&[Role::Deployer])?;
+    let binding = bound(&state, &caller, &queue).await?;
     state.queues().pause(&queue).await?;
     state
         .audit(&caller, "queue.pause", &queue, serde_json::json!({}))
@@ -265,8 +273,8 @@ pub async fn resume(
     caller: Caller,
     PathParams(queue): PathParams<String>,
 ) -> Result<Json<QueueView>, ApiError> {
-    caller.require(&[Role::Admin])?;
-    let binding = bound(&state, &queue).await?;
+    caller.require(&[Role::Deployer])?;
+    let binding = bound(&state, &caller, &queue).await?;
     state.queues().resume(&queue).await?;
     state
         .audit(&caller, "queue.resume", &queue, serde_json::json!({}))
@@ -291,8 +299,8 @@ pub async fn drain(
     PathParams(queue): PathParams<String>,
     JsonBody(req): JsonBody<DrainRequest>,
 ) -> Result<Json<QueueView>, ApiError> {
-    caller.require(&[Role::Admin])?;
-    let binding = bound(&state, &queue).await?;
+    caller.require(&[Role::Deployer])?;
+    let binding = bound(&state, &caller, &queue).await?;
     confirm(&queue, &req.confirm)?;
     state.queues().drain(&queue, req.delayed).await?;
     let details = serde_json::json!({"delayed": req.delayed});
@@ -317,8 +325,8 @@ pub async fn clean(
     PathParams(queue): PathParams<String>,
     JsonBody(req): JsonBody<CleanRequest>,
 ) -> Result<Json<Cleaned>, ApiError> {
-    caller.require(&[Role::Admin])?;
-    bound(&state, &queue).await?;
+    caller.require(&[Role::Deployer])?;
+    bound(&state, &caller, &queue).await?;
     confirm(&queue, &req.confirm)?;
     let grace_ms = req.grace_ms.unwrap_or(0);
     if grace_ms > crate::queue::MAX_DELAY_MS {
@@ -359,7 +367,7 @@ pub async fn retry_failed(
     PathParams(queue): PathParams<String>,
     JsonBody(req): JsonBody<RetryFailedRequest>,
 ) -> Result<Json<Retried>, ApiError> {
-    caller.require(&[Role::Admin])?;
+    caller.require(&[Role::Deployer])?;
     let kind = match req.failure_kind.as_deref() {
         Some(name) => Some(super::lookup::failure_kind("failureKind", name)?),
         None => None,
@@ -368,7 +376,7 @@ pub async fn retry_failed(
     if limit == 0 || limit > 10_000 {
         return Err(ApiError::field("limit", "must be between 1 and 10000"));
     }
-    bound(&state, &queue).await?;
+    bound(&state, &caller, &queue).await?;
     let retried = state
         .queues()
         .retry_failed(&queue, kind.map(|k| k.as_str()), limit as usize)
@@ -399,8 +407,8 @@ pub async fn obliterate(
     PathParams(queue): PathParams<String>,
     JsonBody(req): JsonBody<ObliterateRequest>,
 ) -> Result<StatusCode, ApiError> {
-    caller.require(&[Role::Admin])?;
-    bound(&state, &queue).await?;
+    caller.require(&[Role::Deployer])?;
+    bound(&state, &caller, &queue).await?;
     confirm(&queue, &req.confirm)?;
     state.queues().obliterate(&queue, req.force).await?;
     let details = serde_json::json!({"force": req.force});
@@ -463,7 +471,7 @@ pub async fn keys(
     PathParams(queue): PathParams<String>,
 ) -> Result<Json<QueueKeys>, ApiError> {
     caller.require(&[Role::Reader])?;
-    let binding = bound(&state, &queue).await?;
+    let binding = bound(&state, &caller, &queue).await?;
     let Some(rule) = binding.key_concurrency.clone() else {
         return Err(ApiError::conflict(format!(
             "queue `{queue}` has no keyConcurrency"

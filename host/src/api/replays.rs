@@ -1,4 +1,4 @@
-//! Replays on the host (admin): one job against an uploaded handler
+//! Replays on the host (admin or deployer): one job against an uploaded handler
 //! version (`POST /v1/jobs/{ref}/replay`), and moving a queue's parked jobs
 //! onto another version after replaying each (`POST
 //! /v1/queues/{queue}/migrate`). Both run the version in this host's
@@ -8,7 +8,7 @@
 //!
 //! Transcripts are read from Redis, which any BullMQ producer can write: a
 //! forged one can make a replay's report wrong, and so let a migration move
-//! a job the admin asked to move to a version the admin chose (only an
+//! a job an admin or deployer asked to move to a version they chose (only an
 //! uploaded version: the target is checked against the handler's
 //! versions). It cannot choose code or reach anything else.
 //!
@@ -48,7 +48,7 @@ pub struct ReplayWith {
     pub digest: String,
 }
 
-/// Replay a job against an uploaded handler version, on this host (admin):
+/// Replay a job against an uploaded handler version, on this host (admin or deployer):
 /// each run of the job again, in order, every call answered from its
 /// transcripts (no request leaves the host, nothing is written). The
 /// report says whether the version did the same, something different, or
@@ -74,7 +74,7 @@ pub async fn replay_job(
     PathParams(job_ref): PathParams<String>,
     JsonBody(with): JsonBody<ReplayWith>,
 ) -> Result<Json<Report>, ApiError> {
-    caller.require(&[Role::Admin])?;
+    caller.require(&[Role::Deployer])?;
     let job = visible_job(&state, &caller, &job_ref).await?;
     let runs = transcripts(&state, &job.queue, &job.id).await?;
     if runs.is_empty() {
@@ -132,7 +132,7 @@ pub struct Migration {
 const MAX_MIGRATE: usize = 1000;
 
 /// Move a queue's jobs parked in durable sleeps and waits onto another
-/// version of its handler (admin), each only after replaying its recorded
+/// version of its handler (admin or deployer), each only after replaying its recorded
 /// runs against that version on this host: a job whose replay diverges
 /// before the sleep or wait it is parked in stays where it is. Looks at the
 /// newest 1,000 delayed jobs. Jobs with no transcripts are refused.
@@ -156,9 +156,9 @@ pub async fn migrate(
     PathParams(queue): PathParams<String>,
     JsonBody(to): JsonBody<MigrateTo>,
 ) -> Result<Json<Migration>, ApiError> {
-    caller.require(&[Role::Admin])?;
+    caller.require(&[Role::Deployer])?;
     crate::names::digest("to", &to.to)?;
-    let binding = state.registry().binding(&queue).await?;
+    let binding = super::lookup::bound(&state, &caller, &queue).await?;
     let handler = state.registry().handler(&binding.handler).await?;
     if !handler.versions.iter().any(|v| v.digest == to.to) {
         return Err(ApiError::field(

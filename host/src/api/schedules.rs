@@ -57,9 +57,9 @@ pub async fn put(
     PathParams((queue, id)): PathParams<(String, String)>,
     JsonBody(spec): JsonBody<ScheduleSpec>,
 ) -> Result<Json<ScheduleView>, ApiError> {
-    caller.require(&[Role::Admin])?;
+    caller.require(&[Role::Deployer])?;
     check_id(&id)?;
-    let binding = bound(&state, &queue).await?;
+    let binding = bound(&state, &caller, &queue).await?;
     spec.validate()?;
     let mut spec = spec;
     spec.opts = spec.opts.with_defaults(&binding.default_job_options);
@@ -85,7 +85,7 @@ pub async fn list(
     PathParams(queue): PathParams<String>,
 ) -> Result<Json<ScheduleList>, ApiError> {
     caller.require(&[Role::Reader])?;
-    bound(&state, &queue).await?;
+    bound(&state, &caller, &queue).await?;
     let schedules = state.queues().schedules(&queue).await?;
     Ok(Json(ScheduleList { schedules }))
 }
@@ -107,7 +107,7 @@ pub async fn get(
 ) -> Result<Json<ScheduleView>, ApiError> {
     caller.require(&[Role::Reader])?;
     check_id(&id)?;
-    bound(&state, &queue).await?;
+    bound(&state, &caller, &queue).await?;
     state
         .queues()
         .schedule(&queue, &id)
@@ -131,9 +131,9 @@ pub async fn delete(
     caller: Caller,
     PathParams((queue, id)): PathParams<(String, String)>,
 ) -> Result<StatusCode, ApiError> {
-    caller.require(&[Role::Admin])?;
+    caller.require(&[Role::Deployer])?;
     check_id(&id)?;
-    bound(&state, &queue).await?;
+    bound(&state, &caller, &queue).await?;
     if !state.queues().remove_schedule(&queue, &id).await? {
         return Err(ApiError::not_found(format!(
             "schedule `{id}` of queue `{queue}`"
@@ -146,7 +146,7 @@ pub async fn delete(
     Ok(StatusCode::NO_CONTENT)
 }
 
-/// Run a schedule now, with its template (admin or `cron` token — the
+/// Run a schedule now, with its template (admin, deployer or `cron` token — the
 /// `Authorization: Bearer CRON_SECRET` pattern). Refused with 409 while a
 /// run of the schedule is active; a trigger arriving while the previous
 /// trigger still waits joins it (`coalesced`). Never doubled.
@@ -170,7 +170,7 @@ pub async fn trigger(
 ) -> Result<(StatusCode, Json<Triggered>), ApiError> {
     caller.require(&[Role::Cron])?;
     check_id(&id)?;
-    let binding = bound(&state, &queue).await?;
+    let binding = bound(&state, &caller, &queue).await?;
     let schedule = state
         .queues()
         .schedule(&queue, &id)

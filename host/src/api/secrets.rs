@@ -1,4 +1,4 @@
-//! `/v1/queues/{queue}/secrets`: a queue's secrets. Admin only. A value
+//! `/v1/queues/{queue}/secrets`: a queue's secrets. Admin or deployer. A value
 //! goes in and never comes out: the listing has names, destinations,
 //! flags and update times. Sealing needs the fleet's secrets key, so a
 //! host started without one answers 503 `secrets_unavailable`.
@@ -57,8 +57,8 @@ pub async fn put(
     PathParams((queue, name)): PathParams<(String, String)>,
     JsonBody(spec): JsonBody<SecretSpec>,
 ) -> Result<Json<SecretView>, ApiError> {
-    caller.require(&[Role::Admin])?;
-    bound(&state, &queue).await?;
+    caller.require(&[Role::Deployer])?;
+    bound(&state, &caller, &queue).await?;
     let key = key(&state)?;
     let view = state
         .registry()
@@ -95,8 +95,8 @@ pub async fn list(
     caller: Caller,
     PathParams(queue): PathParams<String>,
 ) -> Result<Json<SecretList>, ApiError> {
-    caller.require(&[Role::Admin])?;
-    bound(&state, &queue).await?;
+    caller.require(&[Role::Deployer])?;
+    bound(&state, &caller, &queue).await?;
     let key = state.host().secrets_key.as_ref();
     Ok(Json(SecretList {
         secrets: state.registry().secrets(key, &queue).await?,
@@ -123,8 +123,8 @@ pub async fn delete(
     caller: Caller,
     PathParams((queue, name)): PathParams<(String, String)>,
 ) -> Result<StatusCode, ApiError> {
-    caller.require(&[Role::Admin])?;
-    bound(&state, &queue).await?;
+    caller.require(&[Role::Deployer])?;
+    bound(&state, &caller, &queue).await?;
     if !state.registry().delete_secret(&queue, &name).await? {
         return Err(ApiError::not_found(format!("secret `{name}`")));
     }

@@ -47,8 +47,10 @@ pub async fn send(
     caller.require(&[Role::Producer])?;
     event.validate()?;
     check_data_size(&state, "data", &event.data)?;
-    // A producer's event cancels only the jobs that producer enqueued.
-    let producer = (caller.role == Role::Producer).then_some(caller.name.as_str());
+    // A producer's event cancels and resumes only the jobs that producer
+    // enqueued; so does a scoped token's, which reaches its queues alone.
+    let producer =
+        (caller.role == Role::Producer || caller.scope.is_some()).then_some(caller.name.as_str());
     let lease_ms = state.host().worker_settings.lock_duration.as_millis() as u64;
     // The jobs the event creates join one trace (`crate::traces`).
     let send = traces::Send::start(&state.host().traces, &headers, "send", &event.name);
@@ -57,6 +59,7 @@ pub async fn send(
         state.registry(),
         &event,
         producer,
+        caller.scope.as_deref(),
         lease_ms,
         send.metadata(),
     )
@@ -134,14 +137,16 @@ pub async fn recent(
     if !(1..=500).contains(&limit) {
         return Err(ApiError::field("limit", "must be between 1 and 500"));
     }
-    let producer = (!caller.reads_everything()).then_some(caller.name.as_str());
+    // A scoped token sees the events it sent, as a producer does.
+    let producer =
+        (!caller.reads_everything() || caller.scope.is_some()).then_some(caller.name.as_str());
     let events = state
         .queues()
         .state()
         .events
         .recent(limit, producer)
         .await?;
-    let bindings = state.registry().bindings().await?;
+    let bindings = super::lookup::bindings(&state, &caller).await?;
     let ids: Vec<&str> = events.iter().map(|e| e.id.as_str()).collect();
     let effects = state.queues().state().events.effects(&ids).await?;
     let mut out = Vec::with_capacity(events.len());

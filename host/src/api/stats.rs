@@ -19,11 +19,15 @@ use crate::state::runs::{LATENCY_BOUNDS_MS, RUN_BUCKETS, VERSION_PREFIX, WAIT_BU
 pub struct Me {
     /// Its name (the producer recorded on the jobs it enqueues).
     pub name: String,
-    /// Its role: `admin`, `producer`, `reader` or `cron`.
+    /// Its role: `admin`, `deployer`, `producer`, `reader` or `cron`.
     pub role: String,
+    /// The queues and handlers it is limited to; absent for a token of the
+    /// whole fleet.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scope: Option<crate::access::Scope>,
 }
 
-/// Who the token is: its name and role.
+/// Who the token is: its name, role and scope.
 #[utoipa::path(
     get,
     operation_id = "me",
@@ -35,6 +39,7 @@ pub struct Me {
 pub async fn me(caller: Caller) -> Json<Me> {
     let role = match caller.role {
         Role::Admin => "admin",
+        Role::Deployer => "deployer",
         Role::Producer => "producer",
         Role::Reader => "reader",
         Role::Cron => "cron",
@@ -42,6 +47,7 @@ pub async fn me(caller: Caller) -> Json<Me> {
     Json(Me {
         name: caller.name,
         role: role.into(),
+        scope: caller.scope.as_deref().cloned(),
     })
 }
 
@@ -187,15 +193,13 @@ pub async fn stats(
         return Err(ApiError::field("minutes", "must be between 1 and 1440"));
     }
     if let Some(queue) = &query.queue {
-        super::lookup::bound(&state, queue).await?;
+        super::lookup::bound(&state, &caller, queue).await?;
     }
     if let Some(handler) = &query.handler {
         crate::names::handler("handler", handler)?;
     }
     // Both filters, when both are given: the queue, if that handler runs it.
-    let queues: Vec<String> = state
-        .registry()
-        .bindings()
+    let queues: Vec<String> = super::lookup::bindings(&state, &caller)
         .await?
         .into_iter()
         .filter(|b| query.queue.as_ref().is_none_or(|q| &b.queue == q))

@@ -1,6 +1,6 @@
 //! `/v1/queues/{queue}/canary`, `…/promote`, `…/rollback`: what a queue's
 //! new jobs run, one step at a time (`registry::versions` says what each
-//! step moves). Admin only.
+//! step moves). Admin or deployer (with the queue and its handler in scope).
 
 use axum::Json;
 use axum::extract::State;
@@ -45,7 +45,7 @@ pub struct Reach {
     pub queue_only: bool,
 }
 
-/// Send a share of a queue's new jobs to a candidate version (admin); the
+/// Send a share of a queue's new jobs to a candidate version (admin or deployer); the
 /// rest run what they ran. Replaces a canary it had.
 #[utoipa::path(
     operation_id = "queues_set_canary",
@@ -67,8 +67,10 @@ pub async fn set_canary(
     PathParams(queue): PathParams<String>,
     JsonBody(request): JsonBody<CanaryRequest>,
 ) -> Result<Json<Binding>, ApiError> {
-    caller.require(&[Role::Admin])?;
-    bound(&state, &queue).await?;
+    caller.require(&[Role::Deployer])?;
+    // A version is the handler's: its handler must be in scope too.
+    let binding = bound(&state, &caller, &queue).await?;
+    caller.require_handler(&binding.handler)?;
     let binding = (state.registry())
         .set_canary(&queue, &request.digest, request.percent)
         .await?;
@@ -77,7 +79,7 @@ pub async fn set_canary(
     Ok(Json(binding))
 }
 
-/// Make a queue's canary candidate what its new jobs run (admin): on this
+/// Make a queue's canary candidate what its new jobs run (admin or deployer): on this
 /// queue alone (its binding's `version`), or, with `allQueues`, as the
 /// handler's current version for every queue bound to it without a
 /// version of its own. The canary goes. Hosts see it at their next registry
@@ -102,15 +104,17 @@ pub async fn promote(
     PathParams(queue): PathParams<String>,
     JsonBody(reach): JsonBody<Reach>,
 ) -> Result<Json<Promotion>, ApiError> {
-    caller.require(&[Role::Admin])?;
-    bound(&state, &queue).await?;
+    caller.require(&[Role::Deployer])?;
+    // A version is the handler's: its handler must be in scope too.
+    let binding = bound(&state, &caller, &queue).await?;
+    caller.require_handler(&binding.handler)?;
     let promotion = state.registry().promote(&queue, reach.all_queues).await?;
     let details = serde_json::to_value(&promotion).unwrap_or_default();
     state.audit(&caller, "queue.promote", &queue, details).await;
     Ok(Json(promotion))
 }
 
-/// Undo the last change to what a queue's new jobs run (admin): its
+/// Undo the last change to what a queue's new jobs run (admin or deployer): its
 /// canary is removed; without one, a queue with a version of its own
 /// (`version`) goes back to its handler's current one; else its handler
 /// goes back to the version before its current one — for every queue
@@ -139,8 +143,10 @@ pub async fn rollback(
     PathParams(queue): PathParams<String>,
     JsonBody(reach): JsonBody<Reach>,
 ) -> Result<Json<Rollback>, ApiError> {
-    caller.require(&[Role::Admin])?;
-    bound(&state, &queue).await?;
+    caller.require(&[Role::Deployer])?;
+    // A version is the handler's: its handler must be in scope too.
+    let binding = bound(&state, &caller, &queue).await?;
+    caller.require_handler(&binding.handler)?;
     let rollback = state.registry().rollback(&queue, reach.queue_only).await?;
     let details = serde_json::to_value(&rollback).unwrap_or_default();
     state

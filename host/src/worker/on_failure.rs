@@ -242,6 +242,7 @@ async fn announce_one(
             registry,
             &event,
             producer.as_deref(),
+            None,
             lease_ms,
             None,
         )

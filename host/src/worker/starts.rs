@@ -480,6 +480,7 @@ impl Starter {
             &self.env.registry,
             &event,
             producer.as_deref(),
+            None,
             self.env.lease_ms,
             self.trace.clone(),
         )

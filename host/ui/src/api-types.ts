@@ -442,7 +442,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Move a job to its handler's current version (admin). Its next run uses
+         * Move a job to its handler's current version (admin or deployer). Its next run uses
          *     the new code; recorded steps stay.
          */
         post: operations["jobs_repin"];
@@ -462,7 +462,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Replay a job against an uploaded handler version, on this host (admin):
+         * Replay a job against an uploaded handler version, on this host (admin or deployer):
          *     each run of the job again, in order, every call answered from its
          *     transcripts (no request leaves the host, nothing is written). The
          *     report says whether the version did the same, something different, or
@@ -571,7 +571,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Who the token is: its name and role. */
+        /** Who the token is: its name, role and scope. */
         get: operations["me"];
         put?: never;
         post?: never;
@@ -631,7 +631,7 @@ export interface paths {
         };
         get?: never;
         /**
-         * Send a share of a queue's new jobs to a candidate version (admin); the
+         * Send a share of a queue's new jobs to a candidate version (admin or deployer); the
          *     rest run what they ran. Replaces a canary it had.
          */
         put: operations["queues_set_canary"];
@@ -776,7 +776,7 @@ export interface paths {
         put?: never;
         /**
          * Move a queue's jobs parked in durable sleeps and waits onto another
-         *     version of its handler (admin), each only after replaying its recorded
+         *     version of its handler (admin or deployer), each only after replaying its recorded
          *     runs against that version on this host: a job whose replay diverges
          *     before the sleep or wait it is parked in stays where it is. Looks at the
          *     newest 1,000 delayed jobs. Jobs with no transcripts are refused.
@@ -835,7 +835,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Make a queue's canary candidate what its new jobs run (admin): on this
+         * Make a queue's canary candidate what its new jobs run (admin or deployer): on this
          *     queue alone (its binding's `version`), or, with `allQueues`, as the
          *     handler's current version for every queue bound to it without a
          *     version of its own. The canary goes. Hosts see it at their next registry
@@ -898,7 +898,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Undo the last change to what a queue's new jobs run (admin): its
+         * Undo the last change to what a queue's new jobs run (admin or deployer): its
          *     canary is removed; without one, a queue with a version of its own
          *     (`version`) goes back to its handler's current one; else its handler
          *     goes back to the version before its current one — for every queue
@@ -964,7 +964,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Run a schedule now, with its template (admin or `cron` token — the
+         * Run a schedule now, with its template (admin, deployer or `cron` token — the
          *     `Authorization: Bearer CRON_SECRET` pattern). Refused with 409 while a
          *     run of the schedule is active; a trigger arriving while the previous
          *     trigger still waits joins it (`coalesced`). Never doubled.
@@ -2200,6 +2200,8 @@ export interface components {
             /** @description Handlers by name. */
             handlers: components["schemas"]["HandlerSummary"][];
         };
+        /** @description A handler-name pattern: a handler name in which `*` may stand anywhere. */
+        HandlerPattern: string;
         /** @description A handler as listed. */
         HandlerSummary: {
             /** @description Handler name. */
@@ -2743,8 +2745,9 @@ export interface components {
         Me: {
             /** @description Its name (the producer recorded on the jobs it enqueues). */
             name: string;
-            /** @description Its role: `admin`, `producer`, `reader` or `cron`. */
+            /** @description Its role: `admin`, `deployer`, `producer`, `reader` or `cron`. */
             role: string;
+            scope?: components["schemas"]["Scope"] | null;
         };
         /** @description What to migrate a queue's parked jobs to. */
         MigrateTo: {
@@ -2792,15 +2795,24 @@ export interface components {
              *     (managed or configured) is refused (409).
              */
             name: string;
-            /** @description What it may do: `admin`, `producer`, `reader` or `cron`. */
+            /**
+             * @description What it may do: `admin`, `deployer`, `producer`, `reader` or
+             *     `cron`.
+             */
             role: components["schemas"]["Role"];
+            scope?: components["schemas"]["Scope"] | null;
             /**
              * Format: int64
              * @description Seconds until it stops working (1 to ten years); without it, it
              *     works until revoked.
              */
             expiresInSeconds?: number | null;
-        };
+        } & ({
+            scope?: null;
+        } | {
+            /** @enum {unknown} */
+            role?: "deployer" | "producer" | "reader" | "cron";
+        });
         /** @description Remove the queue and every job in it. */
         ObliterateRequest: {
             /** @description The queue's name, to confirm. */
@@ -2926,6 +2938,8 @@ export interface components {
             /** @description Bound queues by name. */
             queues: components["schemas"]["QueueView"][];
         };
+        /** @description A queue-name pattern: a queue name in which `*` may stand anywhere. */
+        QueuePattern: string;
         /** @description A queue: its binding and job counts. */
         QueueView: components["schemas"]["Binding"] & {
             counts?: components["schemas"]["QueueCounts"] | null;
@@ -3226,7 +3240,7 @@ export interface components {
          * @description What a token may do.
          * @enum {string}
          */
-        Role: "admin" | "producer" | "reader" | "cron";
+        Role: "admin" | "deployer" | "producer" | "reader" | "cron";
         /** @description What a rollback did. */
         Rollback: {
             /** @description The queue's handler. */
@@ -3507,6 +3521,23 @@ export interface components {
             /** @description Job data. */
             data: unknown;
         };
+        /**
+         * @description Queue-name and handler-name patterns: `*` stands for any run of
+         *     characters (`payments*`, `*-eu`), anything else for itself.
+         */
+        Scope: {
+            /**
+             * @description The queues it may see and touch: their jobs, bindings, secrets,
+             *     schedules, events and figures.
+             */
+            queues?: components["schemas"]["QueuePattern"][];
+            /** @description The handlers it may see, deploy and bind. */
+            handlers?: components["schemas"]["HandlerPattern"][];
+        } & ({
+            queues: unknown;
+        } | {
+            handlers: unknown;
+        });
         /** @description What a search across queues found. */
         SearchResult: {
             /**
@@ -3697,6 +3728,7 @@ export interface components {
             name: string;
             /** @description What it may do. */
             role: components["schemas"]["Role"];
+            scope?: components["schemas"]["Scope"] | null;
             /**
              * @description `managed` (created through the API) or `configured` (`--tokens`,
              *     `--tokens-file`: no times).

@@ -34,6 +34,12 @@ const NAV: NavItem[] = [
   { key: 'audit', label: 'Audit', allowed: can.administer },
 ];
 
+/** A scope as "queues a*, b · handlers c*". */
+function scopeText(scope: NonNullable<Me['scope']>): string {
+  const part = (kind: string, patterns?: string[]) => (patterns?.length ? `${kind} ${patterns.join(', ')}` : '');
+  return [part('queues', scope.queues), part('handlers', scope.handlers)].filter(Boolean).join(' · ');
+}
+
 function landing(me: Me): string {
   return NAV.find((n) => n.allowed(me))!.key;
 }
@@ -154,6 +160,12 @@ function Shell(props: { me: Me; onLogout: () => void }) {
           </span>
           <span data-testid="whoami" title={`role ${me.role}`}>
             {me.name} <span class="muted">({me.role})</span>
+            {me.scope && (
+              <span class="muted small" data-testid="scope" title="this token sees only these queues and handlers">
+                {' '}
+                {scopeText(me.scope)}
+              </span>
+            )}
           </span>
           <button class="link" data-testid="logout" onClick={props.onLogout}>
             Log out

@@ -9,14 +9,20 @@ import { clock, fullTime, json, ago, proseParts } from './format';
 export const MeContext = createContext<Me>({ name: '', role: 'reader' });
 export const useMe = () => useContext(MeContext);
 
-/** What a role may do (the API enforces it; the UI offers only that). */
+const reads = (me: Me) => me.role === 'admin' || me.role === 'deployer' || me.role === 'reader';
+
+/** What a role may do (the API enforces it; the UI offers only that). A
+ * scoped token's lists hold only its queues and handlers (the API filters
+ * them); the hosts and the audit log are not its to see. */
 export const can = {
   administer: (me: Me) => me.role === 'admin',
-  actOnJobs: (me: Me) => me.role === 'admin' || me.role === 'producer',
-  readFleet: (me: Me) => me.role === 'admin' || me.role === 'reader',
-  readSchedules: (me: Me) => me.role === 'admin' || me.role === 'reader',
-  trigger: (me: Me) => me.role === 'admin' || me.role === 'cron',
-  readSecrets: (me: Me) => me.role === 'admin',
+  deploy: (me: Me) => me.role === 'admin' || me.role === 'deployer',
+  actOnJobs: (me: Me) => me.role === 'admin' || me.role === 'deployer' || me.role === 'producer',
+  readFigures: reads,
+  readFleet: (me: Me) => reads(me) && !me.scope,
+  readSchedules: reads,
+  trigger: (me: Me) => me.role === 'admin' || me.role === 'deployer' || me.role === 'cron',
+  readSecrets: (me: Me) => me.role === 'admin' || me.role === 'deployer',
 };
 
 export function Badge(props: { kind: string; children?: ComponentChildren; testid?: string; title?: string }) {

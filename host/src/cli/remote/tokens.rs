@@ -20,9 +20,17 @@ pub enum TokenCommand {
         /// Its name (the caller's name in the API, and the producer of the
         /// jobs it enqueues).
         name: String,
-        /// admin, producer, reader or cron.
-        #[arg(long, value_parser = ["admin", "producer", "reader", "cron"])]
+        /// admin, deployer, producer, reader or cron.
+        #[arg(long, value_parser = ["admin", "deployer", "producer", "reader", "cron"])]
         role: String,
+        /// Limit it to the queues matching this pattern (`*` stands for any
+        /// run of characters, e.g. `payments*`); repeat for more. Outside
+        /// its scope, everything answers as if absent.
+        #[arg(long = "queue", value_name = "PATTERN")]
+        queues: Vec<String>,
+        /// Limit it to the handlers matching this pattern; repeat for more.
+        #[arg(long = "handler", value_name = "PATTERN")]
+        handlers: Vec<String>,
         /// How long it works, e.g. `30d`, `12h` (default: until revoked).
         #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration)]
         expires_in: Option<Duration>,
@@ -50,9 +58,14 @@ pub async fn token(conn: &Connection, json_output: bool, cmd: TokenCommand) -> a
         TokenCommand::Create {
             name,
             role,
+            queues,
+            handlers,
             expires_in,
         } => {
             let mut body = json!({"name": name, "role": role});
+            if !queues.is_empty() || !handlers.is_empty() {
+                body["scope"] = json!({"queues": queues, "handlers": handlers});
+            }
             if let Some(d) = expires_in {
                 anyhow::ensure!(
                     d.as_secs() >= 1,
@@ -93,10 +106,11 @@ pub async fn token(conn: &Connection, json_output: bool, cmd: TokenCommand) -> a
             print(json_output, &list, |l| {
                 for t in l["tokens"].as_array().into_iter().flatten() {
                     println!(
-                        "{:<28} {:<9} {:<11} created {:<21} expires {:<21} used {:<21} {}",
+                        "{:<28} {:<9} {:<11} {} created {:<21} expires {:<21} used {:<21} {}",
                         t["name"].as_str().unwrap_or(""),
                         t["role"].as_str().unwrap_or(""),
                         t["source"].as_str().unwrap_or(""),
+                        scope(&t["scope"]),
                         when(&t["createdAt"]),
                         when(&t["expiresAt"]),
                         when(&t["lastUsedAt"]),
@@ -113,14 +127,35 @@ pub async fn token(conn: &Connection, json_output: bool, cmd: TokenCommand) -> a
     };
     print(json_output, &issued, |t| {
         println!(
-            "token {} ({}), expires {}; its secret, shown this once:",
+            "token {} ({}, {}), expires {}; its secret, shown this once:",
             t["name"].as_str().unwrap_or(""),
             t["role"].as_str().unwrap_or(""),
+            scope(&t["scope"]),
             when(&t["expiresAt"]),
         );
         println!("{}", t["token"].as_str().unwrap_or(""));
     });
     Ok(0)
+}
+
+/// A token's scope as `queues a*,b handlers c*`, or `whole fleet`.
+fn scope(scope: &Value) -> String {
+    if scope.is_null() {
+        return "whole fleet".into();
+    }
+    let list = |kind: &str| -> String {
+        let patterns: Vec<&str> = scope[kind]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .collect();
+        match patterns.is_empty() {
+            true => "-".into(),
+            false => patterns.join(","),
+        }
+    };
+    format!("queues {} handlers {}", list("queues"), list("handlers"))
 }
 
 /// A time in ms as RFC 3339 seconds, or `-`.

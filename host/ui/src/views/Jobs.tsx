@@ -210,7 +210,7 @@ export function Jobs(props: { route: Route }) {
           </label>
         )}
       </div>
-      {state === 'failed' && queue && can.administer(me) && (
+      {state === 'failed' && queue && can.deploy(me) && (
         <div class="toolbar" data-testid="failed-actions">
           <button disabled={action.busy} data-testid="retry-failed" onClick={retryFailed}>
             {kind ? `Retry failed ${kind} jobs` : 'Retry failed jobs'}

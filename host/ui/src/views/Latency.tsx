@@ -60,11 +60,11 @@ export function LatencyCard(props: { queue?: string; handler?: string }) {
   const [minutes, setMinutes] = useState(60);
   const scope = { queue: props.queue, handler: props.handler };
   const stats = usePoll(
-    () => (can.readFleet(me) ? api.stats(minutes, scope) : Promise.resolve(null)),
+    () => (can.readFigures(me) ? api.stats(minutes, scope) : Promise.resolve(null)),
     [minutes, props.queue, props.handler, me.role],
     10_000,
   );
-  if (!can.readFleet(me)) return null;
+  if (!can.readFigures(me)) return null;
   const s = stats.data;
   const counted = s ? ends(s) : null;
   return (

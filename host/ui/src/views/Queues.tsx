@@ -22,7 +22,7 @@ export async function pauseQueue(action: Action, queue: string, after: () => voi
 
 function PauseButtons(props: { q: QueueView; action: Action; after: () => void }) {
   const me = useMe();
-  if (!can.administer(me)) return null;
+  if (!can.deploy(me)) return null;
   return props.q.counts?.paused ? (
     <button
       disabled={props.action.busy}
@@ -218,7 +218,7 @@ export function Queue(props: { name: string }) {
   const queue = usePoll(() => api.queue(props.name), [props.name], 3000);
   const action = useAction();
   const q = queue.data;
-  const withKeys = !!q?.keyConcurrency && can.readFleet(me);
+  const withKeys = !!q?.keyConcurrency && can.readFigures(me);
   const secrets = usePoll(
     () => (can.readSecrets(me) ? api.secrets(props.name) : Promise.resolve(null)),
     [props.name, me.role],
@@ -333,7 +333,7 @@ function CanaryCard(props: { q: QueueView; action: Action; after: () => void }) 
           ))}
         </tbody>
       </TableBox>
-      {can.administer(me) && (
+      {can.deploy(me) && (
         <p class="actions">
           <button disabled={action.busy} data-testid="promote-canary" onClick={promote}>
             Promote on this queue
@@ -478,7 +478,7 @@ function QueueBody(props: {
         </Card>
         {can.readSecrets(me) && <Secrets secrets={props.secrets} />}
       </div>
-      {q.keyConcurrency && can.readFleet(me) && <Keys keys={props.keys} />}
+      {q.keyConcurrency && can.readFigures(me) && <Keys keys={props.keys} />}
     </>
   );
 }

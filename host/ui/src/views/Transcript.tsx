@@ -136,7 +136,7 @@ export function Transcript(props: { jobRef: string; handler?: string; runs?: num
         </details>
         );
       })}
-      {props.handler && can.administer(me) && <Replay jobRef={props.jobRef} handler={props.handler} />}
+      {props.handler && can.deploy(me) && <Replay jobRef={props.jobRef} handler={props.handler} />}
     </Card>
   );
 }
