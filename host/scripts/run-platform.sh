@@ -7,10 +7,14 @@
 # - a mock mail gateway, ledger and approval service
 #   (host/scripts/mock-gateway.js) on ${MOCK_GATEWAY_LISTEN:-127.0.0.1:8090},
 #   which the e-mail, payment and refund examples call through their
-#   bindings' config, egress and secret;
+#   bindings' config, egress and secret; it also serves the example shop
+#   (/app/), whose page pays and follows the payment live with a read token
+#   (the API allows the gateway's origin: --cors-origin);
 # - the example handlers deployed and their queues bound;
-# - an admin token kept in .airlock/token, the secrets key in
-#   .airlock/secrets.key and the gateway's API key in .airlock/gateway.key
+# - an admin token kept in .airlock/token, the shop's producer token in
+#   .airlock/shop.token, the secrets key in .airlock/secrets.key, the fleet
+#   key (managed tokens, read tokens, the audit log's seals) in
+#   .airlock/fleet.key and the gateway's API key in .airlock/gateway.key
 #   (created on first run).
 # Ctrl-C stops the host and the Redis it started.
 set -euo pipefail
@@ -35,10 +39,15 @@ if [ ! -s "$state/token" ]; then
   head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$state/token"
 fi
 token=$(cat "$state/token")
+if [ ! -s "$state/shop.token" ]; then
+  head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$state/shop.token"
+fi
+shop_token=$(cat "$state/shop.token")
 random_hex() { head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n'; }
 [ -s "$state/secrets.key" ] || random_hex > "$state/secrets.key"
 [ -s "$state/gateway.key" ] || random_hex > "$state/gateway.key"
-chmod 600 "$state/secrets.key" "$state/gateway.key" "$state/token"
+[ -s "$state/fleet.key" ] || random_hex > "$state/fleet.key"
+chmod 600 "$state/secrets.key" "$state/gateway.key" "$state/fleet.key" "$state/token" "$state/shop.token"
 gateway_listen="${MOCK_GATEWAY_LISTEN:-127.0.0.1:8090}"
 gateway="http://$gateway_listen"
 
@@ -64,6 +73,7 @@ trap 'exit 0' INT TERM
 
 if command -v node >/dev/null; then
   MOCK_GATEWAY_LISTEN="$gateway_listen" MOCK_GATEWAY_KEY="$(cat "$state/gateway.key")" \
+    AIRLOCK_URL="$url" AIRLOCK_APP_TOKEN="$shop_token" \
     node "$root/host/scripts/mock-gateway.js" > "$state/gateway.log" 2>&1 &
   gateway_pid=$!
 else
@@ -79,8 +89,9 @@ allow="$gateway"
 if [ -n "${AIRLOCK_EGRESS_ALLOW:-}" ]; then allow="${allow:+$allow,}$AIRLOCK_EGRESS_ALLOW"; fi
 
 "$airlock" serve --redis "redis://127.0.0.1:$port" --listen "$listen" \
-  --tokens "admin:local:$token" --host-id local \
-  --secrets-key-file "$state/secrets.key" \
+  --tokens "admin:local:$token,producer:shop:$shop_token" --host-id local \
+  --secrets-key-file "$state/secrets.key" --artifact-key-file "$state/fleet.key" \
+  ${gateway:+--cors-origin "$gateway"} \
   ${allow:+--egress-allow "$allow"} ${gateway:+--egress-allow-network 127.0.0.1/32} &
 host_pid=$!
 for _ in $(seq 100); do curl -sf "$url/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
@@ -114,6 +125,7 @@ fi
 echo "bound queues: payments, emails, orders, data-extraction, report-aggregator, catalog, noop, refunds"
 echo "schedule: nightly-catalog-sync (0 3 * * *) on catalog"
 
+shop=${gateway:+$gateway/app/}
 cat <<MSG
 
 Airlock is running.
@@ -121,6 +133,7 @@ Airlock is running.
   UI      $url/ui/   (the dashboard: log in with the token below)
   token   $token   (admin; kept in .airlock/token)
   Redis   redis://127.0.0.1:$port   (AOF under .airlock/redis)
+  Shop    ${shop:-(not started: it needs node)}   (an example web app: pay, and watch the payment live with a read token)
 
 Try it:
   curl -s --retry 5 -X POST $url/v1/queues/payments/jobs \\

@@ -46,6 +46,7 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("get", "/v1/jobs/{ref}/wait"),
     ("get", "/v1/queues/{queue}/events"),
     ("get", "/v1/jobs/{ref}/events"),
+    ("post", "/v1/jobs/{ref}/read-token"),
     ("post", "/v1/flows"),
     ("get", "/v1/queues/{queue}/schedules"),
     ("get", "/v1/queues/{queue}/schedules/{id}"),

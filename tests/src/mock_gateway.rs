@@ -15,16 +15,27 @@ impl MockGateway {
 
     /// Starts it with a ledger that answers `delay_ms` late.
     pub fn start_with_ledger_delay(key: &str, delay_ms: u64) -> MockGateway {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
+        MockGateway::spawn(free_port(), key, delay_ms, &[])
+    }
+
+    /// Starts it on `port` as the example shop's backend too
+    /// (`/app/`): it pays through the Airlock API at `airlock_url` with
+    /// `app_token`, its ledger answering `delay_ms` late.
+    pub fn start_shop(port: u16, delay_ms: u64, airlock_url: &str, app_token: &str) -> MockGateway {
+        let env = [
+            ("AIRLOCK_URL", airlock_url),
+            ("AIRLOCK_APP_TOKEN", app_token),
+        ];
+        MockGateway::spawn(port, "unused", delay_ms, &env)
+    }
+
+    fn spawn(port: u16, key: &str, delay_ms: u64, env: &[(&str, &str)]) -> MockGateway {
         let mut child = std::process::Command::new("node")
             .arg(crate::workspace_root().join("host/scripts/mock-gateway.js"))
             .env("MOCK_GATEWAY_LISTEN", format!("127.0.0.1:{port}"))
             .env("MOCK_GATEWAY_KEY", key)
             .env("MOCK_GATEWAY_LEDGER_DELAY_MS", delay_ms.to_string())
+            .envs(env.iter().copied())
             .stdout(std::process::Stdio::piped())
             .spawn()
             .expect("node runs the mock gateway");
@@ -39,6 +50,16 @@ impl MockGateway {
             child,
         }
     }
+}
+
+/// A port free on 127.0.0.1 now (for a gateway whose address another
+/// process must know before it starts).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
 }
 
 impl Drop for MockGateway {

@@ -248,6 +248,20 @@ async fn an_array_never_stands_in_for_an_object() {
             json!(["team-a", "producer"]),
             "body",
         ),
+        (
+            "api_tokens_create",
+            Method::POST,
+            "/v1/api-tokens",
+            json!({"name": "team-a", "role": "reader", "scope": ["team-a*"]}),
+            "scope",
+        ),
+        (
+            "jobs_read_token",
+            Method::POST,
+            "/v1/jobs/emails:1/read-token",
+            json!([600]),
+            "body",
+        ),
     ];
     for (op, method, path, body, field) in &cases {
         let (status, answer) = api

@@ -38,6 +38,7 @@
 //! taken or refused by every other within about a quarter of a second. An expiry
 //! is checked on every request.
 
+pub mod read_tokens;
 mod record;
 mod scope;
 

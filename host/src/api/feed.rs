@@ -3,20 +3,24 @@
 //! as it is now) carries the stream id, so a client that reconnects with
 //! `Last-Event-ID` resumes without a gap.
 
+use std::collections::VecDeque;
 use std::convert::Infallible;
 use std::time::Duration;
 
 use axum::extract::State;
-use axum::http::HeaderMap;
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use futures::Stream;
 
 use super::ApiState;
 use super::auth::{Caller, Role};
-use super::error::{ApiError, ErrorBody, PathParams};
+use super::error::{ApiError, ErrorBody, PathParams, QueryParams};
 use super::lookup::bound;
 use super::lookup::{split_ref, visible_job};
-use crate::queue::{JobState, QueueEventItem, Subscription};
+use crate::queue::{JobSnapshot, JobState, QueueEventItem, Subscription};
+use airlock_core::clock::now_ms;
+use serde::Deserialize;
+use utoipa::IntoParams;
 
 fn sse_event(item: &QueueEventItem) -> Event {
     Event::default()
@@ -32,32 +36,11 @@ fn resume_from(headers: &HeaderMap) -> Option<String> {
         .map(str::to_string)
 }
 
-/// Unfolds a subscription into SSE events; a job's stream ends after its
-/// terminal event.
-fn event_stream(
-    events: Subscription,
-    job_id: Option<String>,
-    first: Option<Event>,
-) -> impl Stream<Item = Result<Event, Infallible>> {
-    let state = (events, job_id, first, false);
-    futures::stream::unfold(state, |(events, job_id, first, done)| async move {
-        if done {
-            return None;
-        }
-        if let Some(event) = first {
-            return Some((Ok(event), (events, job_id, None, false)));
-        }
-        loop {
-            let item = events.next().await?;
-            match &job_id {
-                Some(id) if item.job_id.as_deref() != Some(id.as_str()) => continue,
-                Some(_) => {
-                    let done = item.is_terminal();
-                    return Some((Ok(sse_event(&item)), (events, job_id, None, done)));
-                }
-                None => return Some((Ok(sse_event(&item)), (events, job_id, None, false))),
-            }
-        }
+/// A queue's subscription as SSE events.
+fn queue_stream(events: Subscription) -> impl Stream<Item = Result<Event, Infallible>> {
+    futures::stream::unfold(events, |events| async move {
+        let item = events.next().await?;
+        Some((Ok(sse_event(&item)), events))
     })
 }
 
@@ -85,27 +68,49 @@ pub async fn queue_events(
         None => state.queues().events_cursor(&queue).await?,
     };
     let events = state.queues().subscribe(&queue, &after).await?;
-    Ok(Sse::new(event_stream(events, None, None))
+    Ok(Sse::new(queue_stream(events))
         .keep_alive(KeepAlive::new().interval(Duration::from_secs(15))))
 }
 
+/// The query of a job's event stream.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(deny_unknown_fields)]
+pub struct JobEventsQuery {
+    /// A read token for this job (`POST /v1/jobs/{ref}/read-token`), in
+    /// place of the `Authorization` header, which a browser's
+    /// `EventSource` cannot send. The stream ends when the token expires.
+    #[param(pattern = r"^jrt_[0-9]{1,20}_[0-9a-f]{64}$")]
+    pub token: Option<String>,
+}
+
 /// One job's events as Server-Sent Events, ending with `completed` or
-/// `failed`. The first event, `state`, is the job as it is now; a job that
-/// already finished gets only that event (unless the request resumes with
-/// `Last-Event-ID`).
+/// `failed`. The first event, `state`, is the job as it is now; then
+/// BullMQ's events for the job (`active`, `progress`, `delayed`, …) and a
+/// `log` event for each log line it writes (`{"index": N, "line": TEXT}`,
+/// read every 250 ms; on a reconnect they start again from index 0), the
+/// lines written before its end coming before `completed` or `failed`. A
+/// job that already finished gets only its `state` (unless the request
+/// resumes with `Last-Event-ID`). With a read token (`?token=`) instead of
+/// a bearer token, the stream also ends when the token expires.
 #[utoipa::path(
     operation_id = "events_job_events",
     get,
     path = "/v1/jobs/{ref}/events",
     tag = "events",
-    params(("ref" = String, Path, description = "`<queue>:<id>`")),
-    responses((status = 200, description = "text/event-stream of the job's events"), (status = 404, description = "Not found", body = ErrorBody)),
-    security(("bearer" = []))
+    params(("ref" = String, Path, description = "`<queue>:<id>`"), JobEventsQuery),
+    responses(
+        (status = 200, description = "text/event-stream of the job's events"),
+        (status = 401, description = "No bearer token and no read token, or one that is unknown, expired or another job's", body = ErrorBody),
+        (status = 404, description = "Not found", body = ErrorBody)
+    ),
+    security(("bearer" = []), ())
 )]
 pub async fn job_events(
     State(state): State<ApiState>,
-    caller: Caller,
+    caller: Result<Caller, ApiError>,
     PathParams(job_ref): PathParams<String>,
+    QueryParams(query): QueryParams<JobEventsQuery>,
     headers: HeaderMap,
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
     let (queue, id) = split_ref(&job_ref)?;
@@ -114,19 +119,159 @@ pub async fn job_events(
         Some(id) => id.clone(),
         None => state.queues().events_cursor(&queue).await?,
     };
-    let job = visible_job(&state, &caller, &job_ref).await?;
+    let (job, ends_at) = match &query.token {
+        Some(token) => by_read_token(&state, token, &queue, &id).await?,
+        None => (visible_job(&state, &caller?, &job_ref).await?, None),
+    };
     let events = state.queues().subscribe(&queue, &after).await?;
     let finished = matches!(job.state, JobState::Completed | JobState::Failed);
     let snapshot = Event::default()
         .event("state")
         .data(serde_json::to_string(&job).unwrap_or_default());
-    let stream = event_stream(events, Some(id), Some(snapshot));
     // A finished job's stream is just its state.
     let stream: std::pin::Pin<Box<dyn Stream<Item = Result<Event, Infallible>> + Send>> =
         if finished && resumed.is_none() {
-            Box::pin(futures::StreamExt::take(stream, 1))
+            Box::pin(futures::stream::once(async { Ok(snapshot) }))
         } else {
-            Box::pin(stream)
+            Box::pin(job_stream(
+                state.clone(),
+                queue,
+                id,
+                events,
+                snapshot,
+                ends_at,
+            ))
         };
     Ok(Sse::new(stream).keep_alive(KeepAlive::new().interval(Duration::from_secs(15))))
+}
+
+/// The job a read token opens, and when the token expires; 401 for a token
+/// that is malformed, expired or another job's (and on a host without the
+/// fleet's key, which cannot check one), saying no more.
+async fn by_read_token(
+    state: &ApiState,
+    token: &str,
+    queue: &str,
+    id: &str,
+) -> Result<(JobSnapshot, Option<u64>), ApiError> {
+    let job_ref = airlock_core::job_ref::join(queue, id);
+    let expires_at = state
+        .read_tokens()
+        .and_then(|tokens| tokens.check(token, &job_ref, now_ms()).ok())
+        .ok_or_else(|| {
+            ApiError::new(
+                StatusCode::UNAUTHORIZED,
+                "unauthorized",
+                "unknown or expired read token, or one for another job",
+            )
+        })?;
+    let job = (state.queues().get_job(queue, id).await?)
+        .ok_or_else(|| ApiError::not_found(format!("job `{job_ref}`")))?;
+    Ok((job, Some(expires_at)))
+}
+
+/// How often an open job stream reads the job's new log lines.
+const LOG_POLL: Duration = Duration::from_millis(250);
+
+/// Most log lines read at once.
+const LOG_PAGE: usize = 100;
+
+/// What a job's stream holds between two of its events.
+struct Follow {
+    state: ApiState,
+    queue: String,
+    id: String,
+    events: Subscription,
+    /// Events ready to send, in order.
+    ready: VecDeque<Event>,
+    /// How many of the job's log lines were sent.
+    logs_sent: usize,
+    /// The job ended: send what is ready, then stop.
+    ended: bool,
+    poll: tokio::time::Interval,
+    /// When a read token's stream stops.
+    until: Option<tokio::time::Instant>,
+}
+
+impl Follow {
+    /// Queues the job's log lines not sent yet.
+    async fn read_logs(&mut self) {
+        loop {
+            let (start, end) = (self.logs_sent, self.logs_sent + LOG_PAGE - 1);
+            let Ok((lines, _)) = (self.state.queues())
+                .job_logs(&self.queue, &self.id, start, end)
+                .await
+            else {
+                return;
+            };
+            let read = lines.len();
+            for line in lines {
+                let data = serde_json::json!({"index": self.logs_sent, "line": line});
+                self.ready
+                    .push_back(Event::default().event("log").data(data.to_string()));
+                self.logs_sent += 1;
+            }
+            if read < LOG_PAGE {
+                return;
+            }
+        }
+    }
+}
+
+/// A job's stream: `first`, then its events and log lines, until its
+/// terminal event or `ends_at` (ms).
+fn job_stream(
+    state: ApiState,
+    queue: String,
+    id: String,
+    events: Subscription,
+    first: Event,
+    ends_at: Option<u64>,
+) -> impl Stream<Item = Result<Event, Infallible>> {
+    let until = ends_at
+        .map(|at| tokio::time::Instant::now() + Duration::from_millis(at.saturating_sub(now_ms())));
+    let follow = Follow {
+        state,
+        queue,
+        id,
+        events,
+        ready: VecDeque::from([first]),
+        logs_sent: 0,
+        ended: false,
+        poll: tokio::time::interval(LOG_POLL),
+        until,
+    };
+    futures::stream::unfold(follow, |mut f| async move {
+        loop {
+            if let Some(event) = f.ready.pop_front() {
+                return Some((Ok(event), f));
+            }
+            if f.ended {
+                return None;
+            }
+            let until = f.until;
+            let expired = async move {
+                match until {
+                    Some(at) => tokio::time::sleep_until(at).await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                item = f.events.next() => {
+                    let item = item?;
+                    if item.job_id.as_deref() != Some(f.id.as_str()) {
+                        continue;
+                    }
+                    if item.is_terminal() {
+                        // The lines it wrote come before its end.
+                        f.read_logs().await;
+                        f.ended = true;
+                    }
+                    f.ready.push_back(sse_event(&item));
+                }
+                _ = f.poll.tick() => f.read_logs().await,
+                () = expired => return None,
+            }
+        }
+    })
 }

@@ -2,7 +2,8 @@
 //!
 //! Every `/v1` route needs a bearer token ([`auth`]) but
 //! `POST /v1/tokens/{token}/complete`, whose wait token is its credential
-//! ([`tokens`]). Outside `/v1`, `/healthz`, `/readyz`, `/openapi.json` and
+//! ([`tokens`]), and `GET /v1/jobs/{ref}/events`, which also takes a read
+//! token in its query ([`read_tokens`], [`feed`]). Outside `/v1`, `/healthz`, `/readyz`, `/openapi.json` and
 //! the dashboard's files (`/ui`, `/ui/…`) need none; `/metrics` needs a
 //! reader token. Each handler enforces it by taking an [`auth::Caller`]
 //! (there is no auth layer): a handler without one is public.
@@ -28,6 +29,7 @@
 //! | one job: inspect, timeline, transcript, retry, remove, promote, cancel, repin, wait | [`job`] |
 //! | replaying a job against a handler version; migrating a queue's parked jobs | [`replays`] |
 //! | Server-Sent Events of a queue or a job (the SSE feed) | [`feed`] |
+//! | a read token for one job's event stream, for a browser | [`read_tokens`] |
 //! | flows | [`flows`] |
 //! | schedules and their on-demand runs (`…/trigger`) | [`schedules`] |
 //! | sending events and listing recent ones (`/v1/events`) | [`sent_events`] |
@@ -55,6 +57,7 @@ pub mod jobs;
 pub mod lookup;
 pub mod openapi;
 pub mod queues;
+pub mod read_tokens;
 pub mod replays;
 pub mod schedules;
 pub mod secrets;
@@ -68,6 +71,7 @@ use std::sync::Arc;
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
+use axum::http::HeaderValue;
 use utoipa::OpenApi;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa_axum::router::OpenApiRouter;
@@ -75,6 +79,7 @@ use utoipa_axum::routes;
 
 use self::auth::Tokens;
 use crate::access::ManagedTokens;
+use crate::access::read_tokens::ReadTokens;
 use crate::audit::Audit;
 use crate::queue::QueueService;
 use crate::registry::Registry;
@@ -110,6 +115,12 @@ pub struct ApiState {
     managed: Option<Arc<ManagedTokens>>,
     /// The fleet's audit log.
     audit: Arc<Audit>,
+    /// Read tokens for a browser's event stream, on a host with the
+    /// fleet's key.
+    read_tokens: Option<Arc<ReadTokens>>,
+    /// The origins whose pages may read the API cross-origin (CORS,
+    /// `--cors-origin`); none: no CORS headers at all.
+    cors_origins: Arc<Vec<HeaderValue>>,
     limits: Arc<BodyLimits>,
     redis_health: guard::RedisHealth,
 }
@@ -126,14 +137,33 @@ impl ApiState {
         let redis_health = guard::RedisHealth::watch(host.queues.store().clone());
         let audit_key = host.sandbox.fleet_derived_key(crate::audit::PURPOSE);
         let audit = Arc::new(Audit::new(host.queues.store().clone(), audit_key));
+        let read_tokens = (host.sandbox)
+            .fleet_derived_key(crate::access::read_tokens::PURPOSE)
+            .map(|key| Arc::new(ReadTokens::new(key)));
         ApiState {
             host,
             tokens: Arc::new(tokens),
             managed,
             audit,
+            read_tokens,
+            cors_origins: Arc::default(),
             limits: Arc::new(limits),
             redis_health,
         }
+    }
+
+    /// The same state, answering cross-origin requests from `origins`'
+    /// pages (CORS: `GET` only, so a page can open a job's event stream
+    /// with a read token; a request with an `Authorization` header is
+    /// never allowed cross-origin).
+    pub fn with_cors_origins(mut self, origins: Vec<HeaderValue>) -> Self {
+        self.cors_origins = Arc::new(origins);
+        self
+    }
+
+    /// Read tokens (`None` on a host without the fleet's key).
+    pub fn read_tokens(&self) -> Option<&ReadTokens> {
+        self.read_tokens.as_deref()
     }
 
     /// The managed tokens (`None` on a host without the fleet's key).
@@ -262,6 +292,7 @@ pub fn routes(state: ApiState) -> (Router, utoipa::openapi::OpenApi) {
         .routes(routes!(job::wait))
         .routes(routes!(feed::queue_events))
         .routes(routes!(feed::job_events))
+        .routes(routes!(read_tokens::issue))
         .routes(routes!(flows::add))
         .routes(routes!(schedules::list))
         .routes(routes!(schedules::get, schedules::put, schedules::delete))
@@ -297,7 +328,7 @@ pub fn router(state: ApiState) -> Router {
     let (router, api) = routes(state.clone());
     let doc = Arc::new(openapi::document(&api));
     let guard = axum::middleware::from_fn_with_state(state.clone(), guard::guard);
-    router
+    let router = router
         .route("/ui", axum::routing::get(ui::root))
         .route("/ui/", axum::routing::get(ui::index))
         .route("/ui/{*path}", axum::routing::get(ui::asset))
@@ -310,5 +341,25 @@ pub fn router(state: ApiState) -> Router {
         )
         .fallback(|| async { error::ApiError::not_found("route") })
         .layer(guard)
-        .layer(axum::middleware::from_fn(error::json_errors))
+        .layer(axum::middleware::from_fn(error::json_errors));
+    match cors(&state.cors_origins) {
+        Some(layer) => router.layer(layer),
+        None => router,
+    }
+}
+
+/// The CORS layer for `origins`, or none without any: `GET` from those
+/// origins' pages, with no header but `Last-Event-ID` (so no bearer token:
+/// only a job's event stream with a read token answers such a request).
+fn cors(origins: &[HeaderValue]) -> Option<tower_http::cors::CorsLayer> {
+    use tower_http::cors::{AllowOrigin, CorsLayer};
+    if origins.is_empty() {
+        return None;
+    }
+    Some(
+        CorsLayer::new()
+            .allow_origin(AllowOrigin::list(origins.iter().cloned()))
+            .allow_methods([axum::http::Method::GET])
+            .allow_headers([axum::http::HeaderName::from_static("last-event-id")]),
+    )
 }

@@ -118,9 +118,22 @@ pub struct ServeArgs {
     /// API tokens file: `[{"name": "ops", "role": "admin", "token": "..."}]`.
     #[arg(long, env = "AIRLOCK_TOKENS_FILE")]
     pub tokens_file: Option<PathBuf>,
-    /// API tokens as `role:name:token,...` (roles: admin, producer, reader, cron).
+    /// API tokens as `role:name:token,...` (roles: admin, deployer,
+    /// producer, reader, cron).
     #[arg(long, env = "AIRLOCK_TOKENS", hide_env_values = true)]
     pub tokens: Option<String>,
+    /// An origin (`https://app.example.com`) whose web pages may open a
+    /// job's event stream with a read token (CORS: `GET` only, never with
+    /// an `Authorization` header); repeat, or separate with commas.
+    /// Without one, no CORS headers are sent.
+    #[arg(
+        long = "cors-origin",
+        env = "AIRLOCK_CORS_ORIGINS",
+        value_name = "ORIGIN",
+        value_delimiter = ',',
+        value_parser = parse_origin
+    )]
+    pub cors_origins: Vec<axum::http::HeaderValue>,
     /// Largest job data accepted by the API, e.g. `1MiB`.
     #[arg(long, default_value = "1MiB")]
     pub max_job_bytes: bytesize::ByteSize,
@@ -240,6 +253,22 @@ fn fleet_key(args: &ServeArgs) -> anyhow::Result<Option<ArtifactKey>> {
     ArtifactKey::fleet(&secret)
         .map(Some)
         .map_err(|e| anyhow::anyhow!("--artifact-key-file / AIRLOCK_ARTIFACT_KEY: {e}"))
+}
+
+/// An origin as a browser sends it: `http(s)://host[:port]`, no path.
+fn parse_origin(origin: &str) -> Result<axum::http::HeaderValue, String> {
+    let rest = origin
+        .strip_prefix("https://")
+        .or_else(|| origin.strip_prefix("http://"))
+        .ok_or_else(|| {
+            format!("`{origin}` is not an origin: it starts with http:// or https://")
+        })?;
+    if rest.is_empty() || rest.contains(['/', '?', '#', '*', ' ']) {
+        return Err(format!(
+            "`{origin}` is not an origin: scheme, host and port only, e.g. https://app.example.com"
+        ));
+    }
+    axum::http::HeaderValue::from_str(origin).map_err(|e| format!("`{origin}`: {e}"))
 }
 
 fn parse_slot_reset(mode: &str) -> Result<crate::sandbox::SlotReset, String> {
@@ -364,7 +393,8 @@ pub async fn execute(args: ServeArgs) -> anyhow::Result<i32> {
                     None
                 }
             };
-            let state = ApiState::new(host.clone(), tokens, managed, limits);
+            let state = ApiState::new(host.clone(), tokens, managed, limits)
+                .with_cors_origins(args.cors_origins.clone());
             let router = crate::api::router(state);
             let mut stop = shutdown_rx.clone();
             tracing::info!(%bound, "HTTP API listening");

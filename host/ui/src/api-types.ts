@@ -399,9 +399,14 @@ export interface paths {
         };
         /**
          * One job's events as Server-Sent Events, ending with `completed` or
-         *     `failed`. The first event, `state`, is the job as it is now; a job that
-         *     already finished gets only that event (unless the request resumes with
-         *     `Last-Event-ID`).
+         *     `failed`. The first event, `state`, is the job as it is now; then
+         *     BullMQ's events for the job (`active`, `progress`, `delayed`, …) and a
+         *     `log` event for each log line it writes (`{"index": N, "line": TEXT}`,
+         *     read every 250 ms; on a reconnect they start again from index 0), the
+         *     lines written before its end coming before `completed` or `failed`. A
+         *     job that already finished gets only its `state` (unless the request
+         *     resumes with `Last-Event-ID`). With a read token (`?token=`) instead of
+         *     a bearer token, the stream also ends when the token expires.
          */
         get: operations["events_job_events"];
         put?: never;
@@ -426,6 +431,28 @@ export interface paths {
          *     past the sleep.
          */
         post: operations["jobs_promote"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/jobs/{ref}/read-token": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Make a read token for one job's event stream (any role that may read
+         *     the job: a producer, its own jobs only). The token opens
+         *     `GET /v1/jobs/{ref}/events?token=…` and no other route or job, on every
+         *     API host of the fleet, until it expires; it cannot be revoked earlier.
+         */
+        post: operations["jobs_read_token"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2973,6 +3000,32 @@ export interface components {
              */
             queueOnly?: boolean;
         };
+        /** @description A read token for one job. */
+        ReadToken: {
+            /** @description The token (`jrt_…`): give it to the page that follows the job. */
+            token: string;
+            /** @description The job it opens, `<queue>:<id>`. */
+            ref: string;
+            /**
+             * Format: int64
+             * @description When it stops working (and ends a stream it opened), ms since the
+             *     epoch.
+             */
+            expiresAt: number;
+            /**
+             * @description The job's event stream with the token, relative to the API's base
+             *     URL: what `EventSource` opens.
+             */
+            eventsPath: string;
+        };
+        /** @description How long the token lives. */
+        ReadTokenRequest: {
+            /**
+             * Format: int64
+             * @description Seconds until it expires (1 to 3600; default 600).
+             */
+            expiresInSeconds?: number | null;
+        };
         /** @description An event as the recent-events stream keeps it. */
         RecentEvent: {
             /** @description Its id. */
@@ -5515,7 +5568,14 @@ export interface operations {
     };
     events_job_events: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description A read token for this job (`POST /v1/jobs/{ref}/read-token`), in
+                 *     place of the `Authorization` header, which a browser's
+                 *     `EventSource` cannot send. The stream ends when the token expires.
+                 */
+                token?: string;
+            };
             header?: never;
             path: {
                 /** @description `<queue>:<id>` */
@@ -5541,7 +5601,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Missing or unknown token */
+            /** @description No bearer token and no read token, or one that is unknown, expired or another job's */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -5646,6 +5706,96 @@ export interface operations {
                 };
             };
             /** @description Redis is unreachable, or failed while the request ran (the message says whether anything changed) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    jobs_read_token: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description `<queue>:<id>` */
+                ref: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ReadTokenRequest"];
+            };
+        };
+        responses: {
+            /** @description The token */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReadToken"];
+                };
+            };
+            /** @description Invalid request (the error names the field) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing or unknown token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The token's role may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No such job (or not the caller's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No fleet key on this host, or Redis unavailable */
             503: {
                 headers: {
                     [name: string]: unknown;
