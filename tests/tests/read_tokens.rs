@@ -6,7 +6,8 @@
 //! stream and nothing else (another job's stream, any other route, as a
 //! bearer token or in the query), not from a page of an origin the
 //! operator did not allow, and not after it expires, when the stream it
-//! opened stops.
+//! opened stops. A flow's token opens the jobs below its job in the flow,
+//! and no other job.
 
 use airlock_tests::api::{Api, ROUTES, error_code, error_field};
 use airlock_tests::host::tokens;
@@ -130,4 +131,106 @@ async fn a_browser_follows_a_payment_with_a_read_token_and_nothing_else() {
         .await
         .expect("node runs the read-token script");
     assert!(status.success(), "{} failed: {status}", script.display());
+}
+
+/// The status `GET /v1/jobs/{job}/events?token=` answers (the stream is
+/// dropped at once).
+async fn stream_status(api: &Api, job: &str, token: &str) -> StatusCode {
+    let (queue, id) = job.split_once(':').unwrap();
+    api.http
+        .get(format!(
+            "{}/v1/jobs/{queue}%3A{id}/events?token={token}",
+            api.url
+        ))
+        .send()
+        .await
+        .unwrap()
+        .status()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_flow_token_opens_the_jobs_below_its_job_and_no_other() {
+    let api = Api::start();
+    api.setup("orders", "noop", json!({})).await;
+    // Producer `web`'s flow, three levels, held a minute at its bottom.
+    let (status, flow) = api
+        .post(
+            "/v1/flows",
+            tokens::PRODUCER,
+            json!({"name": "order", "queue": "orders", "data": {},
+                   "children": [{"name": "charge", "queue": "orders", "data": {},
+                                 "children": [{"name": "receipt", "queue": "orders", "data": {},
+                                               "opts": {"delay": 60_000}}]}]}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{flow}");
+    let order = flow["ref"].as_str().unwrap().to_string();
+    let charge = flow["children"][0]["ref"].as_str().unwrap().to_string();
+    let receipt = flow["children"][0]["children"][0]["ref"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // Another flow of the same producer, and a job of another producer.
+    let (_, elsewhere) = api
+        .post(
+            "/v1/flows",
+            tokens::PRODUCER,
+            json!({"name": "order", "queue": "orders", "data": {},
+                   "children": [{"name": "charge", "queue": "orders", "data": {}, "opts": {"delay": 60_000}}]}),
+        )
+        .await;
+    let elsewhere = elsewhere["children"][0]["ref"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let (_, theirs) = api
+        .post(
+            "/v1/queues/orders/jobs",
+            tokens::OTHER_PRODUCER,
+            json!({"data": {}, "opts": {"delay": 60_000}}),
+        )
+        .await;
+    let theirs = theirs["ref"].as_str().unwrap().to_string();
+
+    let issue = |job: String, body: serde_json::Value| {
+        let api = &api;
+        async move {
+            let (status, issued) = api
+                .post(
+                    &format!("/v1/jobs/{job}/read-token"),
+                    tokens::PRODUCER,
+                    body,
+                )
+                .await;
+            assert_eq!(status, StatusCode::CREATED, "{issued}");
+            issued["token"].as_str().unwrap().to_string()
+        }
+    };
+    // The charge's flow token: the charge and the receipt below it.
+    let token = issue(charge.clone(), json!({"flow": true})).await;
+    assert!(token.starts_with("jrf_"), "{token}");
+    for (job, want) in [
+        (&charge, StatusCode::OK),
+        (&receipt, StatusCode::OK),
+        (&order, StatusCode::UNAUTHORIZED),
+        (&elsewhere, StatusCode::UNAUTHORIZED),
+        (&theirs, StatusCode::UNAUTHORIZED),
+    ] {
+        assert_eq!(stream_status(&api, job, &token).await, want, "{job}");
+    }
+    // The order's: the whole flow. A job token of the order: the order alone.
+    let token = issue(order.clone(), json!({"flow": true})).await;
+    for job in [&order, &charge, &receipt] {
+        assert_eq!(
+            stream_status(&api, job, &token).await,
+            StatusCode::OK,
+            "{job}"
+        );
+    }
+    let token = issue(order.clone(), json!({})).await;
+    assert_eq!(stream_status(&api, &order, &token).await, StatusCode::OK);
+    assert_eq!(
+        stream_status(&api, &receipt, &token).await,
+        StatusCode::UNAUTHORIZED
+    );
 }

@@ -77,10 +77,11 @@ pub async fn queue_events(
 #[into_params(parameter_in = Query)]
 #[serde(deny_unknown_fields)]
 pub struct JobEventsQuery {
-    /// A read token for this job (`POST /v1/jobs/{ref}/read-token`), in
-    /// place of the `Authorization` header, which a browser's
-    /// `EventSource` cannot send. The stream ends when the token expires.
-    #[param(pattern = r"^jrt_[0-9]{1,20}_[0-9a-f]{64}$")]
+    /// A read token for this job, or its flow's
+    /// (`POST /v1/jobs/{ref}/read-token`), in place of the `Authorization`
+    /// header, which a browser's `EventSource` cannot send. The stream
+    /// ends when the token expires.
+    #[param(pattern = r"^(jrt_[0-9]{1,20}|jrf_[0-9]{1,20}_([0-9a-f]{2}){1,400})_[0-9a-f]{64}$")]
     pub token: Option<String>,
 }
 
@@ -146,28 +147,68 @@ pub async fn job_events(
 }
 
 /// The job a read token opens, and when the token expires; 401 for a token
-/// that is malformed, expired or another job's (and on a host without the
-/// fleet's key, which cannot check one), saying no more.
+/// that is malformed, expired or another job's — for a flow's token, a job
+/// not below its job in the flow, or not its producer's — (and on a host
+/// without the fleet's key, which cannot check one), saying no more.
 async fn by_read_token(
     state: &ApiState,
     token: &str,
     queue: &str,
     id: &str,
 ) -> Result<(JobSnapshot, Option<u64>), ApiError> {
+    let refused = || {
+        ApiError::new(
+            StatusCode::UNAUTHORIZED,
+            "unauthorized",
+            "unknown or expired read token, or one for another job",
+        )
+    };
     let job_ref = airlock_core::job_ref::join(queue, id);
-    let expires_at = state
+    let opened = state
         .read_tokens()
         .and_then(|tokens| tokens.check(token, &job_ref, now_ms()).ok())
-        .ok_or_else(|| {
-            ApiError::new(
-                StatusCode::UNAUTHORIZED,
-                "unauthorized",
-                "unknown or expired read token, or one for another job",
-            )
-        })?;
+        .ok_or_else(refused)?;
     let job = (state.queues().get_job(queue, id).await?)
         .ok_or_else(|| ApiError::not_found(format!("job `{job_ref}`")))?;
-    Ok((job, Some(expires_at)))
+    if let Some(flow) = &opened.flow
+        && *flow != job_ref
+        && !in_flow(state, &job, flow).await?
+    {
+        return Err(refused());
+    }
+    Ok((job, Some(opened.expires_at)))
+}
+
+/// Whether `job` is below `flow` (a job's ref) in its flow — its parent, or
+/// its parent's, … up to a flow's depth — and has the flow's producer.
+async fn in_flow(state: &ApiState, job: &JobSnapshot, flow: &str) -> Result<bool, ApiError> {
+    let Some((flow_queue, flow_id)) = airlock_core::job_ref::split(flow) else {
+        return Ok(false);
+    };
+    let Some(top) = state.queues().get_job(flow_queue, flow_id).await? else {
+        return Ok(false);
+    };
+    if top.producer.is_none() || top.producer != job.producer {
+        return Ok(false);
+    }
+    let prefix = state.queues().prefix().to_string();
+    let mut parent = job.parent_key.clone();
+    for _ in 0..crate::queue::MAX_FLOW_DEPTH {
+        let Some(key) = parent else {
+            return Ok(false);
+        };
+        let Some((queue, id)) = airlock_core::job_ref::split_key(&prefix, &key) else {
+            return Ok(false);
+        };
+        if (queue, id) == (flow_queue, flow_id) {
+            return Ok(true);
+        }
+        parent = match state.queues().get_job(queue, id).await? {
+            Some(above) => above.parent_key,
+            None => return Ok(false),
+        };
+    }
+    Ok(false)
 }
 
 /// How often an open job stream reads the job's new log lines.

@@ -19,7 +19,7 @@ use super::lookup::visible_job;
 use crate::access::read_tokens::{DEFAULT_SECONDS, MAX_SECONDS, ReadTokens};
 use airlock_core::clock::now_ms;
 
-/// How long the token lives.
+/// What the token opens, and for how long.
 #[derive(Debug, Default, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ReadTokenRequest {
@@ -27,13 +27,19 @@ pub struct ReadTokenRequest {
     #[serde(default, deserialize_with = "airlock_core::int::opt")]
     #[schema(minimum = 1, maximum = 3600)]
     pub expires_in_seconds: Option<u64>,
+    /// Also the streams of the jobs below this one in its flow (its
+    /// children, theirs, …, up to a flow's 8 levels) that its producer
+    /// enqueued (default `false`: this job's alone).
+    #[serde(default)]
+    pub flow: Option<bool>,
 }
 
 /// A read token for one job.
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ReadToken {
-    /// The token (`jrt_…`): give it to the page that follows the job.
+    /// The token (`jrt_…`, or `jrf_…` for a flow): give it to the page
+    /// that follows the job.
     pub token: String,
     /// The job it opens, `<queue>:<id>`.
     #[serde(rename = "ref")]
@@ -58,8 +64,10 @@ fn issuer(state: &ApiState) -> Result<&ReadTokens, ApiError> {
 
 /// Make a read token for one job's event stream (any role that may read
 /// the job: a producer, its own jobs only). The token opens
-/// `GET /v1/jobs/{ref}/events?token=…` and no other route or job, on every
-/// API host of the fleet, until it expires; it cannot be revoked earlier.
+/// `GET /v1/jobs/{ref}/events?token=…` and no other route or job — with
+/// `flow`, also the streams of the jobs below this one in its flow that
+/// the same producer enqueued — on every API host of the fleet, until it
+/// expires; it cannot be revoked earlier.
 #[utoipa::path(
     post,
     operation_id = "jobs_read_token",
@@ -91,7 +99,8 @@ pub async fn issue(
     let job = visible_job(&state, &caller, &job_ref).await?;
     let job_ref = airlock_core::job_ref::join(&job.queue, &job.id);
     let expires_at = now_ms() + seconds * 1000;
-    let token = issuer(&state)?.issue(&job_ref, expires_at);
+    let flow = request.flow.unwrap_or(false);
+    let token = issuer(&state)?.issue(&job_ref, expires_at, flow);
     let events_path = format!("/v1/jobs/{}/events?token={token}", path_segment(&job_ref));
     Ok((
         StatusCode::CREATED,

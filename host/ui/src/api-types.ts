@@ -449,8 +449,10 @@ export interface paths {
         /**
          * Make a read token for one job's event stream (any role that may read
          *     the job: a producer, its own jobs only). The token opens
-         *     `GET /v1/jobs/{ref}/events?token=…` and no other route or job, on every
-         *     API host of the fleet, until it expires; it cannot be revoked earlier.
+         *     `GET /v1/jobs/{ref}/events?token=…` and no other route or job — with
+         *     `flow`, also the streams of the jobs below this one in its flow that
+         *     the same producer enqueued — on every API host of the fleet, until it
+         *     expires; it cannot be revoked earlier.
          */
         post: operations["jobs_read_token"];
         delete?: never;
@@ -3002,7 +3004,10 @@ export interface components {
         };
         /** @description A read token for one job. */
         ReadToken: {
-            /** @description The token (`jrt_…`): give it to the page that follows the job. */
+            /**
+             * @description The token (`jrt_…`, or `jrf_…` for a flow): give it to the page
+             *     that follows the job.
+             */
             token: string;
             /** @description The job it opens, `<queue>:<id>`. */
             ref: string;
@@ -3018,13 +3023,19 @@ export interface components {
              */
             eventsPath: string;
         };
-        /** @description How long the token lives. */
+        /** @description What the token opens, and for how long. */
         ReadTokenRequest: {
             /**
              * Format: int64
              * @description Seconds until it expires (1 to 3600; default 600).
              */
             expiresInSeconds?: number | null;
+            /**
+             * @description Also the streams of the jobs below this one in its flow (its
+             *     children, theirs, …, up to a flow's 8 levels) that its producer
+             *     enqueued (default `false`: this job's alone).
+             */
+            flow?: boolean | null;
         };
         /** @description An event as the recent-events stream keeps it. */
         RecentEvent: {
@@ -5570,9 +5581,10 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description A read token for this job (`POST /v1/jobs/{ref}/read-token`), in
-                 *     place of the `Authorization` header, which a browser's
-                 *     `EventSource` cannot send. The stream ends when the token expires.
+                 * @description A read token for this job, or its flow's
+                 *     (`POST /v1/jobs/{ref}/read-token`), in place of the `Authorization`
+                 *     header, which a browser's `EventSource` cannot send. The stream
+                 *     ends when the token expires.
                  */
                 token?: string;
             };
