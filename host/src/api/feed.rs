@@ -1,7 +1,9 @@
 //! Server-Sent Events: a queue's or a job's events, live, from BullMQ's
-//! events stream. Each SSE event but a job stream's first (`state`, the job
-//! as it is now) carries the stream id, so a client that reconnects with
-//! `Last-Event-ID` resumes without a gap.
+//! events stream, and a job's log lines. Each of BullMQ's events carries
+//! its stream id, so a client that reconnects with `Last-Event-ID` resumes
+//! without a gap; a job stream's first event (`state`, the job as it is
+//! now) and its `log` events carry none (the log lines start again from
+//! the first on a reconnect, each with its index).
 
 use std::collections::VecDeque;
 use std::convert::Infallible;
@@ -17,6 +19,7 @@ use super::auth::{Caller, Role};
 use super::error::{ApiError, ErrorBody, PathParams, QueryParams};
 use super::lookup::bound;
 use super::lookup::{split_ref, visible_job};
+use crate::access::read_tokens::Opened;
 use crate::queue::{JobSnapshot, JobState, QueueEventItem, Subscription};
 use airlock_core::clock::now_ms;
 use serde::Deserialize;
@@ -115,14 +118,22 @@ pub async fn job_events(
     headers: HeaderMap,
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
     let (queue, id) = split_ref(&job_ref)?;
+    // Who follows it is settled before Redis is asked anything.
+    let follower = match &query.token {
+        Some(token) => Follower::Token(read_token(&state, token, &queue, &id)?),
+        None => Follower::Caller(caller?),
+    };
     let resumed = resume_from(&headers);
     let after = match &resumed {
         Some(id) => id.clone(),
         None => state.queues().events_cursor(&queue).await?,
     };
-    let (job, ends_at) = match &query.token {
-        Some(token) => by_read_token(&state, token, &queue, &id).await?,
-        None => (visible_job(&state, &caller?, &job_ref).await?, None),
+    let (job, ends_at) = match follower {
+        Follower::Token(opened) => (
+            opened_job(&state, &opened, &queue, &id).await?,
+            Some(opened.expires_at),
+        ),
+        Follower::Caller(caller) => (visible_job(&state, &caller, &job_ref).await?, None),
     };
     let events = state.queues().subscribe(&queue, &after).await?;
     let finished = matches!(job.state, JobState::Completed | JobState::Failed);
@@ -146,28 +157,43 @@ pub async fn job_events(
     Ok(Sse::new(stream).keep_alive(KeepAlive::new().interval(Duration::from_secs(15))))
 }
 
-/// The job a read token opens, and when the token expires; 401 for a token
-/// that is malformed, expired or another job's — for a flow's token, a job
-/// not below its job in the flow, or not its producer's — (and on a host
-/// without the fleet's key, which cannot check one), saying no more.
-async fn by_read_token(
+/// Who follows a job's stream.
+enum Follower {
+    /// A browser, with a read token that holds for the job (for a flow's
+    /// token: if the job is in the flow).
+    Token(Opened),
+    /// A caller with a bearer token.
+    Caller(Caller),
+}
+
+/// 401, saying no more, for a read token that does not open a job.
+fn refused() -> ApiError {
+    ApiError::new(
+        StatusCode::UNAUTHORIZED,
+        "unauthorized",
+        "unknown or expired read token, or one for another job",
+    )
+}
+
+/// What read token `token` opens for job `id` of `queue`: refused when it
+/// is malformed, expired or another job's (and on a host without the
+/// fleet's key, which cannot check one).
+fn read_token(state: &ApiState, token: &str, queue: &str, id: &str) -> Result<Opened, ApiError> {
+    let job_ref = airlock_core::job_ref::join(queue, id);
+    (state.read_tokens())
+        .and_then(|tokens| tokens.check(token, &job_ref, now_ms()).ok())
+        .ok_or_else(refused)
+}
+
+/// The job a read token opened; refused, for a flow's token, when the job
+/// is not below the token's job in its flow or not its producer's.
+async fn opened_job(
     state: &ApiState,
-    token: &str,
+    opened: &Opened,
     queue: &str,
     id: &str,
-) -> Result<(JobSnapshot, Option<u64>), ApiError> {
-    let refused = || {
-        ApiError::new(
-            StatusCode::UNAUTHORIZED,
-            "unauthorized",
-            "unknown or expired read token, or one for another job",
-        )
-    };
+) -> Result<JobSnapshot, ApiError> {
     let job_ref = airlock_core::job_ref::join(queue, id);
-    let opened = state
-        .read_tokens()
-        .and_then(|tokens| tokens.check(token, &job_ref, now_ms()).ok())
-        .ok_or_else(refused)?;
     let job = (state.queues().get_job(queue, id).await?)
         .ok_or_else(|| ApiError::not_found(format!("job `{job_ref}`")))?;
     if let Some(flow) = &opened.flow
@@ -176,7 +202,7 @@ async fn by_read_token(
     {
         return Err(refused());
     }
-    Ok((job, Some(opened.expires_at)))
+    Ok(job)
 }
 
 /// Whether `job` is below `flow` (a job's ref) in its flow — its parent, or
