@@ -141,12 +141,13 @@ podman-installed:
 		else sudo apt-get update -qq && sudo apt-get install -y -qq $$pkgs; fi; }
 
 ## image: the images of a fleet, from the release build (host/deploy/image.sh).
-## IMAGE_BUILD_FLAGS go to that build's cargo (CI passes a lighter
-## optimization: the smoke test checks what the image does, not its speed).
-IMAGE_BUILD_FLAGS ?=
+## IMAGE_PROFILE=dev builds them from the debug build instead (CI does: it
+## has that build already, and the smoke test checks what a fleet does, not
+## how fast).
+IMAGE_PROFILE ?= release
 image: toolchain ui example-guests redis-server-installed podman-installed
-	$(CARGO) build --release -p airlock $(IMAGE_BUILD_FLAGS)
-	./host/deploy/image.sh
+	$(CARGO) build --profile $(IMAGE_PROFILE) -p airlock
+	AIRLOCK_BINARY=$(CURDIR)/target/$(if $(filter dev,$(IMAGE_PROFILE)),debug,$(IMAGE_PROFILE))/airlock ./host/deploy/image.sh
 
 ## image-test: a two-host fleet from the images completes the payment example
 image-test: image

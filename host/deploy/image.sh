@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the images of a fleet here, pulling from no registry:
 #   localhost/airlock:<version> (and :latest) — the release `airlock` binary
+#     ($AIRLOCK_BINARY instead, when set: CI's debug build)
 #     (its dashboard is inside it) with its libraries, the CA bundle, busybox
 #     for the health check and the deploy script, the example handlers in
 #     /usr/share/airlock/examples, running as user 10001;
@@ -14,7 +15,7 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 here="$root/host/deploy"
 export CONTAINERS_CONF="${CONTAINERS_CONF:-$here/containers.conf}"
 version=$(sed -n 's/^version = "\(.*\)"/\1/p' "$root/Cargo.toml" | head -1)
-release="$root/target/release/airlock"
+release="${AIRLOCK_BINARY:-$root/target/release/airlock}"
 examples="$root/target/wasm32-wasip2/release"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

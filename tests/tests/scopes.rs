@@ -325,6 +325,40 @@ async fn a_scoped_token_sees_and_touches_its_own_queues_and_handlers_only() {
         theirs.to_string().replace(B_HANDLER, "<h>"),
         gone.to_string().replace(GONE_HANDLER, "<h>")
     );
+    // A queue of team A's that an admin bound to team B's handler: team A
+    // changes none of that handler's versions through it.
+    let (status, body) = api
+        .put(
+            "/v1/queues/team-a-legacy",
+            tokens::ADMIN,
+            json!({"handler": B_HANDLER}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    for (path, body) in [
+        ("rollback", json!({})),
+        ("promote", json!({})),
+        ("migrate", json!({"to": b.digest})),
+    ] {
+        let (status, refused) = api
+            .post(&format!("/v1/queues/team-a-legacy/{path}"), &team_a, body)
+            .await;
+        assert_eq!(status, StatusCode::NOT_FOUND, "{path}: {refused}");
+        assert!(
+            refused
+                .to_string()
+                .contains(&format!("handler `{B_HANDLER}`")),
+            "{path}: {refused}"
+        );
+    }
+    let (status, refused) = api
+        .put(
+            "/v1/queues/team-a-legacy/canary",
+            &team_a,
+            json!({"digest": b.digest, "percent": 10}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "canary: {refused}");
     // A flow cannot put a child on team B's queue.
     let (status, refused) = api
         .post(

@@ -159,6 +159,8 @@ pub async fn migrate(
     caller.require(&[Role::Deployer])?;
     crate::names::digest("to", &to.to)?;
     let binding = super::lookup::bound(&state, &caller, &queue).await?;
+    // The versions are the handler's: its handler must be in scope too.
+    caller.require_handler(&binding.handler)?;
     let handler = state.registry().handler(&binding.handler).await?;
     if !handler.versions.iter().any(|v| v.digest == to.to) {
         return Err(ApiError::field(
