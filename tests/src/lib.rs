@@ -48,6 +48,14 @@ pub fn guest_bytes(crate_name: &str) -> Vec<u8> {
     std::fs::read(guest_path(crate_name)).expect("read guest")
 }
 
+/// A port on 127.0.0.1 that was free a moment ago: bind port 0, read it,
+/// release it (for a server another process must know the address of
+/// before it starts).
+pub fn free_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
+    listener.local_addr().expect("local address").port()
+}
+
 pub mod api;
 pub mod eventually;
 pub mod host;

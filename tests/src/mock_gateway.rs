@@ -15,7 +15,7 @@ impl MockGateway {
 
     /// Starts it with a ledger that answers `delay_ms` late.
     pub fn start_with_ledger_delay(key: &str, delay_ms: u64) -> MockGateway {
-        MockGateway::spawn(free_port(), key, delay_ms, &[])
+        MockGateway::spawn(crate::free_port(), key, delay_ms, &[])
     }
 
     /// Starts it on `port` as the example shop's backend too
@@ -50,16 +50,6 @@ impl MockGateway {
             child,
         }
     }
-}
-
-/// A port free on 127.0.0.1 now (for a gateway whose address another
-/// process must know before it starts).
-pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 impl Drop for MockGateway {

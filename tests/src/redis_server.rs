@@ -10,7 +10,6 @@
 
 use std::fs::File;
 use std::io::ErrorKind;
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::thread::sleep;
@@ -81,7 +80,7 @@ impl RedisServer {
             .expect("create a temporary directory for redis-server");
         let mut last_error = String::new();
         for _ in 0..PORT_ATTEMPTS {
-            let port = free_port();
+            let port = crate::free_port();
             let mut child = spawn(port, dir.path(), &opts);
             match wait_ready(&mut child, port, dir.path()) {
                 Ok(()) => {
@@ -223,12 +222,6 @@ impl Drop for RedisServer {
     fn drop(&mut self) {
         self.kill9();
     }
-}
-
-/// A port that was free a moment ago: bind port 0, read it, release it.
-fn free_port() -> u16 {
-    let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
-    listener.local_addr().expect("local address").port()
 }
 
 /// Starts `redis-server` in the foreground as our child.

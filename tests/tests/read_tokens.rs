@@ -10,8 +10,9 @@
 //! and no other job.
 
 use airlock_tests::api::{Api, ROUTES, error_code, error_field};
+use airlock_tests::free_port;
 use airlock_tests::host::tokens;
-use airlock_tests::mock_gateway::{MockGateway, free_port};
+use airlock_tests::mock_gateway::MockGateway;
 use reqwest::{Method, StatusCode};
 use serde_json::json;
 

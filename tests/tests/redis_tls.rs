@@ -34,11 +34,7 @@ impl TlsRedis {
         let dir = tempfile::tempdir().unwrap();
         let d = dir.path();
         make_certificates(d);
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
+        let port = airlock_tests::free_port();
         let path = |name: &str| d.join(name).display().to_string();
         let child = Command::new("redis-server")
             .args(["--port", "0", "--tls-port", &port.to_string()])

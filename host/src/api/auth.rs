@@ -19,6 +19,7 @@ use subtle::ConstantTimeEq;
 use super::ApiState;
 use super::error::ApiError;
 use crate::access::Scope;
+use crate::registry::RegistryError;
 
 /// What a token may do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
@@ -223,6 +224,14 @@ impl Caller {
         matches!(self.role, Role::Admin | Role::Deployer | Role::Reader)
     }
 
+    /// Whose events alone the caller sends for and lists (`/v1/events`):
+    /// its own, for a producer or a scoped token — its events cancel and
+    /// resume only the jobs it enqueued, and it sees only the events it
+    /// sent —; `None` for a token of the whole fleet that reads everything.
+    pub fn events_producer(&self) -> Option<&str> {
+        (!self.reads_everything() || self.scope.is_some()).then_some(self.name.as_str())
+    }
+
     /// Whether queue `name` is within the caller's scope (every queue is,
     /// for a token without one).
     pub fn sees_queue(&self, name: &str) -> bool {
@@ -240,7 +249,7 @@ impl Caller {
         if self.sees_handler(name) {
             Ok(())
         } else {
-            Err(ApiError::not_found(format!("handler `{name}`")))
+            Err(RegistryError::no_handler(name).into())
         }
     }
 

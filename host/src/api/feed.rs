@@ -120,7 +120,7 @@ pub async fn job_events(
     let (queue, id) = split_ref(&job_ref)?;
     // Who follows it is settled before Redis is asked anything.
     let follower = match &query.token {
-        Some(token) => Follower::Token(read_token(&state, token, &queue, &id)?),
+        Some(token) => Follower::Token(read_token(&state, token, &job_ref)?),
         None => Follower::Caller(caller?),
     };
     let resumed = resume_from(&headers);
@@ -130,7 +130,7 @@ pub async fn job_events(
     };
     let (job, ends_at) = match follower {
         Follower::Token(opened) => (
-            opened_job(&state, &opened, &queue, &id).await?,
+            opened_job(&state, &opened, &queue, &id, &job_ref).await?,
             Some(opened.expires_at),
         ),
         Follower::Caller(caller) => (visible_job(&state, &caller, &job_ref).await?, None),
@@ -175,13 +175,12 @@ fn refused() -> ApiError {
     )
 }
 
-/// What read token `token` opens for job `id` of `queue`: refused when it
-/// is malformed, expired or another job's (and on a host without the
-/// fleet's key, which cannot check one).
-fn read_token(state: &ApiState, token: &str, queue: &str, id: &str) -> Result<Opened, ApiError> {
-    let job_ref = airlock_core::job_ref::join(queue, id);
+/// What read token `token` opens for job `job_ref`: refused when it is
+/// malformed, expired or another job's (and on a host without the fleet's
+/// key, which cannot check one).
+fn read_token(state: &ApiState, token: &str, job_ref: &str) -> Result<Opened, ApiError> {
     (state.read_tokens())
-        .and_then(|tokens| tokens.check(token, &job_ref, now_ms()).ok())
+        .and_then(|tokens| tokens.check(token, job_ref, now_ms()).ok())
         .ok_or_else(refused)
 }
 
@@ -192,8 +191,8 @@ async fn opened_job(
     opened: &Opened,
     queue: &str,
     id: &str,
+    job_ref: &str,
 ) -> Result<JobSnapshot, ApiError> {
-    let job_ref = airlock_core::job_ref::join(queue, id);
     let job = (state.queues().get_job(queue, id).await?)
         .ok_or_else(|| ApiError::not_found(format!("job `{job_ref}`")))?;
     if let Some(flow) = &opened.flow

@@ -76,12 +76,12 @@ async fn apply_defaults(
     // A queue outside the caller's scope is as if unbound.
     let found = match caller.sees_queue(&node.queue) {
         true => state.registry().binding(&node.queue).await,
-        false => Err(RegistryError::NotFound(String::new())),
+        false => Err(RegistryError::unbound(&node.queue)),
     };
     let binding = match found {
         Ok(b) => b,
-        Err(RegistryError::NotFound(_)) => {
-            let mut err = super::lookup::unbound(&node.queue);
+        Err(e @ RegistryError::NotFound(_)) => {
+            let mut err = ApiError::from(e);
             err.detail.field = Some(at("queue"));
             return Err(err);
         }

@@ -12,7 +12,7 @@ use super::auth::{Caller, Role};
 use super::error::ApiError;
 use crate::names;
 use crate::queue::{JobSnapshot, JobState};
-use crate::registry::Binding;
+use crate::registry::{Binding, RegistryError};
 use crate::sandbox::transcript::Transcript;
 
 /// The binding of `queue`, checking the name first (400, then 404). A
@@ -30,13 +30,8 @@ pub fn in_scope(caller: &Caller, queue: &str) -> Result<(), ApiError> {
     if caller.sees_queue(queue) {
         Ok(())
     } else {
-        Err(unbound(queue))
+        Err(RegistryError::unbound(queue).into())
     }
-}
-
-/// The 404 of a queue without a binding (`RegistryError::NotFound`'s).
-pub fn unbound(queue: &str) -> ApiError {
-    ApiError::not_found(format!("binding of queue `{queue}`"))
 }
 
 /// Every binding of a queue the caller sees.

@@ -49,8 +49,7 @@ pub async fn send(
     check_data_size(&state, "data", &event.data)?;
     // A producer's event cancels and resumes only the jobs that producer
     // enqueued; so does a scoped token's, which reaches its queues alone.
-    let producer =
-        (caller.role == Role::Producer || caller.scope.is_some()).then_some(caller.name.as_str());
+    let producer = caller.events_producer();
     let lease_ms = state.host().worker_settings.lock_duration.as_millis() as u64;
     // The jobs the event creates join one trace (`crate::traces`).
     let send = traces::Send::start(&state.host().traces, &headers, "send", &event.name);
@@ -137,9 +136,7 @@ pub async fn recent(
     if !(1..=500).contains(&limit) {
         return Err(ApiError::field("limit", "must be between 1 and 500"));
     }
-    // A scoped token sees the events it sent, as a producer does.
-    let producer =
-        (!caller.reads_everything() || caller.scope.is_some()).then_some(caller.name.as_str());
+    let producer = caller.events_producer();
     let events = state
         .queues()
         .state()

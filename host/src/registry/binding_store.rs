@@ -182,9 +182,7 @@ impl Registry {
             .query_async(&mut conn)
             .await?;
         if removed == 0 {
-            return Err(RegistryError::NotFound(format!(
-                "binding of queue `{queue}`"
-            )));
+            return Err(RegistryError::unbound(queue));
         }
         Ok(())
     }
@@ -201,9 +199,7 @@ impl Registry {
             .await?;
         match self.checked(Kind::Binding, queue, json, seal.as_deref()) {
             Some(j) => Ok(serde_json::from_str(&j).map_err(anyhow::Error::from)?),
-            None => Err(RegistryError::NotFound(format!(
-                "binding of queue `{queue}`"
-            ))),
+            None => Err(RegistryError::unbound(queue)),
         }
     }
 

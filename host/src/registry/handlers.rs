@@ -291,7 +291,7 @@ impl Registry {
         let mut conn = self.store().conn();
         let entry: Option<String> = conn.hget(keys.handler(name), "entry").await?;
         let Some(entry) = entry else {
-            return Err(RegistryError::NotFound(format!("handler `{name}`")));
+            return Err(RegistryError::no_handler(name));
         };
         let current: HandlerVersion = serde_json::from_str(&entry).map_err(anyhow::Error::from)?;
         let history: Vec<String> = conn.lrange(keys.handler_versions(name), 0, -1).await?;
@@ -353,7 +353,7 @@ impl Registry {
         let mut conn = self.store().conn();
         let removed: i64 = conn.srem(keys.handlers(), name).await?;
         if removed == 0 {
-            return Err(RegistryError::NotFound(format!("handler `{name}`")));
+            return Err(RegistryError::no_handler(name));
         }
         redis::pipe()
             .atomic()

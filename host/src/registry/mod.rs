@@ -73,6 +73,20 @@ pub enum RegistryError {
     Redis(#[from] anyhow::Error),
 }
 
+impl RegistryError {
+    /// A queue without a binding (the API answers a queue outside a scoped
+    /// token's scope with the same 404).
+    pub fn unbound(queue: &str) -> RegistryError {
+        RegistryError::NotFound(format!("binding of queue `{queue}`"))
+    }
+
+    /// No handler of the name (the API answers a handler outside a scoped
+    /// token's scope with the same 404).
+    pub fn no_handler(name: &str) -> RegistryError {
+        RegistryError::NotFound(format!("handler `{name}`"))
+    }
+}
+
 impl From<QueueError> for RegistryError {
     fn from(e: QueueError) -> Self {
         match e {
